@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# tools/bootstrap.sh: set up a fresh Debian 12 machine, build, and run or test Achilles.
+#
+#   tools/bootstrap.sh run    install what is missing, build, run the main job (default config)
+#   tools/bootstrap.sh test   install what is missing, build (plain and ASan+UBSan), run every test
+#   tools/bootstrap.sh deps   only install what is missing
+#
+# Idempotent: packages already installed are left alone; builds are incremental.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# Everything Achilles builds or tests with, from Debian's archive.
+packages=(
+  gcc make cmake pkg-config
+  libcjson-dev libcmocka-dev libzmq3-dev libserialport-dev
+  libmujoco-dev          # test-only reference oracle and benchmark baseline
+)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    log "dependencies: all ${#packages[@]} packages present"
+    return
+  fi
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  log "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() { # build DIR [cmake options...]
+  local dir=$1; shift
+  log "building in $dir $*"
+  cmake -S "$here" -B "$dir" "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+run_tests() { # run_tests DIR LABEL
+  log "testing ($2)"
+  (cd "$1" && ctest --output-on-failure -j "$jobs" --timeout 600)
+}
+
+case "${1:-}" in
+  deps)
+    install_missing
+    ;;
+  run)
+    install_missing
+    build "$here/build" -DCMAKE_BUILD_TYPE=Release
+    log "running: achilles sim configs/club_arm.json --duration 2 --every 100 --torque shoulder=0.5"
+    "$here/build/tools/achilles" sim "$here/configs/club_arm.json" --duration 2 --every 100 \
+      --torque shoulder=0.5
+    ;;
+  test)
+    install_missing
+    build "$here/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    run_tests "$here/build" "RelWithDebInfo"
+    build "$here/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACHILLES_SANITIZE=ON
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_tests "$here/build-asan" "ASan+UBSan"
+    log "all tests passed (plain and sanitizer builds)"
+    ;;
+  *)
+    sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac
