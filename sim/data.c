@@ -1,0 +1,49 @@
+/* sim/data.c: one allocation for all mutable arrays, laid out from SIM_DATA_ARRAYS. */
+#include "sim/data.h"
+#include "sim/sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* In the X-macro tables, `rows` names a model count and `cols` is an expression that may use m. */
+#define SIM_X_SIZE(name, rows, cols) total += (size_t)m->rows * (size_t)(cols);
+#define SIM_X_ASSIGN(name, rows, cols)                                                         \
+  d->name = next;                                                                              \
+  next += (size_t)m->rows * (size_t)(cols);
+
+sim_data *sim_data_new(const sim_model *m) {
+  size_t total = 0;
+  SIM_STATE_ARRAYS(SIM_X_SIZE)
+  SIM_WORK_ARRAYS(SIM_X_SIZE)
+  sim_data *d = calloc(1, sizeof *d);
+  double *buffer = calloc(total ? total : 1, sizeof(double));
+  if (!d || !buffer) {
+    free(d);
+    free(buffer);
+    return NULL;
+  }
+  d->buffer = buffer;
+  d->nbuffer = total * sizeof(double);
+  double *next = buffer;
+  SIM_STATE_ARRAYS(SIM_X_ASSIGN)
+  SIM_WORK_ARRAYS(SIM_X_ASSIGN)
+  sim_data_reset(m, d);
+  return d;
+}
+
+void sim_data_free(sim_data *d) {
+  if (!d) {
+    return;
+  }
+  free(d->buffer);
+  free(d);
+}
+
+void sim_data_reset(const sim_model *m, sim_data *d) {
+  memset(d->buffer, 0, d->nbuffer);
+  memcpy(d->qpos, m->qpos0, (size_t)m->nq * sizeof(double));
+  d->time = 0;
+  d->nstep = 0;
+  d->midpoint_residual = 0;
+  sim_forward(m, d);
+}

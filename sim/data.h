@@ -1,0 +1,73 @@
+/* sim/data.h: every mutable value of a simulation, in one allocation.
+ *
+ * sim_data_new() sizes and allocates all arrays from the model once; no function of sim/
+ * allocates after that. Arrays are declared once in SIM_DATA_ARRAYS, which generates the
+ * struct fields, the layout and the snapshot copy. Ownership: sim_data_new() allocates,
+ * sim_data_free() releases (and accepts NULL).
+ *
+ * Frames: x* arrays are in world coordinates; b* arrays are in each body's own frame
+ * (Featherstone's body coordinates). Spatial vectors are [angular; linear].
+ */
+#ifndef ACHILLES_SIM_DATA_H
+#define ACHILLES_SIM_DATA_H
+
+#include "sim/model.h"
+
+/* The state that defines a simulation: stepping from equal state gives equal bits. */
+#define SIM_STATE_ARRAYS(X)                                                    \
+  X(qpos, nq, 1)          /* joint positions, rad or m */                      \
+  X(qvel, nv, 1)          /* joint velocities */                               \
+  X(qfrc_applied, nv, 1)  /* generalized forces applied by the user, N·m or N */
+
+/* Everything derived from the state (recomputed by sim_forward) and scratch space. */
+#define SIM_WORK_ARRAYS(X)                                                     \
+  X(qacc, nv, 1)          /* joint accelerations from the last sim_forward */  \
+  X(qfrc_passive, nv, 1)  /* spring and damping forces */                      \
+  X(qfrc_bias, nv, 1)     /* Coriolis, centrifugal and gravity forces (RNEA) */\
+  X(qfrc_inverse, nv, 1)  /* output of sim_inverse */                          \
+  X(qM, nv, m->nv)        /* joint-space inertia matrix incl. armature (CRBA) */\
+  X(xpos, nbody, 3)       /* body frame origin, world */                       \
+  X(xmat, nbody, 9)       /* body orientation, world, row-major */             \
+  X(xipos, nbody, 3)      /* body centre of mass, world */                     \
+  X(site_xpos, nsite, 3)  /* site positions, world */                          \
+  X(bE, nbody, 9)         /* rotation of parent→body Plücker transform */      \
+  X(br, nbody, 3)         /* body origin in parent coordinates */              \
+  X(bS, nbody, 6)         /* joint motion subspace, body frame */              \
+  X(bvel, nbody, 6)       /* spatial velocity, body frame */                   \
+  X(bacc, nbody, 6)       /* spatial acceleration (incl. fictitious -g) */     \
+  X(bcvel, nbody, 6)      /* velocity-product acceleration v ×m S·qd */         \
+  X(bfrc, nbody, 6)       /* RNEA force / ABA bias force pA */                 \
+  X(bIA, nbody, 36)       /* articulated (ABA) or composite (CRBA) inertia */  \
+  X(bU, nbody, 6)         /* ABA: IA·S */                                      \
+  X(bD, nbody, 1)         /* ABA: S'·IA·S + armature (+ h·damping) */          \
+  X(bu, nbody, 1)         /* ABA: tau - S'·pA */                               \
+  X(int_q0, nq, 1)        /* integrator scratch: state at step start */        \
+  X(int_v0, nv, 1)                                                             \
+  X(int_q1, nq, 1)                                                             \
+  X(int_v1, nv, 1)                                                             \
+  X(int_kq, nv, 4)        /* RK4 stage derivatives of q */                      \
+  X(int_kv, nv, 4)        /* RK4 stage derivatives of v */                      \
+  X(scratch, nv, 1)
+
+typedef struct sim_data {
+  double time;                  /* simulation time, s */
+  double midpoint_residual;     /* max |Δ| of the last implicit midpoint iteration */
+  long long nstep;              /* steps taken since creation or reset */
+#define SIM_X_FIELD(name, n, k) double *name;
+  SIM_STATE_ARRAYS(SIM_X_FIELD)
+  SIM_WORK_ARRAYS(SIM_X_FIELD)
+#undef SIM_X_FIELD
+  void *buffer;                 /* the one allocation behind every array */
+  size_t nbuffer;               /* its size in bytes */
+} sim_data;
+
+/* Allocates data for m and resets it. Returns NULL when out of memory. */
+sim_data *sim_data_new(const sim_model *m);
+
+/* Releases data; accepts NULL. */
+void sim_data_free(sim_data *d);
+
+/* Sets time 0, qpos = qpos0, qvel = 0, applied forces 0, and recomputes derived values. */
+void sim_data_reset(const sim_model *m, sim_data *d);
+
+#endif

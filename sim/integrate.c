@@ -1,0 +1,141 @@
+/* sim/integrate.c: time integration of the state (qpos, qvel) by one timestep. */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The dynamics at the state held in d: qacc, with h·damping made implicit when h > 0. */
+static void evaluate(const sim_model *m, sim_data *d, double implicit_h) {
+  sim_kinematics(m, d);
+  sim_passive(m, d);
+  sim_aba(m, d, implicit_h);
+}
+
+/* out = in + h·v, joint by joint (ball and free joints will integrate quaternions here). */
+static void integrate_positions(const sim_model *m, double *out, const double *in,
+                                const double *v, double h) {
+  for (int j = 0; j < m->njnt; j++) {
+    const sim_joint *jnt = &m->joints[j];
+    if (jnt->qposadr >= 0) {
+      out[jnt->qposadr] = in[jnt->qposadr] + h * v[jnt->dofadr];
+    }
+  }
+}
+
+static void add_scaled(double *out, const double *a, const double *b, double s, int n) {
+  for (int k = 0; k < n; k++) {
+    out[k] = a[k] + s * b[k];
+  }
+}
+
+static int any_damping(const sim_model *m) {
+  for (int j = 0; j < m->njnt; j++) {
+    if (m->joints[j].damping > 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Semi-implicit Euler: v += h·a, then q += h·v_new. Damping is implicit, as in MuJoCo:
+ * (M + h·B)·a = f, which keeps stiff dampers stable at large steps. */
+static void step_euler(const sim_model *m, sim_data *d, double h) {
+  evaluate(m, d, any_damping(m) ? h : 0.0);
+  add_scaled(d->qvel, d->qvel, d->qacc, h, m->nv);
+  integrate_positions(m, d->qpos, d->qpos, d->qvel, h);
+}
+
+/* Velocity Verlet: half kick, drift, half kick. The second evaluation sees the half-step
+ * velocity, so velocity-dependent forces (Coriolis, damping) use an estimate. */
+static void step_verlet(const sim_model *m, sim_data *d, double h) {
+  evaluate(m, d, 0.0);
+  add_scaled(d->qvel, d->qvel, d->qacc, 0.5 * h, m->nv);
+  integrate_positions(m, d->qpos, d->qpos, d->qvel, h);
+  evaluate(m, d, 0.0);
+  add_scaled(d->qvel, d->qvel, d->qacc, 0.5 * h, m->nv);
+}
+
+/* Implicit midpoint x1 = x0 + h·f((x0 + x1)/2), solved by fixed-point iteration from an
+ * explicit Euler guess. Time-symmetric, so energy errors stay bounded. */
+static void step_midpoint(const sim_model *m, sim_data *d, double h) {
+  int nq = m->nq, nv = m->nv;
+  memcpy(d->int_q0, d->qpos, (size_t)nq * sizeof(double));
+  memcpy(d->int_v0, d->qvel, (size_t)nv * sizeof(double));
+  evaluate(m, d, 0.0);
+  integrate_positions(m, d->int_q1, d->int_q0, d->int_v0, h);
+  add_scaled(d->int_v1, d->int_v0, d->qacc, h, nv);
+  double residual = 0;
+  for (int it = 0; it < m->opt.midpoint_iterations; it++) {
+    for (int k = 0; k < nq; k++) {
+      d->qpos[k] = 0.5 * (d->int_q0[k] + d->int_q1[k]);
+    }
+    for (int k = 0; k < nv; k++) {
+      d->qvel[k] = 0.5 * (d->int_v0[k] + d->int_v1[k]);
+    }
+    evaluate(m, d, 0.0);
+    residual = 0;
+    integrate_positions(m, d->scratch, d->int_q0, d->qvel, h);
+    for (int k = 0; k < nq; k++) {
+      residual = fmax(residual, fabs(d->scratch[k] - d->int_q1[k]));
+      d->int_q1[k] = d->scratch[k];
+    }
+    for (int k = 0; k < nv; k++) {
+      double v1 = d->int_v0[k] + h * d->qacc[k];
+      residual = fmax(residual, fabs(v1 - d->int_v1[k]));
+      d->int_v1[k] = v1;
+    }
+  }
+  memcpy(d->qpos, d->int_q1, (size_t)nq * sizeof(double));
+  memcpy(d->qvel, d->int_v1, (size_t)nv * sizeof(double));
+  d->midpoint_residual = residual;
+}
+
+/* Classic fourth-order Runge–Kutta on x = (q, v), ẋ = (v, a(q, v)). */
+static void step_rk4(const sim_model *m, sim_data *d, double h) {
+  static const double stage_c[4] = {0.0, 0.5, 0.5, 1.0};
+  static const double weight[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
+  int nq = m->nq, nv = m->nv;
+  memcpy(d->int_q0, d->qpos, (size_t)nq * sizeof(double));
+  memcpy(d->int_v0, d->qvel, (size_t)nv * sizeof(double));
+  for (int s = 0; s < 4; s++) {
+    double *kq = d->int_kq + s * nv, *kv = d->int_kv + s * nv;
+    if (s > 0) {
+      integrate_positions(m, d->qpos, d->int_q0, kq - nv, stage_c[s] * h);
+      add_scaled(d->qvel, d->int_v0, kv - nv, stage_c[s] * h, nv);
+    }
+    evaluate(m, d, 0.0);
+    memcpy(kq, d->qvel, (size_t)nv * sizeof(double));
+    memcpy(kv, d->qacc, (size_t)nv * sizeof(double));
+  }
+  for (int k = 0; k < nv; k++) {
+    double dq = 0, dv = 0;
+    for (int s = 0; s < 4; s++) {
+      dq += weight[s] * d->int_kq[s * nv + k];
+      dv += weight[s] * d->int_kv[s * nv + k];
+    }
+    d->scratch[k] = dq;
+    d->qvel[k] = d->int_v0[k] + h * dv;
+  }
+  integrate_positions(m, d->qpos, d->int_q0, d->scratch, h);
+}
+
+void sim_step(const sim_model *m, sim_data *d) {
+  double h = m->opt.timestep;
+  switch (m->opt.integrator) {
+  case SIM_INTEGRATOR_VERLET:
+    step_verlet(m, d, h);
+    break;
+  case SIM_INTEGRATOR_MIDPOINT:
+    step_midpoint(m, d, h);
+    break;
+  case SIM_INTEGRATOR_RK4:
+    step_rk4(m, d, h);
+    break;
+  case SIM_INTEGRATOR_EULER:
+  default:
+    step_euler(m, d, h);
+    break;
+  }
+  d->time += h;
+  d->nstep++;
+}

@@ -1,0 +1,71 @@
+/* sim/model.c: model lookups and release. Loading lives in model_load.c. */
+#include "sim/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sim_model_free(sim_model *m) {
+  if (!m) {
+    return;
+  }
+  free(m->bodies);
+  free(m->joints);
+  free(m->sites);
+  free(m->dof_joint);
+  free(m->dof_body);
+  free(m->qpos0);
+  free(m);
+}
+
+int sim_model_body(const sim_model *m, const char *name) {
+  for (int i = 0; i < m->nbody; i++) {
+    if (strcmp(m->bodies[i].name, name) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+int sim_model_joint(const sim_model *m, const char *name) {
+  for (int i = 0; i < m->njnt; i++) {
+    if (strcmp(m->joints[i].name, name) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+int sim_model_site(const sim_model *m, const char *name) {
+  for (int i = 0; i < m->nsite; i++) {
+    if (strcmp(m->sites[i].name, name) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+int sim_joint_nq(sim_joint_type type) {
+  return type == SIM_JOINT_FIXED ? 0 : 1;
+}
+
+int sim_joint_nv(sim_joint_type type) {
+  return type == SIM_JOINT_FIXED ? 0 : 1;
+}
+
+static const char *const integrator_names[] = {"euler", "verlet", "midpoint", "rk4"};
+
+const char *sim_integrator_name(sim_integrator integrator) {
+  if ((int)integrator < 0 || (int)integrator > SIM_INTEGRATOR_RK4) {
+    return "unknown";
+  }
+  return integrator_names[integrator];
+}
+
+int sim_integrator_parse(const char *name) {
+  for (int i = 0; i <= SIM_INTEGRATOR_RK4; i++) {
+    if (strcmp(name, integrator_names[i]) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}

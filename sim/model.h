@@ -1,0 +1,118 @@
+/* sim/model.h: the immutable description of a robot (a kinematic tree of rigid bodies).
+ *
+ * A model is built once by the loader and never changes while data made from it is stepped,
+ * except for `opt` (timestep, integrator, iterations), which a caller may change between steps.
+ * Ownership: sim_model_load_*() allocates, sim_model_free() releases.
+ *
+ * Conventions (used everywhere in sim/):
+ *  - Body 0 is the world. Every other body has exactly one joint, placed at the body frame origin,
+ *    and a parent with a smaller index (the loader sorts bodies topologically).
+ *  - A body's placement (pos, quat) is its frame relative to its parent's frame at q = 0.
+ *  - Hinge: the body frame rotates by q about `axis` (a unit vector in the body frame), right-handed.
+ *    Slide: the body frame translates by q along `axis`. Fixed: no degree of freedom.
+ *  - Quaternions are [w, x, y, z]. Units are SI: m, kg, s, rad, N, N·m.
+ */
+#ifndef ACHILLES_SIM_MODEL_H
+#define ACHILLES_SIM_MODEL_H
+
+#include <stddef.h>
+
+/* Joint types. Ball and free joints will add entries with nq != nv; the addressing below
+ * (qposadr/dofadr) already separates position coordinates from velocity coordinates. */
+typedef enum sim_joint_type {
+  SIM_JOINT_FIXED = 0,
+  SIM_JOINT_HINGE = 1,
+  SIM_JOINT_SLIDE = 2,
+} sim_joint_type;
+
+typedef enum sim_integrator {
+  SIM_INTEGRATOR_EULER = 0,    /* semi-implicit Euler, joint damping implicit (as MuJoCo) */
+  SIM_INTEGRATOR_VERLET = 1,   /* velocity Verlet */
+  SIM_INTEGRATOR_MIDPOINT = 2, /* implicit midpoint, fixed-point iterations */
+  SIM_INTEGRATOR_RK4 = 3,      /* classic fourth-order Runge-Kutta */
+} sim_integrator;
+
+#define SIM_NAME_MAX 64
+
+typedef struct sim_option {
+  double timestep;         /* s, > 0 */
+  double gravity[3];       /* m/s², world frame */
+  sim_integrator integrator;
+  int midpoint_iterations; /* fixed-point iterations of the implicit midpoint rule, >= 1 */
+} sim_option;
+
+typedef struct sim_body {
+  char name[SIM_NAME_MAX];
+  int parent;            /* index of the parent body; -1 for the world */
+  double pos[3];         /* placement in the parent frame at q = 0, m */
+  double quat[4];        /* placement orientation, unit quaternion [w x y z] */
+  double mass;           /* kg */
+  double com[3];         /* centre of mass in the body frame, m */
+  double inertia[9];     /* rotational inertia about the COM in body axes, kg·m², row-major */
+  int joint;             /* index into model.joints; every non-world body has one, -1 for world */
+  /* derived by the loader */
+  double mat[9];         /* rotation matrix of quat, row-major */
+  double sinertia[36];   /* spatial inertia about the body origin, body frame, row-major */
+} sim_body;
+
+typedef struct sim_joint {
+  char name[SIM_NAME_MAX];
+  sim_joint_type type;
+  int body;              /* the body this joint moves */
+  int qposadr;           /* first position coordinate in data.qpos, -1 for fixed */
+  int dofadr;            /* first velocity coordinate in data.qvel, -1 for fixed */
+  double axis[3];        /* unit vector in the body frame */
+  double damping;        /* N·m·s/rad or N·s/m */
+  double armature;       /* rotor inertia reflected to the joint, kg·m² or kg */
+  double stiffness;      /* N·m/rad or N/m */
+  double springref;      /* spring rest position, rad or m */
+  int limited;           /* 1 when range is set (stored now; enforced with contacts later) */
+  double range[2];       /* rad or m */
+} sim_joint;
+
+typedef struct sim_site {
+  char name[SIM_NAME_MAX];
+  int body;
+  double pos[3];         /* point of interest in the body frame, m */
+} sim_site;
+
+typedef struct sim_model {
+  char name[SIM_NAME_MAX];
+  int nbody;             /* bodies including the world (body 0) */
+  int njnt;              /* joints, one per non-world body (fixed ones included) */
+  int nq;                /* position coordinates */
+  int nv;                /* velocity coordinates (degrees of freedom) */
+  int nsite;
+  sim_body *bodies;      /* [nbody] */
+  sim_joint *joints;     /* [njnt] */
+  sim_site *sites;       /* [nsite] */
+  int *dof_joint;        /* [nv] joint of each degree of freedom */
+  int *dof_body;         /* [nv] body of each degree of freedom */
+  double *qpos0;         /* [nq] initial positions from the description */
+  sim_option opt;
+} sim_model;
+
+/* Loads a robot description from a JSON file. On failure returns NULL and writes a message
+ * naming the file, the JSON path (or line and column) and what was expected into err. */
+sim_model *sim_model_load_file(const char *path, char *err, size_t err_sz);
+
+/* Same, from a JSON text held in memory; `source` names it in error messages. */
+sim_model *sim_model_load_string(const char *json, const char *source, char *err, size_t err_sz);
+
+/* Releases a model; accepts NULL. */
+void sim_model_free(sim_model *m);
+
+/* Index lookups by name; -1 when absent. */
+int sim_model_body(const sim_model *m, const char *name);
+int sim_model_joint(const sim_model *m, const char *name);
+int sim_model_site(const sim_model *m, const char *name);
+
+/* Number of position / velocity coordinates of a joint type. */
+int sim_joint_nq(sim_joint_type type);
+int sim_joint_nv(sim_joint_type type);
+
+const char *sim_integrator_name(sim_integrator integrator);
+/* Parses "euler", "verlet", "midpoint" or "rk4"; returns -1 for anything else. */
+int sim_integrator_parse(const char *name);
+
+#endif

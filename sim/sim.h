@@ -1,0 +1,71 @@
+/* sim/sim.h: the articulated-dynamics core of Achilles.
+ *
+ * Include this one header. A simulation is an immutable sim_model (model.h) plus a sim_data
+ * (data.h) holding all mutable state. Every stage has the form stage(m, d): it reads the model
+ * and the state in d, and writes its results into d. No stage allocates memory, reads a clock,
+ * or draws a random number: the same inputs give the same bits.
+ *
+ * Pipeline of one step:  kinematics → passive forces → ABA (bias forces inside) → integrate.
+ */
+#ifndef ACHILLES_SIM_SIM_H
+#define ACHILLES_SIM_SIM_H
+
+#include "sim/data.h"
+#include "sim/model.h"
+
+/* --- stages (one file each) ------------------------------------------------------------ */
+
+/* kinematics.c: body poses (xpos, xmat), centres of mass (xipos), site positions, parent→body
+ * Plücker transforms (bE, br), motion subspaces (bS), and body velocities
+ * (bvel) with their velocity-product terms (bcvel). Reads qpos and qvel. */
+void sim_kinematics(const sim_model *m, sim_data *d);
+
+/* passive.c: qfrc_passive = -stiffness·(q - springref) - damping·qd. */
+void sim_passive(const sim_model *m, sim_data *d);
+
+/* rnea.c: qfrc_bias = C(q,qd)·qd + g(q) by Recursive Newton–Euler with zero acceleration.
+ * Needs sim_kinematics. */
+void sim_rnea_bias(const sim_model *m, sim_data *d);
+
+/* rnea.c: inverse dynamics, qfrc_inverse = M(q)·qacc + bias (armature included, passive
+ * forces not). Needs sim_kinematics; reads d->qacc. */
+void sim_inverse(const sim_model *m, sim_data *d);
+
+/* crba.c: joint-space inertia matrix qM (dense nv×nv, armature on the diagonal) by the
+ * Composite Rigid Body Algorithm. Needs sim_kinematics. */
+void sim_crba(const sim_model *m, sim_data *d);
+
+/* aba.c: qacc from qfrc_applied + qfrc_passive by the Articulated Body Algorithm, with
+ * Coriolis/centrifugal bias, gravity as a fictitious base acceleration, and armature.
+ * `implicit_h` > 0 adds h·damping to each joint's inertia, solving (M + h·B)·qacc = f as
+ * MuJoCo's Euler does; pass 0 for the explicit dynamics. Needs sim_kinematics, sim_passive. */
+void sim_aba(const sim_model *m, sim_data *d, double implicit_h);
+
+/* forward.c: kinematics, passive forces and ABA: qacc at the current state. */
+void sim_forward(const sim_model *m, sim_data *d);
+
+/* integrate.c: advances the state by m->opt.timestep with m->opt.integrator. */
+void sim_step(const sim_model *m, sim_data *d);
+
+/* --- energy.c ----------------------------------------------------------------------------- */
+
+/* Kinetic energy ½·qd'·M·qd (armature included). Needs sim_kinematics (uses bvel). */
+double sim_energy_kinetic(const sim_model *m, const sim_data *d);
+
+/* Potential energy: gravity (-Σ m·g·com) plus joint springs. Needs sim_kinematics. */
+double sim_energy_potential(const sim_model *m, const sim_data *d);
+
+/* --- snapshot.c --------------------------------------------------------------------------- */
+
+/* A copy of the state (time, qpos, qvel, qfrc_applied): restoring it and stepping on reproduces
+ * the original run bit for bit. Ownership: sim_snapshot_new() allocates, sim_snapshot_free()
+ * releases and accepts NULL. */
+typedef struct sim_snapshot sim_snapshot;
+
+sim_snapshot *sim_snapshot_new(const sim_model *m);
+void sim_snapshot_free(sim_snapshot *s);
+void sim_snapshot_save(const sim_model *m, const sim_data *d, sim_snapshot *s);
+/* Restores the state and recomputes the derived values (sim_forward). */
+void sim_snapshot_restore(const sim_model *m, sim_data *d, const sim_snapshot *s);
+
+#endif
