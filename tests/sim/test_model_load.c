@@ -1,0 +1,232 @@
+/* tests/sim/test_model_load.c: the robot description loader accepts the shipped configs and
+ * rejects bad descriptions with a message naming the JSON path and what was expected. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+/* A valid two-body description; each bad case below patches one piece of it. */
+#define BODY_A                                                                                 \
+  "{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"ja\",\"type\":\"hinge\","     \
+  "\"axis\":[0,0,1]},\"inertial\":{\"mass\":1,\"com\":[0.5,0,0],\"inertia\":[0.01,0.02,0.02,0,0,0]}}"
+#define BODY_B                                                                                 \
+  "{\"name\":\"b\",\"parent\":\"a\",\"pos\":[1,0,0],\"joint\":{\"name\":\"jb\",\"type\":"    \
+  "\"slide\",\"axis\":[1,0,0]},\"inertial\":{\"mass\":2,\"inertia\":[0.01,0.01,0.01,0,0,0]}}"
+
+static void expect_error(const char *json, const char *fragment1, const char *fragment2) {
+  char err[512] = "";
+  sim_model *m = sim_model_load_string(json, "test.json", err, sizeof err);
+  if (m) {
+    sim_model_free(m);
+    fail_msg("accepted a bad description: %s", json);
+  }
+  if (!strstr(err, fragment1) || (fragment2 && !strstr(err, fragment2))) {
+    fail_msg("message '%s' lacks '%s' / '%s'", err, fragment1, fragment2 ? fragment2 : "");
+  }
+  assert_non_null(strstr(err, "test.json"));
+}
+
+static void test_shipped_configs_load(void **state) {
+  (void)state;
+  const char *names[] = {"one_link_arm", "two_link_arm", "double_pendulum", "club_arm"};
+  const int nv[] = {1, 2, 2, 4};
+  for (int i = 0; i < 4; i++) {
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/configs/%s.json", ACHILLES_SOURCE_DIR, names[i]);
+    sim_model *m = sim_model_load_file(path, err, sizeof err);
+    if (!m) {
+      fail_msg("%s", err);
+    }
+    assert_int_equal(m->nv, nv[i]);
+    assert_int_equal(m->nbody, nv[i] + 1);
+    sim_model_free(m);
+  }
+}
+
+static void test_valid_minimal(void **state) {
+  (void)state;
+  char err[256];
+  sim_model *m = sim_model_load_string("{\"bodies\":[" BODY_A "," BODY_B "]}", "t", err,
+                                       sizeof err);
+  assert_non_null(m);
+  assert_int_equal(m->nv, 2);
+  assert_int_equal(m->joints[1].type, SIM_JOINT_SLIDE);
+  assert_int_equal(m->bodies[2].parent, 1);
+  /* defaults */
+  assert_true(m->opt.timestep == 0.002);
+  assert_true(m->opt.gravity[2] == -9.81);
+  assert_int_equal(m->opt.integrator, SIM_INTEGRATOR_EULER);
+  assert_int_equal(m->opt.midpoint_iterations, 4);
+  sim_model_free(m);
+}
+
+/* Children listed before parents are reordered so every parent precedes its children. */
+static void test_out_of_order_bodies_are_sorted(void **state) {
+  (void)state;
+  char err[256];
+  sim_model *m = sim_model_load_string("{\"bodies\":[" BODY_B "," BODY_A "]}", "t", err,
+                                       sizeof err);
+  assert_non_null(m);
+  assert_string_equal(m->bodies[1].name, "a");
+  assert_string_equal(m->bodies[2].name, "b");
+  assert_int_equal(m->bodies[2].parent, 1);
+  sim_model_free(m);
+}
+
+static void test_rpy_matches_quat(void **state) {
+  (void)state;
+  /* yaw of 90° about z equals the quaternion [cos 45°, 0, 0, sin 45°] */
+  const char *rpy = "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"rpy\":[0,0,1."
+                    "5707963267948966],\"inertial\":{\"mass\":1,\"inertia\":[1,1,1,0,0,0]}}]}";
+  char err[256];
+  sim_model *m = sim_model_load_string(rpy, "t", err, sizeof err);
+  assert_non_null(m);
+  assert_true(fabs(m->bodies[1].quat[0] - sqrt(0.5)) < 1e-15);
+  assert_true(fabs(m->bodies[1].quat[3] - sqrt(0.5)) < 1e-15);
+  assert_int_equal(m->nv, 0); /* no joint means fixed */
+  sim_model_free(m);
+}
+
+static void test_invalid_json_names_line(void **state) {
+  (void)state;
+  expect_error("{\n\"bodies\": [\n  {\"name\": }\n]}", "line 3", "invalid JSON");
+}
+
+static void test_unknown_parent(void **state) {
+  (void)state;
+  expect_error("{\"bodies\":[" BODY_A ",{\"name\":\"b\",\"parent\":\"nope\",\"inertial\":{\"mass\""
+               ":1,\"inertia\":[1,1,1,0,0,0]}}]}",
+               "bodies[1].parent", "unknown body \"nope\"");
+}
+
+static void test_cycle(void **state) {
+  (void)state;
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"b\",\"inertial\":{\"mass\":1,\"inertia\":[1,"
+               "1,1,0,0,0]}},{\"name\":\"b\",\"parent\":\"a\",\"inertial\":{\"mass\":1,\"inertia\""
+               ":[1,1,1,0,0,0]}}]}",
+               "bodies[0].parent", "cycle");
+}
+
+static void test_duplicate_names(void **state) {
+  (void)state;
+  expect_error("{\"bodies\":[" BODY_A "," BODY_A "]}", "bodies[1].name", "duplicate body name");
+}
+
+static void test_bad_axis(void **state) {
+  (void)state;
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"j\",\"type\":"
+               "\"hinge\",\"axis\":[0,0,0]},\"inertial\":{\"mass\":1,\"inertia\":[1,1,1,0,0,0]}}]}",
+               "bodies[0].joint.axis", "must not be zero");
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"j\",\"type\":"
+               "\"hinge\",\"axis\":[0,0,2]},\"inertial\":{\"mass\":1,\"inertia\":[1,1,1,0,0,0]}}]}",
+               "bodies[0].joint.axis", "unit length");
+}
+
+static void test_bad_mass(void **state) {
+  (void)state;
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":0,"
+               "\"inertia\":[1,1,1,0,0,0]}}]}",
+               "bodies[0].inertial.mass", "must be > 0");
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":-2,"
+               "\"inertia\":[1,1,1,0,0,0]}}]}",
+               "bodies[0].inertial.mass", "must be > 0");
+}
+
+static void test_bad_inertia(void **state) {
+  (void)state;
+  /* not symmetric */
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+               "\"inertia\":[[1,0.1,0],[0,1,0],[0,0,1]]}}]}",
+               "bodies[0].inertial.inertia", "not symmetric");
+  /* indefinite: a negative principal moment */
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+               "\"inertia\":[1,1,-1,0,0,0]}}]}",
+               "bodies[0].inertial.inertia", "not positive definite");
+  /* positive definite off-diagonal case that is still indefinite: [1 2;2 1] has eigenvalue −1 */
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+               "\"inertia\":[1,1,1,2,0,0]}}]}",
+               "bodies[0].inertial.inertia", "not positive definite");
+  /* triangle inequality: 1 + 1 < 3 */
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+               "\"inertia\":[1,1,3,0,0,0]}}]}",
+               "bodies[0].inertial.inertia", "triangle inequality");
+}
+
+static void test_non_finite_numbers(void **state) {
+  (void)state;
+  /* JSON has no NaN literal; an overflowing number is the way an infinity gets in */
+  expect_error("{\"timestep\":1e999,\"bodies\":[" BODY_A "]}", "timestep", "finite");
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"pos\":[0,-1e400,0],"
+               "\"inertial\":{\"mass\":1,\"inertia\":[1,1,1,0,0,0]}}]}",
+               "bodies[0].pos[1]", "finite");
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+               "\"inertia\":[1,1,1e999,0,0,0]}}]}",
+               "bodies[0].inertial.inertia[2]", "finite");
+}
+
+static void test_unknown_keys(void **state) {
+  (void)state;
+  expect_error("{\"timestpe\":0.001,\"bodies\":[" BODY_A "]}", "timestpe", "unknown key");
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"j\",\"type\":"
+               "\"hinge\",\"axis\":[0,0,1],\"dampnig\":1},\"inertial\":{\"mass\":1,\"inertia\":[1,"
+               "1,1,0,0,0]}}]}",
+               "bodies[0].joint.dampnig", "unknown key");
+}
+
+static void test_other_bad_values(void **state) {
+  (void)state;
+  expect_error("{\"bodies\":[]}", "bodies", "empty");
+  expect_error("{\"integrator\":\"leapfrog\",\"bodies\":[" BODY_A "]}", "integrator", "rk4");
+  expect_error("{\"timestep\":0,\"bodies\":[" BODY_A "]}", "timestep", "must be > 0");
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"j\",\"type\":"
+               "\"ball\"},\"inertial\":{\"mass\":1,\"inertia\":[1,1,1,0,0,0]}}]}",
+               "bodies[0].joint.type", "unknown joint type");
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"j\",\"type\":"
+               "\"hinge\",\"axis\":[1,0,0],\"range\":[1,-1]},\"inertial\":{\"mass\":1,\"inertia\":"
+               "[1,1,1,0,0,0]}}]}",
+               "bodies[0].joint.range", "below");
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"j\",\"type\":"
+               "\"hinge\",\"axis\":[1,0,0],\"damping\":-1},\"inertial\":{\"mass\":1,\"inertia\":"
+               "[1,1,1,0,0,0]}}]}",
+               "bodies[0].joint.damping", ">= 0");
+  expect_error("{\"bodies\":[" BODY_A "],\"sites\":[{\"name\":\"s\",\"body\":\"zz\"}]}",
+               "sites[0].body", "unknown body");
+  expect_error("{\"bodies\":[{\"name\":\"world\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+               "\"inertia\":[1,1,1,0,0,0]}}]}",
+               "bodies[0].name", "reserved");
+}
+
+static void test_missing_file(void **state) {
+  (void)state;
+  char err[256];
+  assert_null(sim_model_load_file("/nonexistent/robot.json", err, sizeof err));
+  assert_non_null(strstr(err, "/nonexistent/robot.json"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_shipped_configs_load),
+      cmocka_unit_test(test_valid_minimal),
+      cmocka_unit_test(test_out_of_order_bodies_are_sorted),
+      cmocka_unit_test(test_rpy_matches_quat),
+      cmocka_unit_test(test_invalid_json_names_line),
+      cmocka_unit_test(test_unknown_parent),
+      cmocka_unit_test(test_cycle),
+      cmocka_unit_test(test_duplicate_names),
+      cmocka_unit_test(test_bad_axis),
+      cmocka_unit_test(test_bad_mass),
+      cmocka_unit_test(test_bad_inertia),
+      cmocka_unit_test(test_non_finite_numbers),
+      cmocka_unit_test(test_unknown_keys),
+      cmocka_unit_test(test_other_bad_values),
+      cmocka_unit_test(test_missing_file),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,181 @@
+/* tests/sim/test_spatial.c: spatial algebra against dense 6×6 matrix definitions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/spatial.h"
+
+static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;
+
+static double uniform(void) { /* xorshift64*, in [-1, 1) */
+  rng_state ^= rng_state >> 12, rng_state ^= rng_state << 25, rng_state ^= rng_state >> 27;
+  return (double)((rng_state * 2685821657736338717ull) >> 11) / 4503599627370496.0 - 1.0;
+}
+
+static void random_rotation(double E[9]) {
+  double q[4] = {uniform(), uniform(), uniform(), uniform()};
+  double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  for (int i = 0; i < 4; i++) {
+    q[i] /= n;
+  }
+  sim_quat_to_mat(E, q);
+}
+
+/* Dense Plücker motion transform X = [E 0; −E·r̃ E] (Featherstone, eq. 2.24). */
+static void dense_transform(double X[36], const double E[9], const double r[3]) {
+  const double rx[9] = {0, -r[2], r[1], r[2], 0, -r[0], -r[1], r[0], 0};
+  double Erx[9];
+  sim_mat3_mul(Erx, E, rx);
+  memset(X, 0, 36 * sizeof(double));
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      X[6 * i + j] = E[3 * i + j];
+      X[6 * (i + 3) + j + 3] = E[3 * i + j];
+      X[6 * (i + 3) + j] = -Erx[3 * i + j];
+    }
+  }
+}
+
+static void mat6_mul(double out[36], const double a[36], const double b[36], int transpose_a) {
+  for (int i = 0; i < 6; i++) {
+    for (int j = 0; j < 6; j++) {
+      double s = 0;
+      for (int k = 0; k < 6; k++) {
+        s += (transpose_a ? a[6 * k + i] : a[6 * i + k]) * b[6 * k + j];
+      }
+      out[6 * i + j] = s;
+    }
+  }
+}
+
+static double max_diff(const double *a, const double *b, int n) {
+  double e = 0;
+  for (int i = 0; i < n; i++) {
+    e = fmax(e, fabs(a[i] - b[i]));
+  }
+  return e;
+}
+
+static void test_transforms_match_dense(void **state) {
+  (void)state;
+  for (int trial = 0; trial < 200; trial++) {
+    double E[9], r[3] = {uniform(), uniform(), uniform()}, X[36], v[6], a[6], b[6];
+    random_rotation(E);
+    dense_transform(X, E, r);
+    for (int i = 0; i < 6; i++) {
+      v[i] = uniform();
+    }
+    sim_xform_motion(a, E, r, v);
+    for (int i = 0; i < 6; i++) {
+      b[i] = sim_dot6(X + 6 * i, v);
+    }
+    assert_true(max_diff(a, b, 6) < 1e-14); /* a few roundings of O(1) numbers */
+    sim_xform_force_back(a, E, r, v);
+    for (int i = 0; i < 6; i++) {
+      b[i] = 0;
+      for (int k = 0; k < 6; k++) {
+        b[i] += X[6 * k + i] * v[k];
+      }
+    }
+    assert_true(max_diff(a, b, 6) < 1e-14);
+  }
+}
+
+static void test_inertia_congruence_matches_dense(void **state) {
+  (void)state;
+  for (int trial = 0; trial < 200; trial++) {
+    double E[9], r[3] = {uniform(), uniform(), uniform()}, X[36], G[36], I[36], T[36], D[36];
+    random_rotation(E);
+    dense_transform(X, E, r);
+    for (int i = 0; i < 36; i++) {
+      G[i] = uniform();
+    }
+    mat6_mul(I, G, G, 1); /* symmetric positive semi-definite, like an articulated inertia */
+    mat6_mul(T, I, X, 0);
+    mat6_mul(D, X, T, 1);
+    double out[36] = {0};
+    sim_xform_inertia_back_add(out, E, r, I);
+    assert_true(max_diff(out, D, 36) < 1e-12); /* sums of ~36 products of O(1) values */
+  }
+}
+
+/* v ×f = −(v ×m)ᵀ: the force cross product is the dual of the motion cross product. */
+static void test_cross_products_are_dual(void **state) {
+  (void)state;
+  double v[6], basis[6], Cm[36], Cf[36];
+  for (int i = 0; i < 6; i++) {
+    v[i] = uniform();
+  }
+  for (int j = 0; j < 6; j++) {
+    double col_m[6], col_f[6];
+    memset(basis, 0, sizeof basis);
+    basis[j] = 1;
+    sim_cross_motion(col_m, v, basis);
+    sim_cross_force(col_f, v, basis);
+    for (int i = 0; i < 6; i++) {
+      Cm[6 * i + j] = col_m[i];
+      Cf[6 * i + j] = col_f[i];
+    }
+  }
+  for (int i = 0; i < 6; i++) {
+    for (int j = 0; j < 6; j++) {
+      assert_true(fabs(Cf[6 * i + j] + Cm[6 * j + i]) < 1e-15);
+    }
+  }
+}
+
+/* A point mass m at c: kinetic energy ½·vᵀ·I·v equals ½·m·|v_lin + ω×c|². */
+static void test_spatial_inertia_of_point_mass(void **state) {
+  (void)state;
+  double c[3] = {0.3, -0.2, 0.7}, zero[9] = {0}, I[36], v[6], Iv[6];
+  for (int i = 0; i < 6; i++) {
+    v[i] = uniform();
+  }
+  sim_spatial_inertia(I, 2.5, c, zero);
+  sim_mat6_vec(Iv, I, v);
+  double wxc[3], vp[3];
+  sim_cross3(wxc, v, c);
+  for (int k = 0; k < 3; k++) {
+    vp[k] = v[3 + k] + wxc[k];
+  }
+  assert_true(fabs(sim_dot6(v, Iv) - 2.5 * sim_dot3(vp, vp)) < 1e-13);
+}
+
+static void test_rotations(void **state) {
+  (void)state;
+  const double axis[3] = {0, 0, 1}, x[3] = {1, 0, 0};
+  double R[9], y[3], RtR[9];
+  sim_axis_angle_to_mat(R, axis, 0.5 * 3.14159265358979323846);
+  sim_mat3_vec(y, R, x); /* right-handed: +90° about z takes x to y */
+  assert_true(fabs(y[0]) < 1e-15 && fabs(y[1] - 1) < 1e-15);
+  const double rpy[3] = {0.3, -0.4, 1.1};
+  double q[4], Rq[9], Rz[9], Ry[9], Rx[9], tmp[9];
+  const double ez[3] = {0, 0, 1}, ey[3] = {0, 1, 0}, ex[3] = {1, 0, 0};
+  sim_rpy_to_quat(q, rpy);
+  sim_quat_to_mat(Rq, q);
+  sim_axis_angle_to_mat(Rz, ez, rpy[2]);
+  sim_axis_angle_to_mat(Ry, ey, rpy[1]);
+  sim_axis_angle_to_mat(Rx, ex, rpy[0]);
+  sim_mat3_mul(tmp, Ry, Rx);
+  sim_mat3_mul(R, Rz, tmp);
+  assert_true(max_diff(R, Rq, 9) < 1e-15 * 8);
+  sim_mat3t_mul(RtR, Rq, Rq);
+  const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  assert_true(max_diff(RtR, I3, 9) < 1e-15 * 8);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_transforms_match_dense),
+      cmocka_unit_test(test_inertia_congruence_matches_dense),
+      cmocka_unit_test(test_cross_products_are_dual),
+      cmocka_unit_test(test_spatial_inertia_of_point_mass),
+      cmocka_unit_test(test_rotations),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
