@@ -1,0 +1,66 @@
+/* tools/cli.c: argument helpers shared by the achilles subcommands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_parse_double(const char *option, const char *text, double *out, char *err,
+                     size_t err_sz) {
+  char *end = NULL;
+  errno = 0;
+  double value = strtod(text, &end);
+  if (end == text || *end != '\0' || errno == ERANGE || !isfinite(value)) {
+    snprintf(err, err_sz, "%s: expected a finite number, got '%s'", option, text);
+    return -1;
+  }
+  *out = value;
+  return 0;
+}
+
+static void list_moving_joints(const sim_model *m, char *out, size_t out_sz) {
+  out[0] = '\0';
+  for (int j = 0; j < m->njnt; j++) {
+    if (m->joints[j].dofadr >= 0) {
+      size_t used = strlen(out);
+      snprintf(out + used, out_sz - used, "%s%s", used ? ", " : "", m->joints[j].name);
+    }
+  }
+}
+
+int cli_parse_joint_value(const sim_model *m, const char *option, const char *text, int *joint,
+                          double *value, char *err, size_t err_sz) {
+  const char *eq = strchr(text, '=');
+  if (!eq || eq == text) {
+    snprintf(err, err_sz, "%s: expected JOINT=VALUE, got '%s'", option, text);
+    return -1;
+  }
+  char name[SIM_NAME_MAX];
+  size_t len = (size_t)(eq - text);
+  if (len >= sizeof name) {
+    len = sizeof name - 1;
+  }
+  memcpy(name, text, len);
+  name[len] = '\0';
+  int j = sim_model_joint(m, name);
+  if (j < 0 || m->joints[j].dofadr < 0) {
+    char names[512];
+    list_moving_joints(m, names, sizeof names);
+    snprintf(err, err_sz, "%s: unknown joint '%s' (joints: %s)", option, name, names);
+    return -1;
+  }
+  *joint = j;
+  return cli_parse_double(option, eq + 1, value, err, err_sz);
+}
+
+FILE *cli_open_output(const char *path, char *err, size_t err_sz) {
+  if (strcmp(path, "-") == 0) {
+    return stdout;
+  }
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    snprintf(err, err_sz, "%s: cannot open for writing: %s", path, strerror(errno));
+  }
+  return f;
+}

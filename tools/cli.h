@@ -1,0 +1,22 @@
+/* tools/cli.h: argument helpers shared by the achilles subcommands. */
+#ifndef ACHILLES_TOOLS_CLI_H
+#define ACHILLES_TOOLS_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "sim/model.h"
+
+/* Parses a finite number; on failure writes "OPTION: expected a number, got 'TEXT'" to err. */
+int cli_parse_double(const char *option, const char *text, double *out, char *err,
+                     size_t err_sz);
+
+/* Parses "JOINT=VALUE" against a model's joints that have a degree of freedom. Writes the
+ * joint index and value; on failure writes a message listing the valid joint names. */
+int cli_parse_joint_value(const sim_model *m, const char *option, const char *text, int *joint,
+                          double *value, char *err, size_t err_sz);
+
+/* Opens FILE for writing, or stdout for "-". Returns NULL with a message on failure. */
+FILE *cli_open_output(const char *path, char *err, size_t err_sz);
+
+#endif
