@@ -1,0 +1,60 @@
+/* sim/json_read.h: validated reading of JSON configuration (internal to the loaders).
+ *
+ * Every reader takes a context naming the source and the caller's error buffer, and the JSON
+ * path of the object it reads from. On a problem it writes one message of the form
+ * "SOURCE: PATH: what was expected (got what)" and returns -1; otherwise it returns 0.
+ */
+#ifndef ACHILLES_SIM_JSON_READ_H
+#define ACHILLES_SIM_JSON_READ_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "sim/model.h"
+
+#define SIM_JSON_PATH_MAX 160
+#define SIM_JSON_UNIT_TOL 1e-6 /* how far from 1 the norm of an axis or quaternion may be */
+
+typedef struct sim_json_ctx {
+  const char *source; /* file name or other label for messages */
+  char *err;
+  size_t err_sz;
+} sim_json_ctx;
+
+/* Writes "SOURCE: PATH: message" into the context's buffer; always returns -1. */
+int sim_json_fail(const sim_json_ctx *L, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void sim_json_path_join(char out[SIM_JSON_PATH_MAX], const char *path, const char *key);
+void sim_json_path_index(char out[SIM_JSON_PATH_MAX], const char *path, int index);
+
+/* Every key of obj must be listed in the NULL-terminated `allowed`, so that typos are caught. */
+int sim_json_check_keys(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                        const char *const *allowed);
+int sim_json_expect_object(const sim_json_ctx *L, const cJSON *item, const char *path);
+
+/* Finite numbers only. Absent optional keys leave *out unchanged. */
+int sim_json_number_value(const sim_json_ctx *L, const cJSON *item, const char *path,
+                          double *out);
+int sim_json_read_number(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                         const char *key, double *out, int required);
+int sim_json_array_values(const sim_json_ctx *L, const cJSON *item, const char *path,
+                          double *out, int n);
+int sim_json_read_vector(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                         const char *key, double *out, int n, int required);
+/* A non-empty string shorter than SIM_NAME_MAX. */
+int sim_json_read_name(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                       const char *key, char out[SIM_NAME_MAX], int required);
+
+/* value >= min (or > min when strict), reported at PATH.KEY. */
+int sim_json_check_min(const sim_json_ctx *L, const char *path, const char *key, double value,
+                       double min, int strict);
+/* |v| = 1 within SIM_JSON_UNIT_TOL. */
+int sim_json_check_unit(const sim_json_ctx *L, const char *path, const char *key,
+                        const double *v, int n);
+
+/* 1-based line and column of `at` inside `text`, for parse errors. */
+void sim_json_line_and_column(const char *text, const char *at, int *line, int *col);
+/* Reads a whole file into a NUL-terminated buffer the caller frees; NULL with a message. */
+char *sim_json_read_file(const char *path, char *err, size_t err_sz);
+
+#endif
