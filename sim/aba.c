@@ -21,7 +21,8 @@ static void aba_joint(const sim_model *m, sim_data *d, int i, double implicit_h)
   double *U = d->bU + 6 * i;
   sim_mat6_vec(U, d->bIA + 36 * i, d->bS + 6 * i);
   d->bD[i] = sim_dot6(d->bS + 6 * i, U) + j->armature + implicit_h * j->damping;
-  d->bu[i] = d->qfrc_applied[k] + d->qfrc_passive[k] - sim_dot6(d->bS + 6 * i, d->bfrc + 6 * i);
+  d->bu[i] = d->qfrc_applied[k] + d->qfrc_passive[k] + d->qfrc_actuator[k] -
+             sim_dot6(d->bS + 6 * i, d->bfrc + 6 * i);
 }
 
 /* Hands body i's articulated inertia and bias force, seen through its joint, to the parent. */

@@ -17,12 +17,17 @@
 #define SIM_STATE_ARRAYS(X)                                                    \
   X(qpos, nq, 1)          /* joint positions, rad or m */                      \
   X(qvel, nv, 1)          /* joint velocities */                               \
-  X(qfrc_applied, nv, 1)  /* generalized forces applied by the user, N·m or N */
+  X(qfrc_applied, nv, 1)  /* generalized forces applied by the user, N·m or N */   \
+  X(ctrl, nu, 1)          /* actuator commands (meaning per actuator type) */   \
+  X(act, na, 1)           /* actuator internal state: DC motor current, A */
 
 /* Everything derived from the state (recomputed by sim_forward) and scratch space. */
 #define SIM_WORK_ARRAYS(X)                                                     \
   X(qacc, nv, 1)          /* joint accelerations from the last sim_forward */  \
   X(qfrc_passive, nv, 1)  /* spring and damping forces */                      \
+  X(qfrc_actuator, nv, 1) /* generalized forces of all actuators */            \
+  X(actuator_force, nu, 1) /* each actuator's force at its joint, N·m or N */  \
+  X(actuator_current, nu, 1) /* DC motor current (0 for others), A */          \
   X(qfrc_bias, nv, 1)     /* Coriolis, centrifugal and gravity forces (RNEA) */\
   X(qfrc_inverse, nv, 1)  /* output of sim_inverse */                          \
   X(qM, nv, m->nv)        /* joint-space inertia matrix incl. armature (CRBA) */\

@@ -4,5 +4,6 @@
 void sim_forward(const sim_model *m, sim_data *d) {
   sim_kinematics(m, d);
   sim_passive(m, d);
+  sim_actuate(m, d);
   sim_aba(m, d, 0.0);
 }

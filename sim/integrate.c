@@ -8,6 +8,7 @@
 static void evaluate(const sim_model *m, sim_data *d, double implicit_h) {
   sim_kinematics(m, d);
   sim_passive(m, d);
+  sim_actuate(m, d);
   sim_aba(m, d, implicit_h);
 }
 
@@ -136,6 +137,7 @@ void sim_step(const sim_model *m, sim_data *d) {
     step_euler(m, d, h);
     break;
   }
+  sim_actuator_advance(m, d, h);
   d->time += h;
   d->nstep++;
 }

@@ -57,4 +57,7 @@ void sim_json_line_and_column(const char *text, const char *at, int *line, int *
 /* Reads a whole file into a NUL-terminated buffer the caller frees; NULL with a message. */
 char *sim_json_read_file(const char *path, char *err, size_t err_sz);
 
+/* Section loaders of the robot description, called by the model loader. */
+int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
+
 #endif

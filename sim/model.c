@@ -11,6 +11,7 @@ void sim_model_free(sim_model *m) {
   free(m->bodies);
   free(m->joints);
   free(m->sites);
+  free(m->actuators);
   free(m->dof_joint);
   free(m->dof_body);
   free(m->qpos0);
@@ -38,6 +39,15 @@ int sim_model_joint(const sim_model *m, const char *name) {
 int sim_model_site(const sim_model *m, const char *name) {
   for (int i = 0; i < m->nsite; i++) {
     if (strcmp(m->sites[i].name, name) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+int sim_model_actuator(const sim_model *m, const char *name) {
+  for (int i = 0; i < m->nu; i++) {
+    if (strcmp(m->actuators[i].name, name) == 0) {
       return i;
     }
   }

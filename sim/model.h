@@ -76,6 +76,40 @@ typedef struct sim_site {
   double pos[3];         /* point of interest in the body frame, m */
 } sim_site;
 
+/* Actuators turn a command (data.ctrl) into a generalized force on one joint (sim/actuator.c).
+ * The command's meaning depends on the type; see docs/robot-format.md. */
+typedef enum sim_actuator_type {
+  SIM_ACT_MOTOR = 0,          /* ctrl: torque before the gear, N·m (or force, N); force = gear·ctrl */
+  SIM_ACT_DC_MOTOR = 1,       /* ctrl: duty cycle in [-1, 1] or voltage, V (see dc_input_voltage) */
+  SIM_ACT_POSITION_SERVO = 2, /* ctrl: target position, rad or m */
+  SIM_ACT_VELOCITY_SERVO = 3, /* ctrl: target velocity, rad/s or m/s */
+} sim_actuator_type;
+
+typedef struct sim_actuator {
+  char name[SIM_NAME_MAX];
+  sim_actuator_type type;
+  int joint;               /* driven joint (has one degree of freedom) */
+  int qposadr;             /* its position coordinate */
+  int dof;                 /* its velocity coordinate */
+  int actadr;              /* index of its internal state in data.act (DC motor current), or -1 */
+  double gear;             /* motor: force = gear·ctrl; DC motor: gear ratio (motor turns per joint turn) */
+  double ctrlrange[2];     /* commands are clamped to this range */
+  /* DC motor */
+  int dc_input_voltage;    /* 0: ctrl is a duty cycle in [-1, 1]; 1: ctrl is a voltage, V */
+  double supply_voltage;   /* V */
+  double resistance;       /* winding resistance, Ω */
+  double inductance;       /* winding inductance, H (0: current follows voltage instantly) */
+  double kt;               /* torque constant, N·m/A */
+  double ke;               /* back-EMF constant, V·s/rad */
+  double efficiency;       /* gearbox efficiency, (0, 1] */
+  double current_limit;    /* driver current limit, A */
+  /* servos */
+  double kp;               /* position gain, N·m/rad */
+  double kd;               /* damping gain of the position servo, N·m·s/rad */
+  double kv;               /* velocity gain, N·m·s/rad */
+  double force_limit;      /* output limit of the servo or DC motor at the joint, N·m or N (0: none) */
+} sim_actuator;
+
 typedef struct sim_model {
   char name[SIM_NAME_MAX];
   int nbody;             /* bodies including the world (body 0) */
@@ -83,9 +117,12 @@ typedef struct sim_model {
   int nq;                /* position coordinates */
   int nv;                /* velocity coordinates (degrees of freedom) */
   int nsite;
+  int nu;                /* actuators (commands in data.ctrl) */
+  int na;                /* actuator state variables (data.act) */
   sim_body *bodies;      /* [nbody] */
   sim_joint *joints;     /* [njnt] */
   sim_site *sites;       /* [nsite] */
+  sim_actuator *actuators; /* [nu] */
   int *dof_joint;        /* [nv] joint of each degree of freedom */
   int *dof_body;         /* [nv] body of each degree of freedom */
   double *qpos0;         /* [nq] initial positions from the description */
@@ -106,6 +143,7 @@ void sim_model_free(sim_model *m);
 int sim_model_body(const sim_model *m, const char *name);
 int sim_model_joint(const sim_model *m, const char *name);
 int sim_model_site(const sim_model *m, const char *name);
+int sim_model_actuator(const sim_model *m, const char *name);
 
 /* Number of position / velocity coordinates of a joint type. */
 int sim_joint_nq(sim_joint_type type);

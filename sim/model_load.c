@@ -421,9 +421,9 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
 
 static const char *const root_keys[] = {
     "name", "comment", "timestep", "integrator", "midpoint_iterations", "gravity", "bodies",
-    "sites",
+    "sites", "actuators",
     /* sections owned by other modules, validated there */
-    "sensors", "actuators", "runtime", "transports", NULL};
+    "sensors", "runtime", "transports", NULL};
 
 static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
   if (sim_json_expect_object(L, root, "") || sim_json_check_keys(L, root, "", root_keys)) {
@@ -457,7 +457,7 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
     assemble(m, rb, order, n);
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     snprintf(m->name, sizeof m->name, "%s", cJSON_IsString(name) ? name->valuestring : "robot");
-    ok = parse_sites(L, root, m) == 0;
+    ok = parse_sites(L, root, m) == 0 && sim_actuators_parse(L, root, m) == 0;
   }
   free(rb);
   free(order);

@@ -5,7 +5,8 @@
  * and the state in d, and writes its results into d. No stage allocates memory, reads a clock,
  * or draws a random number: the same inputs give the same bits.
  *
- * Pipeline of one step:  kinematics → passive forces → ABA (bias forces inside) → integrate.
+ * Pipeline of one step:  kinematics → passive forces → actuators → ABA (bias forces inside)
+ *                        → integrate → actuator state.
  */
 #ifndef ACHILLES_SIM_SIM_H
 #define ACHILLES_SIM_SIM_H
@@ -23,6 +24,14 @@ void sim_kinematics(const sim_model *m, sim_data *d);
 /* passive.c: qfrc_passive = -stiffness·(q - springref) - damping·qd. */
 void sim_passive(const sim_model *m, sim_data *d);
 
+/* actuator.c: qfrc_actuator and actuator_force from ctrl (clamped to each ctrlrange; a
+ * non-finite command reads as 0), the state, and the DC motors' currents in act. */
+void sim_actuate(const sim_model *m, sim_data *d);
+
+/* actuator.c: advances actuator state (DC motor winding currents) by h, exactly for the linear
+ * circuit with voltage and speed held over the step. sim_step calls it after integrating. */
+void sim_actuator_advance(const sim_model *m, sim_data *d, double h);
+
 /* rnea.c: qfrc_bias = C(q,qd)·qd + g(q) by Recursive Newton–Euler with zero acceleration.
  * Needs sim_kinematics. */
 void sim_rnea_bias(const sim_model *m, sim_data *d);
@@ -35,13 +44,14 @@ void sim_inverse(const sim_model *m, sim_data *d);
  * Composite Rigid Body Algorithm. Needs sim_kinematics. */
 void sim_crba(const sim_model *m, sim_data *d);
 
-/* aba.c: qacc from qfrc_applied + qfrc_passive by the Articulated Body Algorithm, with
+/* aba.c: qacc from qfrc_applied + qfrc_passive + qfrc_actuator by the Articulated Body Algorithm, with
  * Coriolis/centrifugal bias, gravity as a fictitious base acceleration, and armature.
  * `implicit_h` > 0 adds h·damping to each joint's inertia, solving (M + h·B)·qacc = f as
- * MuJoCo's Euler does; pass 0 for the explicit dynamics. Needs sim_kinematics, sim_passive. */
+ * MuJoCo's Euler does; pass 0 for the explicit dynamics. Needs sim_kinematics, sim_passive,
+ * sim_actuate. */
 void sim_aba(const sim_model *m, sim_data *d, double implicit_h);
 
-/* forward.c: kinematics, passive forces and ABA: qacc at the current state. */
+/* forward.c: kinematics, passive forces, actuators and ABA: qacc at the current state. */
 void sim_forward(const sim_model *m, sim_data *d);
 
 /* integrate.c: advances the state by m->opt.timestep with m->opt.integrator. */

@@ -1,0 +1,201 @@
+/* sim/actuator_load.c: the "actuators" section of a robot description (docs/robot-format.md). */
+#include "sim/json_read.h"
+
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct actuator_kind {
+  const char *name;
+  sim_actuator_type type;
+  const char *const *keys; /* keys allowed for this type, NULL-terminated */
+} actuator_kind;
+
+#define COMMON_KEYS "name", "joint", "type", "ctrlrange", "comment"
+static const char *const motor_keys[] = {COMMON_KEYS, "gear", NULL};
+static const char *const dc_keys[] = {COMMON_KEYS,  "input",      "supply_voltage", "resistance",
+                                      "inductance", "kt",         "ke",             "gear",
+                                      "efficiency", "current_limit", "force_limit",  NULL};
+static const char *const position_keys[] = {COMMON_KEYS, "kp", "kd", "force_limit", NULL};
+static const char *const velocity_keys[] = {COMMON_KEYS, "kv", "force_limit", NULL};
+
+static const actuator_kind kinds[] = {
+    {"motor", SIM_ACT_MOTOR, motor_keys},
+    {"dc_motor", SIM_ACT_DC_MOTOR, dc_keys},
+    {"position_servo", SIM_ACT_POSITION_SERVO, position_keys},
+    {"velocity_servo", SIM_ACT_VELOCITY_SERVO, velocity_keys},
+};
+
+static const actuator_kind *find_kind(const cJSON *type) {
+  for (size_t k = 0; cJSON_IsString(type) && k < sizeof kinds / sizeof kinds[0]; k++) {
+    if (strcmp(type->valuestring, kinds[k].name) == 0) {
+      return &kinds[k];
+    }
+  }
+  return NULL;
+}
+
+static int parse_dc_motor(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                          sim_actuator *a) {
+  char p[SIM_JSON_PATH_MAX];
+  const cJSON *input = cJSON_GetObjectItemCaseSensitive(obj, "input");
+  if (input) {
+    int duty = cJSON_IsString(input) && strcmp(input->valuestring, "duty") == 0;
+    int volt = cJSON_IsString(input) && strcmp(input->valuestring, "voltage") == 0;
+    if (!duty && !volt) {
+      sim_json_path_join(p, path, "input");
+      return sim_json_fail(L, p, "expected \"duty\" or \"voltage\"");
+    }
+    a->dc_input_voltage = volt;
+  }
+  a->efficiency = 1;
+  if (sim_json_read_number(L, obj, path, "supply_voltage", &a->supply_voltage, 1) ||
+      sim_json_check_min(L, path, "supply_voltage", a->supply_voltage, 0, 1) ||
+      sim_json_read_number(L, obj, path, "resistance", &a->resistance, 1) ||
+      sim_json_check_min(L, path, "resistance", a->resistance, 0, 1) ||
+      sim_json_read_number(L, obj, path, "inductance", &a->inductance, 0) ||
+      sim_json_check_min(L, path, "inductance", a->inductance, 0, 0) ||
+      sim_json_read_number(L, obj, path, "kt", &a->kt, 1) ||
+      sim_json_check_min(L, path, "kt", a->kt, 0, 1)) {
+    return -1;
+  }
+  a->ke = a->kt; /* in SI units the back-EMF constant equals the torque constant */
+  a->current_limit = a->supply_voltage / a->resistance; /* stall current */
+  if (sim_json_read_number(L, obj, path, "ke", &a->ke, 0) ||
+      sim_json_check_min(L, path, "ke", a->ke, 0, 1) ||
+      sim_json_read_number(L, obj, path, "efficiency", &a->efficiency, 0) ||
+      sim_json_check_min(L, path, "efficiency", a->efficiency, 0, 1) ||
+      sim_json_read_number(L, obj, path, "current_limit", &a->current_limit, 0) ||
+      sim_json_check_min(L, path, "current_limit", a->current_limit, 0, 1)) {
+    return -1;
+  }
+  if (a->efficiency > 1) {
+    sim_json_path_join(p, path, "efficiency");
+    return sim_json_fail(L, p, "must be <= 1 (got %g)", a->efficiency);
+  }
+  double full = a->dc_input_voltage ? a->supply_voltage : 1.0;
+  a->ctrlrange[0] = -full, a->ctrlrange[1] = full;
+  return 0;
+}
+
+static int parse_type_parameters(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                                 sim_actuator *a) {
+  a->gear = 1;
+  if (sim_json_read_number(L, obj, path, "gear", &a->gear, 0) ||
+      sim_json_check_min(L, path, "gear", a->gear, 0, 1) ||
+      sim_json_read_number(L, obj, path, "force_limit", &a->force_limit, 0) ||
+      sim_json_check_min(L, path, "force_limit", a->force_limit, 0, 0)) {
+    return -1;
+  }
+  switch (a->type) {
+  case SIM_ACT_DC_MOTOR:
+    return parse_dc_motor(L, obj, path, a);
+  case SIM_ACT_POSITION_SERVO:
+    return sim_json_read_number(L, obj, path, "kp", &a->kp, 1) ||
+                   sim_json_check_min(L, path, "kp", a->kp, 0, 1) ||
+                   sim_json_read_number(L, obj, path, "kd", &a->kd, 0) ||
+                   sim_json_check_min(L, path, "kd", a->kd, 0, 0)
+               ? -1
+               : 0;
+  case SIM_ACT_VELOCITY_SERVO:
+    return sim_json_read_number(L, obj, path, "kv", &a->kv, 1) ||
+                   sim_json_check_min(L, path, "kv", a->kv, 0, 1)
+               ? -1
+               : 0;
+  case SIM_ACT_MOTOR:
+  default:
+    return 0;
+  }
+}
+
+static int parse_joint_ref(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                           const sim_model *m, sim_actuator *a) {
+  char name[SIM_NAME_MAX] = "", p[SIM_JSON_PATH_MAX];
+  if (sim_json_read_name(L, obj, path, "joint", name, 1)) {
+    return -1;
+  }
+  a->joint = sim_model_joint(m, name);
+  sim_json_path_join(p, path, "joint");
+  if (a->joint < 0 || m->joints[a->joint].dofadr < 0) {
+    return sim_json_fail(L, p, a->joint < 0 ? "unknown joint \"%s\""
+                                            : "joint \"%s\" is fixed (nothing to drive)",
+                         name);
+  }
+  a->dof = m->joints[a->joint].dofadr;
+  a->qposadr = m->joints[a->joint].qposadr;
+  return 0;
+}
+
+static int parse_ctrlrange(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                           sim_actuator *a) {
+  if (!cJSON_GetObjectItemCaseSensitive(obj, "ctrlrange")) {
+    return 0;
+  }
+  char p[SIM_JSON_PATH_MAX];
+  if (sim_json_read_vector(L, obj, path, "ctrlrange", a->ctrlrange, 2, 1)) {
+    return -1;
+  }
+  if (!(a->ctrlrange[0] < a->ctrlrange[1])) {
+    sim_json_path_join(p, path, "ctrlrange");
+    return sim_json_fail(L, p, "lower bound %g must be below upper bound %g", a->ctrlrange[0],
+                         a->ctrlrange[1]);
+  }
+  return 0;
+}
+
+static int parse_actuator(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                          const sim_model *m, sim_actuator *a) {
+  char p[SIM_JSON_PATH_MAX];
+  if (sim_json_expect_object(L, obj, path)) {
+    return -1;
+  }
+  const actuator_kind *kind = find_kind(cJSON_GetObjectItemCaseSensitive(obj, "type"));
+  if (!kind) {
+    sim_json_path_join(p, path, "type");
+    return sim_json_fail(L, p, "missing or unknown (expected \"motor\", \"dc_motor\", "
+                               "\"position_servo\" or \"velocity_servo\")");
+  }
+  a->type = kind->type;
+  a->ctrlrange[0] = -DBL_MAX, a->ctrlrange[1] = DBL_MAX;
+  a->actadr = -1;
+  return sim_json_check_keys(L, obj, path, kind->keys) ||
+                 sim_json_read_name(L, obj, path, "name", a->name, 1) ||
+                 parse_joint_ref(L, obj, path, m, a) ||
+                 parse_type_parameters(L, obj, path, a) || parse_ctrlrange(L, obj, path, a)
+             ? -1
+             : 0;
+}
+
+int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "actuators");
+  if (!list) {
+    return 0;
+  }
+  if (!cJSON_IsArray(list)) {
+    return sim_json_fail(L, "actuators", "expected an array of actuator objects");
+  }
+  m->nu = cJSON_GetArraySize(list);
+  m->actuators = calloc((size_t)m->nu + 1, sizeof *m->actuators);
+  if (!m->actuators) {
+    return sim_json_fail(L, "actuators", "out of memory");
+  }
+  int i = 0;
+  for (const cJSON *item = list->child; item; item = item->next, i++) {
+    char p[SIM_JSON_PATH_MAX];
+    sim_actuator *a = &m->actuators[i];
+    sim_json_path_index(p, "actuators", i);
+    if (parse_actuator(L, item, p, m, a)) {
+      return -1;
+    }
+    for (int k = 0; k < i; k++) {
+      if (strcmp(m->actuators[k].name, a->name) == 0) {
+        return sim_json_fail(L, p, "duplicate actuator name \"%s\" (also actuators[%d])",
+                             a->name, k);
+      }
+    }
+    if (a->type == SIM_ACT_DC_MOTOR && a->inductance > 0) {
+      a->actadr = m->na++;
+    }
+  }
+  return 0;
+}
