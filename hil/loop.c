@@ -1,0 +1,249 @@
+/* hil/loop.c: pacing the runtime — realtime deadlines, lockstep, fast — and its statistics. */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#include "hil/runtime_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "hil/error.h"
+#include "hil/transport.h"
+
+#define MAX_POLLITEMS 32
+#define IDLE_WAIT_MS 20 /* how long a paused or waiting loop sleeps between checks */
+
+/* Sleeps until the absolute monotonic time `t` (s); returns early when a stop is requested. */
+static void sleep_until(const hil_runtime *rt, double t) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)floor(t);
+  ts.tv_nsec = (long)((t - floor(t)) * 1e9);
+  while (!rt->stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+}
+
+/* Waits up to timeout_ms for input on any transport (lockstep, pauses). */
+static void wait_for_input(hil_runtime *rt, long timeout_ms) {
+  zmq_pollitem_t items[MAX_POLLITEMS];
+  int n = 0;
+  for (int i = 0; i < rt->ntransports; i++) {
+    hil_transport *t = rt->transports[i];
+    if (t->ops->pollitems) {
+      n += t->ops->pollitems(t, items + n, MAX_POLLITEMS - n);
+    }
+  }
+  if (n > 0) {
+    zmq_poll(items, n, timeout_ms);
+  } else {
+    sleep_until(rt, hil__monotonic_now() + 1e-3 * (double)timeout_ms);
+  }
+}
+
+/* --- status ---------------------------------------------------------------------------------- */
+
+static void print_status(hil_runtime *rt, const hil_status *st, const char *prefix) {
+  char transports[512] = "";
+  for (int i = 0; i < rt->ntransports; i++) {
+    hil_transport *t = rt->transports[i];
+    if (t->ops->describe) {
+      size_t used = strlen(transports);
+      snprintf(transports + used, sizeof transports - used, " | ");
+      used = strlen(transports);
+      t->ops->describe(t, transports + used, sizeof transports - used);
+    }
+  }
+  fprintf(stderr,
+          "%s t=%.3f s wall=%.1f s steps=%llu %s%s | late p50/p99/max %.0f/%.0f/%.0f us"
+          " | compute p50/p99 %.1f/%.1f us | overruns %llu skipped %llu | cmds %llu ok"
+          " %llu clamped %llu rejected %llu trips%s\n",
+          prefix, st->sim_time, st->wall_time, (unsigned long long)st->steps,
+          hil_mode_name(st->mode), st->paused ? " (paused)" : "", 1e6 * st->late_p50,
+          1e6 * st->late_p99, 1e6 * st->late_max, 1e6 * st->compute_p50, 1e6 * st->compute_p99,
+          (unsigned long long)st->overruns, (unsigned long long)st->skipped,
+          (unsigned long long)st->commands.accepted, (unsigned long long)st->commands.clamped,
+          (unsigned long long)(st->commands.rejected_nonfinite + st->commands.rejected_unknown +
+                               st->commands.rejected_malformed),
+          (unsigned long long)st->commands.watchdog_trips, transports);
+}
+
+static void report_status(hil_runtime *rt, const char *prefix) {
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  for (int i = 0; i < rt->ntransports; i++) {
+    hil_transport *t = rt->transports[i];
+    if (t->ops->publish_status) {
+      t->ops->publish_status(t, rt, &st);
+    }
+  }
+  if (!rt->opt.quiet) {
+    print_status(rt, &st, prefix);
+  }
+}
+
+/* Status once per period of wall time; the timing histograms cover one period each. */
+static void maybe_report(hil_runtime *rt, double *next_report) {
+  if (rt->opt.status_period_s <= 0) {
+    return;
+  }
+  double now = hil__monotonic_now();
+  if (now < *next_report) {
+    return;
+  }
+  report_status(rt, "[achilles]");
+  hil_histogram_clear(&rt->late);
+  hil_histogram_clear(&rt->compute);
+  *next_report = now + rt->opt.status_period_s;
+}
+
+static int duration_reached(const hil_runtime *rt) {
+  return rt->opt.duration_s > 0 &&
+         rt->data->time >= rt->opt.duration_s - 0.5 * rt->model->opt.timestep;
+}
+
+/* One timed step: compute time goes to the histogram. */
+static void timed_step(hil_runtime *rt) {
+  double begin = hil__monotonic_now();
+  hil__step(rt);
+  hil_histogram_add(&rt->compute, hil__monotonic_now() - begin);
+}
+
+/* --- realtime ---------------------------------------------------------------------------------- */
+
+/* Deadlines are absolute (start + k·period), so sleep jitter never accumulates into drift. */
+static void run_realtime(hil_runtime *rt) {
+  const double period = rt->model->opt.timestep;
+  double next = hil__monotonic_now(), next_report = next + rt->opt.status_period_s;
+  while (!rt->stop && !duration_reached(rt)) {
+    sleep_until(rt, next);
+    double wake = hil__monotonic_now();
+    hil_histogram_add(&rt->late, wake - next);
+    hil__poll_transports(rt);
+    if (!rt->paused) {
+      timed_step(rt);
+    }
+    next += period;
+    double now = hil__monotonic_now();
+    if (rt->resynchronize) {
+      next = now + period;
+      rt->resynchronize = 0;
+    } else if (now > next) {
+      rt->overruns++;
+      double behind = floor((now - next) / period); /* whole ticks already missed */
+      double allowed = rt->opt.overrun == HIL_OVERRUN_CATCHUP ? rt->opt.max_catchup : 0;
+      if (behind > allowed) {
+        next += (behind - allowed) * period;
+        rt->skipped += (uint64_t)(behind - allowed);
+      }
+    }
+    maybe_report(rt, &next_report);
+  }
+}
+
+/* --- lockstep and fast -------------------------------------------------------------------- */
+
+/* With speed > 0, simulated time may run at most `speed` times as fast as wall time. */
+static void pace(hil_runtime *rt, double wall_origin, double sim_origin) {
+  if (rt->opt.speed > 0) {
+    sleep_until(rt, wall_origin + (rt->data->time - sim_origin) / rt->opt.speed);
+  }
+}
+
+static int lockstep_may_step(hil_runtime *rt) {
+  if (rt->paused) {
+    return 0;
+  }
+  if (rt->pending_steps > 0) {
+    rt->pending_steps--;
+    return 1;
+  }
+  return hil_commands_all_fresh(&rt->commands);
+}
+
+static void run_lockstep(hil_runtime *rt) {
+  double next_report = hil__monotonic_now() + rt->opt.status_period_s;
+  double wall_origin = hil__monotonic_now(), sim_origin = rt->data->time;
+  while (!rt->stop && !duration_reached(rt)) {
+    wait_for_input(rt, IDLE_WAIT_MS);
+    hil__poll_transports(rt);
+    while (!rt->stop && !duration_reached(rt) && lockstep_may_step(rt)) {
+      timed_step(rt);
+      pace(rt, wall_origin, sim_origin);
+      hil__poll_transports(rt);
+    }
+    maybe_report(rt, &next_report);
+  }
+}
+
+static void run_fast(hil_runtime *rt) {
+  double next_report = hil__monotonic_now() + rt->opt.status_period_s;
+  double wall_origin = hil__monotonic_now(), sim_origin = rt->data->time;
+  while (!rt->stop && !duration_reached(rt)) {
+    hil__poll_transports(rt);
+    if (rt->paused) {
+      wait_for_input(rt, IDLE_WAIT_MS);
+      wall_origin = hil__monotonic_now(), sim_origin = rt->data->time;
+    } else {
+      timed_step(rt);
+      pace(rt, wall_origin, sim_origin);
+    }
+    maybe_report(rt, &next_report);
+  }
+}
+
+/* --- real-time scheduling -------------------------------------------------------------------- */
+
+/* Asks for SCHED_FIFO, locked memory and a CPU; says once what the system refused. */
+static void request_realtime(const hil_runtime *rt) {
+  struct sched_param param = {.sched_priority = 80};
+  if (sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
+    fprintf(stderr, "[achilles] --rt: SCHED_FIFO refused (%s); running with normal priority\n",
+            strerror(errno));
+  }
+  if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
+    fprintf(stderr, "[achilles] --rt: mlockall refused (%s); memory may page\n", strerror(errno));
+  }
+  if (rt->opt.cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(rt->opt.cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) {
+      fprintf(stderr, "[achilles] --rt: CPU %d refused (%s); running on any CPU\n", rt->opt.cpu,
+              strerror(errno));
+    }
+  }
+}
+
+/* Motors to zero and one last step, so every listener sees the arm let go. */
+static void shut_down(hil_runtime *rt) {
+  hil_commands_clear(&rt->commands);
+  hil_commands_apply(&rt->commands, rt->data, hil_runtime_loop_time(rt));
+  if (!rt->paused) {
+    hil__step(rt);
+  }
+  report_status(rt, "[achilles] final:");
+}
+
+int hil_runtime_run(hil_runtime *rt) {
+  if (rt->opt.realtime_priority) {
+    request_realtime(rt);
+  }
+  rt->start_wall = hil__monotonic_now();
+  hil__sense(rt); /* the state at t = 0 */
+  switch (rt->opt.mode) {
+  case HIL_MODE_LOCKSTEP:
+    run_lockstep(rt);
+    break;
+  case HIL_MODE_FAST:
+    run_fast(rt);
+    break;
+  case HIL_MODE_REALTIME:
+  default:
+    run_realtime(rt);
+    break;
+  }
+  shut_down(rt);
+  return HIL_OK;
+}

@@ -1,0 +1,37 @@
+/* hil/transport.h: the interface every transport (ZeroMQ, serial) implements.
+ *
+ * A transport is a struct whose first member is `hil_transport`; the runtime calls it through
+ * the ops table. The runtime never blocks inside a transport: poll() reads whatever input is
+ * waiting and returns; publish_*() queue or send without waiting (a slow reader loses old
+ * samples, never stalls the loop).
+ */
+#ifndef ACHILLES_HIL_TRANSPORT_H
+#define ACHILLES_HIL_TRANSPORT_H
+
+#include <stddef.h>
+#include <zmq.h>
+
+#include "hil/runtime.h"
+
+typedef struct hil_transport_ops {
+  const char *name;
+  /* Items (sockets or file descriptors) whose input should wake a waiting loop; writes at most
+   * max and returns how many. May be NULL. */
+  int (*pollitems)(hil_transport *t, zmq_pollitem_t *items, int max);
+  /* Reads every pending message: submits commands, answers control requests. Never blocks. */
+  void (*poll)(hil_transport *t, hil_runtime *rt);
+  /* One sensor sample, just taken. */
+  void (*publish_sample)(hil_transport *t, hil_runtime *rt, const sens_sensor *s,
+                         const sens_sample *smp);
+  /* The periodic status (also sent once at exit). */
+  void (*publish_status)(hil_transport *t, hil_runtime *rt, const hil_status *st);
+  /* A short fragment for the console status line, e.g. "pty /dev/pts/3: 1200 frames". */
+  void (*describe)(hil_transport *t, char *out, size_t out_sz);
+  void (*destroy)(hil_transport *t);
+} hil_transport_ops;
+
+struct hil_transport {
+  const hil_transport_ops *ops;
+};
+
+#endif
