@@ -1,0 +1,333 @@
+/* tests/sim/mjcf_writer.c: an Achilles model as MuJoCo MJCF (see mjcf_writer.h). */
+#include "mjcf_writer.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__has_include)
+#if __has_include(<mujoco/mujoco.h>)
+#include <mujoco/mujoco.h>
+#define MJCF_HAVE_MUJOCO 1
+#endif
+#endif
+
+/* an output buffer that counts what it could not hold, like snprintf */
+typedef struct mjcf_out {
+  char *buf;
+  size_t sz;
+  size_t len; /* characters produced so far, written or not */
+} mjcf_out;
+
+static void out_printf(mjcf_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void out_printf(mjcf_out *o, const char *fmt, ...) {
+  va_list ap;
+  char *dst = NULL;
+  size_t room = 0;
+  if (o->len < o->sz) {
+    dst = o->buf + o->len;
+    room = o->sz - o->len;
+  }
+  va_start(ap, fmt);
+  int n = vsnprintf(dst, room, fmt, ap);
+  va_end(ap);
+  if (n > 0) {
+    o->len += (size_t)n;
+  }
+}
+
+/* a name as an XML attribute value: the five special characters escaped */
+static void out_name(mjcf_out *o, const char *name) {
+  for (const char *c = name; *c; c++) {
+    switch (*c) {
+    case '&': out_printf(o, "&amp;"); break;
+    case '<': out_printf(o, "&lt;"); break;
+    case '>': out_printf(o, "&gt;"); break;
+    case '"': out_printf(o, "&quot;"); break;
+    case '\'': out_printf(o, "&apos;"); break;
+    default: out_printf(o, "%c", *c); break;
+    }
+  }
+}
+
+static void out_indent(mjcf_out *o, int depth) {
+  out_printf(o, "%*s", 2 * depth, "");
+}
+
+/* %.17g round-trips every double exactly through MuJoCo's strtod */
+static void out_vec(mjcf_out *o, const char *attr, const double *v, int n) {
+  out_printf(o, " %s=\"", attr);
+  for (int i = 0; i < n; i++) {
+    out_printf(o, "%s%.17g", i ? " " : "", v[i]);
+  }
+  out_printf(o, "\"");
+}
+
+static void out_real(mjcf_out *o, const char *attr, double v) {
+  out_vec(o, attr, &v, 1);
+}
+
+static void write_sites(mjcf_out *o, const sim_model *m, int body, int depth) {
+  for (int s = 0; s < m->nsite; s++) {
+    if (m->sites[s].body != body) {
+      continue;
+    }
+    out_indent(o, depth);
+    out_printf(o, "<site name=\"");
+    out_name(o, m->sites[s].name);
+    out_printf(o, "\"");
+    out_vec(o, "pos", m->sites[s].pos, 3);
+    out_printf(o, "/>\n");
+  }
+}
+
+static void write_joint(mjcf_out *o, const sim_joint *j, int depth) {
+  if (j->type != SIM_JOINT_HINGE && j->type != SIM_JOINT_SLIDE) {
+    return; /* fixed: the body is welded to its parent */
+  }
+  out_indent(o, depth);
+  out_printf(o, "<joint name=\"");
+  out_name(o, j->name);
+  out_printf(o, "\" type=\"%s\" pos=\"0 0 0\"", j->type == SIM_JOINT_HINGE ? "hinge" : "slide");
+  out_vec(o, "axis", j->axis, 3);
+  out_real(o, "damping", j->damping);
+  out_real(o, "armature", j->armature);
+  out_real(o, "stiffness", j->stiffness);
+  out_real(o, "springref", j->springref);
+  out_printf(o, " limited=\"false\"/>\n");
+}
+
+/* Principal axes of a symmetric 3x3 matrix by cyclic Jacobi rotations, run to convergence:
+ * A = V·diag(w)·V' with V a rotation (det +1). MuJoCo's own diagonalization of `fullinertia`
+ * (mju_eig3 in 2.2.2) stops at a loose tolerance and changes inertias with products of inertia
+ * by up to 1e-7 relative, so the writer diagonalizes and writes quat + diaginertia instead. */
+static void eig3(double w[3], double V[9], const double A[9]) {
+  double a[9];
+  memcpy(a, A, sizeof a);
+  for (int i = 0; i < 9; i++) {
+    V[i] = i % 4 == 0 ? 1.0 : 0.0;
+  }
+  static const int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+  for (int sweep = 0; sweep < 64; sweep++) {
+    int rotated = 0;
+    for (int k = 0; k < 3; k++) {
+      int p = pairs[k][0], q = pairs[k][1];
+      double apq = a[3 * p + q], app = a[3 * p + p], aqq = a[3 * q + q];
+      /* below rounding of the diagonal: the pair is diagonal */
+      if (fabs(apq) <= 1e-19 * (fabs(app) + fabs(aqq))) {
+        continue;
+      }
+      rotated = 1;
+      /* the rotation J (identity but c, s in rows/columns p, q) that zeroes a[p][q] */
+      double theta = (aqq - app) / (2 * apq);
+      double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
+      double c = 1 / sqrt(t * t + 1), s = t * c;
+      /* a = J'·a·J, V = V·J */
+      for (int r = 0; r < 3; r++) {
+        double arp = a[3 * r + p], arq = a[3 * r + q];
+        a[3 * r + p] = c * arp - s * arq;
+        a[3 * r + q] = s * arp + c * arq;
+      }
+      for (int r = 0; r < 3; r++) {
+        double apr = a[3 * p + r], aqr = a[3 * q + r];
+        a[3 * p + r] = c * apr - s * aqr;
+        a[3 * q + r] = s * apr + c * aqr;
+      }
+      a[3 * p + q] = a[3 * q + p] = 0;
+      for (int r = 0; r < 3; r++) {
+        double vrp = V[3 * r + p], vrq = V[3 * r + q];
+        V[3 * r + p] = c * vrp - s * vrq;
+        V[3 * r + q] = s * vrp + c * vrq;
+      }
+    }
+    if (!rotated) {
+      break;
+    }
+  }
+  for (int i = 0; i < 3; i++) {
+    w[i] = a[4 * i];
+  }
+  /* a proper rotation: flip the last axis if V is a reflection */
+  double det = V[0] * (V[4] * V[8] - V[5] * V[7]) - V[1] * (V[3] * V[8] - V[5] * V[6]) +
+               V[2] * (V[3] * V[7] - V[4] * V[6]);
+  if (det < 0) {
+    V[2] = -V[2];
+    V[5] = -V[5];
+    V[8] = -V[8];
+  }
+}
+
+/* rotation matrix (row-major) to unit quaternion [w x y z], from its largest component */
+static void mat2quat(double q[4], const double R[9]) {
+  double tr = R[0] + R[4] + R[8];
+  if (tr > 0) {
+    double s = 2 * sqrt(1 + tr);
+    q[0] = s / 4;
+    q[1] = (R[7] - R[5]) / s;
+    q[2] = (R[2] - R[6]) / s;
+    q[3] = (R[3] - R[1]) / s;
+  } else if (R[0] >= R[4] && R[0] >= R[8]) {
+    double s = 2 * sqrt(1 + R[0] - R[4] - R[8]);
+    q[0] = (R[7] - R[5]) / s;
+    q[1] = s / 4;
+    q[2] = (R[1] + R[3]) / s;
+    q[3] = (R[2] + R[6]) / s;
+  } else if (R[4] >= R[8]) {
+    double s = 2 * sqrt(1 + R[4] - R[0] - R[8]);
+    q[0] = (R[2] - R[6]) / s;
+    q[1] = (R[1] + R[3]) / s;
+    q[2] = s / 4;
+    q[3] = (R[5] + R[7]) / s;
+  } else {
+    double s = 2 * sqrt(1 + R[8] - R[0] - R[4]);
+    q[0] = (R[3] - R[1]) / s;
+    q[1] = (R[2] + R[6]) / s;
+    q[2] = (R[5] + R[7]) / s;
+    q[3] = s / 4;
+  }
+}
+
+/* inertia about the COM in body axes, as principal moments in a principal frame */
+static void write_inertial(mjcf_out *o, const sim_body *b, int depth) {
+  if (!(b->mass > 0)) {
+    return; /* massless: with inertiafromgeom="false" and no geoms MuJoCo gives mass 0 too */
+  }
+  double I[9], w[3], V[9], q[4];
+  for (int r = 0; r < 3; r++) {
+    for (int c = 0; c < 3; c++) {
+      I[3 * r + c] = 0.5 * (b->inertia[3 * r + c] + b->inertia[3 * c + r]);
+    }
+  }
+  eig3(w, V, I);
+  mat2quat(q, V);
+  out_indent(o, depth);
+  out_printf(o, "<inertial");
+  out_vec(o, "pos", b->com, 3);
+  out_vec(o, "quat", q, 4);
+  out_real(o, "mass", b->mass);
+  out_vec(o, "diaginertia", w, 3);
+  out_printf(o, "/>\n");
+}
+
+static void write_body(mjcf_out *o, const sim_model *m, int body, int depth) {
+  const sim_body *b = &m->bodies[body];
+  out_indent(o, depth);
+  out_printf(o, "<body name=\"");
+  out_name(o, b->name);
+  out_printf(o, "\"");
+  out_vec(o, "pos", b->pos, 3);
+  out_vec(o, "quat", b->quat, 4);
+  out_printf(o, ">\n");
+  if (b->joint >= 0 && b->joint < m->njnt) {
+    write_joint(o, &m->joints[b->joint], depth + 1);
+  }
+  write_inertial(o, b, depth + 1);
+  write_sites(o, m, body, depth + 1);
+  /* children follow their parent in index order (the loader sorts bodies topologically) */
+  for (int c = body + 1; c < m->nbody; c++) {
+    if (m->bodies[c].parent == body) {
+      write_body(o, m, c, depth + 1);
+    }
+  }
+  out_indent(o, depth);
+  out_printf(o, "</body>\n");
+}
+
+static void write_option(mjcf_out *o, const sim_option *opt) {
+  const char *integrator = "Euler";
+  if (opt->integrator == SIM_INTEGRATOR_RK4) {
+    integrator = "RK4";
+  } else if (opt->integrator != SIM_INTEGRATOR_EULER) {
+    out_printf(o, "  <!-- Achilles integrator %d has no MuJoCo 2.2.2 equivalent: Euler -->\n",
+               (int)opt->integrator);
+  }
+  out_printf(o, "  <option");
+  out_real(o, "timestep", opt->timestep);
+  out_vec(o, "gravity", opt->gravity, 3);
+  out_printf(o, " integrator=\"%s\">\n", integrator);
+  out_printf(o, "    <flag contact=\"disable\" limit=\"disable\" energy=\"enable\"/>\n");
+  out_printf(o, "  </option>\n");
+}
+
+int mjcf_write(const sim_model *m, char *xml, size_t xml_sz) {
+  mjcf_out o = {xml, xml_sz, 0};
+  if (xml && xml_sz > 0) {
+    xml[0] = '\0';
+  }
+
+  /* header: radians, and a compiler that keeps the given inertia as it is */
+  out_printf(&o, "<mujoco model=\"");
+  out_name(&o, m->name);
+  out_printf(&o, "\">\n");
+  out_printf(&o, "  <compiler angle=\"radian\" inertiafromgeom=\"false\" "
+                 "balanceinertia=\"false\" boundmass=\"0\" boundinertia=\"0\" "
+                 "settotalmass=\"-1\" fusestatic=\"false\"/>\n");
+  write_option(&o, &m->opt);
+
+  /* the tree: sites of the world, then every body whose parent is the world */
+  out_printf(&o, "  <worldbody>\n");
+  write_sites(&o, m, 0, 2);
+  for (int b = 1; b < m->nbody; b++) {
+    if (m->bodies[b].parent == 0) {
+      write_body(&o, m, b, 2);
+    }
+  }
+  out_printf(&o, "  </worldbody>\n");
+  out_printf(&o, "</mujoco>\n");
+
+  if (o.len >= (size_t)INT_MAX) {
+    return INT_MIN;
+  }
+  return o.len < xml_sz ? (int)o.len : -(int)o.len;
+}
+
+#ifdef MJCF_HAVE_MUJOCO
+static void set_err(char *err, size_t err_sz, const char *msg) {
+  if (err && err_sz > 0) {
+    snprintf(err, err_sz, "%s", msg);
+  }
+}
+
+struct mjModel_ *mjcf_load(const sim_model *m, char *err, size_t err_sz) {
+  static const char fname[] = "achilles_model.xml";
+  set_err(err, err_sz, "");
+
+  /* the text, in a buffer of the size it asks for */
+  int need = mjcf_write(m, NULL, 0);
+  size_t len = (size_t)(need < 0 ? -need : need);
+  char *xml = malloc(len + 1);
+  if (!xml) {
+    set_err(err, err_sz, "mjcf_load: out of memory");
+    return NULL;
+  }
+  mjcf_write(m, xml, len + 1);
+
+  /* a virtual file system (about 2 MB in 2.2.2, hence the heap) holding one file */
+  mjVFS *vfs = malloc(sizeof *vfs);
+  if (!vfs) {
+    free(xml);
+    set_err(err, err_sz, "mjcf_load: out of memory");
+    return NULL;
+  }
+  mj_defaultVFS(vfs);
+  mjModel *mm = NULL;
+  if (mj_makeEmptyFileVFS(vfs, fname, (int)len) != 0) {
+    set_err(err, err_sz, "mjcf_load: mj_makeEmptyFileVFS failed");
+  } else {
+    memcpy(vfs->filedata[mj_findFileVFS(vfs, fname)], xml, len);
+    char mjerr[1000] = "";
+    mm = mj_loadXML(fname, vfs, mjerr, (int)sizeof mjerr);
+    if (!mm && err && err_sz > 0) {
+      snprintf(err, err_sz, "mjcf_load: mj_loadXML: %s", mjerr);
+    }
+  }
+  mj_deleteVFS(vfs);
+  free(vfs);
+  free(xml);
+  return mm;
+}
+#endif
