@@ -5,8 +5,10 @@
  * struct fields, the layout and the snapshot copy. Ownership: sim_data_new() allocates,
  * sim_data_free() releases (and accepts NULL).
  *
- * Frames: x* arrays are in world coordinates; b* arrays are in each body's own frame
- * (Featherstone's body coordinates). Spatial vectors are [angular; linear].
+ * Frames: x* arrays are world positions and orientations. c* arrays are spatial quantities in
+ * world axes about the world origin, where the recursive algorithms run: no transforms between
+ * bodies are needed there (sim_body_velocity and sim_body_acceleration give a body's motion in
+ * its own axes, as sensors see it). Spatial vectors are [angular; linear].
  */
 #ifndef ACHILLES_SIM_DATA_H
 #define ACHILLES_SIM_DATA_H
@@ -35,17 +37,17 @@
   X(xmat, nbody, 9)       /* body orientation, world, row-major */             \
   X(xipos, nbody, 3)      /* body centre of mass, world */                     \
   X(site_xpos, nsite, 3)  /* site positions, world */                          \
-  X(bE, nbody, 9)         /* rotation of parent→body Plücker transform */      \
-  X(br, nbody, 3)         /* body origin in parent coordinates */              \
-  X(bS, nbody, 6)         /* joint motion subspace, body frame */              \
-  X(bvel, nbody, 6)       /* spatial velocity, body frame */                   \
-  X(bacc, nbody, 6)       /* spatial acceleration (incl. fictitious -g) */     \
-  X(bcvel, nbody, 6)      /* velocity-product acceleration v ×m S·qd */         \
-  X(bfrc, nbody, 6)       /* RNEA force / ABA bias force pA */                 \
-  X(bIA, nbody, 36)       /* articulated (ABA) or composite (CRBA) inertia */  \
-  X(bU, nbody, 6)         /* ABA: IA·S */                                      \
-  X(bD, nbody, 1)         /* ABA: S'·IA·S + armature (+ h·damping) */          \
-  X(bu, nbody, 1)         /* ABA: tau - S'·pA */                               \
+  X(cinert, nbody, 36)    /* spatial inertia, world axes, about the world origin */\
+  X(cdof, nv, 6)          /* joint motion subspace per dof, world axes, at origin */\
+  X(cvel, nbody, 6)       /* spatial velocity, world axes, at origin */        \
+  X(cvp, nbody, 6)        /* velocity-product acceleration v ×m (S·qd), world */ \
+  X(cacc, nbody, 6)       /* spatial acceleration incl. -g, world (sim_aba) */ \
+  X(cfrc, nbody, 6)       /* RNEA force / ABA bias force pA, world */          \
+  X(cIA, nbody, 36)       /* articulated (ABA) or composite (CRBA) inertia */  \
+  X(dof_U, nv, 6)         /* ABA: IA·S */                                      \
+  X(dof_D, nv, 1)         /* ABA: S'·IA·S + armature (+ h·damping) */          \
+  X(dof_u, nv, 1)         /* ABA: tau - S'·pA */                               \
+  X(crne_acc, nbody, 6)   /* RNEA's accelerations (kept apart from cacc) */      \
   X(int_q0, nq, 1)        /* integrator scratch: state at step start */        \
   X(int_v0, nv, 1)                                                             \
   X(int_q1, nq, 1)                                                             \

@@ -6,8 +6,8 @@ double sim_energy_kinetic(const sim_model *m, const sim_data *d) {
   double energy = 0;
   for (int i = 1; i < m->nbody; i++) {
     double Iv[6];
-    sim_mat6_vec(Iv, m->bodies[i].sinertia, d->bvel + 6 * i);
-    energy += 0.5 * sim_dot6(d->bvel + 6 * i, Iv);
+    sim_mat6_vec(Iv, d->cinert + 36 * i, d->cvel + 6 * i);
+    energy += 0.5 * sim_dot6(d->cvel + 6 * i, Iv);
   }
   for (int k = 0; k < m->nv; k++) { /* the rotor spins with the joint */
     energy += 0.5 * m->joints[m->dof_joint[k]].armature * d->qvel[k] * d->qvel[k];

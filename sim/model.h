@@ -52,7 +52,8 @@ typedef struct sim_body {
   int joint;             /* index into model.joints; every non-world body has one, -1 for world */
   /* derived by the loader */
   double mat[9];         /* rotation matrix of quat, row-major */
-  double sinertia[36];   /* spatial inertia about the body origin, body frame, row-major */
+  int identity_quat;     /* quat is [1 0 0 0]: kinematics skips a rotation */
+  int diagonal_inertia;  /* inertia has no products: kinematics rotates it more cheaply */
 } sim_body;
 
 typedef struct sim_joint {

@@ -415,7 +415,8 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
       m->nv += sim_joint_nv(j->type);
     }
     sim_quat_to_mat(b->mat, b->quat);
-    sim_spatial_inertia(b->sinertia, b->mass, b->com, b->inertia);
+    b->identity_quat = b->quat[0] == 1 && b->quat[1] == 0 && b->quat[2] == 0 && b->quat[3] == 0;
+    b->diagonal_inertia = b->inertia[1] == 0 && b->inertia[2] == 0 && b->inertia[5] == 0;
   }
 }
 

@@ -1,12 +1,12 @@
-/* sim/rnea.c: Recursive Newton–Euler inverse dynamics in body coordinates. */
+/* sim/rnea.c: Recursive Newton–Euler inverse dynamics, in world axes about the origin. */
 #include "sim/sim.h"
 #include "sim/spatial.h"
 
 #include <string.h>
 
 /* Gravity enters as a fictitious upward acceleration of the base: a_0 = [0; −g]. */
-static void base_acceleration(const sim_model *m, double a0[6]) {
-  memset(a0, 0, 6 * sizeof(double));
+void sim_base_acceleration(const sim_model *m, double a0[6]) {
+  a0[0] = a0[1] = a0[2] = 0;
   a0[3] = -m->opt.gravity[0];
   a0[4] = -m->opt.gravity[1];
   a0[5] = -m->opt.gravity[2];
@@ -15,42 +15,40 @@ static void base_acceleration(const sim_model *m, double a0[6]) {
 /* Forward pass: body accelerations and the net force each body needs,
  * f_i = I_i·a_i + v_i ×f (I_i·v_i). qacc may be NULL for zero acceleration. */
 static void rnea_forward(const sim_model *m, sim_data *d, const double *qacc) {
-  base_acceleration(m, d->bacc);
+  sim_base_acceleration(m, d->crne_acc);
   for (int i = 1; i < m->nbody; i++) {
     const sim_body *b = &m->bodies[i];
     const sim_joint *j = &m->joints[b->joint];
-    double *a = d->bacc + 6 * i, Iv[6], vxIv[6], Ia[6];
-    sim_xform_motion(a, d->bE + 9 * i, d->br + 3 * i, d->bacc + 6 * b->parent);
+    const double *I = d->cinert + 36 * i, *v = d->cvel + 6 * i;
+    double *a = d->crne_acc + 6 * i, Iv[6], vxIv[6], Ia[6];
     for (int k = 0; k < 6; k++) {
-      a[k] += d->bcvel[6 * i + k];
+      a[k] = d->crne_acc[6 * b->parent + k] + d->cvp[6 * i + k];
     }
     if (qacc && j->dofadr >= 0) {
       for (int k = 0; k < 6; k++) {
-        a[k] += d->bS[6 * i + k] * qacc[j->dofadr];
+        a[k] += d->cdof[6 * j->dofadr + k] * qacc[j->dofadr];
       }
     }
-    sim_mat6_vec(Iv, b->sinertia, d->bvel + 6 * i);
-    sim_cross_force(vxIv, d->bvel + 6 * i, Iv);
-    sim_mat6_vec(Ia, b->sinertia, a);
+    sim_mat6_vec(Iv, I, v);
+    sim_cross_force(vxIv, v, Iv);
+    sim_mat6_vec(Ia, I, a);
     for (int k = 0; k < 6; k++) {
-      d->bfrc[6 * i + k] = Ia[k] + vxIv[k];
+      d->cfrc[6 * i + k] = Ia[k] + vxIv[k];
     }
   }
 }
 
-/* Backward pass: project each body's force on its joint and pass it to the parent. */
+/* Backward pass: project each body's force on its joint and add it to the parent's. */
 static void rnea_backward(const sim_model *m, sim_data *d, double *tau) {
   for (int i = m->nbody - 1; i > 0; i--) {
     const sim_body *b = &m->bodies[i];
     const sim_joint *j = &m->joints[b->joint];
     if (j->dofadr >= 0) {
-      tau[j->dofadr] = sim_dot6(d->bS + 6 * i, d->bfrc + 6 * i);
+      tau[j->dofadr] = sim_dot6(d->cdof + 6 * j->dofadr, d->cfrc + 6 * i);
     }
     if (b->parent > 0) {
-      double fp[6];
-      sim_xform_force_back(fp, d->bE + 9 * i, d->br + 3 * i, d->bfrc + 6 * i);
       for (int k = 0; k < 6; k++) {
-        d->bfrc[6 * b->parent + k] += fp[k];
+        d->cfrc[6 * b->parent + k] += d->cfrc[6 * i + k];
       }
     }
   }

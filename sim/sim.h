@@ -16,10 +16,24 @@
 
 /* --- stages (one file each) ------------------------------------------------------------ */
 
-/* kinematics.c: body poses (xpos, xmat), centres of mass (xipos), site positions, parent→body
- * Plücker transforms (bE, br), motion subspaces (bS), and body velocities
- * (bvel) with their velocity-product terms (bcvel). Reads qpos and qvel. */
+/* kinematics.c: body poses (xpos, xmat), centres of mass (xipos), site positions, world
+ * spatial inertias (cinert), motion subspaces (cdof), velocities (cvel) and velocity-product
+ * terms (cvp). Reads qpos and qvel. */
 void sim_kinematics(const sim_model *m, sim_data *d);
+
+/* kinematics.c: a motion vector w in world axes about the origin (a c* row), expressed in the
+ * axes of body i at its origin. Needs sim_kinematics. */
+void sim_motion_to_body(double out[6], const sim_data *d, int i, const double w[6]);
+
+/* Body i's spatial velocity [ω; v] in its own axes, v the velocity of its origin (needs
+ * sim_kinematics), and its spatial acceleration [α; a] likewise, including the fictitious base
+ * acceleration −g (needs sim_aba, e.g. through sim_forward). The classical acceleration of the
+ * origin is a + ω×v, which at rest reads +g upward, as an accelerometer does. */
+void sim_body_velocity(double out[6], const sim_data *d, int i);
+void sim_body_acceleration(double out[6], const sim_data *d, int i);
+
+/* rnea.c: the base's spatial acceleration [0; −g] (gravity as a fictitious acceleration). */
+void sim_base_acceleration(const sim_model *m, double a0[6]);
 
 /* passive.c: qfrc_passive = -stiffness·(q - springref) - damping·qd. */
 void sim_passive(const sim_model *m, sim_data *d);
@@ -59,7 +73,7 @@ void sim_step(const sim_model *m, sim_data *d);
 
 /* --- energy.c ----------------------------------------------------------------------------- */
 
-/* Kinetic energy ½·qd'·M·qd (armature included). Needs sim_kinematics (uses bvel). */
+/* Kinetic energy ½·qd'·M·qd (armature included). Needs sim_kinematics. */
 double sim_energy_kinetic(const sim_model *m, const sim_data *d);
 
 /* Potential energy: gravity (-Σ m·g·com) plus joint springs. Needs sim_kinematics. */

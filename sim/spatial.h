@@ -1,42 +1,115 @@
 /* sim/spatial.h: 3D and 6D (spatial) algebra used inside sim/ (internal header).
  *
- * Spatial motion vectors are [ω; v] and force vectors [n; f] (Featherstone's convention).
- * A Plücker transform from frame A to frame B is stored as (E, r): E rotates A-coordinates into
- * B-coordinates and r is B's origin expressed in A. Matrices are row-major double arrays.
+ * Spatial motion vectors are [ω; v] and force vectors [n; f] (Featherstone's convention);
+ * sim/ keeps them in world axes about the world origin. Matrices are row-major double arrays.
  * Outputs come first in every argument list; outputs may not alias inputs unless stated.
+ * The small kernels are inline: they sit in the innermost loops of the dynamics, where a call
+ * costs as much as the arithmetic.
  */
 #ifndef ACHILLES_SIM_SPATIAL_H
 #define ACHILLES_SIM_SPATIAL_H
 
-/* 3-vectors and 3×3 matrices */
-void sim_cross3(double out[3], const double a[3], const double b[3]);
-double sim_dot3(const double a[3], const double b[3]);
-void sim_mat3_vec(double out[3], const double mat[9], const double v[3]);
-void sim_mat3t_vec(double out[3], const double mat[9], const double v[3]);
-void sim_mat3_mul(double out[9], const double a[9], const double b[9]);
-void sim_mat3t_mul(double out[9], const double a[9], const double b[9]);   /* aᵀ·b */
-void sim_mat3_mult(double out[9], const double a[9], const double b[9]);   /* a·bᵀ */
+/* --- 3-vectors and 3×3 matrices -------------------------------------------------------------- */
+
+/* out = a × b; out may alias a or b. */
+static inline void sim_cross3(double out[3], const double a[3], const double b[3]) {
+  double x = a[1] * b[2] - a[2] * b[1];
+  double y = a[2] * b[0] - a[0] * b[2];
+  double z = a[0] * b[1] - a[1] * b[0];
+  out[0] = x, out[1] = y, out[2] = z;
+}
+
+static inline double sim_dot3(const double a[3], const double b[3]) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* out = M·v */
+static inline void sim_mat3_vec(double out[3], const double M[9], const double v[3]) {
+  out[0] = M[0] * v[0] + M[1] * v[1] + M[2] * v[2];
+  out[1] = M[3] * v[0] + M[4] * v[1] + M[5] * v[2];
+  out[2] = M[6] * v[0] + M[7] * v[1] + M[8] * v[2];
+}
+
+/* out = Mᵀ·v */
+static inline void sim_mat3t_vec(double out[3], const double M[9], const double v[3]) {
+  out[0] = M[0] * v[0] + M[3] * v[1] + M[6] * v[2];
+  out[1] = M[1] * v[0] + M[4] * v[1] + M[7] * v[2];
+  out[2] = M[2] * v[0] + M[5] * v[1] + M[8] * v[2];
+}
+
+/* out = a·b */
+static inline void sim_mat3_mul(double out[9], const double a[9], const double b[9]) {
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      out[3 * i + j] = a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
+    }
+  }
+}
+
+/* out = aᵀ·b */
+static inline void sim_mat3t_mul(double out[9], const double a[9], const double b[9]) {
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      out[3 * i + j] = a[i] * b[j] + a[3 + i] * b[3 + j] + a[6 + i] * b[6 + j];
+    }
+  }
+}
+
+/* out = a·bᵀ */
+static inline void sim_mat3_mult(double out[9], const double a[9], const double b[9]) {
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      out[3 * i + j] =
+          a[3 * i] * b[3 * j] + a[3 * i + 1] * b[3 * j + 1] + a[3 * i + 2] * b[3 * j + 2];
+    }
+  }
+}
+
+/* --- 6-vectors and 6×6 matrices ------------------------------------------------------------- */
+
+/* Motion cross product v ×m u = [ω×u_ω; ω×u_v + v_v×u_ω]. */
+static inline void sim_cross_motion(double out[6], const double v[6], const double u[6]) {
+  out[0] = v[1] * u[2] - v[2] * u[1];
+  out[1] = v[2] * u[0] - v[0] * u[2];
+  out[2] = v[0] * u[1] - v[1] * u[0];
+  out[3] = v[1] * u[5] - v[2] * u[4] + v[4] * u[2] - v[5] * u[1];
+  out[4] = v[2] * u[3] - v[0] * u[5] + v[5] * u[0] - v[3] * u[2];
+  out[5] = v[0] * u[4] - v[1] * u[3] + v[3] * u[1] - v[4] * u[0];
+}
+
+/* Force cross product v ×f f = [ω×n + v_v×f_f; ω×f_f]. */
+static inline void sim_cross_force(double out[6], const double v[6], const double f[6]) {
+  out[0] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4];
+  out[1] = v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5];
+  out[2] = v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3];
+  out[3] = v[1] * f[5] - v[2] * f[4];
+  out[4] = v[2] * f[3] - v[0] * f[5];
+  out[5] = v[0] * f[4] - v[1] * f[3];
+}
+
+/* out = I·v for a 6×6 matrix. */
+static inline void sim_mat6_vec(double out[6], const double I[36], const double v[6]) {
+  for (int i = 0; i < 6; i++) {
+    const double *row = I + 6 * i;
+    out[i] = row[0] * v[0] + row[1] * v[1] + row[2] * v[2] + row[3] * v[3] + row[4] * v[4] +
+             row[5] * v[5];
+  }
+}
+
+static inline double sim_dot6(const double a[6], const double b[6]) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+/* --- rotations and inertias (spatial.c) ---------------------------------------------------------- */
+
 void sim_quat_to_mat(double mat[9], const double quat[4]);
+/* Rodrigues' formula; axis must be a unit vector. */
 void sim_axis_angle_to_mat(double mat[9], const double axis[3], double angle);
+/* Roll about x, then pitch about y, then yaw about z, all about fixed axes: R = Rz·Ry·Rx. */
 void sim_rpy_to_quat(double quat[4], const double rpy[3]);
-
-/* Transform a motion vector from parent to body: out = X·v. */
-void sim_xform_motion(double out[6], const double E[9], const double r[3], const double v[6]);
-/* Transform a force vector from body to parent: out = Xᵀ·f. */
-void sim_xform_force_back(double out[6], const double E[9], const double r[3], const double f[6]);
-/* Congruence of a spatial inertia from body to parent, accumulated: out += Xᵀ·I·X. */
-void sim_xform_inertia_back_add(double out[36], const double E[9], const double r[3],
-                                const double I[36]);
-
-/* Motion cross product v ×m u, and force cross product v ×f f. */
-void sim_cross_motion(double out[6], const double v[6], const double u[6]);
-void sim_cross_force(double out[6], const double v[6], const double f[6]);
-
-/* Spatial inertia about the body origin from mass, COM (body frame) and COM inertia. */
+/* Spatial inertia about a point, from mass, the COM relative to that point and the rotational
+ * inertia about the COM (all in the same axes): [Ic + m·c̃·c̃ᵀ, m·c̃; m·c̃ᵀ, m·1]. */
 void sim_spatial_inertia(double out[36], double mass, const double com[3],
                          const double inertia_com[9]);
-/* out = I·v for a 6×6 matrix. */
-void sim_mat6_vec(double out[6], const double I[36], const double v[6]);
-double sim_dot6(const double a[6], const double b[6]);
 
 #endif
