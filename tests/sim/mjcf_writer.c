@@ -253,6 +253,55 @@ static void write_option(mjcf_out *o, const sim_option *opt) {
   out_printf(o, "  </option>\n");
 }
 
+/* An actuator as a MuJoCo general actuator with gear 1: force = gain·ctrl + b1·q + b2·qd,
+ * clamped to ±limit (0: unclamped). Achilles' DC motor without inductance is exactly affine:
+ * force = kt·g·η·(V − ke·g·qd)/R with V = supply·duty, and its current limit is a force limit
+ * of kt·g·η·limit. A DC motor with inductance has state MuJoCo's general actuator cannot hold:
+ * it is written as a comment, and comparisons must not use one. */
+static void write_actuator(mjcf_out *o, const sim_actuator *a, const sim_joint *j) {
+  double gain = 0, b1 = 0, b2 = 0, limit = a->force_limit;
+  switch (a->type) {
+  case SIM_ACT_MOTOR:
+    gain = a->gear;
+    break;
+  case SIM_ACT_DC_MOTOR: {
+    double k = a->kt * a->gear * a->efficiency / a->resistance;
+    gain = k * (a->dc_input_voltage ? 1.0 : a->supply_voltage);
+    b2 = -k * a->ke * a->gear;
+    double current_force = a->kt * a->gear * a->efficiency * a->current_limit;
+    limit = limit > 0 ? fmin(limit, current_force) : current_force;
+    if (a->inductance > 0) {
+      out_printf(o, "    <!-- %s: DC motor with inductance, not representable -->\n", a->name);
+      return;
+    }
+    break;
+  }
+  case SIM_ACT_POSITION_SERVO:
+    gain = a->kp, b1 = -a->kp, b2 = -a->kd;
+    break;
+  case SIM_ACT_VELOCITY_SERVO:
+    gain = a->kv, b2 = -a->kv;
+    break;
+  }
+  out_printf(o, "    <general name=\"");
+  out_name(o, a->name);
+  out_printf(o, "\" joint=\"");
+  out_name(o, j->name);
+  out_printf(o, "\" gaintype=\"fixed\" biastype=\"affine\" gainprm=\"%.17g\" "
+                "biasprm=\"0 %.17g %.17g\"", gain, b1, b2);
+  int ctrl_limited = a->ctrlrange[0] > -1e300 && a->ctrlrange[1] < 1e300;
+  out_printf(o, " ctrllimited=\"%s\"", ctrl_limited ? "true" : "false");
+  if (ctrl_limited) {
+    out_vec(o, "ctrlrange", a->ctrlrange, 2);
+  }
+  out_printf(o, " forcelimited=\"%s\"", limit > 0 ? "true" : "false");
+  if (limit > 0) {
+    const double range[2] = {-limit, limit};
+    out_vec(o, "forcerange", range, 2);
+  }
+  out_printf(o, "/>\n");
+}
+
 int mjcf_write(const sim_model *m, char *xml, size_t xml_sz) {
   mjcf_out o = {xml, xml_sz, 0};
   if (xml && xml_sz > 0) {
@@ -277,6 +326,13 @@ int mjcf_write(const sim_model *m, char *xml, size_t xml_sz) {
     }
   }
   out_printf(&o, "  </worldbody>\n");
+  if (m->nu > 0) {
+    out_printf(&o, "  <actuator>\n");
+    for (int i = 0; i < m->nu; i++) {
+      write_actuator(&o, &m->actuators[i], &m->joints[m->actuators[i].joint]);
+    }
+    out_printf(&o, "  </actuator>\n");
+  }
   out_printf(&o, "</mujoco>\n");
 
   if (o.len >= (size_t)INT_MAX) {

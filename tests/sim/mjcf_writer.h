@@ -12,6 +12,9 @@
  *    by up to 1e-7 relative), and the compiler is told not to touch the inertia
  *    (inertiafromgeom, balanceinertia, boundmass, boundinertia, settotalmass);
  *  - angles in radians (springref of hinges), contacts and limits disabled, energy enabled;
+ *  - actuators as MuJoCo general actuators with affine bias (motor, DC motor without
+ *    inductance, position and velocity servos), in model order, ctrlrange and force limits
+ *    included; a DC motor with inductance cannot be expressed and is left out (a comment);
  *  - timestep, gravity and integrator from `opt`. MuJoCo 2.2.2 has only Euler and RK4:
  *    Verlet and midpoint models are written with integrator="Euler" and an XML comment saying
  *    so; callers comparing trajectories set both integrators themselves.

@@ -97,6 +97,7 @@ static void pair_build(pair *p) {
   assert_non_null(p->d);
   assert_int_equal(p->mm->nq, p->m->nq);
   assert_int_equal(p->mm->nv, p->m->nv);
+  assert_int_equal(p->mm->nu, p->m->nu); /* written in model order: same indices */
   pair_map(p);
 }
 
@@ -356,7 +357,8 @@ typedef struct traj_case {
   double seconds;
   const char *torque_joint; /* constant torque on this joint, or NULL */
   double torque;            /* N·m */
-  int varying;              /* 1: add sinusoidal torques on every dof */
+  int varying;              /* 1: add sinusoidal torques on every dof, and drive every
+                               actuator with a sinusoid that also leaves its ctrlrange */
   int start_moving;         /* 1: start from a fixed nonzero (q, qd) instead of qpos0, 0 */
   double tol_q;             /* bound on max |Δq| over the run, rad */
   double tol_qd;            /* bound on max |Δqd| over the run, rad/s */
@@ -372,6 +374,15 @@ static void traj_torque(const traj_case *c, const pair *p, double t, double *tau
     int j = sim_model_joint(p->m, c->torque_joint);
     assert_true(j >= 0);
     tau[p->m->joints[j].dofadr] += c->torque;
+  }
+}
+
+/* actuator commands at time t: swings that go past ±1 so that duty limits clamp */
+static void traj_ctrl(const traj_case *c, const pair *p, double t) {
+  for (int i = 0; i < p->m->nu; i++) {
+    double u = c->varying ? 1.3 * sin(1.7 * t + 0.9 * i) : 0.0;
+    p->d->ctrl[i] = u;
+    p->md->ctrl[i] = u;
   }
 }
 
@@ -404,6 +415,7 @@ static void test_trajectory(void **state) {
   for (int k = 0; k < steps; k++) {
     traj_torque(c, &p, p.d->time, tau);
     pair_set(&p, NULL, NULL, tau);
+    traj_ctrl(c, &p, p.d->time);
     sim_step(p.m, p.d);
     mj_step(p.mm, p.md);
     double dq = max_diff(p.d->qpos, p.md->qpos, p.qmap, nq);
