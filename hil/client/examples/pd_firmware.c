@@ -1,0 +1,433 @@
+/* hil/client/examples/pd_firmware.c: example firmware built for the host — a PD position
+ * controller for the arm's joints, speaking the Achilles serial protocol.
+ *
+ * It uses nothing but achilles_client.h/.c and POSIX terminal calls, the way a board's firmware
+ * would use its UART driver; compiled for the host it opens the pseudo-terminal the simulator
+ * prints ("serial: firmware should open /dev/pts/N"), or a real serial port.
+ *
+ *   pd_firmware /dev/pts/3 --setpoint 1=0.5 --setpoint 2=-0.4
+ *
+ * Every SENSOR_SAMPLES frame carrying an encoder entry of a controlled joint triggers one
+ * MOTOR_COMMAND for all joints: duty = kp·(setpoint − angle) − kd·velocity, clamped to ±limit,
+ * where angle = counts·2π/cpr and velocity is the filtered difference of consecutive angles over
+ * their measurement times (frame time − age). Joints without a setpoint hold angle 0.
+ *
+ * Defaults fit the club arm (configs/club_arm.json): its encoder counts at sensor ids 0, 4, 7,
+ * 10 with 8192, 16384, 16384 and 4096 counts per turn (configs/club_arm.sensors.json), its DC
+ * motors with duty input (stall torque per unit duty 4.0, 12.6, 5.0 and 0.96 N·m), and gains
+ * kp = 20, 20, 20, 2 per rad, kd = 0.3, 0.3, 0.3, 0.01 per rad/s (the wrist's inertia is a
+ * hundred times smaller). docs/serial-transport.md tells how to find the ids of another robot.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "achilles_client.h"
+
+#define MAX_J 16
+#define PI 3.14159265358979323846
+
+typedef struct joint {
+  double setpoint; /* rad */
+  double kp, kd;   /* command per rad, command per rad/s */
+  int encoder;     /* sensor id of the joint's counts channel, -1: none */
+  double cpr;      /* counts per revolution of that counter */
+  /* state */
+  int have;     /* a reading arrived */
+  double q, v;  /* angle (rad) and filtered velocity (rad/s) */
+  double t;     /* measurement time of q, s */
+  uint32_t seq; /* sample_seq of q */
+} joint;
+
+typedef struct firmware {
+  const char *port;
+  const char *name;
+  int fd;
+  int mode;          /* ach_motor_mode sent with every command */
+  double limit;      /* |command| clamp */
+  double cutoff_hz;  /* velocity filter */
+  double duration_s; /* stop after this much simulation time, 0: never */
+  int verbose;
+  int n; /* joints commanded (n_joints from HELLO_ACK) */
+  joint j[MAX_J];
+  ach_decoder dec;
+  uint16_t seq;
+  int connected;
+  double sim_time, next_print;
+  unsigned long frames, commands;
+  double u[MAX_J];
+} firmware;
+
+static const char usage[] =
+    "usage: pd_firmware PORT [options]\n"
+    "PD position control of the arm over the Achilles serial protocol. PORT is the path the\n"
+    "simulator printed (a pseudo-terminal) or a serial device.\n"
+    "  --setpoint J=RAD   target angle of joint J (repeatable; others hold 0)\n"
+    "  --kp K | J=K       proportional gain, command per rad (defaults: 20 20 20 2)\n"
+    "  --kd K | J=K       derivative gain, command per rad/s (defaults: 0.3 0.3 0.3 0.01)\n"
+    "  --encoder J=ID     sensor id of joint J's encoder counts (defaults: 0=0 1=4 2=7 3=10)\n"
+    "  --cpr N | J=N      counts per revolution (defaults: 8192 16384 16384 4096)\n"
+    "  --mode NAME        duty (default), torque, voltage, position or velocity\n"
+    "  --limit X          clamp of the command (default 1, a full duty cycle)\n"
+    "  --cutoff HZ        velocity filter cutoff (default 50)\n"
+    "  --duration S       exit after S seconds of simulation time (default: run until closed)\n"
+    "  --name NAME        board name sent in HELLO (default pd_firmware)\n"
+    "  --quiet            no status line per second of simulation time\n"
+    "  --help             this text\n";
+
+/* --- the serial port: POSIX termios, raw 8N1 -------------------------------------------------- */
+
+static int open_port(const char *path) {
+  int fd = open(path, O_RDWR | O_NOCTTY);
+  if (fd < 0) {
+    return -1;
+  }
+  struct termios tio;
+  if (tcgetattr(fd, &tio) == 0) {
+    /* raw: what cfmakeraw does, spelled out because it is not POSIX */
+    tio.c_iflag &= (tcflag_t) ~(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL | IXON);
+    tio.c_oflag &= (tcflag_t)~OPOST;
+    tio.c_lflag &= (tcflag_t) ~(ECHO | ECHONL | ICANON | ISIG | IEXTEN);
+    tio.c_cflag &= (tcflag_t) ~(CSIZE | PARENB);
+    tio.c_cflag |= CS8 | CLOCAL | CREAD;
+    tio.c_cc[VMIN] = 1;
+    tio.c_cc[VTIME] = 0;
+    tcsetattr(fd, TCSANOW, &tio);
+    tcflush(fd, TCIOFLUSH); /* nothing from before we opened it is for us */
+  }
+  return fd;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n) {
+  while (n > 0) {
+    ssize_t put = write(fd, p, n);
+    if (put < 0 && errno == EINTR) {
+      continue;
+    }
+    if (put <= 0) {
+      return -1;
+    }
+    p += put;
+    n -= (size_t)put;
+  }
+  return 0;
+}
+
+static int send_message(firmware *f, const ach_message *m) {
+  uint8_t frame[ACH_ENCODED_MAX(ACH_MAX_FRAME)];
+  int n = ach_encode(frame, sizeof frame, f->seq++, m);
+  return n > 0 ? write_all(f->fd, frame, (size_t)n) : -1;
+}
+
+static int send_hello(firmware *f) {
+  const uint8_t flush = 0x00; /* ends whatever partial frame the simulator holds */
+  ach_message m;
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_HELLO;
+  m.u.hello.version_major = ACH_PROTOCOL_VERSION_MAJOR;
+  m.u.hello.version_minor = ACH_PROTOCOL_VERSION_MINOR;
+  m.u.hello.rx_max_payload = ACH_MAX_PAYLOAD;
+  strncpy(m.u.hello.name, f->name, ACH_NAME_LEN);
+  return write_all(f->fd, &flush, 1) || send_message(f, &m);
+}
+
+/* --- control ---------------------------------------------------------------------------------- */
+
+static int send_command(firmware *f) {
+  ach_message m;
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_MOTOR_COMMAND;
+  m.u.motor_command.board_time_us = (uint32_t)(f->sim_time * 1e6);
+  for (int i = 0; i < f->n; i++) {
+    joint *j = &f->j[i];
+    double u = 0;
+    if (j->have) {
+      u = j->kp * (j->setpoint - j->q) - j->kd * j->v;
+      u = u > f->limit ? f->limit : u < -f->limit ? -f->limit : u;
+    }
+    f->u[i] = u;
+    ach_joint_command *c = &m.u.motor_command.joints[m.u.motor_command.count++];
+    c->joint_id = (uint8_t)i;
+    c->mode = (uint8_t)f->mode;
+    c->value = (float)u;
+  }
+  f->commands++;
+  return send_message(f, &m);
+}
+
+/* a new reading of joint j: angle from counts, velocity from the last two readings */
+static void update_joint(firmware *f, joint *j, const ach_sample *s, double t) {
+  double q = (double)s->v.counts * 2 * PI / j->cpr;
+  if (j->have && s->sample_seq != j->seq && t > j->t) {
+    double raw = (q - j->q) / (t - j->t);
+    double a = 1 - exp(-2 * PI * f->cutoff_hz * (t - j->t));
+    j->v += a * (raw - j->v);
+  }
+  j->q = q, j->t = t, j->seq = s->sample_seq;
+  j->have = 1;
+}
+
+static void print_line(firmware *f) {
+  printf("t=%.3f", f->sim_time);
+  for (int i = 0; i < f->n; i++) {
+    printf("  j%d q=%+.4f e=%+.4f u=%+.3f", i, f->j[i].q, f->j[i].setpoint - f->j[i].q, f->u[i]);
+  }
+  printf("  (%lu frames, %lu commands)\n", f->frames, f->commands);
+  fflush(stdout);
+}
+
+/* A frame with an entry of a controlled joint's encoder (good or not) is answered with one
+ * command: in lockstep the simulator waits for it. Dropped or faulty readings keep the last. */
+static int on_samples(firmware *f, const ach_sensor_samples *ss) {
+  int seen = 0;
+  f->frames++;
+  f->sim_time = 1e-9 * (double)ss->sim_time_ns;
+  for (int k = 0; k < ss->count; k++) {
+    const ach_sample *s = &ss->samples[k];
+    int good = s->kind == ACH_KIND_COUNTS && !(s->flags & (ACH_SAMPLE_DROPPED | ACH_SAMPLE_FAULT));
+    for (int i = 0; i < f->n; i++) {
+      if (f->j[i].encoder == s->sensor_id) {
+        seen = 1;
+        if (good) {
+          update_joint(f, &f->j[i], s, 1e-9 * ((double)ss->sim_time_ns - (double)s->age_ns));
+        }
+      }
+    }
+  }
+  if (f->verbose && f->sim_time >= f->next_print) {
+    print_line(f);
+    f->next_print = floor(f->sim_time) + 1;
+  }
+  return seen ? send_command(f) : 0;
+}
+
+/* Returns 1 to stop (duration reached), -1 on a write error, else 0. */
+static int on_message(firmware *f, const ach_message *m) {
+  switch (m->type) {
+  case ACH_MSG_HELLO_ACK:
+    if (m->u.hello_ack.result != ACH_HELLO_OK) {
+      fprintf(stderr, "pd_firmware: HELLO refused (result %u)\n", m->u.hello_ack.result);
+      return -1;
+    }
+    f->n = m->u.hello_ack.n_joints < MAX_J ? m->u.hello_ack.n_joints : MAX_J;
+    f->connected = 1;
+    fprintf(stderr, "pd_firmware: connected: %d joints, %u sensor ids, %u Hz\n", f->n,
+            m->u.hello_ack.n_sensors, (unsigned)m->u.hello_ack.physics_rate_hz);
+    return 0;
+  case ACH_MSG_SENSOR_SAMPLES:
+    if (!f->connected) {
+      return 0;
+    }
+    if (on_samples(f, &m->u.sensor_samples)) {
+      return -1;
+    }
+    return f->duration_s > 0 && f->sim_time >= f->duration_s;
+  case ACH_MSG_ERROR:
+    fprintf(stderr, "pd_firmware: simulator error %u: %s\n", m->u.error.code, m->u.error.text);
+    return 0;
+  default:
+    return 0;
+  }
+}
+
+/* --- command line ----------------------------------------------------------------------------- */
+
+/* "J=V" into joint and value, or a plain "V" for every joint (*joint = -1) */
+static int parse_pair(const char *s, int *jnt, double *value) {
+  char *end;
+  const char *eq = strchr(s, '=');
+  *jnt = -1;
+  if (eq) {
+    long id = strtol(s, &end, 10);
+    if (end != eq || id < 0 || id >= MAX_J) {
+      return -1;
+    }
+    *jnt = (int)id;
+    s = eq + 1;
+  }
+  *value = strtod(s, &end);
+  return (end == s || *end != '\0' || !isfinite(*value)) ? -1 : 0;
+}
+
+static int parse_mode(const char *s) {
+  static const char *const names[] = {"torque", "duty", "voltage", "position", "velocity"};
+  for (int i = 0; i < 5; i++) {
+    if (strcmp(s, names[i]) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+static void defaults(firmware *f) {
+  static const int encoders[4] = {0, 4, 7, 10};
+  static const double cpr[4] = {8192, 16384, 16384, 4096};
+  static const double kp[4] = {20, 20, 20, 2}, kd[4] = {0.3, 0.3, 0.3, 0.01};
+  memset(f, 0, sizeof *f);
+  f->name = "pd_firmware";
+  f->fd = -1;
+  f->mode = ACH_MODE_DUTY;
+  f->limit = 1.0;
+  f->cutoff_hz = 50;
+  f->verbose = 1;
+  for (int i = 0; i < MAX_J; i++) {
+    f->j[i].kp = i < 4 ? kp[i] : 20;
+    f->j[i].kd = i < 4 ? kd[i] : 0.3;
+    f->j[i].encoder = i < 4 ? encoders[i] : -1;
+    f->j[i].cpr = i < 4 ? cpr[i] : 4096;
+  }
+}
+
+/* sets field `which` of joint jnt, or of every joint when jnt < 0 */
+static void set_field(firmware *f, int jnt, char which, double v) {
+  for (int i = 0; i < MAX_J; i++) {
+    if (jnt >= 0 && i != jnt) {
+      continue;
+    }
+    joint *j = &f->j[i];
+    if (which == 's') {
+      j->setpoint = v;
+    } else if (which == 'p') {
+      j->kp = v;
+    } else if (which == 'd') {
+      j->kd = v;
+    } else if (which == 'e') {
+      j->encoder = (int)v;
+    } else {
+      j->cpr = v;
+    }
+  }
+}
+
+static int parse_args(firmware *f, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int jnt;
+    double x;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      exit(0);
+    } else if (strcmp(a, "--quiet") == 0) {
+      f->verbose = 0;
+    } else if (a[0] != '-') {
+      f->port = a;
+    } else if (!v) {
+      fprintf(stderr, "pd_firmware: %s needs a value\n", a);
+      return -1;
+    } else if (strcmp(a, "--name") == 0) {
+      f->name = v, i++;
+    } else if (strcmp(a, "--mode") == 0) {
+      if ((f->mode = parse_mode(v)) < 0) {
+        fprintf(stderr, "pd_firmware: --mode %s: unknown mode\n", v);
+        return -1;
+      }
+      i++;
+    } else if (parse_pair(v, &jnt, &x) != 0) {
+      fprintf(stderr, "pd_firmware: %s %s: expected a number or JOINT=NUMBER\n", a, v);
+      return -1;
+    } else {
+      i++;
+      int needs_joint = strcmp(a, "--setpoint") == 0 || strcmp(a, "--encoder") == 0;
+      if (needs_joint && jnt < 0) {
+        fprintf(stderr, "pd_firmware: %s %s: expected JOINT=VALUE\n", a, v);
+        return -1;
+      }
+      if (strcmp(a, "--setpoint") == 0) {
+        set_field(f, jnt, 's', x);
+      } else if (strcmp(a, "--kp") == 0) {
+        set_field(f, jnt, 'p', x);
+      } else if (strcmp(a, "--kd") == 0) {
+        set_field(f, jnt, 'd', x);
+      } else if (strcmp(a, "--encoder") == 0) {
+        set_field(f, jnt, 'e', x);
+      } else if (strcmp(a, "--cpr") == 0 && x > 0) {
+        set_field(f, jnt, 'c', x);
+      } else if (strcmp(a, "--limit") == 0 && jnt < 0 && x > 0) {
+        f->limit = x;
+      } else if (strcmp(a, "--cutoff") == 0 && jnt < 0 && x > 0) {
+        f->cutoff_hz = x;
+      } else if (strcmp(a, "--duration") == 0 && jnt < 0 && x >= 0) {
+        f->duration_s = x;
+      } else {
+        fprintf(stderr, "pd_firmware: %s %s: unknown option or bad value (see --help)\n", a, v);
+        return -1;
+      }
+    }
+  }
+  if (!f->port) {
+    fputs(usage, stderr);
+    return -1;
+  }
+  return 0;
+}
+
+/* --- main loop -------------------------------------------------------------------------------- */
+
+static int run(firmware *f) {
+  uint8_t buf[1024];
+  int since_hello = 0;
+  for (;;) {
+    struct pollfd p;
+    p.fd = f->fd, p.events = POLLIN, p.revents = 0;
+    int r = poll(&p, 1, 500);
+    if (r < 0 && errno != EINTR) {
+      perror("pd_firmware: poll");
+      return 1;
+    }
+    if (r == 0 && !f->connected && ++since_hello >= 2) {
+      since_hello = 0;
+      if (send_hello(f)) { /* no answer for a second: say HELLO again */
+        return 1;
+      }
+    }
+    if (r <= 0) {
+      continue;
+    }
+    ssize_t n = read(f->fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      fprintf(stderr, "pd_firmware: %s closed\n", f->port);
+      return f->connected ? 0 : 1;
+    }
+    for (ssize_t i = 0; i < n; i++) {
+      const ach_message *m = ach_decoder_feed(&f->dec, buf[i]);
+      int rc = m ? on_message(f, m) : 0;
+      if (rc != 0) {
+        if (rc > 0 && f->verbose) {
+          print_line(f);
+        }
+        return rc > 0 ? 0 : 1;
+      }
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  static firmware f;
+  defaults(&f);
+  if (parse_args(&f, argc, argv) != 0) {
+    return 2;
+  }
+  f.fd = open_port(f.port);
+  if (f.fd < 0) {
+    fprintf(stderr, "pd_firmware: %s: %s\n", f.port, strerror(errno));
+    return 1;
+  }
+  ach_decoder_init(&f.dec);
+  if (send_hello(&f) != 0) {
+    fprintf(stderr, "pd_firmware: %s: write failed\n", f.port);
+    return 1;
+  }
+  int rc = run(&f);
+  close(f.fd);
+  return rc;
+}

@@ -1,0 +1,151 @@
+/* hil/serial_codec.c: sensor id table, samples to wire entries, command checks. */
+#include "hil/serial_codec.h"
+
+#include <math.h>
+#include <string.h>
+
+void hil_serial_table_build(hil_serial_table *t, const sens_set *s) {
+  memset(t, 0, sizeof *t);
+  for (int i = 0; i <= HIL_SERIAL_MAX_IDS; i++) {
+    t->first_id[i] = -1;
+  }
+  int count = s ? sens_set_count(s) : 0;
+  for (int i = 0; i < count; i++) {
+    const sens_sensor *sn = sens_set_sensor(s, i);
+    for (int c = 0; c < sn->nch; c++) {
+      if (t->n >= HIL_SERIAL_MAX_IDS || i >= HIL_SERIAL_MAX_IDS) {
+        t->omitted++;
+        continue;
+      }
+      if (t->first_id[i] < 0) {
+        t->first_id[i] = (int16_t)t->n;
+        t->nsensors++;
+      }
+      hil_serial_channel *ch = &t->id[t->n++];
+      ch->sensor = (int16_t)i;
+      ch->channel = (uint8_t)c;
+      /* the encoder's counter is an integer register; everything else is a measured value */
+      ch->kind =
+          (sn->type == SENS_ENCODER && c == sn->u.enc.ch_counts) ? ACH_KIND_COUNTS : ACH_KIND_VALUE;
+    }
+  }
+}
+
+void hil_serial_table_print(const hil_serial_table *t, const sens_set *s, FILE *out) {
+  for (int i = 0; i < t->n;) {
+    const sens_sensor *sn = sens_set_sensor(s, t->id[i].sensor);
+    int first = i;
+    char line[512];
+    size_t used = 0;
+    line[0] = '\0';
+    for (; i < t->n && t->id[i].sensor == t->id[first].sensor; i++) {
+      used += (size_t)snprintf(line + used, used < sizeof line ? sizeof line - used : 0, " %d=%s%s",
+                               i, sn->channel[t->id[i].channel],
+                               t->id[i].kind == ACH_KIND_COUNTS ? "(int32)" : "");
+      if (used >= sizeof line) {
+        used = sizeof line - 1;
+      }
+    }
+    fprintf(out, "serial:   %-16s %s%s\n", sn->name, sens_type_name(sn->type), line);
+  }
+  if (t->omitted) {
+    fprintf(out, "serial:   %d channels have no id (at most %d ids)\n", t->omitted,
+            HIL_SERIAL_MAX_IDS);
+  }
+}
+
+uint64_t hil_serial_time_ns(double t) {
+  if (!(t > 0)) {
+    return 0;
+  }
+  return (uint64_t)llround(t * 1e9);
+}
+
+/* age of the measurement relative to the frame, ns, saturated to the field */
+static uint32_t age_ns(double frame_time, double t_truth) {
+  double age = (frame_time - t_truth) * 1e9;
+  if (!(age > 0)) {
+    return 0;
+  }
+  return age >= 4294967295.0 ? UINT32_MAX : (uint32_t)llround(age);
+}
+
+/* the wire bits of one measured value of a channel */
+static uint32_t value_bits(uint8_t kind, double v) {
+  if (kind == ACH_KIND_COUNTS) {
+    /* the counter is already a wrapping signed 32-bit register; keep its low 32 bits */
+    return (uint32_t)(int64_t)v;
+  }
+  float f = (float)v;
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+int hil_serial_sample_entries(ach_sample *out, int max, hil_serial_table *t, int sensor_index,
+                              const sens_sensor *s, const sens_sample *smp, double frame_time) {
+  if (sensor_index < 0 || sensor_index >= HIL_SERIAL_MAX_IDS || t->first_id[sensor_index] < 0) {
+    return 0;
+  }
+  int n = 0;
+  uint8_t bad = s->dead ? ACH_SAMPLE_FAULT : ACH_SAMPLE_DROPPED;
+  for (int id = t->first_id[sensor_index]; id < t->n && t->id[id].sensor == sensor_index && n < max;
+       id++) {
+    const hil_serial_channel *ch = &t->id[id];
+    double v = smp->meas[ch->channel];
+    int good = smp->valid && isfinite(v);
+    if (good) {
+      t->last_good[id] = value_bits(ch->kind, v);
+    }
+    ach_sample *e = &out[n++];
+    memset(e, 0, sizeof *e);
+    e->sensor_id = (uint8_t)id;
+    e->flags = good ? 0 : bad;
+    e->kind = ch->kind;
+    e->sample_seq = (uint32_t)smp->seq;
+    e->age_ns = age_ns(frame_time, smp->t_truth);
+    e->v.raw = t->last_good[id];
+  }
+  return n;
+}
+
+ach_motor_mode hil_serial_actuator_mode(const sim_actuator *a) {
+  switch (a->type) {
+  case SIM_ACT_DC_MOTOR:
+    return a->dc_input_voltage ? ACH_MODE_VOLTAGE : ACH_MODE_DUTY;
+  case SIM_ACT_POSITION_SERVO:
+    return ACH_MODE_POSITION;
+  case SIM_ACT_VELOCITY_SERVO:
+    return ACH_MODE_VELOCITY;
+  case SIM_ACT_MOTOR:
+  default:
+    return ACH_MODE_TORQUE;
+  }
+}
+
+ach_error_code hil_serial_check_command(const sim_model *m, const ach_joint_command *c) {
+  if (c->joint_id >= m->nu) {
+    return ACH_ERRC_BAD_JOINT;
+  }
+  if (c->mode != (uint8_t)hil_serial_actuator_mode(&m->actuators[c->joint_id])) {
+    return ACH_ERRC_BAD_MODE;
+  }
+  return ACH_ERRC_NONE;
+}
+
+const char *hil_serial_mode_name(int mode) {
+  switch (mode) {
+  case ACH_MODE_TORQUE:
+    return "torque";
+  case ACH_MODE_DUTY:
+    return "duty";
+  case ACH_MODE_VOLTAGE:
+    return "voltage";
+  case ACH_MODE_POSITION:
+    return "position";
+  case ACH_MODE_VELOCITY:
+    return "velocity";
+  default:
+    return "unknown";
+  }
+}

@@ -1,0 +1,68 @@
+/* tests/hil/serial/serial_board.h: the test plays the board — a serial peer built on
+ * hil/client/achilles_client.h over a real file descriptor (a pty slave or master) — plus the
+ * helpers that keep a tick-driven runtime and the board in step without sleeping blindly.
+ *
+ * Every wait is bounded (a few seconds) and only guards against a hang: no assertion depends on
+ * how long anything took.
+ */
+#ifndef ACHILLES_TESTS_SERIAL_BOARD_H
+#define ACHILLES_TESTS_SERIAL_BOARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "achilles_client.h"
+#include "hil/runtime.h"
+#include "hil/transport.h"
+
+#define BOARD_MAX_IDS 256
+#define BOARD_MAX_ERRORS 64
+
+typedef struct board {
+  int fd;
+  int own_fd; /* board_close() closes fd */
+  ach_decoder dec;
+  uint16_t seq;  /* next sequence number to send */
+  size_t unread; /* bytes sent that the simulator has not read yet */
+  /* what arrived */
+  int hello_acks;
+  ach_hello_ack ack;
+  int nerrors;
+  ach_error errors[BOARD_MAX_ERRORS];
+  int statuses;
+  ach_status status;
+  int heartbeats;
+  ach_heartbeat heartbeat;
+  unsigned long sample_frames;
+  ach_sample latest[BOARD_MAX_IDS];    /* latest entry of each sensor id */
+  uint64_t latest_time[BOARD_MAX_IDS]; /* frame time of that entry, ns + 1 (0: never) */
+} board;
+
+/* Opens a pty slave (or any tty path) raw and non-blocking. Returns 0 or -1. */
+int board_open(board *b, const char *path);
+/* Uses an fd the caller opened (e.g. a pty master); board_close() leaves it open. */
+void board_attach(board *b, int fd);
+void board_close(board *b);
+
+void board_send(board *b, const ach_message *m);
+void board_send_raw(board *b, const uint8_t *bytes, size_t n);
+void board_hello(board *b, const char *name);
+void board_command(board *b, int n, const ach_joint_command *joints);
+
+/* Reads and decodes whatever is waiting, without blocking. */
+void board_read(board *b);
+/* Reads until *counter >= target or about 3 s passed; returns 1 when reached. */
+int board_wait_count(board *b, const int *counter, int target);
+/* Reads until a frame of time >= t_ns carried an entry for sensor id `id`. */
+int board_wait_sample(board *b, int id, uint64_t t_ns);
+
+/* The transport's fd (its pollitem) or -1 while the link is down. */
+int transport_fd(hil_transport *t);
+/* Waits until the simulator side can read the bytes the board sent, ticks once, and reads
+ * what has arrived (without waiting for it). */
+void tick_after(hil_runtime *rt, hil_transport *t, board *b);
+
+/* A fresh directory under /tmp for links; the caller removes it. */
+void make_temp_dir(char *out, size_t out_sz);
+
+#endif
