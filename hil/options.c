@@ -58,12 +58,12 @@ static int parse_watchdog(const sim_json_ctx *L, const cJSON *obj, hil_options *
 static int parse_runtime(const sim_json_ctx *L, const cJSON *rt, hil_options *o) {
   static const char *const keys[] = {"rate_hz",         "mode",     "speed",   "overrun",
                                      "max_catchup",     "seed",     "watchdog", "comment",
-                                     "status_period_s", NULL};
+                                     "status_period_s", "spin_us",  NULL};
   static const char *const modes[] = {"realtime", "lockstep", "fast", NULL};
   static const char *const policies[] = {"skip", "catchup", NULL};
   const char *path = "runtime";
   int mode = (int)o->mode, policy = (int)o->overrun;
-  double catchup = o->max_catchup, seed = -1;
+  double catchup = o->max_catchup, seed = -1, spin_us = o->spin_s * 1e6;
   if (sim_json_expect_object(L, rt, path) || sim_json_check_keys(L, rt, path, keys) ||
       sim_json_read_number(L, rt, path, "rate_hz", &o->rate_hz, 0) ||
       sim_json_check_min(L, path, "rate_hz", o->rate_hz, 0, 1) ||
@@ -75,9 +75,12 @@ static int parse_runtime(const sim_json_ctx *L, const cJSON *rt, hil_options *o)
       sim_json_check_min(L, path, "max_catchup", catchup, 0, 0) ||
       sim_json_read_number(L, rt, path, "status_period_s", &o->status_period_s, 0) ||
       sim_json_check_min(L, path, "status_period_s", o->status_period_s, 0, 0) ||
-      sim_json_read_number(L, rt, path, "seed", &seed, 0)) {
+      sim_json_read_number(L, rt, path, "seed", &seed, 0) ||
+      sim_json_read_number(L, rt, path, "spin_us", &spin_us, 0) ||
+      sim_json_check_min(L, path, "spin_us", spin_us, 0, 0)) {
     return -1;
   }
+  o->spin_s = fmin(spin_us, 1e6) * 1e-6;
   if (seed != -1) {
     if (seed < 0 || seed != floor(seed) || seed > 9007199254740992.0) {
       return sim_json_fail(L, "runtime.seed", "expected an integer from 0 to 2^53 (got %g)", seed);

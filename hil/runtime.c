@@ -79,6 +79,8 @@ hil_runtime *hil_runtime_new(const char *config_path, const hil_options *o, char
   rt->start_wall = hil__monotonic_now();
   hil_histogram_clear(&rt->late);
   hil_histogram_clear(&rt->compute);
+  hil_histogram_clear(&rt->late_total);
+  hil_histogram_clear(&rt->compute_total);
   return rt;
 }
 
@@ -166,7 +168,8 @@ double hil_runtime_loop_time(const hil_runtime *rt) {
   return rt->data->time;
 }
 
-void hil_runtime_status(const hil_runtime *rt, hil_status *out) {
+static void fill_status(const hil_runtime *rt, hil_status *out, const hil_histogram *late,
+                        const hil_histogram *compute) {
   memset(out, 0, sizeof *out);
   out->sim_time = rt->data->time;
   out->wall_time = hil__monotonic_now() - rt->start_wall;
@@ -175,14 +178,37 @@ void hil_runtime_status(const hil_runtime *rt, hil_status *out) {
   out->paused = rt->paused;
   out->overruns = rt->overruns;
   out->skipped = rt->skipped;
-  out->late_p50 = hil_histogram_quantile(&rt->late, 0.5);
-  out->late_p99 = hil_histogram_quantile(&rt->late, 0.99);
-  out->late_max = rt->late.max;
-  out->compute_p50 = hil_histogram_quantile(&rt->compute, 0.5);
-  out->compute_p99 = hil_histogram_quantile(&rt->compute, 0.99);
-  out->compute_max = rt->compute.max;
+  out->late_p50 = hil_histogram_quantile(late, 0.5);
+  out->late_p99 = hil_histogram_quantile(late, 0.99);
+  out->late_max = late->max;
+  out->compute_p50 = hil_histogram_quantile(compute, 0.5);
+  out->compute_p99 = hil_histogram_quantile(compute, 0.99);
+  out->compute_max = compute->max;
   out->commands = rt->commands.counters;
   out->samples_published = rt->samples;
+}
+
+void hil_runtime_status(const hil_runtime *rt, hil_status *out) {
+  fill_status(rt, out, &rt->late, &rt->compute);
+}
+
+/* The totals hold every period already closed; add the open one. */
+void hil_runtime_status_total(const hil_runtime *rt, hil_status *out) {
+  hil_histogram *late = malloc(sizeof *late), *compute = malloc(sizeof *compute);
+  if (!late || !compute) {
+    free(late);
+    free(compute);
+    hil_runtime_status(rt, out);
+    return;
+  }
+  *late = rt->late_total;
+  *compute = rt->compute_total;
+  hil_histogram_merge(late, &rt->late);
+  hil_histogram_merge(compute, &rt->compute);
+  fill_status(rt, out, late, compute);
+  out->whole_run = 1;
+  free(late);
+  free(compute);
 }
 
 void hil_runtime_pause(hil_runtime *rt) {

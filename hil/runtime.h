@@ -42,6 +42,7 @@ typedef struct hil_options {
   double speed;              /* lockstep/fast: simulated seconds per wall second, 0 = unpaced */
   hil_overrun overrun;
   int max_catchup;           /* catch-up bound, ticks */
+  double spin_s;             /* realtime: busy-wait this long before each deadline (0: sleep) */
   double duration_s;         /* stop after this much simulation time; 0 = run until stopped */
   uint64_t seed;             /* sensor noise seed */
   int has_seed;              /* seed given (else the sensors config's seed) */
@@ -67,8 +68,9 @@ typedef struct hil_status {
   int paused;
   uint64_t overruns;          /* ticks whose step finished after the next deadline */
   uint64_t skipped;           /* ticks dropped by the skip policy */
-  double late_p50, late_p99, late_max;          /* s, wake-up lateness over the last period */
-  double compute_p50, compute_p99, compute_max; /* s, tick compute time over the last period */
+  double late_p50, late_p99, late_max;          /* s, wake-up lateness (realtime mode) */
+  double compute_p50, compute_p99, compute_max; /* s, tick compute time */
+  int whole_run;              /* 1: timing over the whole run; 0: over the last status period */
   hil_command_counters commands;
   uint64_t samples_published;
 } hil_status;
@@ -105,6 +107,8 @@ const hil_options *hil_runtime_options(const hil_runtime *rt);
 /* Loop time now, s (see the clocks above): the timestamp for a command received now. */
 double hil_runtime_loop_time(const hil_runtime *rt);
 void hil_runtime_status(const hil_runtime *rt, hil_status *out);
+/* The same with the timing figures of the whole run instead of the last status period. */
+void hil_runtime_status_total(const hil_runtime *rt, hil_status *out);
 
 /* Control requests (the ZeroMQ control socket, serial STEP_REQUEST). */
 void hil_runtime_pause(hil_runtime *rt);

@@ -26,6 +26,7 @@ struct hil_runtime {
   double start_wall;             /* monotonic s at creation */
   uint64_t steps, overruns, skipped, samples;
   hil_histogram late, compute;   /* the current status period */
+  hil_histogram late_total, compute_total; /* the whole run (the final report) */
 };
 
 double hil__monotonic_now(void);

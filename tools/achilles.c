@@ -11,6 +11,7 @@ typedef struct subcommand {
 } subcommand;
 
 static const subcommand subcommands[] = {
+    {"run", achilles_cmd_run, "the hardware-in-the-loop runtime: real-time arm, sensors out, commands in"},
     {"sim", achilles_cmd_sim, "batch simulation of a robot description, CSV out"},
     {"sensors", achilles_cmd_sensors, "batch simulation with sensor models, true and measured CSV"},
 };

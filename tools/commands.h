@@ -5,5 +5,6 @@
 
 int achilles_cmd_sim(int argc, char **argv);
 int achilles_cmd_sensors(int argc, char **argv);
+int achilles_cmd_run(int argc, char **argv);
 
 #endif

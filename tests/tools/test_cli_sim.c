@@ -1,0 +1,115 @@
+/* tests/tools/test_cli_sim.c: `achilles sim` as a user runs it: CSV layout, precision, errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+/* Runs a shell command, captures up to out_sz bytes of stdout (stderr too when merged by the
+ * caller) and returns the exit status. */
+static int run(const char *cmd, char *out, size_t out_sz) {
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t n = fread(out, 1, out_sz - 1, p);
+  out[n] = '\0';
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static char output[1 << 20];
+
+static void test_csv_layout(void **state) {
+  (void)state;
+  int rc = run(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
+                            " --duration 0.1 --torque shoulder=1 --integrator rk4 --csv -",
+               output, sizeof output);
+  assert_int_equal(rc, 0);
+  const char *header = "time,shoulder.q,elbow.q,shoulder.qd,elbow.qd,energy\n";
+  assert_memory_equal(output, header, strlen(header));
+  int rows = 0;
+  for (const char *c = output; *c; c++) {
+    rows += *c == '\n';
+  }
+  assert_int_equal(rows, 1 + 1 + 50); /* header, t = 0, then 0.1 s / 2 ms steps */
+  /* the last row: 17 significant digits and the time of the 50th step */
+  const char *last = output + strlen(output) - 2;
+  while (last > output && *last != '\n') {
+    last--;
+  }
+  double t, q1, q2, qd1, qd2, e;
+  assert_int_equal(sscanf(last + 1, "%lf,%lf,%lf,%lf,%lf,%lf", &t, &q1, &q2, &qd1, &qd2, &e), 6);
+  assert_true(fabs(t - 0.1) < 1e-12);
+  /* starting from rest with no gravity, the energy equals the work of the torque, τ·q1; RK4's
+   * error over 50 steps of 2 ms is ~1e-13 relative here, so 1e-9 leaves a wide margin */
+  assert_true(fabs(e - 1.0 * q1) < 1e-9 * fabs(q1));
+}
+
+static void test_every_and_qpos(void **state) {
+  (void)state;
+  int rc = run(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/double_pendulum.json"
+                            " --duration 1 --every 100 --qpos hinge2=0.5 --integrator rk4",
+               output, sizeof output);
+  assert_int_equal(rc, 0);
+  int rows = 0;
+  for (const char *c = output; *c; c++) {
+    rows += *c == '\n';
+  }
+  assert_int_equal(rows, 1 + 1 + 5); /* 500 steps written every 100th */
+  double t, q1, q2;
+  const char *second = strchr(output, '\n') + 1;
+  assert_int_equal(sscanf(second, "%lf,%lf,%lf", &t, &q1, &q2), 3);
+  assert_true(t == 0 && q1 == 0 && q2 == 0.5);
+}
+
+static void expect_failure(const char *args, const char *message) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s sim %s 2>&1", ACHILLES_BIN, args);
+  int rc = run(cmd, output, sizeof output);
+  assert_int_not_equal(rc, 0);
+  if (!strstr(output, message)) {
+    fail_msg("'%s' printed '%s', expected '%s'", args, output, message);
+  }
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  const char *cfg = ACHILLES_SOURCE_DIR "/configs/two_link_arm.json";
+  char args[512];
+  snprintf(args, sizeof args, "%s --duration 1 --torque wrist=1", cfg);
+  expect_failure(args, "unknown joint 'wrist' (joints: shoulder, elbow)");
+  snprintf(args, sizeof args, "%s --duration 1 --integrator leapfrog", cfg);
+  expect_failure(args, "--integrator");
+  snprintf(args, sizeof args, "%s --duration abc", cfg);
+  expect_failure(args, "--duration: expected a finite number");
+  snprintf(args, sizeof args, "%s --duration 1 --frobnicate", cfg);
+  expect_failure(args, "frobnicate");
+  snprintf(args, sizeof args, "%s", cfg);
+  expect_failure(args, "--duration is required");
+  expect_failure("/nonexistent.json --duration 1", "/nonexistent.json: cannot open");
+  snprintf(args, sizeof args, "%s --duration 1 --torque shoulder=nan", cfg);
+  expect_failure(args, "expected a finite number");
+}
+
+static void test_help(void **state) {
+  (void)state;
+  assert_int_equal(run(ACHILLES_BIN " sim --help", output, sizeof output), 0);
+  assert_non_null(strstr(output, "usage: achilles sim CONFIG --duration SECONDS"));
+  assert_int_equal(run(ACHILLES_BIN " --help", output, sizeof output), 0);
+  assert_non_null(strstr(output, "sim"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_csv_layout),
+      cmocka_unit_test(test_every_and_qpos),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_help),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,298 @@
+/* tools/cmd_run.c: `achilles run`, the hardware-in-the-loop runtime (the main job). */
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "hil/error.h"
+#include "hil/runtime.h"
+#include "hil/serial_transport.h"
+#include "hil/zmq_transport.h"
+
+typedef struct run_args {
+  const char *config;
+  hil_options opt;
+  int no_zmq;
+  const char *serial;   /* "pty" or a device path; NULL: as configured */
+  const char *pty_link; /* stable symlink to the pty */
+  double baud;
+} run_args;
+
+static hil_runtime *running; /* for the signal handler */
+
+static void on_signal(int sig) {
+  (void)sig;
+  if (running) {
+    hil_runtime_request_stop(running);
+  }
+}
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: achilles run CONFIG [options]\n\n"
+          "Runs the robot described by CONFIG in real time: publishes its sensors and takes\n"
+          "motor commands over ZeroMQ and/or a serial port (a real board or a pseudo-terminal).\n"
+          "Stop with Ctrl-C (motors go to zero, ports close). Messages: docs/messages.md,\n"
+          "docs/serial-protocol.md; runtime settings: docs/runtime.md.\n\n"
+          "options (override the config's \"runtime\" and \"transports\" sections):\n"
+          "  --mode MODE          realtime (default) | lockstep | fast\n"
+          "  --rate HZ            physics rate (default 1000)\n"
+          "  --speed X            lockstep/fast: at most X simulated s per wall s (0 = unpaced)\n"
+          "  --duration S         stop after S s of simulation time (default: run until stopped)\n"
+          "  --seed N             sensor noise seed\n"
+          "  --overrun POLICY     skip (default) | catchup, after a late tick\n"
+          "  --watchdog S         command timeout, s (0 disables; default 0.1)\n"
+          "  --spin-us US         realtime: busy-wait the last US before each tick (sharper\n"
+          "                       timing for CPU; default 0: sleep)\n"
+          "  --rt                 ask for SCHED_FIFO, locked memory (and --cpu N)\n"
+          "  --cpu N              CPU to pin to with --rt\n"
+          "  --no-zmq             no ZeroMQ sockets\n"
+          "  --serial pty|DEVICE  serial link: a new pseudo-terminal, or a device (e.g. /dev/ttyACM0)\n"
+          "  --pty-link PATH      make PATH a symlink to the pseudo-terminal\n"
+          "  --baud N             device baud rate (default 1000000)\n"
+          "  --status-period S    console status line period (default 1, 0 = never)\n"
+          "  --quiet              no console status lines\n"
+          "  -h, --help           this text\n");
+}
+
+static int choice(const char *option, const char *arg, const char *const *names, int *out) {
+  for (int i = 0; names[i]; i++) {
+    if (strcmp(arg, names[i]) == 0) {
+      *out = i;
+      return 0;
+    }
+  }
+  fprintf(stderr, "achilles run: %s: unknown value '%s'\n", option, arg);
+  return -1;
+}
+
+static int number(const char *option, const char *arg, double min, double *out) {
+  char err[256];
+  if (cli_parse_double(option, arg, out, err, sizeof err)) {
+    fprintf(stderr, "achilles run: %s\n", err);
+    return -1;
+  }
+  if (*out < min) {
+    fprintf(stderr, "achilles run: %s: must be >= %g (got %s)\n", option, min, arg);
+    return -1;
+  }
+  return 0;
+}
+
+/* Applies one command-line option to a (already config-filled) run_args. */
+static int apply_option(run_args *a, int opt, const char *arg) {
+  static const char *const modes[] = {"realtime", "lockstep", "fast", NULL};
+  static const char *const policies[] = {"skip", "catchup", NULL};
+  double v = 0;
+  int k = 0, rc = 0;
+  switch (opt) {
+  case 'm':
+    rc = choice("--mode", arg, modes, &k);
+    a->opt.mode = (hil_mode)k;
+    return rc;
+  case 'r':
+    rc = number("--rate", arg, 1e-9, &a->opt.rate_hz);
+    return rc;
+  case 's':
+    return number("--speed", arg, 0, &a->opt.speed);
+  case 'd':
+    return number("--duration", arg, 0, &a->opt.duration_s);
+  case 'S':
+    rc = number("--seed", arg, 0, &v);
+    a->opt.seed = (uint64_t)v, a->opt.has_seed = 1;
+    return rc;
+  case 'o':
+    rc = choice("--overrun", arg, policies, &k);
+    a->opt.overrun = (hil_overrun)k;
+    return rc;
+  case 'w':
+    return number("--watchdog", arg, 0, &a->opt.watchdog_timeout_s);
+  case 'R':
+    a->opt.realtime_priority = 1;
+    return 0;
+  case 'u':
+    rc = number("--spin-us", arg, 0, &v);
+    a->opt.spin_s = fmin(v, 1e6) * 1e-6;
+    return rc;
+  case 'c':
+    rc = number("--cpu", arg, 0, &v);
+    a->opt.cpu = (int)v;
+    return rc;
+  case 'Z':
+    a->no_zmq = 1;
+    return 0;
+  case 'p':
+    a->serial = arg;
+    return 0;
+  case 'l':
+    a->pty_link = arg;
+    return 0;
+  case 'b':
+    return number("--baud", arg, 1, &a->baud);
+  case 'P':
+    return number("--status-period", arg, 0, &a->opt.status_period_s);
+  case 'q':
+    a->opt.quiet = 1;
+    return 0;
+  default:
+    return -1;
+  }
+}
+
+static const struct option long_options[] = {
+    {"mode", required_argument, NULL, 'm'},    {"rate", required_argument, NULL, 'r'},
+    {"speed", required_argument, NULL, 's'},   {"duration", required_argument, NULL, 'd'},
+    {"seed", required_argument, NULL, 'S'},    {"overrun", required_argument, NULL, 'o'},
+    {"watchdog", required_argument, NULL, 'w'}, {"rt", no_argument, NULL, 'R'},
+    {"spin-us", required_argument, NULL, 'u'},
+    {"cpu", required_argument, NULL, 'c'},     {"no-zmq", no_argument, NULL, 'Z'},
+    {"serial", required_argument, NULL, 'p'},  {"pty-link", required_argument, NULL, 'l'},
+    {"baud", required_argument, NULL, 'b'},    {"status-period", required_argument, NULL, 'P'},
+    {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+/* Two passes: find CONFIG and --help first, read the config's runtime section, then let the
+ * command line override it. Returns 0 to run, 1 after --help, -1 on a usage error. */
+static int parse_args(run_args *a, int argc, char **argv) {
+  memset(a, 0, sizeof *a);
+  hil_options_default(&a->opt);
+  int opt;
+  optind = 1;
+  opterr = 1;
+  while ((opt = getopt_long(argc, argv, "hq", long_options, NULL)) != -1) {
+    if (opt == 'h') {
+      usage(stdout);
+      return 1;
+    }
+    if (opt == '?') {
+      fprintf(stderr, "Run 'achilles run --help' for usage.\n");
+      return -1;
+    }
+  }
+  if (optind != argc - 1) {
+    fprintf(stderr, "achilles run: expected exactly one CONFIG file\n");
+    return -1;
+  }
+  a->config = argv[optind];
+  char err[1024];
+  if (hil_options_parse(&a->opt, a->config, err, sizeof err) != HIL_OK) {
+    fprintf(stderr, "achilles run: %s\n", err);
+    return -1;
+  }
+  optind = 1;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, "hq", long_options, NULL)) != -1) {
+    if (apply_option(a, opt, optarg)) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int add_zmq(hil_runtime *rt, const run_args *a) {
+  hil_zmq_options zo;
+  char err[1024];
+  if (hil_zmq_options_parse(&zo, a->config, err, sizeof err) != 0) {
+    fprintf(stderr, "achilles run: %s\n", err);
+    return -1;
+  }
+  if (!zo.enabled) {
+    return 0;
+  }
+  hil_transport *t = hil_zmq_transport_new(&zo, err, sizeof err);
+  if (!t) {
+    fprintf(stderr, "achilles run: zmq: %s\n", err);
+    return -1;
+  }
+  fprintf(stderr, "[achilles] zmq: sensors on %s, commands on %s, control on %s\n",
+          hil_zmq_transport_endpoint(t, HIL_ZMQ_PUB), hil_zmq_transport_endpoint(t, HIL_ZMQ_CMD),
+          hil_zmq_transport_endpoint(t, HIL_ZMQ_CTL));
+  return hil_runtime_add_transport(rt, t) == HIL_OK ? 0 : -1;
+}
+
+static int add_serial(hil_runtime *rt, const run_args *a) {
+  hil_serial_options so;
+  char err[1024];
+  int present = 0;
+  hil_serial_options_default(&so);
+  if (hil_serial_options_parse(&so, &present, a->config, err, sizeof err) != 0) {
+    fprintf(stderr, "achilles run: %s\n", err);
+    return -1;
+  }
+  if (a->serial) {
+    present = 1;
+    so.use_pty = strcmp(a->serial, "pty") == 0;
+    if (!so.use_pty) {
+      snprintf(so.port, sizeof so.port, "%s", a->serial);
+    }
+  }
+  if (a->pty_link) {
+    snprintf(so.link, sizeof so.link, "%s", a->pty_link);
+  }
+  if (a->baud > 0) {
+    so.baud = (int)a->baud;
+  }
+  if (!present) {
+    return 0;
+  }
+  hil_transport *t = hil_serial_transport_new(&so, err, sizeof err);
+  if (!t) {
+    fprintf(stderr, "achilles run: serial: %s\n", err);
+    return -1;
+  }
+  return hil_runtime_add_transport(rt, t) == HIL_OK ? 0 : -1;
+}
+
+static void install_signal_handlers(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN); /* a vanished pty reader must not kill the simulator */
+}
+
+static void print_banner(hil_runtime *rt, const run_args *a) {
+  const sim_model *m = hil_runtime_model(rt);
+  sens_set *s = hil_runtime_sensors(rt);
+  fprintf(stderr, "[achilles] %s: %d joints, %d actuators, %d sensors; %s at %g Hz", m->name,
+          m->nv, m->nu, s ? sens_set_count(s) : 0, hil_mode_name(a->opt.mode), a->opt.rate_hz);
+  if (a->opt.duration_s > 0) {
+    fprintf(stderr, " for %g s", a->opt.duration_s);
+  }
+  fprintf(stderr, "\n");
+}
+
+int achilles_cmd_run(int argc, char **argv) {
+  run_args a;
+  int parsed = parse_args(&a, argc, argv);
+  if (parsed != 0) {
+    return parsed > 0 ? 0 : 2;
+  }
+  char err[1024];
+  hil_runtime *rt = hil_runtime_new(a.config, &a.opt, err, sizeof err);
+  if (!rt) {
+    fprintf(stderr, "achilles run: %s\n", err);
+    return 1;
+  }
+  if ((!a.no_zmq && add_zmq(rt, &a)) || add_serial(rt, &a)) {
+    hil_runtime_destroy(&rt);
+    return 1;
+  }
+  print_banner(rt, &a);
+  running = rt;
+  install_signal_handlers();
+  int rc = hil_runtime_run(rt);
+  running = NULL;
+  hil_runtime_destroy(&rt);
+  if (rc != HIL_OK) {
+    fprintf(stderr, "achilles run: %s\n", hil_strerror(rc));
+    return 1;
+  }
+  return 0;
+}
