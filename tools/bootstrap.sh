@@ -16,6 +16,9 @@ packages=(
   gcc make cmake pkg-config
   libcjson-dev libcmocka-dev libzmq3-dev libserialport-dev
   libmujoco-dev          # test-only reference oracle and benchmark baseline
+  python3 python3-zmq    # the example subscriber (tools/zmq_subscriber.py) and its test
+  gnuplot-nox            # noise-fit plots
+  rt-tests               # cyclictest, the reference of tools/bench_loop.py
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -58,9 +61,8 @@ case "${1:-}" in
   run)
     install_missing
     build "$here/build" -DCMAKE_BUILD_TYPE=Release
-    log "running: achilles sim configs/club_arm.json --duration 2 --every 100 --torque shoulder=0.5"
-    "$here/build/tools/achilles" sim "$here/configs/club_arm.json" --duration 2 --every 100 \
-      --torque shoulder=0.5
+    log "running: achilles run configs/club_arm.json --duration 10 (Ctrl-C stops earlier)"
+    "$here/build/tools/achilles" run "$here/configs/club_arm.json" --duration 10
     ;;
   test)
     install_missing
