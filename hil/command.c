@@ -56,32 +56,45 @@ int hil_commands_find(const hil_commands *c, const char *name) {
   return found;
 }
 
-int hil_commands_submit(hil_commands *c, int actuator, double value, double now) {
+static int report(hil_commands *c, int actuator, const char *name, double value, int result,
+                  int clamped) {
+  if (c->observer) {
+    c->observer(c->observer_user, actuator, name, value, result, clamped);
+  }
+  return result;
+}
+
+static int submit(hil_commands *c, int actuator, const char *name, double value, double now) {
   if (actuator < 0 || actuator >= c->count) {
     c->counters.rejected_unknown++;
-    return HIL_EUNKNOWN;
+    return report(c, -1, name, value, HIL_EUNKNOWN, 0);
   }
   if (!isfinite(value)) {
     c->counters.rejected_nonfinite++;
-    return HIL_ENONFINITE;
+    return report(c, actuator, name, value, HIL_ENONFINITE, 0);
   }
   const double *range = c->model->actuators[actuator].ctrlrange;
+  double applied = value;
   if (value < range[0] || value > range[1]) {
-    value = value < range[0] ? range[0] : range[1];
+    applied = value < range[0] ? range[0] : range[1];
     c->counters.clamped++;
   }
   hil_command_slot *slot = &c->slots[actuator];
-  slot->value = value;
+  slot->value = applied;
   slot->received_at = now;
   slot->timed_out = 0;
   slot->fresh = 1;
   c->counters.accepted++;
   c->received_since_apply++;
-  return HIL_OK;
+  return report(c, actuator, name, value, HIL_OK, applied != value);
+}
+
+int hil_commands_submit(hil_commands *c, int actuator, double value, double now) {
+  return submit(c, actuator, NULL, value, now);
 }
 
 int hil_commands_submit_named(hil_commands *c, const char *name, double value, double now) {
-  return hil_commands_submit(c, hil_commands_find(c, name), value, now);
+  return submit(c, hil_commands_find(c, name), name, value, now);
 }
 
 void hil_commands_count_malformed(hil_commands *c) {

@@ -42,6 +42,12 @@ typedef struct hil_command_slot {
   int timed_out;      /* the watchdog holds this actuator */
 } hil_command_slot;
 
+/* Called for every command submitted, accepted or not: the actuator index (-1 when unknown),
+ * the name it was addressed by (NULL when submitted by index), the value as received, and the
+ * result (HIL_OK, HIL_EUNKNOWN, HIL_ENONFINITE; clamped = 1 when the value was clamped). */
+typedef void (*hil_command_observer)(void *user, int actuator, const char *name, double value,
+                                     int result, int clamped);
+
 typedef struct hil_commands {
   const sim_model *model;
   int count;                   /* = model->nu */
@@ -50,6 +56,8 @@ typedef struct hil_commands {
   hil_timeout_action on_timeout;
   uint64_t received_since_apply; /* accepted commands since the last hil_commands_apply */
   hil_command_counters counters;
+  hil_command_observer observer; /* optional (recording) */
+  void *observer_user;
 } hil_commands;
 
 /* Allocates the table for m's actuators. Returns HIL_OK or HIL_ENOMEM. */

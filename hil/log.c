@@ -490,7 +490,7 @@ static int rd_line(hil_log_reader *r, long long *index, long long *offset, char 
                    "CRC mismatch (stored %08x, computed %08x)", (unsigned)stored,
                    (unsigned)crc);
   }
-  r->json = cJSON_ParseWithLengthOpts(text, len, NULL, 1);
+  r->json = strlen(text) == len ? cJSON_ParseWithOpts(text, NULL, 1) : NULL;
   if (!cJSON_IsObject(r->json)) {
     return rd_fail(r, *index, *offset, HIL_LOG_EFORMAT, err, err_sz,
                    "the checksum matches but the text is not a JSON object");

@@ -96,6 +96,7 @@ static void report_status(hil_runtime *rt, const char *prefix, int whole_run) {
       t->ops->publish_status(t, rt, &st);
     }
   }
+  hil__record_status(rt, &st);
   if (!rt->opt.quiet) {
     print_status(rt, &st, prefix);
   }

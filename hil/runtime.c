@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "hil/error.h"
+#include "hil/json_messages.h"
 #include "hil/transport.h"
 
 double hil__monotonic_now(void) {
@@ -19,6 +20,9 @@ double hil__monotonic_now(void) {
 static void on_sample(void *user, const sens_sensor *s, const sens_sample *smp) {
   hil_runtime *rt = user;
   rt->samples++;
+  if (rt->log) {
+    hil_log_write_sample(rt->log, s, smp, hil__monotonic_now() - rt->start_wall);
+  }
   for (int i = 0; i < rt->ntransports; i++) {
     hil_transport *t = rt->transports[i];
     if (t->ops->publish_sample) {
@@ -92,6 +96,7 @@ void hil_runtime_destroy(hil_runtime **prt) {
   for (int i = 0; i < rt->ntransports; i++) {
     rt->transports[i]->ops->destroy(rt->transports[i]);
   }
+  hil_log_close(&rt->log);
   sens_set_free(&rt->sensors);
   hil_commands_free(&rt->commands);
   sim_snapshot_free(rt->snapshot);
@@ -114,7 +119,58 @@ void hil__poll_transports(hil_runtime *rt) {
   for (int i = 0; i < rt->ntransports; i++) {
     hil_transport *t = rt->transports[i];
     if (t->ops->poll) {
+      rt->polling = t->ops->name;
       t->ops->poll(t, rt);
+    }
+  }
+  rt->polling = NULL;
+}
+
+/* --- recording ------------------------------------------------------------------------------- */
+
+static void on_command(void *user, int actuator, const char *name, double value, int result,
+                       int clamped) {
+  hil_runtime *rt = user;
+  const char *who = actuator >= 0 ? rt->model->actuators[actuator].name : name ? name : "?";
+  const char *what = result == HIL_OK        ? (clamped ? "clamped" : "ok")
+                     : result == HIL_EUNKNOWN ? "rejected:unknown"
+                                              : "rejected:nonfinite";
+  hil_log_write_command(rt->log, rt->data->time, hil__monotonic_now() - rt->start_wall,
+                        rt->polling ? rt->polling : "api", who, value, what);
+}
+
+int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_sz) {
+  hil_log_header h;
+  if (hil_log_header_init(&h, rt->model, rt->sensors) != 0) {
+    snprintf(err, err_sz, "%s: too many sensors or actuators for the log header", path);
+    return HIL_EINVAL;
+  }
+  h.seed = rt->seed;
+  h.rate_hz = 1.0 / rt->model->opt.timestep;
+  rt->log = hil_log_open(path, &h, err, err_sz);
+  if (!rt->log) {
+    return HIL_EIO;
+  }
+  rt->commands.observer = on_command;
+  rt->commands.observer_user = rt;
+  rt->log_next_flush = hil__monotonic_now() + 0.1;
+  return HIL_OK;
+}
+
+void hil__record_status(hil_runtime *rt, const hil_status *st) {
+  char json[4096];
+  if (rt->log && hil_msg_encode_status(json, sizeof json, st) > 0) {
+    hil_log_write_status(rt->log, st->sim_time, st->wall_time, json);
+  }
+}
+
+/* Hands the log to the kernel every 0.1 s of wall time: a kill -9 loses at most that much. */
+static void flush_log(hil_runtime *rt) {
+  if (rt->log) {
+    double now = hil__monotonic_now();
+    if (now >= rt->log_next_flush) {
+      hil_log_flush(rt->log);
+      rt->log_next_flush = now + 0.1;
     }
   }
 }
@@ -132,6 +188,7 @@ void hil__step(hil_runtime *rt) {
   sim_forward(rt->model, rt->data); /* derived values (sensors read them) match the new state */
   rt->steps++;
   hil__sense(rt);
+  flush_log(rt);
 }
 
 void hil_runtime_tick(hil_runtime *rt) {
@@ -213,6 +270,10 @@ void hil_runtime_status_total(const hil_runtime *rt, hil_status *out) {
 
 void hil_runtime_pause(hil_runtime *rt) {
   rt->paused = 1;
+}
+
+int hil_runtime_paused(const hil_runtime *rt) {
+  return rt->paused;
 }
 
 void hil_runtime_resume(hil_runtime *rt) {

@@ -87,6 +87,12 @@ void hil_runtime_destroy(hil_runtime **rt);
 /* Hands a transport to the runtime, which destroys it with itself. */
 int hil_runtime_add_transport(hil_runtime *rt, hil_transport *t);
 
+/* Records every sample published, every command received (with its result and the transport it
+ * came through) and every status to a log at path (format: docs/logs.md), flushed to the kernel
+ * every 0.1 s of wall time so that a killed run loses at most that much. Call before
+ * hil_runtime_run; the log is closed (with its end record) by hil_runtime_destroy. */
+int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_sz);
+
 /* Runs the loop until stopped, the duration is reached, or a fatal error. On the way out the
  * commands go to zero and a last step publishes that state. Returns HIL_OK or an error. */
 int hil_runtime_run(hil_runtime *rt);
@@ -112,6 +118,7 @@ void hil_runtime_status_total(const hil_runtime *rt, hil_status *out);
 
 /* Control requests (the ZeroMQ control socket, serial STEP_REQUEST). */
 void hil_runtime_pause(hil_runtime *rt);
+int hil_runtime_paused(const hil_runtime *rt);
 void hil_runtime_resume(hil_runtime *rt);
 /* Lockstep: allow n more steps regardless of commands. */
 void hil_runtime_request_steps(hil_runtime *rt, uint64_t n);

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include "hil/log.h"
 #include "hil/runtime.h"
 
 #define HIL_MAX_TRANSPORTS 8
@@ -27,11 +28,16 @@ struct hil_runtime {
   uint64_t steps, overruns, skipped, samples;
   hil_histogram late, compute;   /* the current status period */
   hil_histogram late_total, compute_total; /* the whole run (the final report) */
+  hil_log_writer *log;           /* recording, or NULL */
+  double log_next_flush;         /* monotonic s */
+  const char *polling;           /* name of the transport being polled (command records) */
 };
 
 double hil__monotonic_now(void);
 void hil__poll_transports(hil_runtime *rt);
 void hil__step(hil_runtime *rt);
 void hil__sense(hil_runtime *rt);
+/* Writes a status record to the log when recording. */
+void hil__record_status(hil_runtime *rt, const hil_status *st);
 
 #endif

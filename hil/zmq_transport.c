@@ -2,7 +2,6 @@
  * see zmq_transport.h and docs/messages.md. */
 #include "hil/zmq_transport.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,9 +293,7 @@ static int commands_wait_for_step(hil_runtime *rt) {
       !hil_commands_all_fresh(hil_runtime_commands(rt))) {
     return 0;
   }
-  hil_status st;
-  hil_runtime_status(rt, &st);
-  return !st.paused; /* paused: newer commands replace older ones rather than pile up */
+  return !hil_runtime_paused(rt); /* paused: newer commands replace older ones */
 }
 
 static void poll_commands(zmq_transport *z, hil_runtime *rt) {

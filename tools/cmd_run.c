@@ -19,6 +19,7 @@ typedef struct run_args {
   int no_zmq;
   const char *serial;   /* "pty" or a device path; NULL: as configured */
   const char *pty_link; /* stable symlink to the pty */
+  const char *record;   /* log file (docs/logs.md) */
   double baud;
 } run_args;
 
@@ -54,6 +55,7 @@ static void usage(FILE *out) {
           "  --serial pty|DEVICE  serial link: a new pseudo-terminal, or a device (e.g. /dev/ttyACM0)\n"
           "  --pty-link PATH      make PATH a symlink to the pseudo-terminal\n"
           "  --baud N             device baud rate (default 1000000)\n"
+          "  --record FILE        record every sample, command and status (docs/logs.md)\n"
           "  --status-period S    console status line period (default 1, 0 = never)\n"
           "  --quiet              no console status lines\n"
           "  -h, --help           this text\n");
@@ -138,6 +140,9 @@ static int apply_option(run_args *a, int opt, const char *arg) {
   case 'q':
     a->opt.quiet = 1;
     return 0;
+  case 'F':
+    a->record = arg;
+    return 0;
   default:
     return -1;
   }
@@ -153,6 +158,7 @@ static const struct option long_options[] = {
     {"serial", required_argument, NULL, 'p'},  {"pty-link", required_argument, NULL, 'l'},
     {"baud", required_argument, NULL, 'b'},    {"status-period", required_argument, NULL, 'P'},
     {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+    {"record", required_argument, NULL, 'F'},
     {NULL, 0, NULL, 0}};
 
 /* Two passes: find CONFIG and --help first, read the config's runtime section, then let the
@@ -283,6 +289,14 @@ int achilles_cmd_run(int argc, char **argv) {
   if ((!a.no_zmq && add_zmq(rt, &a)) || add_serial(rt, &a)) {
     hil_runtime_destroy(&rt);
     return 1;
+  }
+  if (a.record) {
+    if (hil_runtime_record(rt, a.record, err, sizeof err) != HIL_OK) {
+      fprintf(stderr, "achilles run: --record: %s\n", err);
+      hil_runtime_destroy(&rt);
+      return 1;
+    }
+    fprintf(stderr, "[achilles] recording to %s\n", a.record);
   }
   print_banner(rt, &a);
   running = rt;
