@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sensors/chain_internal.h"
 #include "sensors/error.h"
 #include "sensors/quantize.h"
 
@@ -176,31 +177,5 @@ void sens_chain_set_fault(sens_chain *c, const sens_fault *f) {
 }
 
 double sens_chain_step(sens_chain *c, double x, sens_rng *events) {
-  const sens_chain_params *p = &c->p;
-  /* (1 + s)·x + (offset + bias + turn-on): scale, then the constant terms, in one step */
-  double y = (1.0 + p->scale_error) * x + c->constant;
-  if (p->gm_sigma > 0.0) {
-    y += sens_gm_step(&c->gm, &c->rng);
-  }
-  if (p->rw_density > 0.0) {
-    y += sens_rw_step(&c->rw, &c->rng);
-  }
-  if (c->white_k > 0.0) {
-    y += c->white_k * sens_rng_normal(&c->rng);
-  }
-  y = sens_filter_step(&c->filter, y);
-  if (p->fault.mode != SENS_FAULT_NONE) {
-    y += sens_fault_add(&p->fault, events);
-  }
-  if (p->resolution > 0.0) {
-    y = sens_quantize(y, p->resolution);
-  }
-  if (p->wrap) {
-    y = sens_wrap_angle(y);
-  }
-  if (p->fault.mode == SENS_FAULT_STUCK) {
-    return c->stuck;
-  }
-  c->last = y;
-  return y;
+  return sens__chain_step(c, x, events);
 }

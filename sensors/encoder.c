@@ -1,102 +1,15 @@
-/* sensors/encoder.c: joint encoder, incremental counts and absolute angle.
- *
- * The chain (chain.h) turns the true joint angle into a measured angle already quantized to one
- * count (its resolution is 2π/counts per turn); the counter is that angle in counts, kept as a
- * 64-bit total and published as a wrapping signed 32-bit register. Velocity is what firmware
- * computes from two consecutive counter readings: Δcounts·step·rate.
- */
+/* sensors/encoder.c: joint encoder, incremental counts and absolute angle. The model and its
+ * per-sample code live in encoder_internal.h, inlined into the set's sampling loop; these are
+ * the out-of-line entry points of sensors.h. */
 #include "sensors/sensors.h"
 
-#include <math.h>
-
-#include "sensors/quantize.h"
-
-/* floor(n / k) for k > 0: the revolution a count belongs to */
-static int64_t enc_turn(int64_t n, int64_t k) {
-  int64_t q = n / k;
-  return (n % k != 0 && n < 0) ? q - 1 : q;
-}
-
-/* Did the count pass the index mark (a multiple of k) going from prev to n? *rem tracks
- * prev mod k, so the usual small moves cost no division. */
-static int enc_crossed(int64_t prev, int64_t n, int64_t *rem, int64_t k) {
-  const int64_t dn = n - prev;
-  if (dn >= k || dn <= -k) {
-    *rem = n - enc_turn(n, k) * k;
-    return enc_turn(n, k) != enc_turn(prev, k);
-  }
-  int64_t r = *rem + dn;
-  int crossed = 0;
-  if (r >= k) {
-    r -= k;
-    crossed = 1;
-  } else if (r < 0) {
-    r += k;
-    crossed = 1;
-  }
-  *rem = r;
-  return crossed;
-}
-
-/* the nearest count to angle, as the 64-bit total of an ideal counter */
-static int64_t enc_count(const sens_encoder *e, double angle) {
-  return sens_count(angle * e->inv_step, 1.0);
-}
+#include "sensors/encoder_internal.h"
 
 void sens_encoder_truth(sens_sensor *s, const sim_model *m, const sim_data *d, double *truth) {
-  sens_encoder *e = &s->u.enc;
   (void)m;
-  const double angle = d->qpos[e->qposadr];
-  const int64_t n = enc_count(e, angle);
-  if (!e->have_true) {
-    e->true_rem = n - enc_turn(n, e->counts_per_turn) * e->counts_per_turn;
-    e->prev_true_count = n;
-    e->have_true = 1;
-  }
-  const int crossed = enc_crossed(e->prev_true_count, n, &e->true_rem, e->counts_per_turn);
-  e->prev_true_count = n;
-  if (e->ch_counts >= 0) {
-    truth[e->ch_counts] = (double)sens_counter_wrap(n);
-  }
-  if (e->ch_angle >= 0) {
-    truth[e->ch_angle] = e->wrap ? sens_wrap_angle(angle) : angle;
-  }
-  if (e->ch_velocity >= 0) {
-    truth[e->ch_velocity] = d->qvel[e->dofadr];
-  }
-  if (e->ch_index >= 0) {
-    truth[e->ch_index] = crossed;
-  }
-  truth[SENS_MAX_CHANNELS] = angle;
+  sens__encoder_truth(s, d, truth);
 }
 
 void sens_encoder_measure(sens_sensor *s, const double *truth, double *meas) {
-  sens_encoder *e = &s->u.enc;
-  /* the chain has no resolution of its own: quantization is the counting below */
-  const double y = sens_chain_step(&s->chain[0], truth[SENS_MAX_CHANNELS], &s->events);
-  const int64_t n = enc_count(e, y);
-  const int32_t counter = sens_counter_wrap(n);
-  if (!e->have_prev) {
-    e->rem = n - enc_turn(n, e->counts_per_turn) * e->counts_per_turn;
-    e->prev_count = n;
-  }
-  if (e->ch_counts >= 0) {
-    meas[e->ch_counts] = (double)counter;
-  }
-  if (e->ch_angle >= 0) {
-    const double angle = (double)n * e->step;
-    meas[e->ch_angle] = e->wrap ? sens_wrap_angle(angle) : angle;
-  }
-  if (e->ch_velocity >= 0) {
-    /* firmware sees only the 32-bit register: difference it with wrap-around */
-    const int32_t dn = e->have_prev ? sens_counter_diff(counter, sens_counter_wrap(e->prev_count))
-                                    : 0;
-    meas[e->ch_velocity] = (double)dn * e->step * s->rate_hz;
-  }
-  const int crossed = enc_crossed(e->prev_count, n, &e->rem, e->counts_per_turn);
-  if (e->ch_index >= 0) {
-    meas[e->ch_index] = crossed;
-  }
-  e->prev_count = n;
-  e->have_prev = 1;
+  sens__encoder_measure(s, truth, meas);
 }

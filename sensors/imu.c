@@ -11,6 +11,8 @@
  */
 #include "sensors/sensors.h"
 
+#include "sensors/chain_internal.h"
+
 static void imu_cross(double out[3], const double a[3], const double b[3]) {
   out[0] = a[1] * b[2] - a[2] * b[1];
   out[1] = a[2] * b[0] - a[0] * b[2];
@@ -37,6 +39,6 @@ void sens_imu_truth(const sens_sensor *s, const sim_model *m, const sim_data *d,
 
 void sens_imu_measure(sens_sensor *s, const double *truth, double *meas) {
   for (int k = 0; k < 6; k++) {
-    meas[k] = sens_chain_step(&s->chain[k], truth[k], &s->events);
+    meas[k] = sens__chain_step(&s->chain[k], truth[k], &s->events);
   }
 }

@@ -2,6 +2,8 @@
  * the published algorithms (see rng.h for references). */
 #include "sensors/rng.h"
 
+#include "sensors/rng_internal.h"
+
 #include <math.h>
 
 /* --- ziggurat tables -------------------------------------------------------------------------
@@ -10,8 +12,9 @@
  * for the tail), x[i+1] = sqrt(-2·ln(v/x[i] + f(x[i]))), x[256] = 0, with
  * v = r·f(r) + ∫_r^∞ f = 0.004928673233974658. Generated once with Python's math module (the
  * recurrence closes to 3e-15 at the top layer) and stored as constants, so that every platform
- * draws the same numbers. zig_f[i] = f(zig_x[i]). */
-static const double zig_x[257] = {
+ * draws the same numbers. zig_f[i] = f(zig_x[i]); zig_x and zig_k are sens__zig_x and
+ * sens__zig_k, shared with the inline fast path (rng_internal.h). */
+const double sens__zig_x[257] = {
     3.9107579595249167, 3.654152885361009, 3.449278298561431,
     3.320244733839825, 3.224575052047801, 3.147889289518,
     3.0835261320021425, 3.027837791769593, 2.9786032798818427,
@@ -190,7 +193,7 @@ static const double zig_f[257] = {
 };
 
 /* zig_k[i] = zig_x[i+1] / zig_x[i]: |u| below it means the point is under the curve */
-static const double zig_k[256] = {
+const double sens__zig_k[256] = {
     0.9343848233974877, 0.9439337670790047, 0.9625911412322337,
     0.9711859548132215, 0.976218335348994, 0.9795535510952761,
     0.9819400459575833, 0.9837393825978453, 0.9851486053977923,
@@ -323,17 +326,15 @@ static double rng_normal_tail(sens_rng *r) {
   return ZIG_R + x;
 }
 
-/* the ~1% of draws outside the rectangles: the tail, or a wedge test (then a fresh draw);
- * kept out of line so the fast path needs no stack frame */
-static double rng_normal_slow(sens_rng *r, int i, double u) __attribute__((noinline));
-
-static double rng_normal_slow(sens_rng *r, int i, double u) {
+/* the ~1% of draws outside the rectangles: the tail, or a wedge test (then a fresh draw); out
+ * of line (rng_internal.h inlines the fast path) so that path needs no stack frame */
+double sens__rng_normal_slow(sens_rng *r, int i, double u) {
   for (;;) {
     if (i == 0) {
       return u < 0.0 ? -rng_normal_tail(r) : rng_normal_tail(r);
     }
     /* the wedge: accept if a uniform height in [f(x[i]), f(x[i+1])] falls under f(x) */
-    const double x = u * zig_x[i];
+    const double x = u * sens__zig_x[i];
     const double y = zig_f[i] + sens_rng_uniform(r) * (zig_f[i + 1] - zig_f[i]);
     if (y < exp(-0.5 * x * x)) {
       return x;
@@ -341,23 +342,13 @@ static double rng_normal_slow(sens_rng *r, int i, double u) {
     const uint64_t bits = sens_rng_next(r);
     i = (int)(bits & 0xff);
     u = (double)(int64_t)(bits >> 11) * 0x1.0p-52 - 1.0;
-    if (fabs(u) < zig_k[i]) {
-      return u * zig_x[i];
+    if (fabs(u) < sens__zig_k[i]) {
+      return u * sens__zig_x[i];
     }
   }
 }
 
-double sens_rng_normal(sens_rng *r) {
-  /* one draw: the low 8 bits pick the layer, the top 53 bits the position in [-1, 1) (the
-   * signed conversion is exact and a single instruction) */
-  const uint64_t bits = sens_rng_next(r);
-  const int i = (int)(bits & 0xff);
-  const double u = (double)(int64_t)(bits >> 11) * 0x1.0p-52 - 1.0;
-  if (fabs(u) < zig_k[i]) {
-    return u * zig_x[i]; /* inside the rectangle wholly under the curve: ~99% of draws */
-  }
-  return rng_normal_slow(r, i, u);
-}
+double sens_rng_normal(sens_rng *r) { return sens__rng_normal(r); }
 
 double sens_rng_normal_polar(sens_rng *r) {
   if (r->has_spare) {

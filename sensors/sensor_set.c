@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensors/encoder_internal.h"
 #include "sensors/set_internal.h"
 
 #define SET_EVENT_STREAM 15u
@@ -104,11 +105,15 @@ const char *sens_type_name(sens_type type) {
 
 /* --- sampling -------------------------------------------------------------------------------- */
 
-static void set_truth(const sens_set *set, sens_sensor *s, const sim_model *m, const sim_data *d,
-                      double *truth) {
-  switch (s->type) {
+/* The per-sample path has no calls on the way of an encoder: set_sample is written once and
+ * inlined twice, into the divided encoder path, where `type` is a constant and the type switches
+ * fold away (the common HIL case: encoders sampled every k-th physics step), and into
+ * set_sample_any for everything else. */
+SENS__ALWAYS_INLINE void set_truth(const sens_set *set, sens_sensor *s, sens_type type,
+                                   const sim_model *m, const sim_data *d, double *truth) {
+  switch (type) {
   case SENS_ENCODER:
-    sens_encoder_truth(s, m, d, truth);
+    sens__encoder_truth(s, d, truth);
     break;
   case SENS_IMU:
     sens_imu_truth(s, m, d, truth);
@@ -119,10 +124,11 @@ static void set_truth(const sens_set *set, sens_sensor *s, const sim_model *m, c
   }
 }
 
-static void set_measure(sens_sensor *s, const double *truth, double *meas) {
-  switch (s->type) {
+SENS__ALWAYS_INLINE void set_measure(sens_sensor *s, sens_type type, const double *truth,
+                                     double *meas) {
+  switch (type) {
   case SENS_ENCODER:
-    sens_encoder_measure(s, truth, meas);
+    sens__encoder_measure(s, truth, meas);
     break;
   case SENS_IMU:
     sens_imu_measure(s, truth, meas);
@@ -133,36 +139,93 @@ static void set_measure(sens_sensor *s, const double *truth, double *meas) {
   }
 }
 
-/* one sample at time t from the truth of time t_truth: chains, drop, delay, publish */
-static void set_sample(sens_set *set, sens_sensor *s, double t, double t_truth,
-                       const double *truth) {
-  /* a line is [valid, t_truth, meas...]: latency delays all three together */
-  double line[2 + SENS_MAX_CHANNELS], late[2 + SENS_MAX_CHANNELS];
-  set_measure(s, truth, line + 2);
+/* out->meas[c] = meas[c] + add and out->truth[c] = truth[c] for c < nch, unrolled (a loop's
+ * control would cost more than these few copies) */
+#define SET_PUBLISH_CHANNEL(c)                                                                    \
+  case (c) + 1:                                                                                   \
+    out->meas[c] = meas[c] + add;                                                                 \
+    out->truth[c] = truth[c];                                                                     \
+    __attribute__((fallthrough));
+SENS__ALWAYS_INLINE void set_publish_channels(sens_sample *out, int nch, const double *meas,
+                                              double add, const double *truth) {
+  switch (nch) {
+    SET_PUBLISH_CHANNEL(7)
+    SET_PUBLISH_CHANNEL(6)
+    SET_PUBLISH_CHANNEL(5)
+    SET_PUBLISH_CHANNEL(4)
+    SET_PUBLISH_CHANNEL(3)
+    SET_PUBLISH_CHANNEL(2)
+    SET_PUBLISH_CHANNEL(1)
+    SET_PUBLISH_CHANNEL(0)
+  default:
+    break;
+  }
+}
+#undef SET_PUBLISH_CHANNEL
+
+/* publishes the line [valid, t_truth, meas...] that leaves the delay now, with the truth of now:
+ * measurements of an invalid sample are NaN */
+SENS__ALWAYS_INLINE void set_publish(sens_sensor *s, double t, const double *late,
+                                     const double *truth) {
+  sens_sample *out = &s->sample;
+  out->t = t;
+  out->t_truth = late[1];
+  out->seq = s->seq++;
+  out->valid = late[0] != 0.0;
+  set_publish_channels(out, s->nch, late + 2, out->valid ? 0.0 : NAN, truth);
+}
+
+/* publishes a sample while the delay line is still filling: nothing to report yet */
+static void set_publish_filling(sens_sensor *s, double t, double t_truth, const double *truth) {
+  static const double none[SENS_MAX_CHANNELS];
+  sens_sample *out = &s->sample;
+  out->t = t;
+  out->t_truth = t_truth - s->delay_s;
+  out->seq = s->seq++;
+  out->valid = 0;
+  set_publish_channels(out, s->nch, none, NAN, truth);
+}
+
+/* one sample at time t from the truth of time t_truth: chains, drop, delay, publish.
+ * A line of the delay is [valid, t_truth, meas...]: latency delays all three together. With a
+ * latency the line leaving the delay (the slot at the head) is published first, then the new
+ * line is measured straight into that slot (sens_delay_push without its two copies). */
+SENS__ALWAYS_INLINE void set_sample(sens_set *set, sens_sensor *s, sens_type type, double t,
+                                    double t_truth, const double *truth) {
+  double now[2 + SENS_MAX_CHANNELS];
+  double *line = now;
+  sens_delay *dl = &s->delay;
+  if (dl->length > 0) {
+    line = dl->buf + (size_t)dl->head * (size_t)dl->width;
+    if (dl->filled == dl->length) {
+      set_publish(s, t, line, truth);
+    } else {
+      set_publish_filling(s, t, t_truth, truth);
+      dl->filled++;
+    }
+    dl->head = dl->head + 1 == dl->length ? 0 : dl->head + 1;
+  }
+  /* measure: the chains, then the drop decision from the event stream */
+  set_measure(s, type, truth, line + 2);
   int valid = !s->dead;
   if (s->drop_probability > 0.0 && sens_rng_uniform(&s->events) < s->drop_probability) {
     valid = 0;
   }
   line[0] = valid;
   line[1] = t_truth;
-  if (!sens_delay_push(&s->delay, line, late)) {
-    late[0] = 0.0; /* the delay line is still filling: nothing to report yet */
-    late[1] = t_truth - s->delay_s;
-  }
-  sens_sample *out = &s->sample;
-  out->t = t;
-  out->t_truth = late[1];
-  out->seq = s->seq++;
-  out->valid = late[0] != 0.0;
-  const double nan_unless_valid = out->valid ? 0.0 : NAN;
-  for (int c = 0; c < s->nch; c++) {
-    out->meas[c] = late[2 + c] + nan_unless_valid;
-    out->truth[c] = truth[c];
+  if (dl->length == 0) {
+    set_publish(s, t, line, truth);
   }
   s->fresh++;
   if (set->callback) {
-    set->callback(set->callback_user, s, out);
+    set->callback(set->callback_user, s, &s->sample);
   }
+}
+
+/* set_sample for a sensor of any type */
+static void set_sample_any(sens_set *set, sens_sensor *s, double t, double t_truth,
+                           const double *truth) {
+  set_sample(set, s, s->type, t, t_truth, truth);
 }
 
 /* rate divides the physics rate: every divisor-th step */
@@ -173,24 +236,29 @@ static void set_update_divided(sens_set *set, sens_sensor *s, const sim_model *m
   }
   s->last_nstep = d->nstep;
   double truth[SENS_TRUTH_SLOTS];
-  set_truth(set, s, m, d, truth);
-  set_sample(set, s, d->time, d->time, truth);
+  if (s->type == SENS_ENCODER) {
+    set_truth(set, s, SENS_ENCODER, m, d, truth);
+    set_sample(set, s, SENS_ENCODER, d->time, d->time, truth);
+  } else {
+    set_truth(set, s, s->type, m, d, truth);
+    set_sample_any(set, s, d->time, d->time, truth);
+  }
 }
 
 /* own clock at n/rate, sample-and-hold of the last physics state at or before each sample */
 static void set_update_held(sens_set *set, sens_sensor *s, const sim_model *m,
                             const sim_data *d) {
   double truth[SENS_TRUTH_SLOTS];
-  set_truth(set, s, m, d, truth);
+  set_truth(set, s, s->type, m, d, truth);
   for (;;) {
     const double t = (double)s->next_n / s->rate_hz;
     if (t > d->time + SET_TIME_EPS) {
       break;
     }
     if (t < d->time - SET_TIME_EPS && s->have_held) {
-      set_sample(set, s, t, s->held_time, s->held_truth);
+      set_sample_any(set, s, t, s->held_time, s->held_truth);
     } else {
-      set_sample(set, s, t, d->time, truth);
+      set_sample_any(set, s, t, d->time, truth);
     }
     s->next_n++;
   }

@@ -6,6 +6,8 @@
  */
 #include "sensors/sensors.h"
 
+#include "sensors/chain_internal.h"
+
 void sens_torque_truth(const sens_sensor *s, const double *qfrc, double *truth) {
   const sens_torque *t = &s->u.trq;
   const double tau = qfrc[t->dofadr];
@@ -13,5 +15,5 @@ void sens_torque_truth(const sens_sensor *s, const double *qfrc, double *truth) 
 }
 
 void sens_torque_measure(sens_sensor *s, const double *truth, double *meas) {
-  meas[0] = sens_chain_step(&s->chain[0], truth[0], &s->events);
+  meas[0] = sens__chain_step(&s->chain[0], truth[0], &s->events);
 }
