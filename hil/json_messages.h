@@ -98,7 +98,8 @@ typedef struct hil_msg_sample {
 } hil_msg_sample;
 
 /* Parses and checks a sample message (every key present, right types, version 1, units for
- * every value). Returns HIL_OK or HIL_EMALFORMED with a message naming the key. */
+ * every value; other keys are ignored, as the versioning rule asks of readers). Returns HIL_OK or
+ * HIL_EMALFORMED with a message naming the key. */
 int hil_msg_decode_sample(hil_msg_sample *out, const char *json, size_t len, char *err,
                           size_t err_sz);
 

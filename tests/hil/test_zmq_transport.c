@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -1087,7 +1088,7 @@ static void test_pd_loop_holds_setpoint(void **state) {
 
 static void test_slow_subscriber_sees_gaps(void **state) {
   (void)state;
-  enum { N = 1000 };
+  enum { N = 3000 }; /* 21000 messages, about 6 MB: more than every queue and socket buffer */
   tmpdir d;
   tmpdir_make_with(&d, ",\"sndhwm\":10");
   server s;
@@ -1131,6 +1132,75 @@ static void test_slow_subscriber_sees_gaps(void **state) {
   client_close(&c);
   server_stop(&s);
   tmpdir_remove(&d);
+}
+
+/* --- tools/zmq_subscriber.py reads the streams ------------------------------------------------- */
+
+static int python_has_zmq(void) {
+  return system("/usr/bin/python3 -c 'import zmq' >/dev/null 2>&1") == 0;
+}
+
+/* The example subscriber, started as a process, prints 40 shoulder samples in order and reports
+ * no gap; the test steps the simulator until the tool has read them and exited. */
+static void test_python_subscriber(void **state) {
+  fixture *f = *state;
+  if (!python_has_zmq()) {
+    skip(); /* python3-zmq not installed */
+  }
+  int out[2];
+  assert_int_equal(pipe(out), 0);
+  const pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    execl("/usr/bin/python3", "python3", ACHILLES_SOURCE_DIR "/tools/zmq_subscriber.py", "-e",
+          f->srv.endpoint[HIL_ZMQ_PUB], "-n", "40", "enc/enc_shoulder", (char *)NULL);
+    _exit(127);
+  }
+  close(out[1]);
+  int status = 0, done = 0;
+  for (int i = 0; i < 200000 && !done; i++) { /* until the tool has joined and read 40 */
+    request_ok_discard(&f->cli, "{\"cmd\":\"step\",\"n\":1}");
+    pause_briefly();
+    done = waitpid(pid, &status, WNOHANG) == pid;
+  }
+  if (!done) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    fail_msg("zmq_subscriber.py did not finish");
+  }
+  char text[16384];
+  size_t len = 0;
+  ssize_t n;
+  while (len < sizeof text - 1 && (n = read(out[0], text + len, sizeof text - 1 - len)) > 0) {
+    len += (size_t)n;
+  }
+  close(out[0]);
+  text[len] = '\0';
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  /* 40 lines "enc/enc_shoulder seq=K t=..." with consecutive K, then the summary */
+  int lines = 0, summary = 0;
+  long last = -1;
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (strncmp(line, "enc/enc_shoulder ", 17) != 0) {
+      fail_msg("unexpected output line: %s", line);
+    }
+    const char *seq = strstr(line, "seq=");
+    if (!seq) {
+      summary += strstr(line, " 40 received ") && strstr(line, " 0 missed");
+      continue;
+    }
+    const long k = strtol(seq + 4, NULL, 10);
+    if (lines++ > 0) {
+      assert_int_equal(k, last + 1);
+    }
+    last = k;
+  }
+  assert_int_equal(lines, 40);
+  assert_int_equal(summary, 1);
 }
 
 /* --- determinism ------------------------------------------------------------------------------ */
@@ -1210,6 +1280,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_pause_and_snapshots, setup, teardown),
       cmocka_unit_test_setup_teardown(test_set_param, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pd_loop_holds_setpoint, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_python_subscriber, setup, teardown),
   };
   int failed = cmocka_run_group_tests_name("zmq_standalone", standalone, NULL, NULL);
   failed += cmocka_run_group_tests_name("zmq_served", served, NULL, NULL);
