@@ -1,0 +1,291 @@
+/* tests/sensors/fit/test_noise_fit.c: the issue's end-to-end check. An encoder with known
+ * parameters is simulated through sensors/ (fixed seed), recorded with the log writer
+ * (hil/log.c), read back, and fitted: white σ and Gauss–Markov σ within 10%, τ within 20%, the
+ * scale error within 1e-4 with the truth as reference. Then `achilles noise-fit` on the same log
+ * writes a sensors block that loads against configs/club_arm.json, prints the estimates with
+ * uncertainties, draws the figure (when gnuplot is installed), and says "not enough data" on a
+ * record too short for τ. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hil/log.h"
+#include "sensors/fit.h"
+#include "sensors/sensors.h"
+
+int achilles_cmd_noise_fit(int argc, char **argv);
+
+#define PI 3.14159265358979323846
+
+/* the encoder: 16384 lines ×4 (step 9.6e-5 rad, below the noise so quantization is white) */
+#define WHITE 1e-4
+#define GM_SIGMA 2e-4
+#define GM_TAU 0.2
+#define SCALE 0.002
+#define OFFSET 0.01
+
+static const char robot[] =
+    "{\"name\": \"fixture\", \"timestep\": 0.001, \"gravity\": [0, 0, 0],"
+    " \"bodies\": [{\"name\": \"link\", \"parent\": \"world\", \"pos\": [0, 0, 0],"
+    "   \"joint\": {\"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 1, 0]},"
+    "   \"inertial\": {\"mass\": 1.0, \"com\": [0.25, 0, 0],"
+    "                  \"inertia\": [0.001, 0.02, 0.02, 0, 0, 0]}}]}";
+
+static char tmpdir[256], long_log[300], short_log[300];
+
+/* Drives joint j through amp·sin(2π·0.25·t) for `seconds` (the state is set directly, as a fast
+ * run with a known trajectory) and records every encoder sample. */
+static void record(const char *path, double seconds, double amp, double tau, uint64_t seed) {
+  char err[512], sensors[512];
+  snprintf(sensors, sizeof sensors,
+           "{\"seed\": %llu, \"list\": [{\"name\": \"enc\", \"type\": \"encoder\", \"joint\": "
+           "\"j\", \"counts_per_rev\": 16384, \"quadrature\": true, \"noise\": {\"scale_error\": "
+           "%g, \"offset\": %g, \"white\": {\"sigma\": %g}, \"gauss_markov\": {\"sigma\": %g, "
+           "\"tau_s\": %g}}}]}",
+           (unsigned long long)seed, SCALE, OFFSET, WHITE, GM_SIGMA, tau);
+  sim_model *m = sim_model_load_string(robot, "fixture", err, sizeof err);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m);
+  cJSON *json = cJSON_Parse(sensors);
+  sens_set *set = NULL;
+  assert_int_equal(sens_set_load_json(&set, m, json, "test", err, sizeof err), 0);
+  cJSON_Delete(json);
+  hil_log_header h;
+  assert_int_equal(hil_log_header_init(&h, m, set), 0);
+  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
+  assert_non_null(w);
+  const long long n = llround(seconds / m->opt.timestep);
+  const double om = 2 * PI * 0.25;
+  for (long long k = 0; k < n; k++) {
+    const double t = (double)k * m->opt.timestep;
+    d->qpos[0] = amp * sin(om * t);
+    d->qvel[0] = amp * om * cos(om * t);
+    d->time = t;
+    d->nstep = k;
+    sim_forward(m, d);
+    if (sens_set_update(set, m, d) > 0) {
+      const sens_sensor *s = sens_set_sensor(set, 0);
+      assert_int_equal(hil_log_write_sample(w, s, &s->sample, t), 0);
+    }
+    if (k % 100 == 99) {
+      assert_int_equal(hil_log_flush(w), 0);
+    }
+  }
+  assert_int_equal(hil_log_close(&w), 0);
+  sens_set_free(&set);
+  sim_data_free(d);
+  sim_model_free(m);
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/achilles-test-noise-fit-XXXXXX");
+  if (!mkdtemp(tmpdir)) {
+    return -1;
+  }
+  snprintf(long_log, sizeof long_log, "%s/long.ndjson", tmpdir);
+  snprintf(short_log, sizeof short_log, "%s/short.ndjson", tmpdir);
+  /* 100 s at 1 kHz: 500 correlation times (see test_fit.c for what that buys) */
+  record(long_log, 100.0, 0.8, GM_TAU, 7);
+  /* 5 s with τ = 2 s: too short for τ */
+  record(short_log, 5.0, 0.0, 2.0, 8);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void check(const sens_fit_value *v, double truth, double rel, const char *what) {
+  if (!v->ok || fabs(v->value / truth - 1) > rel) {
+    fprintf(stderr, "%s: %g ± %g (ok %d, %s), true %g\n", what, v->value, v->sigma, v->ok,
+            v->note, truth);
+  }
+  assert_true(v->ok && fabs(v->value / truth - 1) <= rel);
+}
+
+/* the log, read back and fitted through the library */
+static void test_recover_parameters(void **state) {
+  (void)state;
+  char err[512];
+  hil_series s;
+  assert_int_equal(hil_series_load(&s, long_log, "enc", "angle", err, sizeof err), 0);
+  assert_int_equal(s.n, 100000);
+  assert_int_equal(s.skipped, 0);
+  assert_non_null(s.truth);
+  sens_fit_result r;
+  assert_int_equal(sens_fit(&r, s.t, s.v, s.truth, s.n, err, sizeof err), 0);
+  check(&r.white_sigma, WHITE, 0.10, "white sigma");
+  check(&r.gm_sigma, GM_SIGMA, 0.10, "GM sigma");
+  check(&r.gm_tau_s, GM_TAU, 0.20, "GM tau");
+  assert_true(r.scale_error.ok && fabs(r.scale_error.value - SCALE) < 1e-4);
+  assert_true(r.offset.ok && fabs(r.offset.value - OFFSET) < 1e-4);
+  /* the counter's step: 2π/65536, exactly the grid of the recorded angles */
+  check(&r.quant_step, 2 * PI / 65536, 1e-9, "quantization step");
+  sens_fit_free(&r);
+  hil_series_free(&s);
+}
+
+/* runs the command with stdout redirected to a file; returns its exit status */
+static int run_cmd(const char *out_path, int argc, char **argv) {
+  fflush(stdout);
+  const int saved = dup(1);
+  const int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  assert_true(saved >= 0 && fd >= 0);
+  dup2(fd, 1);
+  close(fd);
+  const int rc = achilles_cmd_noise_fit(argc, argv);
+  fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  return rc;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  const long n = ftell(f);
+  rewind(f);
+  char *buf = calloc(1, (size_t)n + 1);
+  assert_non_null(buf);
+  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  return buf;
+}
+
+static int have_gnuplot(void) {
+  return system("command -v gnuplot > /dev/null 2>&1") == 0;
+}
+
+static double get(const cJSON *o, const char *a, const char *b) {
+  const cJSON *x = cJSON_GetObjectItem(o, a);
+  x = b ? cJSON_GetObjectItem(x, b) : x;
+  assert_true(cJSON_IsNumber(x));
+  return x->valuedouble;
+}
+
+static void test_command(void **state) {
+  (void)state;
+  char json[300], png[300], out[300], err[512];
+  snprintf(json, sizeof json, "%s/fit.json", tmpdir);
+  snprintf(png, sizeof png, "%s/fit.png", tmpdir);
+  snprintf(out, sizeof out, "%s/stdout.txt", tmpdir);
+  const int plot = have_gnuplot();
+  char *argv[] = {"noise-fit",    long_log, "--sensor", "enc.angle", "--reference", "truth",
+                  "--out",        json,     "--config", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
+                  "--joint",      "shoulder", "--plot", png,      NULL};
+  const int argc = plot ? 14 : 12;
+  assert_int_equal(run_cmd(out, argc, argv), 0);
+  /* the estimates, each with an uncertainty */
+  char *text = slurp(out);
+  assert_non_null(strstr(text, "enc.angle in "));
+  assert_non_null(strstr(text, "σ_wn   = "));
+  assert_non_null(strstr(strstr(text, "σ_wn"), " ± "));
+  assert_non_null(strstr(strstr(text, "σ_GM"), " ± "));
+  assert_non_null(strstr(text, "f_c    : not estimated: no low-pass seen"));
+  free(text);
+  /* the block loads against the club arm, as `achilles run` would load it */
+  text = slurp(json);
+  cJSON *block = cJSON_Parse(text);
+  free(text);
+  assert_non_null(block);
+  sim_model *m = sim_model_load_file(ACHILLES_SOURCE_DIR "/configs/club_arm.json", err, sizeof err);
+  assert_non_null(m);
+  sens_set *set = NULL;
+  if (sens_set_load_json(&set, m, block, "fit.json", err, sizeof err) != 0) {
+    fprintf(stderr, "%s\n", err);
+  }
+  assert_non_null(set);
+  const sens_sensor *s = sens_set_sensor(set, 0);
+  assert_string_equal(s->name, "enc");
+  assert_int_equal(s->type, SENS_ENCODER);
+  assert_int_equal(s->u.enc.counts_per_rev * (s->u.enc.quadrature ? 4 : 1), 65536);
+  sens_set_free(&set);
+  sim_model_free(m);
+  /* and carries the fitted values (rounded to 4 digits) */
+  const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(block, "list"), 0);
+  const cJSON *noise = cJSON_GetObjectItem(o, "noise");
+  assert_true(fabs(get(noise, "white", "sigma") / WHITE - 1) < 0.10);
+  assert_true(fabs(get(noise, "gauss_markov", "sigma") / GM_SIGMA - 1) < 0.10);
+  assert_true(fabs(get(noise, "gauss_markov", "tau_s") / GM_TAU - 1) < 0.20);
+  assert_true(fabs(get(noise, "scale_error", NULL) - SCALE) < 1e-4);
+  assert_string_equal(cJSON_GetObjectItem(o, "joint")->valuestring, "shoulder");
+  cJSON_Delete(block);
+  if (!plot) {
+    fprintf(stderr, "gnuplot not installed: the figure is not tested\n");
+    return;
+  }
+  /* a PNG of a plausible size */
+  FILE *f = fopen(png, "rb");
+  assert_non_null(f);
+  unsigned char sig[8];
+  assert_int_equal(fread(sig, 1, 8, f), 8);
+  fseek(f, 0, SEEK_END);
+  assert_true(ftell(f) > 20000);
+  fclose(f);
+  assert_memory_equal(sig, "\x89PNG\r\n\x1a\n", 8);
+}
+
+static void test_command_too_short(void **state) {
+  (void)state;
+  char out[300];
+  snprintf(out, sizeof out, "%s/short.txt", tmpdir);
+  char *argv[] = {"noise-fit", short_log, "--sensor", "enc", NULL};
+  assert_int_equal(run_cmd(out, 4, argv), 0);
+  char *text = slurp(out);
+  if (!strstr(text, "not enough data to estimate tau")) {
+    fprintf(stderr, "%s", text);
+  }
+  assert_non_null(strstr(text, "τ      : not estimated: not enough data to estimate tau"));
+  assert_non_null(strstr(text, "have 5 s"));
+  assert_non_null(strstr(text, "scale error                 : not estimated: needs a reference"));
+  free(text);
+}
+
+static void test_command_usage(void **state) {
+  (void)state;
+  char out[300];
+  snprintf(out, sizeof out, "%s/usage.txt", tmpdir);
+  char *help[] = {"noise-fit", "--help", NULL};
+  assert_int_equal(run_cmd(out, 2, help), 0);
+  char *text = slurp(out);
+  assert_non_null(strstr(text, "usage: achilles noise-fit LOG --sensor NAME[.CHANNEL]"));
+  assert_non_null(strstr(text, "--reference"));
+  assert_non_null(strstr(text, "--plot FILE.png"));
+  free(text);
+  char *nosensor[] = {"noise-fit", long_log, NULL};
+  assert_int_equal(run_cmd(out, 2, nosensor), 2);
+  char *badref[] = {"noise-fit", long_log, "--sensor", "enc", "--reference", "nope", NULL};
+  assert_int_equal(run_cmd(out, 6, badref), 1);
+  char *missing[] = {"noise-fit", "/nonexistent.ndjson", "--sensor", "enc", NULL};
+  assert_int_equal(run_cmd(out, 4, missing), 1);
+  /* --out without a joint: says what it needs */
+  char json[300];
+  snprintf(json, sizeof json, "%s/nojoint.json", tmpdir);
+  char *nojoint[] = {"noise-fit", short_log, "--sensor", "enc", "--out", json, NULL};
+  assert_int_equal(run_cmd(out, 6, nojoint), 1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_recover_parameters),
+      cmocka_unit_test(test_command),
+      cmocka_unit_test(test_command_too_short),
+      cmocka_unit_test(test_command_usage),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
