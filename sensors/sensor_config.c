@@ -406,15 +406,46 @@ static int cfg_imu(const cfg_ctx *c, const cJSON *obj, const char *path, sens_se
   return 0;
 }
 
+/* "actuator": a DC motor whose modelled winding current the sensor reads. */
+static int cfg_current_actuator(const cfg_ctx *c, const cJSON *obj, const char *path,
+                                sens_torque *t) {
+  const char *name = NULL;
+  char ap[CFG_PATH_MAX];
+  cfg_join(ap, path, "actuator");
+  if (cfg_string(c, obj, path, "actuator", &name) != 0) {
+    return SENS_EINVAL;
+  }
+  t->actuator = name ? sim_model_actuator(c->m, name) : -1;
+  if (name && t->actuator < 0) {
+    return cfg_fail(c, ap, "no actuator named \"%s\" in model \"%s\"", name, c->m->name);
+  }
+  if (name && c->m->actuators[t->actuator].type != SIM_ACT_DC_MOTOR) {
+    return cfg_fail(c, ap, "actuator \"%s\" is not a dc_motor: it has no current", name);
+  }
+  if (name && cJSON_GetObjectItemCaseSensitive(obj, "torque_constant_nm_per_a")) {
+    return cfg_fail(c, ap, "give either an actuator or torque_constant_nm_per_a, not both");
+  }
+  return 0;
+}
+
 static int cfg_torque(const cfg_ctx *c, const cJSON *obj, const char *path, sens_sensor *s) {
-  static const char *const keys[] = {"name", "type", "rate_hz", "latency_s", "drop_probability",
-                                     "joint", "torque_constant_nm_per_a", "gear_ratio", "noise",
-                                     "filter", "fault", "resolution", NULL};
+  static const char *const keys[] = {"name",      "type",  "rate_hz", "latency_s",
+                                     "drop_probability",   "joint",   "torque_constant_nm_per_a",
+                                     "gear_ratio", "noise", "filter", "fault",
+                                     "resolution", "actuator", NULL};
   sens_torque *t = &s->u.trq;
   t->gear_ratio = 1.0;
   t->torque_constant = 0.0;
-  if (cfg_keys(c, obj, path, keys) != 0 || cfg_joint(c, obj, path, &t->joint) != 0 ||
-      cfg_number(c, obj, path, "torque_constant_nm_per_a", &t->torque_constant) != 0 ||
+  t->actuator = -1;
+  if (cfg_keys(c, obj, path, keys) != 0 || cfg_current_actuator(c, obj, path, t) != 0) {
+    return SENS_EINVAL;
+  }
+  if (t->actuator >= 0 && !cJSON_GetObjectItemCaseSensitive(obj, "joint")) {
+    t->joint = c->m->actuators[t->actuator].joint; /* the motor's joint */
+  } else if (cfg_joint(c, obj, path, &t->joint) != 0) {
+    return SENS_EINVAL;
+  }
+  if (cfg_number(c, obj, path, "torque_constant_nm_per_a", &t->torque_constant) != 0 ||
       cfg_number(c, obj, path, "gear_ratio", &t->gear_ratio) != 0) {
     return SENS_EINVAL;
   }
@@ -434,7 +465,8 @@ static int cfg_torque(const cfg_ctx *c, const cJSON *obj, const char *path, sens
   if (cfg_chain(c, obj, path, 1, s->rate_hz, &p) != 0) {
     return SENS_EINVAL;
   }
-  snprintf(s->group[0], SENS_CHANNEL_NAME_MAX, "%s", t->torque_constant > 0.0 ? "current" : "torque");
+  snprintf(s->group[0], SENS_CHANNEL_NAME_MAX, "%s",
+           t->torque_constant > 0.0 || t->actuator >= 0 ? "current" : "torque");
   cfg_add_channel(s, s->group[0]);
   s->nchain = 1;
   sens_chain_init(&s->chain[0], &p, s->rate_hz, 0, 0);

@@ -119,7 +119,7 @@ SENS__ALWAYS_INLINE void set_truth(const sens_set *set, sens_sensor *s, sens_typ
     sens_imu_truth(s, m, d, truth);
     break;
   default:
-    sens_torque_truth(s, set->torque_src ? set->torque_src : d->qfrc_applied, truth);
+    sens_torque_truth(s, d, set->torque_src ? set->torque_src : d->qfrc_applied, truth);
     break;
   }
 }

@@ -89,6 +89,8 @@ typedef struct sens_torque {
   int joint, dofadr;
   double torque_constant; /* N·m/A at the motor; 0: output torque, not current */
   double gear_ratio;      /* joint torque = gear_ratio · motor torque */
+  int actuator;           /* >= 0: the current of this DC motor actuator, as the model
+                             computes it (data.actuator_current); -1: from the force */
 } sens_torque;
 
 typedef struct sens_sensor {
@@ -189,7 +191,10 @@ int sens_set_reset_sensor(sens_set *s, const char *sensor, char *err, size_t err
  * The encoder's keeps the previous true count (for the index channel), hence non-const. */
 void sens_encoder_truth(sens_sensor *s, const sim_model *m, const sim_data *d, double *truth);
 void sens_imu_truth(const sens_sensor *s, const sim_model *m, const sim_data *d, double *truth);
-void sens_torque_truth(const sens_sensor *s, const double *qfrc, double *truth);
+/* The torque sensor reads qfrc (the set's torque source) or, for an actuator current sensor,
+ * d->actuator_current. */
+void sens_torque_truth(const sens_sensor *s, const sim_data *d, const double *qfrc,
+                       double *truth);
 
 /* Measured values from true values (advances the chains and, for encoders, the counter). */
 void sens_encoder_measure(sens_sensor *s, const double *truth, double *meas);
