@@ -14,6 +14,8 @@ static const subcommand subcommands[] = {
     {"run", achilles_cmd_run, "the hardware-in-the-loop runtime: real-time arm, sensors out, commands in"},
     {"sim", achilles_cmd_sim, "batch simulation of a robot description, CSV out"},
     {"sensors", achilles_cmd_sensors, "batch simulation with sensor models, true and measured CSV"},
+    {"replay", achilles_cmd_replay,
+     "a recorded log or CSV sent to firmware with its original timing (ZeroMQ or serial)"},
     {"noise-fit", achilles_cmd_noise_fit,
      "noise parameters of a sensor from a log or CSV, as sensor JSON, with plots"},
 };

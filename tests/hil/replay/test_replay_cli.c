@@ -1,0 +1,232 @@
+/* tests/hil/replay/test_replay_cli.c: the `achilles replay` command (tools/cmd_replay.c, linked
+ * into this test): exit codes and messages for usage errors, an empty window, a non-local
+ * endpoint, a missing file, and a damaged log (named once, what came before it played, exit 1).
+ * stdout and stderr are captured in a file for each call. Replays here use ipc:// in a temporary
+ * directory with --no-wait, so no subscriber is needed. */
+#define _DEFAULT_SOURCE /* mkdtemp */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hil/json_messages.h"
+#include "hil/log.h"
+
+int achilles_cmd_replay(int argc, char **argv); /* tools/commands.h */
+
+static char tmp[64];
+static char log_path[128];
+static char damaged_path[128];
+static char errors[8192]; /* stderr of the last call */
+
+/* one encoder, 1 kHz, 100 samples (0.1 s) */
+static void write_log(const char *path) {
+  sens_sensor s;
+  memset(&s, 0, sizeof s);
+  snprintf(s.name, sizeof s.name, "enc");
+  s.type = SENS_ENCODER;
+  s.nch = 2;
+  snprintf(s.channel[0], sizeof s.channel[0], "counts");
+  snprintf(s.channel[1], sizeof s.channel[1], "angle");
+  hil_log_header h;
+  memset(&h, 0, sizeof h);
+  h.version = HIL_LOG_VERSION;
+  snprintf(h.robot, sizeof h.robot, "cli");
+  h.rate_hz = 1000;
+  h.nsensors = 1;
+  snprintf(h.sensor[0].name, sizeof h.sensor[0].name, "enc");
+  snprintf(h.sensor[0].type, sizeof h.sensor[0].type, "encoder");
+  h.sensor[0].nch = 2;
+  h.sensor[0].rate_hz = 1000;
+  for (int c = 0; c < 2; c++) {
+    snprintf(h.sensor[0].channel[c], SENS_CHANNEL_NAME_MAX, "%s", s.channel[c]);
+    snprintf(h.sensor[0].unit[c], HIL_LOG_UNIT_MAX, "%s", hil_msg_unit(NULL, &s, c));
+  }
+  snprintf(h.started, sizeof h.started, "2026-11-29T00:00:00Z");
+  char err[256];
+  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
+  assert_non_null(w);
+  for (int k = 0; k < 100; k++) {
+    sens_sample smp;
+    memset(&smp, 0, sizeof smp);
+    smp.t = smp.t_truth = 0.001 * k;
+    smp.seq = (uint64_t)k;
+    smp.valid = 1;
+    smp.meas[0] = smp.truth[0] = k;
+    smp.meas[1] = smp.truth[1] = 0.01 * k;
+    assert_int_equal(hil_log_write_sample(w, &s, &smp, smp.t), 0);
+  }
+  assert_int_equal(hil_log_close(&w), 0);
+}
+
+/* runs `achilles replay ARGS...` (NULL-terminated) with stderr captured in `errors` */
+static int replay(const char *first, ...) {
+  char *argv[32];
+  int argc = 0;
+  argv[argc++] = (char *)"replay";
+  va_list ap;
+  va_start(ap, first);
+  for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *)) {
+    argv[argc++] = (char *)a;
+  }
+  va_end(ap);
+  argv[argc] = NULL;
+  char path[128];
+  snprintf(path, sizeof path, "%s/stderr.txt", tmp);
+  fflush(stdout);
+  fflush(stderr);
+  const int saved_out = dup(1), saved = dup(2);
+  FILE *f = fopen(path, "w+");
+  assert_non_null(f);
+  dup2(fileno(f), 1); /* --help's text too */
+  dup2(fileno(f), 2);
+  const int rc = achilles_cmd_replay(argc, argv);
+  fflush(stdout);
+  fflush(stderr);
+  dup2(saved_out, 1);
+  dup2(saved, 2);
+  close(saved_out);
+  close(saved);
+  rewind(f);
+  const size_t n = fread(errors, 1, sizeof errors - 1, f);
+  errors[n] = '\0';
+  fclose(f);
+  return rc;
+}
+
+static int count(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = strstr(text, what); p; p = strstr(p + 1, what)) {
+    n++;
+  }
+  return n;
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(tmp, sizeof tmp, "/tmp/achilles-replay-cli-XXXXXX");
+  if (!mkdtemp(tmp)) {
+    return -1;
+  }
+  snprintf(log_path, sizeof log_path, "%s/good.log", tmp);
+  snprintf(damaged_path, sizeof damaged_path, "%s/damaged.log", tmp);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_usage_errors_exit_2(void **state) {
+  (void)state;
+  write_log(log_path);
+  assert_int_equal(replay(NULL), 2);
+  assert_non_null(strstr(errors, "expected exactly one FILE"));
+  assert_int_equal(replay(log_path, "--bogus", NULL), 2);
+  assert_non_null(strstr(errors, "--bogus"));
+  assert_int_equal(replay(log_path, "--rate", "fast", NULL), 2);
+  assert_non_null(strstr(errors, "--rate: expected a finite number, got 'fast'"));
+  assert_int_equal(replay(log_path, "--rate", "0", NULL), 2);
+  assert_non_null(strstr(errors, "--rate: must be > 0"));
+  assert_int_equal(replay(log_path, "--loops", "1.5", NULL), 2);
+  assert_int_equal(replay(log_path, "--overrun", "skip", NULL), 2);
+  assert_non_null(strstr(errors, "--overrun: expected catchup or shift (got 'skip')"));
+  assert_int_equal(replay(log_path, "--keep-awake", NULL), 2);
+  assert_non_null(strstr(errors, "--keep-awake needs --cpu N"));
+  assert_int_equal(replay(log_path, "--from", "0.05", "--to", "0.01", NULL), 2);
+  assert_non_null(strstr(errors, "--from 0.05 is after --to 0.01"));
+  assert_int_equal(replay(log_path, "--zmq", "ipc:///x", "--serial", "pty", NULL), 2);
+  assert_non_null(strstr(errors, "exclude each other"));
+  assert_int_equal(replay("--help", NULL), 0);
+  assert_non_null(strstr(errors, "usage: achilles replay FILE [options]"));
+}
+
+static void test_nothing_to_play_exit_2(void **state) {
+  (void)state;
+  write_log(log_path);
+  assert_int_equal(replay(log_path, "--from", "5", "--to", "6", NULL), 2);
+  assert_non_null(strstr(errors, "no samples to play (100 sample records read"));
+  assert_int_equal(replay(log_path, "--topics", "imu/", NULL), 2);
+  assert_non_null(strstr(errors, "no samples to play"));
+}
+
+static void test_non_local_endpoint_refused(void **state) {
+  (void)state;
+  write_log(log_path);
+  assert_int_equal(replay(log_path, "--zmq", "tcp://0.0.0.0:5599", NULL), 2);
+  assert_non_null(strstr(errors, "\"tcp://0.0.0.0:5599\" is not a local endpoint"));
+  assert_non_null(strstr(errors, "--allow-remote"));
+}
+
+static void test_missing_file_exit_1(void **state) {
+  (void)state;
+  char path[128];
+  snprintf(path, sizeof path, "%s/none.log", tmp);
+  assert_int_equal(replay(path, NULL), 1);
+  assert_non_null(strstr(errors, "none.log: No such file or directory"));
+}
+
+static void test_plays_and_summarises(void **state) {
+  (void)state;
+  write_log(log_path);
+  char ep[160];
+  snprintf(ep, sizeof ep, "ipc://%s/pub", tmp);
+  assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", "--loop", "--loops",
+                          "2", NULL),
+                   0);
+  assert_non_null(strstr(errors, "replay: done: 100/100 samples (pass 2)"));
+}
+
+/* record 51 (the 50th sample) damaged: named once before playing and in the summary, the 49
+ * samples before it played, exit status 1 */
+static void test_damaged_log_exit_1(void **state) {
+  (void)state;
+  write_log(damaged_path);
+  FILE *f = fopen(damaged_path, "r+b");
+  assert_non_null(f);
+  long off = 0;
+  int line = 1, c;
+  while (line < 51 && (c = fgetc(f)) != EOF) {
+    off++;
+    line += c == '\n';
+  }
+  fseek(f, off + 40, SEEK_SET);
+  fputc('#', f);
+  fclose(f);
+  char ep[160], want[256];
+  snprintf(ep, sizeof ep, "ipc://%s/pub", tmp);
+  snprintf(want, sizeof want, "damaged.log: record 51 at byte %ld: ", off);
+  assert_int_equal(replay(damaged_path, "--zmq", ep, "--no-wait", "--rate", "10", NULL), 1);
+  print_message("%s", errors);
+  assert_int_equal(count(errors, want), 2); /* at the start, and in the summary */
+  assert_non_null(strstr(errors, "replay: done: 49/49 samples"));
+  assert_non_null(strstr(errors, "replay: stopped at the damaged record: "));
+  /* --skip-damaged: the other 99 play, exit 0 */
+  assert_int_equal(replay(damaged_path, "--zmq", ep, "--no-wait", "--rate", "10",
+                          "--skip-damaged", NULL),
+                   0);
+  assert_non_null(strstr(errors, "replay: done: 99/99 samples"));
+  assert_non_null(strstr(errors, "replay: skipped 1 damaged record; the first: "));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_usage_errors_exit_2),
+      cmocka_unit_test(test_nothing_to_play_exit_2),
+      cmocka_unit_test(test_non_local_endpoint_refused),
+      cmocka_unit_test(test_missing_file_exit_1),
+      cmocka_unit_test(test_plays_and_summarises),
+      cmocka_unit_test(test_damaged_log_exit_1),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
