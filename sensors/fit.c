@@ -892,15 +892,40 @@ static void fit_reference(sens_fit_result *r, const double *x, const double *ref
   const double sd_i = used_i >= 3 ? sqrt(fmax(si2 / used_i - (si / used_i) * (si / used_i), 0.0) *
                                          used_i / (used_i - 1.0) / used_i)
                                   : NAN;
-  if (moving && used >= 3) {
+  /* a reference that barely moves cannot separate scale from drift: then the scale is not
+   * reported and the offset is the mean difference, at unit scale */
+  const int scale_ok = moving && used >= 3 && sd_s <= SENS_FIT_MAX_SCALE_SIGMA;
+  if (scale_ok) {
     set_value(&r->scale_error, slope - 1.0, sd_s);
+  } else if (moving && used >= 3) {
+    note(&r->scale_error,
+         "the reference moves too little to tell scale from drift (block-to-block spread %.2g); "
+         "record a motion over a wider range",
+         sd_s);
   } else {
     note(&r->scale_error, moving ? "not enough data (need >= 20 samples with a moving reference)"
                                  : "the reference does not move: the scale needs motion");
   }
-  if (used_i >= 3) {
+  if (used_i >= 3 && scale_ok) {
     set_value(&r->offset, icpt, sd_i);
     note(&r->offset, "includes any constant bias and turn-on bias");
+  } else if (used_i >= 3) {
+    double mean = 0, bm = 0, bm2 = 0;
+    for (size_t i = 0; i < r->n; i++) {
+      mean += x[i] - ref[i];
+    }
+    for (int b = 0; b < K; b++) {
+      double m = 0;
+      size_t lo = r->n * (size_t)b / K, hi = r->n * (size_t)(b + 1) / K;
+      for (size_t i = lo; i < hi; i++) {
+        m += x[i] - ref[i];
+      }
+      m /= (double)(hi - lo);
+      bm += m, bm2 += m * m;
+    }
+    bm /= K;
+    set_value(&r->offset, mean / (double)r->n, sqrt(fmax(bm2 / K - bm * bm, 0.0) / (K - 1.0)));
+    note(&r->offset, "mean difference at unit scale; includes any constant and turn-on bias");
   } else {
     note(&r->offset, "not enough data (need >= 20 samples)");
   }

@@ -32,6 +32,10 @@
 #define SENS_FIT_MAX_ALLAN 80
 #define SENS_FIT_NOTE_MAX 200
 #define SENS_FIT_MIN_SAMPLES 64    /* Allan fit */
+/* A scale error is reported only when its block-to-block uncertainty is below this: scale
+ * errors of real encoders are 1e-4..1e-2, so a larger spread says the reference did not move
+ * enough to separate scale from drift. */
+#define SENS_FIT_MAX_SCALE_SIGMA 0.01
 #define SENS_FIT_TAU_RECORDS 10.0  /* τ needs a record at least this many τ long */
 
 /* --- estimators ------------------------------------------------------------------------------ */

@@ -359,6 +359,10 @@ static void nf_pm(char *out, size_t out_sz, double v, double s) {
     snprintf(out, out_sz, "%.4g%s", v, isfinite(s) ? "" : " (uncertainty not estimated)");
     return;
   }
+  if (s > 100 * fabs(v)) { /* a shared exponent would print a long mantissa */
+    snprintf(out, out_sz, "%.3g ± %.2g", v, s);
+    return;
+  }
   const int e = v != 0 ? (int)floor(log10(fabs(v))) : (int)floor(log10(s));
   const double scale = pow(10.0, e);
   int dec = 1 - (int)floor(log10(s / scale));
