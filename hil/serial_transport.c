@@ -646,16 +646,10 @@ static int parse_serial(const sim_json_ctx *L, const cJSON *obj, hil_serial_opti
 int hil_serial_options_parse(hil_serial_options *o, int *present, const char *config_path,
                              char *err, size_t err_sz) {
   *present = 0;
-  char *text = sim_json_read_file(config_path, err, err_sz);
-  if (!text) {
-    return HIL_ECONFIG;
-  }
   const sim_json_ctx L = {config_path, err, err_sz};
-  cJSON *root = cJSON_Parse(text);
-  free(text);
+  cJSON *root = sim_json_parse_file(config_path, err, err_sz);
   int rc = HIL_OK;
   if (!root) {
-    sim_json_fail(&L, "", "invalid JSON");
     rc = HIL_ECONFIG;
   } else {
     const cJSON *transports = cJSON_GetObjectItemCaseSensitive(root, "transports");

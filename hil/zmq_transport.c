@@ -169,16 +169,10 @@ static int parse_zmq(const sim_json_ctx *L, const cJSON *z, hil_zmq_options *o) 
 
 int hil_zmq_options_parse(hil_zmq_options *o, const char *config_path, char *err, size_t err_sz) {
   hil_zmq_options_default(o);
-  char *text = sim_json_read_file(config_path, err, err_sz);
-  if (!text) {
-    return HIL_ECONFIG;
-  }
   const sim_json_ctx L = {config_path, err, err_sz};
-  cJSON *root = cJSON_Parse(text);
-  free(text);
+  cJSON *root = sim_json_parse_file(config_path, err, err_sz);
   int rc = HIL_OK;
   if (!root) {
-    sim_json_fail(&L, "", "invalid JSON");
     rc = HIL_ECONFIG;
   } else {
     const cJSON *tr = cJSON_GetObjectItemCaseSensitive(root, "transports");

@@ -199,3 +199,19 @@ char *sim_json_read_file(const char *path, char *err, size_t err_sz) {
   return text;
 }
 
+
+cJSON *sim_json_parse_file(const char *path, char *err, size_t err_sz) {
+  char *text = sim_json_read_file(path, err, err_sz);
+  if (!text) {
+    return NULL;
+  }
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+  if (!root) {
+    int line, col;
+    sim_json_line_and_column(text, end ? end : text, &line, &col);
+    snprintf(err, err_sz, "%s: line %d, column %d: invalid JSON", path, line, col);
+  }
+  free(text);
+  return root;
+}

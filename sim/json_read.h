@@ -57,6 +57,10 @@ void sim_json_line_and_column(const char *text, const char *at, int *line, int *
 /* Reads a whole file into a NUL-terminated buffer the caller frees; NULL with a message. */
 char *sim_json_read_file(const char *path, char *err, size_t err_sz);
 
+/* Reads and parses a JSON file; NULL with "PATH: line L, column C: invalid JSON" (or the read
+ * error) in err. The caller frees the result with cJSON_Delete. */
+cJSON *sim_json_parse_file(const char *path, char *err, size_t err_sz);
+
 /* Section loaders of the robot description, called by the model loader. */
 int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
 
