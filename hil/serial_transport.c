@@ -434,7 +434,7 @@ static void serial_publish_status(hil_transport *t, hil_runtime *rt, const hil_s
 
 static void serial_describe(hil_transport *t, char *out, size_t out_sz) {
   serial_transport *st = (serial_transport *)t;
-  hil_serial_counters c;
+  hil_serial_counters c = {0}; /* filled below; zeroed so -O3 sees no path without it */
   hil_serial_transport_counters(t, &c);
   const char *kind = hil_serial_port_is_pty(st->port) ? "pty" : "serial";
   const char *path = hil_serial_port_path(st->port);
