@@ -651,7 +651,7 @@ static const char *execute(zmq_transport *z, hil_runtime *rt, const hil_ctl_requ
   case HIL_CTL_FAULT:
     return reply_fault(rt, r, w, err, err_sz);
   default:
-    snprintf(err, err_sz, "cmd: not implemented");
+    snprintf(err, err_sz, "cmd: no handler for \"%s\"", hil_ctl_op_name(r->op));
     return err;
   }
   reply_time(rt, w, NULL, 0);
