@@ -50,7 +50,7 @@ static void world_pose(const sim_model *m, sim_data *d, int i, const double R[9]
 /* Motion subspace in world axes at the origin: a hinge through p along a is [a; p×a]
  * (a rotation about p moves the point at the origin with velocity ω×(0−p) = p×ω);
  * a slide along a is [0; a]. */
-static void joint_subspace(const sim_model *m, sim_data *d, int i, const sim_joint *j) {
+static void joint_subspace(sim_data *d, int i, const sim_joint *j) {
   double *S = d->cdof + 6 * j->dofadr, a[3];
   sim_mat3_vec(a, d->xmat + 9 * i, j->axis);
   if (j->type == SIM_JOINT_HINGE) {
@@ -60,7 +60,6 @@ static void joint_subspace(const sim_model *m, sim_data *d, int i, const sim_joi
     memset(S, 0, 3 * sizeof(double));
     memcpy(S + 3, a, sizeof a);
   }
-  (void)m;
 }
 
 /* Spatial inertia about the world origin, in world axes: COM xipos, Ic_w = R·Ic·Rᵀ. */
@@ -141,7 +140,7 @@ void sim_kinematics(const sim_model *m, sim_data *d) {
     joint_transform(R, r, &m->bodies[i], j, q);
     world_pose(m, d, i, R, r);
     if (j->dofadr >= 0) {
-      joint_subspace(m, d, i, j);
+      joint_subspace(d, i, j);
     }
     world_inertia(m, d, i);
     body_velocity(m, d, i, j);
