@@ -1,4 +1,5 @@
-/* sim/data.c: one allocation for all mutable arrays, laid out from SIM_DATA_ARRAYS. */
+/* sim/data.c: one allocation for all mutable arrays, laid out from SIM_STATE_ARRAYS and
+ * SIM_WORK_ARRAYS. */
 #include "sim/data.h"
 #include "sim/sim.h"
 

@@ -1,9 +1,9 @@
 /* sim/data.h: every mutable value of a simulation, in one allocation.
  *
  * sim_data_new() sizes and allocates all arrays from the model once; no function of sim/
- * allocates after that. Arrays are declared once in SIM_DATA_ARRAYS, which generates the
- * struct fields, the layout and the snapshot copy. Ownership: sim_data_new() allocates,
- * sim_data_free() releases (and accepts NULL).
+ * allocates after that. Arrays are declared once in SIM_STATE_ARRAYS and SIM_WORK_ARRAYS, which
+ * generate the struct fields, the layout and the snapshot copy. Ownership: sim_data_new()
+ * allocates, sim_data_free() releases (and accepts NULL).
  *
  * Frames: x* arrays are world positions and orientations. c* arrays are spatial quantities in
  * world axes about the world origin, where the recursive algorithms run: no transforms between
