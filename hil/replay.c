@@ -30,6 +30,10 @@
 #define STATUS_MAX 2048
 #define SERVICE_S 0.05 /* longest sleep between two looks at the input while waiting */
 #define CSV_COLUMNS_MAX 1024
+#define REPLY_MAX (64 * 1024) /* largest control reply (hello lists every sensor) */
+#define CTL_BATCH 8    /* control requests answered per look at the input */
+#define CMD_BATCH 64   /* command messages discarded per look at the input */
+#define SIDE_S 0.002   /* while playing, the control and command sockets at most this often */
 
 /* --- topic patterns --------------------------------------------------------------------------- */
 
@@ -165,6 +169,15 @@ static void finish_schedule(hil_replay_schedule *s) {
     s->rate_hz = 1.0 / min_step;
   }
   s->period = s->rate_hz > 0 ? 1.0 / s->rate_hz : 1e-3;
+  for (int k = 0; k < s->nsensors; k++) { /* CSV: no rate per sensor */
+    if (!(s->sensor[k].rate_hz > 0)) {
+      s->sensor[k].rate_hz = s->rate_hz;
+    }
+  }
+  if (!s->robot[0]) { /* CSV: the file's name */
+    const char *slash = strrchr(s->path, '/');
+    snprintf(s->robot, sizeof s->robot, "%s", slash ? slash + 1 : s->path);
+  }
 }
 
 /* --- logs ------------------------------------------------------------------------------------- */
@@ -173,12 +186,19 @@ static void sensors_from_header(hil_replay_schedule *s, const hil_log_header *h,
                                 const char *patterns) {
   s->rate_hz = h->rate_hz;
   s->nactuators = h->nactuators;
+  for (int a = 0; a < h->nactuators && a < HIL_LOG_MAX_ACTUATORS; a++) {
+    snprintf(s->actuator[a], sizeof s->actuator[a], "%s", h->actuator[a]);
+  }
+  snprintf(s->robot, sizeof s->robot, "%s", h->robot);
+  s->has_seed = 1;
+  s->seed = h->seed;
   s->nsensors = h->nsensors;
   for (int i = 0; i < h->nsensors; i++) {
     const hil_log_sensor_info *si = &h->sensor[i];
     hil_replay_sensor *sn = &s->sensor[i];
     snprintf(sn->name, sizeof sn->name, "%s", si->name);
     sn->nch = si->nch;
+    sn->rate_hz = si->rate_hz;
     memcpy(sn->channel, si->channel, sizeof sn->channel);
     for (int c = 0; c < si->nch; c++) {
       snprintf(sn->unit[c], sizeof sn->unit[c], "%s", si->unit[c]);
@@ -655,6 +675,10 @@ struct hil_replay {
   char where[HIL_SERIAL_PATH_MAX];
   /* ZeroMQ */
   void *ctx, *pub;
+  void *ctl, *cmd;           /* REP (hello, status) and PULL (read and discarded); may be NULL */
+  char ctl_where[HIL_ZMQ_ENDPOINT_MAX], cmd_where[HIL_ZMQ_ENDPOINT_MAX];
+  char *reply;               /* [REPLY_MAX] */
+  double next_side;          /* monotonic s: the next look at ctl and cmd while playing */
   pending_msg *group;        /* [GROUP_MAX] */
   int ngroup;
   char status[STATUS_MAX];
@@ -700,6 +724,8 @@ void hil_replay_options_default(hil_replay_options *o) {
   snprintf(o->zmq_endpoint, sizeof o->zmq_endpoint, "tcp://127.0.0.1:5555");
   o->sndhwm = 1000;
   o->wait_subscriber = 1;
+  snprintf(o->ctl_endpoint, sizeof o->ctl_endpoint, "tcp://127.0.0.1:5557");
+  snprintf(o->cmd_endpoint, sizeof o->cmd_endpoint, "tcp://127.0.0.1:5556");
   hil_serial_options_default(&o->serial);
   o->spin_s = 500e-6;
   o->shift_after_s = 0.5e-3;
@@ -710,22 +736,71 @@ void hil_replay_options_default(hil_replay_options *o) {
 
 /* --- ZeroMQ output ---------------------------------------------------------------------------- */
 
-static int zmq_open(hil_replay *r, char *err, size_t err_sz) {
+/* 1 when ep is local (127.0.0.1, localhost, ipc://, inproc://) or remote endpoints are allowed */
+static int endpoint_allowed(const char *ep, int allow_remote) {
   hil_zmq_options zo;
   hil_zmq_options_default(&zo);
-  snprintf(zo.pub, sizeof zo.pub, "%s", r->o.zmq_endpoint);
-  zo.allow_remote = r->o.allow_remote;
-  if (hil_zmq_options_check(&zo, err, err_sz) != HIL_OK) {
-    snprintf(err, err_sz, "--zmq: \"%s\" is not a local endpoint (127.0.0.1, localhost, ipc://, "
-             "inproc://); pass --allow-remote to bind it", r->o.zmq_endpoint);
-    return HIL_ECONFIG;
+  snprintf(zo.pub, sizeof zo.pub, "%s", ep);
+  zo.allow_remote = allow_remote;
+  char err[512];
+  return hil_zmq_options_check(&zo, err, sizeof err) == HIL_OK;
+}
+
+/* ep, with tcp://localhost:P as tcp://127.0.0.1:P (libzmq binds to addresses, not names) */
+static const char *bind_address(const char *ep, char *buf, size_t n) {
+  if (strncmp(ep, "tcp://localhost:", 16) == 0) {
+    snprintf(buf, n, "tcp://127.0.0.1:%s", ep + 16);
+    return buf;
   }
-  const char *ep = r->o.zmq_endpoint;
+  return ep;
+}
+
+/* The REP or PULL at ep; NULL when ep is "" or the bind failed (an error when required, else
+ * said on progress). *rc = HIL_ESYSTEM on a required failure. */
+static void *bind_side(hil_replay *r, int type, const char *ep, const char *option, int required,
+                       char *where, size_t where_sz, int *rc, char *err, size_t err_sz) {
+  where[0] = '\0';
+  if (!ep[0]) {
+    return NULL;
+  }
+  char buf[HIL_ZMQ_ENDPOINT_MAX + 16];
+  const char *addr = bind_address(ep, buf, sizeof buf);
+  const int linger = 0;
+  void *sock = zmq_socket(r->ctx, type);
+  if (!sock || zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger) ||
+      zmq_bind(sock, addr) != 0) {
+    const char *why = zmq_strerror(zmq_errno());
+    if (sock) {
+      zmq_close(sock);
+    }
+    if (required) {
+      snprintf(err, err_sz, "%s: cannot bind \"%s\": %s", option, addr, why);
+      *rc = HIL_ESYSTEM;
+    } else if (r->o.progress) {
+      fprintf(r->o.progress, "replay: %s: cannot bind \"%s\": %s; playing without it\n", option,
+              addr, why);
+    }
+    return NULL;
+  }
+  size_t sz = where_sz;
+  if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, where, &sz) != 0) {
+    snprintf(where, where_sz, "%s", addr);
+  }
+  return sock;
+}
+
+static int zmq_open(hil_replay *r, char *err, size_t err_sz) {
+  const char *const eps[3] = {r->o.zmq_endpoint, r->o.ctl_endpoint, r->o.cmd_endpoint};
+  const char *const opts[3] = {"--zmq", "--ctl", "--cmd"};
+  for (int i = 0; i < 3; i++) {
+    if ((i == 0 || eps[i][0]) && !endpoint_allowed(eps[i], r->o.allow_remote)) {
+      snprintf(err, err_sz, "%s: \"%s\" is not a local endpoint (127.0.0.1, localhost, ipc://, "
+               "inproc://); pass --allow-remote to bind it", opts[i], eps[i]);
+      return HIL_ECONFIG;
+    }
+  }
   char bind_ep[HIL_ZMQ_ENDPOINT_MAX + 16];
-  if (strncmp(ep, "tcp://localhost:", 16) == 0) { /* libzmq binds to addresses, not names */
-    snprintf(bind_ep, sizeof bind_ep, "tcp://127.0.0.1:%s", ep + 16);
-    ep = bind_ep;
-  }
+  const char *ep = bind_address(r->o.zmq_endpoint, bind_ep, sizeof bind_ep);
   const int linger = 1000; /* what was sent before the end still reaches the subscribers */
   const int hwm = r->o.sndhwm > 0 ? r->o.sndhwm : 1000;
   r->ctx = zmq_ctx_new();
@@ -746,8 +821,19 @@ static int zmq_open(hil_replay *r, char *err, size_t err_sz) {
   if (zmq_getsockopt(r->pub, ZMQ_LAST_ENDPOINT, r->where, &sz) != 0) {
     snprintf(r->where, sizeof r->where, "%s", ep);
   }
+  int rc = HIL_OK;
+  r->ctl = bind_side(r, ZMQ_REP, r->o.ctl_endpoint, "--ctl", r->o.ctl_required, r->ctl_where,
+                     sizeof r->ctl_where, &rc, err, err_sz);
+  if (rc == HIL_OK) {
+    r->cmd = bind_side(r, ZMQ_PULL, r->o.cmd_endpoint, "--cmd", r->o.cmd_required, r->cmd_where,
+                       sizeof r->cmd_where, &rc, err, err_sz);
+  }
+  if (rc != HIL_OK) {
+    return rc;
+  }
   r->group = calloc(GROUP_MAX, sizeof *r->group);
-  return r->group ? HIL_OK : HIL_ENOMEM;
+  r->reply = r->ctl ? malloc(REPLY_MAX) : NULL;
+  return r->group && (r->reply || !r->ctl) ? HIL_OK : HIL_ENOMEM;
 }
 
 /* subscription messages of the XPUB: returns 1 when a subscription (not an unsubscription) came */
@@ -795,7 +881,27 @@ static void zmq_add(hil_replay *r, const hil_replay_sample *smp, int truth, int 
   }
 }
 
-static void zmq_status(hil_replay *r, int final) {
+/* the "replay" object: progress of the replay (status message, status and hello replies) */
+static void write_replay_object(hil_replay *r, hil_jw *w, int final) {
+  hil_jw_key(w, "replay");
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "file");
+  hil_jw_string(w, r->s->path);
+  hil_jw_key(w, "played");
+  hil_jw_uint(w, r->rep.played);
+  hil_jw_key(w, "total");
+  hil_jw_uint(w, (uint64_t)r->s->n);
+  hil_jw_key(w, "pass");
+  hil_jw_uint(w, (uint64_t)(r->rep.passes > 0 ? r->rep.passes : 1));
+  hil_jw_key(w, "rate");
+  hil_jw_number(w, r->o.rate);
+  hil_jw_key(w, "finished");
+  hil_jw_bool(w, final);
+  hil_jw_end_object(w);
+}
+
+/* the status object of the live layout plus "replay" */
+static void write_status_object(hil_replay *r, hil_jw *w, int final) {
   hil_status st;
   memset(&st, 0, sizeof st);
   st.sim_time = r->rep.t;
@@ -809,43 +915,228 @@ static void zmq_status(hil_replay *r, int final) {
   st.late_max = h->count ? h->max : 0;
   st.whole_run = final;
   st.samples_published = r->rep.played;
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "v");
+  hil_jw_uint(w, HIL_MSG_VERSION);
+  hil_msg_write_status_fields(w, &st);
+  hil_jw_key(w, "zmq");
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "sent");
+  hil_jw_uint(w, r->rep.messages + 1);
+  hil_jw_key(w, "send_failed");
+  hil_jw_uint(w, r->rep.send_failed);
+  hil_jw_key(w, "cmd_messages");
+  hil_jw_uint(w, r->rep.cmd_messages);
+  hil_jw_key(w, "ctl_requests");
+  hil_jw_uint(w, r->rep.ctl_requests);
+  hil_jw_key(w, "ctl_errors");
+  hil_jw_uint(w, r->rep.ctl_errors);
+  hil_jw_end_object(w);
+  write_replay_object(r, w, final);
+  hil_jw_end_object(w);
+}
+
+static void zmq_status(hil_replay *r, int final) {
   hil_jw w;
   hil_jw_init(&w, r->status, sizeof r->status);
-  hil_jw_begin_object(&w);
-  hil_jw_key(&w, "v");
-  hil_jw_uint(&w, HIL_MSG_VERSION);
-  hil_msg_write_status_fields(&w, &st);
-  hil_jw_key(&w, "zmq");
-  hil_jw_begin_object(&w);
-  const char *const zero[] = {"cmd_messages", "ctl_requests", "ctl_errors"};
-  hil_jw_key(&w, "sent");
-  hil_jw_uint(&w, r->rep.messages + 1);
-  hil_jw_key(&w, "send_failed");
-  hil_jw_uint(&w, r->rep.send_failed);
-  for (int i = 0; i < 3; i++) {
-    hil_jw_key(&w, zero[i]);
-    hil_jw_uint(&w, 0);
-  }
-  hil_jw_end_object(&w);
-  hil_jw_key(&w, "replay");
-  hil_jw_begin_object(&w);
-  hil_jw_key(&w, "file");
-  hil_jw_string(&w, r->s->path);
-  hil_jw_key(&w, "played");
-  hil_jw_uint(&w, r->rep.played);
-  hil_jw_key(&w, "total");
-  hil_jw_uint(&w, (uint64_t)r->s->n);
-  hil_jw_key(&w, "pass");
-  hil_jw_uint(&w, (uint64_t)(r->rep.passes > 0 ? r->rep.passes : 1));
-  hil_jw_key(&w, "rate");
-  hil_jw_number(&w, r->o.rate);
-  hil_jw_key(&w, "finished");
-  hil_jw_bool(&w, final);
-  hil_jw_end_object(&w);
-  hil_jw_end_object(&w);
+  write_status_object(r, &w, final);
   const int len = hil_jw_finish(&w);
   if (len > 0) {
     zmq_send_two(r, "status", 6, r->status, (size_t)len);
+  }
+}
+
+/* --- ZeroMQ control and commands -------------------------------------------------------------- */
+
+/* Reads one whole message (all its parts) from sock without waiting; returns its part count,
+ * 0 when nothing is waiting. *msg holds the first part (the caller closes it). */
+static int recv_message(void *sock, zmq_msg_t *msg) {
+  zmq_msg_init(msg);
+  if (zmq_msg_recv(msg, sock, ZMQ_DONTWAIT) < 0) {
+    return 0;
+  }
+  int parts = 1;
+  int more = zmq_msg_more(msg);
+  while (more) { /* the rest of a message arrives together with its first part */
+    zmq_msg_t extra;
+    zmq_msg_init(&extra);
+    if (zmq_msg_recv(&extra, sock, 0) < 0) {
+      zmq_msg_close(&extra);
+      break;
+    }
+    more = zmq_msg_more(&extra);
+    zmq_msg_close(&extra);
+    parts++;
+  }
+  return parts;
+}
+
+/* the live hello reply (hil/zmq_transport.c) from what the file holds; what it cannot hold gets
+ * neutral values (docs/replay.md) */
+static void reply_hello(hil_replay *r, hil_jw *w) {
+  const hil_replay_schedule *s = r->s;
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "ok");
+  hil_jw_bool(w, 1);
+  hil_jw_key(w, "v");
+  hil_jw_uint(w, HIL_MSG_VERSION);
+  hil_jw_key(w, "model");
+  hil_jw_string(w, s->robot);
+  hil_jw_key(w, "rate_hz");
+  hil_jw_number(w, s->rate_hz);
+  hil_jw_key(w, "timestep");
+  hil_jw_number(w, s->period);
+  hil_jw_key(w, "mode");
+  hil_jw_string(w, hil_mode_name(HIL_MODE_REALTIME));
+  hil_jw_key(w, "t");
+  hil_jw_number(w, r->rep.t);
+  hil_jw_key(w, "steps");
+  hil_jw_uint(w, r->rep.instants);
+  hil_jw_key(w, "paused");
+  hil_jw_bool(w, 0);
+  hil_jw_key(w, "truth");
+  hil_jw_bool(w, r->o.truth);
+  if (s->has_seed) {
+    hil_jw_key(w, "seed");
+    hil_jw_uint(w, s->seed);
+  }
+  hil_jw_key(w, "joints"); /* a log names no joints */
+  hil_jw_begin_array(w);
+  hil_jw_end_array(w);
+  hil_jw_key(w, "actuators");
+  hil_jw_begin_array(w);
+  for (int a = 0; a < s->nactuators && a < HIL_LOG_MAX_ACTUATORS; a++) {
+    hil_jw_begin_object(w);
+    hil_jw_key(w, "name");
+    hil_jw_string(w, s->actuator[a]);
+    hil_jw_key(w, "joint");
+    hil_jw_string(w, "");
+    hil_jw_key(w, "type");
+    hil_jw_string(w, "unknown");
+    hil_jw_key(w, "ctrlrange");
+    hil_jw_begin_array(w);
+    hil_jw_null(w);
+    hil_jw_null(w);
+    hil_jw_end_array(w);
+    hil_jw_end_object(w);
+  }
+  hil_jw_end_array(w);
+  hil_jw_key(w, "sensors");
+  hil_jw_begin_array(w);
+  for (int i = 0; i < s->nsensors; i++) {
+    const hil_replay_sensor *sn = &s->sensor[i];
+    if (!sn->selected) {
+      continue;
+    }
+    hil_jw_begin_object(w);
+    hil_jw_key(w, "name");
+    hil_jw_string(w, sn->name);
+    hil_jw_key(w, "type");
+    hil_jw_string(w, sn->type);
+    hil_jw_key(w, "topic");
+    hil_jw_string(w, sn->topic);
+    hil_jw_key(w, "rate_hz");
+    hil_jw_number(w, sn->rate_hz);
+    hil_jw_key(w, "latency_s");
+    hil_jw_number(w, 0);
+    hil_jw_key(w, "drop_probability");
+    hil_jw_number(w, 0);
+    hil_jw_key(w, "dead");
+    hil_jw_bool(w, 0);
+    hil_jw_key(w, "channels");
+    hil_jw_begin_array(w);
+    for (int c = 0; c < sn->nch; c++) {
+      hil_jw_string(w, sn->channel[c]);
+    }
+    hil_jw_end_array(w);
+    hil_jw_key(w, "units");
+    hil_jw_begin_array(w);
+    for (int c = 0; c < sn->nch; c++) {
+      hil_jw_string(w, sn->unit[c]);
+    }
+    hil_jw_end_array(w);
+    hil_jw_end_object(w);
+  }
+  hil_jw_end_array(w);
+  hil_jw_key(w, "endpoints");
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "pub");
+  hil_jw_string(w, r->where);
+  hil_jw_key(w, "cmd");
+  hil_jw_string(w, r->cmd_where);
+  hil_jw_key(w, "ctl");
+  hil_jw_string(w, r->ctl_where);
+  hil_jw_end_object(w);
+  write_replay_object(r, w, 0);
+  hil_jw_end_object(w);
+}
+
+/* Answers one request: always exactly one reply, so the REP socket stays in step. hello and
+ * status also publish a status message, as live. */
+static void ctl_answer(hil_replay *r, zmq_msg_t *req, int parts) {
+  char err[512];
+  const char *failure = NULL;
+  int publish = 0;
+  hil_ctl_request q;
+  hil_jw w;
+  hil_jw_init(&w, r->reply, REPLY_MAX);
+  if (parts > 1) {
+    failure = "control requests are one-part messages";
+  } else if (hil_msg_decode_control(&q, zmq_msg_data(req), zmq_msg_size(req), err,
+                                    sizeof err) != HIL_OK) {
+    failure = err;
+  } else if (q.op == HIL_CTL_HELLO) {
+    reply_hello(r, &w);
+    publish = 1;
+  } else if (q.op == HIL_CTL_STATUS) {
+    hil_jw_begin_object(&w);
+    hil_jw_key(&w, "ok");
+    hil_jw_bool(&w, 1);
+    hil_jw_key(&w, "status");
+    write_status_object(r, &w, 0);
+    hil_jw_end_object(&w);
+    publish = 1;
+  } else {
+    snprintf(err, sizeof err, "replay: %s is not available in a replay", hil_ctl_op_name(q.op));
+    failure = err;
+  }
+  int len = failure ? -1 : hil_jw_finish(&w);
+  if (!failure && len < 0) {
+    failure = "reply too large";
+    publish = 0;
+  }
+  r->rep.ctl_requests++;
+  if (failure) {
+    r->rep.ctl_errors++;
+    len = hil_msg_encode_error(r->reply, REPLY_MAX, failure);
+  }
+  zmq_send(r->ctl, r->reply, (size_t)(len > 0 ? len : 0), ZMQ_DONTWAIT);
+  if (publish) {
+    zmq_status(r, 0);
+  }
+}
+
+/* control requests and command messages waiting, without blocking */
+static void zmq_service_sides(hil_replay *r) {
+  for (int i = 0; r->ctl && i < CTL_BATCH; i++) {
+    zmq_msg_t msg;
+    const int parts = recv_message(r->ctl, &msg);
+    if (parts > 0) {
+      ctl_answer(r, &msg, parts);
+    }
+    zmq_msg_close(&msg);
+    if (parts == 0) {
+      break;
+    }
+  }
+  for (int i = 0; r->cmd && i < CMD_BATCH; i++) {
+    zmq_msg_t msg;
+    const int parts = recv_message(r->cmd, &msg);
+    zmq_msg_close(&msg);
+    if (parts == 0) {
+      break;
+    }
+    r->rep.cmd_messages++;
   }
 }
 
@@ -1157,6 +1448,12 @@ void hil_replay_destroy(hil_replay **pr) {
   if (r->pub) {
     zmq_close(r->pub);
   }
+  if (r->ctl) {
+    zmq_close(r->ctl);
+  }
+  if (r->cmd) {
+    zmq_close(r->cmd);
+  }
   if (r->ctx) {
     zmq_ctx_term(r->ctx);
   }
@@ -1165,11 +1462,14 @@ void hil_replay_destroy(hil_replay **pr) {
     hil_serial_port_destroy(&r->port);
   }
   free(r->group);
+  free(r->reply);
   free(r);
   *pr = NULL;
 }
 
 const char *hil_replay_where(const hil_replay *r) { return r->where; }
+const char *hil_replay_ctl_where(const hil_replay *r) { return r->ctl_where; }
+const char *hil_replay_cmd_where(const hil_replay *r) { return r->cmd_where; }
 void hil_replay_request_stop(hil_replay *r) { r->stop = 1; }
 
 void hil_replay_get_report(const hil_replay *r, hil_replay_report *out) {
@@ -1201,8 +1501,17 @@ static int wait_for_peer(hil_replay *r) {
   }
   while (!r->stop) {
     if (r->pub) {
-      zmq_pollitem_t it = {.socket = r->pub, .fd = 0, .events = ZMQ_POLLIN, .revents = 0};
-      zmq_poll(&it, 1, (long)(SERVICE_S * 1000));
+      zmq_pollitem_t it[3] = {{.socket = r->pub, .fd = 0, .events = ZMQ_POLLIN, .revents = 0}};
+      int n = 1;
+      void *const side[2] = {r->ctl, r->cmd};
+      for (int k = 0; k < 2; k++) {
+        if (side[k]) {
+          it[n++] = (zmq_pollitem_t){.socket = side[k], .fd = 0, .events = ZMQ_POLLIN,
+                                     .revents = 0};
+        }
+      }
+      zmq_poll(it, n, (long)(SERVICE_S * 1000));
+      zmq_service_sides(r); /* a controller's hello is answered while waiting */
       if (zmq_drain(r)) {
         return 0;
       }
@@ -1221,11 +1530,24 @@ static int wait_for_peer(hil_replay *r) {
   return -1;
 }
 
+/* The control and command sockets while playing: non-blocking, at most every SIDE_S, and only
+ * once the player has slept since its last send (on a shared CPU, work right after a send delays
+ * the I/O thread that delivers it), unless that has not happened for SERVICE_S (catching up). */
+static void service_sides(hil_replay *r, double now, int slept) {
+  if ((r->ctl || r->cmd) && now >= r->next_side && (slept || now >= r->next_side + SERVICE_S)) {
+    r->next_side = now + SIDE_S;
+    zmq_service_sides(r);
+  }
+}
+
 /* sleeps until spin_s before the deadline (looking at the input every SERVICE_S), then spins */
 static void wait_deadline(hil_replay *r, double deadline) {
-  for (;;) {
+  for (int slept = 0;; slept = 1) {
     service_input(r);
     const double now = mono_now(), wake = deadline - r->o.spin_s;
+    if (r->pub) {
+      service_sides(r, now, slept);
+    }
     if (now >= wake || r->stop) {
       break;
     }

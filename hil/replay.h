@@ -13,6 +13,9 @@
  *     live simulator does: over ZeroMQ ([topic, json] on a PUB, the JSON written with hil_jw in
  *     the layout of hil_msg_encode_sample) or over a serial line (HELLO / HELLO_ACK, then one
  *     SENSOR_SAMPLES frame per instant, with the sensor id table of docs/serial-transport.md).
+ *     Over ZeroMQ a REP control socket answers "hello" and "status" in the live layout (every
+ *     other request gets {"ok":false}) and a PULL reads and discards commands; both are looked
+ *     at without blocking before each deadline, never while spinning or sending.
  *
  * Loops: pass k (0, 1, ...) shifts t and t_truth by k·L, L = t_last - t_first + one period, and
  * each sensor's seq by k times its count of sequence numbers in the window, so a looped replay
@@ -52,6 +55,7 @@ typedef struct hil_replay_sensor {
   char channel[SENS_MAX_CHANNELS][SENS_CHANNEL_NAME_MAX];
   char unit[SENS_MAX_CHANNELS][HIL_LOG_UNIT_MAX];
   int selected;                  /* its topic passes the topic patterns */
+  double rate_hz;                /* the header's (a CSV's: the schedule's rate) */
   long long samples;             /* entries of this sensor in the schedule */
   uint64_t seq_first, seq_last;  /* first and last seq in the schedule */
 } hil_replay_sensor;
@@ -79,6 +83,10 @@ typedef struct hil_replay_schedule {
   int is_csv;
   double rate_hz;       /* physics rate of the header; for CSV 1 / the smallest time step */
   int nactuators;       /* from the header (0 for CSV): HELLO_ACK.n_joints */
+  char actuator[HIL_LOG_MAX_ACTUATORS][HIL_LOG_NAME_MAX]; /* their names (control hello) */
+  char robot[HIL_LOG_NAME_MAX]; /* the header's robot; a CSV's file name without directory */
+  int has_seed;         /* a log: seed is the header's noise seed */
+  uint64_t seed;
   int nsensors;
   hil_replay_sensor sensor[HIL_REPLAY_MAX_SENSORS];
   size_t n;             /* entries */
@@ -144,6 +152,14 @@ typedef struct hil_replay_options {
   int sndhwm;             /* PUB queue per subscriber (default 1000, as live) */
   int truth;              /* ZeroMQ: also publish truth/<topic> when the file has truth */
   int wait_subscriber;    /* ZeroMQ: start when the first subscription arrives (default 1) */
+  char ctl_endpoint[HIL_ZMQ_ENDPOINT_MAX]; /* ZeroMQ: a REP answering the control requests
+                             hello and status as the live simulator, every other one with an
+                             error (default tcp://127.0.0.1:5557; "" = none) */
+  char cmd_endpoint[HIL_ZMQ_ENDPOINT_MAX]; /* ZeroMQ: a PULL whose command messages are read
+                             and counted, never applied (default tcp://127.0.0.1:5556; "" = none) */
+  int ctl_required;       /* 1: failing to bind ctl_endpoint is an error; 0 (default): said on
+                             progress and played without the control socket */
+  int cmd_required;       /* the same for cmd_endpoint */
   hil_serial_options serial;
   double spin_s;          /* busy-wait this long before each deadline (default 500 µs) */
   int shift;              /* 0 (default): absolute deadlines; after a stall the late samples go
@@ -182,6 +198,9 @@ typedef struct hil_replay_report {
   double err_p50, err_p99, err_max; /* s, over the whole replay */
   uint64_t motor_commands;  /* serial: MOTOR_COMMAND frames received (ignored) */
   uint64_t frames_in;       /* serial: frames decoded from the board */
+  uint64_t ctl_requests;    /* ZeroMQ: control requests answered (errors included) */
+  uint64_t ctl_errors;      /* ZeroMQ: control requests answered with "ok":false */
+  uint64_t cmd_messages;    /* ZeroMQ: command messages read on the PULL and discarded */
   int stopped;              /* 1: stopped by hil_replay_request_stop */
   int realtime;             /* 1: played under SCHED_FIFO (rt_priority granted) */
 } hil_replay_report;
@@ -196,6 +215,9 @@ void hil_replay_destroy(hil_replay **r);
 
 /* The bound endpoint with wildcards resolved (ZeroMQ), or the path to open (serial). */
 const char *hil_replay_where(const hil_replay *r);
+/* The bound control (REP) and command (PULL) endpoints, "" when not bound. */
+const char *hil_replay_ctl_where(const hil_replay *r);
+const char *hil_replay_cmd_where(const hil_replay *r);
 
 /* Waits for a subscriber (ZeroMQ, if asked) or a HELLO (serial), then plays the schedule.
  * Returns 0 when it played to the end (or was stopped), or a negative HIL_* code. */

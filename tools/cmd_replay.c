@@ -18,6 +18,7 @@ typedef struct replay_args {
   hil_replay_select sel;
   hil_replay_options opt;
   int have_zmq, have_serial;
+  int have_sides; /* --ctl, --no-ctl, --cmd or --no-cmd given */
   int rt;
 } replay_args;
 
@@ -50,6 +51,12 @@ static void usage(FILE *out) {
           "  --allow-remote       accept an ENDPOINT that is not local\n"
           "  --truth              also publish truth/<topic> when the file has the truth\n"
           "  --no-wait            start at once instead of waiting for the first subscriber\n"
+          "  --ctl ENDPOINT       answer control requests (hello, status) on a REP bound to\n"
+          "                       ENDPOINT (default tcp://127.0.0.1:5557, as the live simulator)\n"
+          "  --no-ctl             no control socket\n"
+          "  --cmd ENDPOINT       read and discard motor commands on a PULL bound to ENDPOINT\n"
+          "                       (default tcp://127.0.0.1:5556)\n"
+          "  --no-cmd             no command socket\n"
           "  --serial pty|DEVICE  speak the serial protocol on a new pseudo-terminal or a device\n"
           "  --pty-link PATH      make PATH a symlink to the pseudo-terminal\n"
           "  --baud N             device baud rate (default 1000000)\n"
@@ -137,6 +144,22 @@ static int apply_option(replay_args *a, int opt, const char *arg) {
   case 'W':
     a->opt.wait_subscriber = 0;
     return 0;
+  case 'x':
+    a->have_sides = 1;
+    a->opt.ctl_required = 1;
+    return copy_arg("--ctl", arg, a->opt.ctl_endpoint, sizeof a->opt.ctl_endpoint);
+  case 'X':
+    a->have_sides = 1;
+    a->opt.ctl_endpoint[0] = '\0';
+    return 0;
+  case 'y':
+    a->have_sides = 1;
+    a->opt.cmd_required = 1;
+    return copy_arg("--cmd", arg, a->opt.cmd_endpoint, sizeof a->opt.cmd_endpoint);
+  case 'Y':
+    a->have_sides = 1;
+    a->opt.cmd_endpoint[0] = '\0';
+    return 0;
   case 'p':
     a->have_serial = 1;
     a->opt.output = HIL_REPLAY_SERIAL;
@@ -195,7 +218,9 @@ static const struct option long_options[] = {
     {"baud", required_argument, NULL, 'b'},     {"skip-damaged", no_argument, NULL, 'D'},
     {"spin-us", required_argument, NULL, 'u'},  {"rt", no_argument, NULL, 'R'},
     {"cpu", required_argument, NULL, 'c'},      {"overrun", required_argument, NULL, 'C'},
-    {"keep-awake", no_argument, NULL, 'K'},
+    {"keep-awake", no_argument, NULL, 'K'},     {"ctl", required_argument, NULL, 'x'},
+    {"no-ctl", no_argument, NULL, 'X'},         {"cmd", required_argument, NULL, 'y'},
+    {"no-cmd", no_argument, NULL, 'Y'},
     {"status-period", required_argument, NULL, 'P'}, {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
 
@@ -223,6 +248,11 @@ static int parse_args(replay_args *a, int argc, char **argv) {
   a->file = argv[optind];
   if (a->have_zmq && a->have_serial) {
     fprintf(stderr, "achilles replay: --zmq and --serial exclude each other\n");
+    return -1;
+  }
+  if (a->have_sides && a->have_serial) {
+    fprintf(stderr, "achilles replay: --ctl, --no-ctl, --cmd and --no-cmd need ZeroMQ output, "
+                    "not --serial\n");
     return -1;
   }
   if (a->sel.has_from && a->sel.has_to && a->sel.from > a->sel.to) {
@@ -302,6 +332,13 @@ int achilles_cmd_replay(int argc, char **argv) {
             a.opt.serial.link);
   } else if (a.opt.output == HIL_REPLAY_ZMQ) {
     fprintf(stderr, "replay: publishing on %s\n", hil_replay_where(r));
+    if (a.opt.progress && hil_replay_ctl_where(r)[0]) {
+      fprintf(stderr, "replay: control requests on %s (hello and status answered)\n",
+              hil_replay_ctl_where(r));
+    }
+    if (a.opt.progress && hil_replay_cmd_where(r)[0]) {
+      fprintf(stderr, "replay: commands on %s read and discarded\n", hil_replay_cmd_where(r));
+    }
   }
   if (a.rt && mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
     fprintf(stderr, "replay: --rt: memory not locked (needs root or CAP_IPC_LOCK)\n");
@@ -321,6 +358,13 @@ int achilles_cmd_replay(int argc, char **argv) {
             (unsigned long long)rep.played, (unsigned long long)rep.messages, rep.passes,
             rep.passes == 1 ? "" : "es",
             rep.err_p50 * 1e6, rep.err_p99 * 1e6, rep.err_max * 1e6);
+  }
+  if (rep.ctl_requests || rep.cmd_messages) {
+    fprintf(stderr,
+            "replay: %llu control requests answered (%llu with an error), %llu command messages "
+            "received and discarded\n",
+            (unsigned long long)rep.ctl_requests, (unsigned long long)rep.ctl_errors,
+            (unsigned long long)rep.cmd_messages);
   }
   if (rep.motor_commands) {
     fprintf(stderr, "replay: %llu MOTOR_COMMAND frames received and ignored\n",
