@@ -498,44 +498,60 @@ int hil_msg_topic(char *out, size_t out_sz, const sens_sensor *s, int truth) {
   return n;
 }
 
-int hil_msg_encode_sample(char *out, size_t out_sz, const sim_model *m, const sens_sensor *s,
-                          const sens_sample *smp, int truth) {
+int hil_msg_encode_sample_view(char *out, size_t out_sz, const hil_msg_sample_view *v) {
   hil_jw w;
   hil_jw_init(&w, out, out_sz);
   hil_jw_begin_object(&w);
   hil_jw_key(&w, "v");
   hil_jw_uint(&w, HIL_MSG_VERSION);
   hil_jw_key(&w, "sensor");
-  hil_jw_string(&w, s->name);
+  hil_jw_string(&w, v->sensor);
   hil_jw_key(&w, "type");
-  hil_jw_string(&w, sens_type_name(s->type));
+  hil_jw_string(&w, v->type);
   hil_jw_key(&w, "truth");
-  hil_jw_bool(&w, truth);
+  hil_jw_bool(&w, v->truth);
   hil_jw_key(&w, "seq");
-  hil_jw_uint(&w, smp->seq);
+  hil_jw_uint(&w, v->seq);
   hil_jw_key(&w, "t");
-  hil_jw_number(&w, smp->t);
+  hil_jw_number(&w, v->t);
   hil_jw_key(&w, "t_truth");
-  hil_jw_number(&w, truth ? smp->t : smp->t_truth);
+  hil_jw_number(&w, v->truth ? v->t : v->t_truth);
   hil_jw_key(&w, "valid");
-  hil_jw_bool(&w, truth ? 1 : smp->valid);
+  hil_jw_bool(&w, v->truth ? 1 : v->valid);
   hil_jw_key(&w, "values");
   hil_jw_begin_object(&w);
-  const double *values = truth ? smp->truth : smp->meas;
-  for (int i = 0; i < s->nch; i++) {
-    hil_jw_key(&w, s->channel[i]);
-    hil_jw_number(&w, values[i]);
+  for (int i = 0; i < v->nch; i++) {
+    hil_jw_key(&w, v->channel[i]);
+    hil_jw_number(&w, v->values[i]);
   }
   hil_jw_end_object(&w);
   hil_jw_key(&w, "units");
   hil_jw_begin_object(&w);
-  for (int i = 0; i < s->nch; i++) {
-    hil_jw_key(&w, s->channel[i]);
-    hil_jw_string(&w, hil_msg_unit(m, s, i));
+  for (int i = 0; i < v->nch; i++) {
+    hil_jw_key(&w, v->channel[i]);
+    hil_jw_string(&w, v->unit[i]);
   }
   hil_jw_end_object(&w);
   hil_jw_end_object(&w);
   return hil_jw_finish(&w);
+}
+
+int hil_msg_encode_sample(char *out, size_t out_sz, const sim_model *m, const sens_sensor *s,
+                          const sens_sample *smp, int truth) {
+  hil_msg_sample_view v = {.sensor = s->name,
+                           .type = sens_type_name(s->type),
+                           .truth = truth,
+                           .seq = smp->seq,
+                           .t = smp->t,
+                           .t_truth = smp->t_truth,
+                           .valid = smp->valid,
+                           .nch = s->nch,
+                           .values = truth ? smp->truth : smp->meas};
+  for (int i = 0; i < s->nch; i++) {
+    v.channel[i] = s->channel[i];
+    v.unit[i] = hil_msg_unit(m, s, i);
+  }
+  return hil_msg_encode_sample_view(out, out_sz, &v);
 }
 
 /* --- decoding helpers ------------------------------------------------------------------------- */

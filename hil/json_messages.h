@@ -70,6 +70,22 @@ int hil_msg_format_double(char out[HIL_MSG_NUMBER_MAX], double v);
 
 /* --- sensor samples --------------------------------------------------------------------------- */
 
+/* A sample message from plain values. The live publisher and the replay both encode through it,
+ * so a replayed message is byte-identical to the live one. For the ground-truth message (truth =
+ * 1) t_truth is written as t and valid as true, as docs/messages.md describes. */
+typedef struct hil_msg_sample_view {
+  const char *sensor, *type;
+  int truth;
+  uint64_t seq;
+  double t, t_truth;
+  int valid;
+  int nch;
+  const char *channel[SENS_MAX_CHANNELS];
+  const char *unit[SENS_MAX_CHANNELS];
+  const double *values; /* [nch]: measured values, or the truth when truth = 1 */
+} hil_msg_sample_view;
+int hil_msg_encode_sample_view(char *out, size_t out_sz, const hil_msg_sample_view *v);
+
 /* "enc", "imu" or "trq". */
 const char *hil_msg_topic_prefix(sens_type type);
 /* Unit of channel ch of s: "count", "rad", "rad/s", "flag", "m/s^2", "N*m", "N", "A".

@@ -617,44 +617,23 @@ int hil_replay_topic(char *out, size_t out_sz, const hil_replay_sensor *sn, int 
   return n < 0 || (size_t)n >= out_sz ? HIL_EINVAL : n;
 }
 
-/* the key order of hil_msg_encode_sample, units from the file */
+/* the live layout (hil_msg_encode_sample_view), units from the file */
 int hil_replay_encode_json(char *out, size_t out_sz, const hil_replay_sensor *sn,
                            const hil_replay_sample *smp, int truth) {
-  hil_jw w;
-  hil_jw_init(&w, out, out_sz);
-  hil_jw_begin_object(&w);
-  hil_jw_key(&w, "v");
-  hil_jw_uint(&w, HIL_MSG_VERSION);
-  hil_jw_key(&w, "sensor");
-  hil_jw_string(&w, sn->name);
-  hil_jw_key(&w, "type");
-  hil_jw_string(&w, sn->type);
-  hil_jw_key(&w, "truth");
-  hil_jw_bool(&w, truth);
-  hil_jw_key(&w, "seq");
-  hil_jw_uint(&w, smp->seq);
-  hil_jw_key(&w, "t");
-  hil_jw_number(&w, smp->t);
-  hil_jw_key(&w, "t_truth");
-  hil_jw_number(&w, truth ? smp->t : smp->t_truth);
-  hil_jw_key(&w, "valid");
-  hil_jw_bool(&w, truth ? 1 : smp->valid);
-  hil_jw_key(&w, "values");
-  hil_jw_begin_object(&w);
+  hil_msg_sample_view v = {.sensor = sn->name,
+                           .type = sn->type,
+                           .truth = truth,
+                           .seq = smp->seq,
+                           .t = smp->t,
+                           .t_truth = smp->t_truth,
+                           .valid = smp->valid,
+                           .nch = sn->nch,
+                           .values = truth ? smp->truth : smp->value};
   for (int c = 0; c < sn->nch; c++) {
-    hil_jw_key(&w, sn->channel[c]);
-    hil_jw_number(&w, truth ? smp->truth[c] : smp->value[c]);
+    v.channel[c] = sn->channel[c];
+    v.unit[c] = sn->unit[c];
   }
-  hil_jw_end_object(&w);
-  hil_jw_key(&w, "units");
-  hil_jw_begin_object(&w);
-  for (int c = 0; c < sn->nch; c++) {
-    hil_jw_key(&w, sn->channel[c]);
-    hil_jw_string(&w, sn->unit[c]);
-  }
-  hil_jw_end_object(&w);
-  hil_jw_end_object(&w);
-  return hil_jw_finish(&w);
+  return hil_msg_encode_sample_view(out, out_sz, &v);
 }
 
 /* --- the player ------------------------------------------------------------------------------- */
@@ -948,28 +927,6 @@ static void zmq_status(hil_replay *r, int final) {
 
 /* --- ZeroMQ control and commands -------------------------------------------------------------- */
 
-/* Reads one whole message (all its parts) from sock without waiting; returns its part count,
- * 0 when nothing is waiting. *msg holds the first part (the caller closes it). */
-static int recv_message(void *sock, zmq_msg_t *msg) {
-  zmq_msg_init(msg);
-  if (zmq_msg_recv(msg, sock, ZMQ_DONTWAIT) < 0) {
-    return 0;
-  }
-  int parts = 1;
-  int more = zmq_msg_more(msg);
-  while (more) { /* the rest of a message arrives together with its first part */
-    zmq_msg_t extra;
-    zmq_msg_init(&extra);
-    if (zmq_msg_recv(&extra, sock, 0) < 0) {
-      zmq_msg_close(&extra);
-      break;
-    }
-    more = zmq_msg_more(&extra);
-    zmq_msg_close(&extra);
-    parts++;
-  }
-  return parts;
-}
 
 /* the live hello reply (hil/zmq_transport.c) from what the file holds; what it cannot hold gets
  * neutral values (docs/replay.md) */
@@ -1120,7 +1077,7 @@ static void ctl_answer(hil_replay *r, zmq_msg_t *req, int parts) {
 static void zmq_service_sides(hil_replay *r) {
   for (int i = 0; r->ctl && i < CTL_BATCH; i++) {
     zmq_msg_t msg;
-    const int parts = recv_message(r->ctl, &msg);
+    const int parts = hil_zmq_recv_message(r->ctl, &msg);
     if (parts > 0) {
       ctl_answer(r, &msg, parts);
     }
@@ -1131,7 +1088,7 @@ static void zmq_service_sides(hil_replay *r) {
   }
   for (int i = 0; r->cmd && i < CMD_BATCH; i++) {
     zmq_msg_t msg;
-    const int parts = recv_message(r->cmd, &msg);
+    const int parts = hil_zmq_recv_message(r->cmd, &msg);
     zmq_msg_close(&msg);
     if (parts == 0) {
       break;

@@ -258,9 +258,8 @@ static void zt_publish_status(hil_transport *t, hil_runtime *rt, const hil_statu
 
 /* --- commands --------------------------------------------------------------------------------- */
 
-/* Reads one whole message (all its parts) from sock without waiting; returns its part count,
- * 0 when nothing is waiting. *msg holds the first part (the caller closes it). */
-static int recv_message(void *sock, zmq_msg_t *msg) {
+/* See zmq_transport.h. */
+int hil_zmq_recv_message(void *sock, zmq_msg_t *msg) {
   zmq_msg_init(msg);
   if (zmq_msg_recv(msg, sock, ZMQ_DONTWAIT) < 0) {
     return 0;
@@ -294,7 +293,7 @@ static void poll_commands(zmq_transport *z, hil_runtime *rt) {
   hil_commands *c = hil_runtime_commands(rt);
   for (int i = 0; i < CMD_BATCH && !commands_wait_for_step(rt); i++) {
     zmq_msg_t msg;
-    const int parts = recv_message(z->sock[HIL_ZMQ_CMD], &msg);
+    const int parts = hil_zmq_recv_message(z->sock[HIL_ZMQ_CMD], &msg);
     if (parts == 0) {
       zmq_msg_close(&msg);
       return;
@@ -688,7 +687,7 @@ static void answer(zmq_transport *z, hil_runtime *rt, zmq_msg_t *req, int parts)
 static void poll_control(zmq_transport *z, hil_runtime *rt) {
   for (int i = 0; i < CTL_BATCH; i++) {
     zmq_msg_t msg;
-    const int parts = recv_message(z->sock[HIL_ZMQ_CTL], &msg);
+    const int parts = hil_zmq_recv_message(z->sock[HIL_ZMQ_CTL], &msg);
     if (parts > 0) {
       answer(z, rt, &msg, parts);
     }

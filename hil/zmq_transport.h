@@ -79,4 +79,9 @@ typedef struct hil_zmq_counters {
 
 void hil_zmq_transport_counters(const hil_transport *t, hil_zmq_counters *out);
 
+/* Reads one whole message (all its parts) from sock without waiting; returns its part count,
+ * 0 when nothing is waiting. *msg holds the first part (the caller closes it). Shared by the
+ * transport and the replay's control socket. */
+int hil_zmq_recv_message(void *sock, zmq_msg_t *msg);
+
 #endif
