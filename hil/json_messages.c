@@ -536,6 +536,35 @@ int hil_msg_encode_sample_view(char *out, size_t out_sz, const hil_msg_sample_vi
   return hil_jw_finish(&w);
 }
 
+void hil_msg_write_sensor_fields(hil_jw *w, const hil_msg_sensor_view *v) {
+  hil_jw_key(w, "name");
+  hil_jw_string(w, v->name);
+  hil_jw_key(w, "type");
+  hil_jw_string(w, v->type);
+  hil_jw_key(w, "topic");
+  hil_jw_string(w, v->topic);
+  hil_jw_key(w, "rate_hz");
+  hil_jw_number(w, v->rate_hz);
+  hil_jw_key(w, "latency_s");
+  hil_jw_number(w, v->latency_s);
+  hil_jw_key(w, "drop_probability");
+  hil_jw_number(w, v->drop_probability);
+  hil_jw_key(w, "dead");
+  hil_jw_bool(w, v->dead);
+  hil_jw_key(w, "channels");
+  hil_jw_begin_array(w);
+  for (int i = 0; i < v->nch; i++) {
+    hil_jw_string(w, v->channel[i]);
+  }
+  hil_jw_end_array(w);
+  hil_jw_key(w, "units");
+  hil_jw_begin_array(w);
+  for (int i = 0; i < v->nch; i++) {
+    hil_jw_string(w, v->unit[i]);
+  }
+  hil_jw_end_array(w);
+}
+
 int hil_msg_encode_sample(char *out, size_t out_sz, const sim_model *m, const sens_sensor *s,
                           const sens_sample *smp, int truth) {
   hil_msg_sample_view v = {.sensor = s->name,

@@ -86,6 +86,19 @@ typedef struct hil_msg_sample_view {
 } hil_msg_sample_view;
 int hil_msg_encode_sample_view(char *out, size_t out_sz, const hil_msg_sample_view *v);
 
+/* The members describing one sensor in a hello reply (and get_param without a path): name,
+ * type, topic, rate_hz, latency_s, drop_probability, dead, channels, units. Written for both the
+ * live simulator and the replay, so their hello replies share one layout. */
+typedef struct hil_msg_sensor_view {
+  const char *name, *type, *topic;
+  double rate_hz, latency_s, drop_probability;
+  int dead;
+  int nch;
+  const char *channel[SENS_MAX_CHANNELS];
+  const char *unit[SENS_MAX_CHANNELS];
+} hil_msg_sensor_view;
+void hil_msg_write_sensor_fields(hil_jw *w, const hil_msg_sensor_view *v);
+
 /* "enc", "imu" or "trq". */
 const char *hil_msg_topic_prefix(sens_type type);
 /* Unit of channel ch of s: "count", "rad", "rad/s", "flag", "m/s^2", "N*m", "N", "A".

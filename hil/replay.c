@@ -927,7 +927,6 @@ static void zmq_status(hil_replay *r, int final) {
 
 /* --- ZeroMQ control and commands -------------------------------------------------------------- */
 
-
 /* the live hello reply (hil/zmq_transport.c) from what the file holds; what it cannot hold gets
  * neutral values (docs/replay.md) */
 static void reply_hello(hil_replay *r, hil_jw *w) {
@@ -985,33 +984,18 @@ static void reply_hello(hil_replay *r, hil_jw *w) {
     if (!sn->selected) {
       continue;
     }
+    /* what a log does not record (latency, drops, faults) reads as zero */
+    hil_msg_sensor_view v = {.name = sn->name,
+                             .type = sn->type,
+                             .topic = sn->topic,
+                             .rate_hz = sn->rate_hz,
+                             .nch = sn->nch};
+    for (int c = 0; c < sn->nch; c++) {
+      v.channel[c] = sn->channel[c];
+      v.unit[c] = sn->unit[c];
+    }
     hil_jw_begin_object(w);
-    hil_jw_key(w, "name");
-    hil_jw_string(w, sn->name);
-    hil_jw_key(w, "type");
-    hil_jw_string(w, sn->type);
-    hil_jw_key(w, "topic");
-    hil_jw_string(w, sn->topic);
-    hil_jw_key(w, "rate_hz");
-    hil_jw_number(w, sn->rate_hz);
-    hil_jw_key(w, "latency_s");
-    hil_jw_number(w, 0);
-    hil_jw_key(w, "drop_probability");
-    hil_jw_number(w, 0);
-    hil_jw_key(w, "dead");
-    hil_jw_bool(w, 0);
-    hil_jw_key(w, "channels");
-    hil_jw_begin_array(w);
-    for (int c = 0; c < sn->nch; c++) {
-      hil_jw_string(w, sn->channel[c]);
-    }
-    hil_jw_end_array(w);
-    hil_jw_key(w, "units");
-    hil_jw_begin_array(w);
-    for (int c = 0; c < sn->nch; c++) {
-      hil_jw_string(w, sn->unit[c]);
-    }
-    hil_jw_end_array(w);
+    hil_msg_write_sensor_fields(w, &v);
     hil_jw_end_object(w);
   }
   hil_jw_end_array(w);

@@ -335,40 +335,23 @@ static const char *actuator_type_name(sim_actuator_type type) {
   }
 }
 
-static void jw_channels(hil_jw *w, const sim_model *m, const sens_sensor *s) {
-  hil_jw_key(w, "channels");
-  hil_jw_begin_array(w);
-  for (int i = 0; i < s->nch; i++) {
-    hil_jw_string(w, s->channel[i]);
-  }
-  hil_jw_end_array(w);
-  hil_jw_key(w, "units");
-  hil_jw_begin_array(w);
-  for (int i = 0; i < s->nch; i++) {
-    hil_jw_string(w, hil_msg_unit(m, s, i));
-  }
-  hil_jw_end_array(w);
-}
-
 /* The members describing one sensor (hello, get_param without a path). */
 static void jw_sensor_fields(hil_jw *w, const sim_model *m, const sens_sensor *s) {
   char topic[HIL_MSG_TOPIC_MAX];
   hil_msg_topic(topic, sizeof topic, s, 0);
-  hil_jw_key(w, "name");
-  hil_jw_string(w, s->name);
-  hil_jw_key(w, "type");
-  hil_jw_string(w, sens_type_name(s->type));
-  hil_jw_key(w, "topic");
-  hil_jw_string(w, topic);
-  hil_jw_key(w, "rate_hz");
-  hil_jw_number(w, s->rate_hz);
-  hil_jw_key(w, "latency_s");
-  hil_jw_number(w, s->delay_s);
-  hil_jw_key(w, "drop_probability");
-  hil_jw_number(w, s->drop_probability);
-  hil_jw_key(w, "dead");
-  hil_jw_bool(w, s->dead);
-  jw_channels(w, m, s);
+  hil_msg_sensor_view v = {.name = s->name,
+                           .type = sens_type_name(s->type),
+                           .topic = topic,
+                           .rate_hz = s->rate_hz,
+                           .latency_s = s->delay_s,
+                           .drop_probability = s->drop_probability,
+                           .dead = s->dead,
+                           .nch = s->nch};
+  for (int i = 0; i < s->nch; i++) {
+    v.channel[i] = s->channel[i];
+    v.unit[i] = hil_msg_unit(m, s, i);
+  }
+  hil_msg_write_sensor_fields(w, &v);
 }
 
 static void jw_model(hil_jw *w, const sim_model *m) {
