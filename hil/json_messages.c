@@ -823,6 +823,8 @@ void hil_msg_write_status_fields(hil_jw *w, const hil_status *st) {
   hil_jw_bool(w, st->whole_run);
   jw_quantiles(w, "late_s", st->late_p50, st->late_p99, st->late_max);
   jw_quantiles(w, "compute_s", st->compute_p50, st->compute_p99, st->compute_max);
+  hil_jw_key(w, "deadline_offset_s");
+  hil_jw_number(w, st->deadline_offset);
   hil_jw_key(w, "commands");
   hil_jw_begin_object(w);
   jw_counter(w, "accepted", st->commands.accepted);

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 
+#include "hil/cpu.h"
 #include "hil/error.h"
 #include "hil/transport.h"
 
@@ -141,12 +143,14 @@ static void run_realtime(hil_runtime *rt) {
     wait_deadline(rt, next);
     double wake = hil__monotonic_now();
     hil_histogram_add(&rt->late, wake - next);
+    rt->deadline_offset = next - rt->data->time;
     hil__poll_transports(rt);
     if (!rt->paused) {
-      timed_step(rt);
+      hil__step(rt);
     }
-    next += period;
     double now = hil__monotonic_now();
+    hil_histogram_add(&rt->compute, now - wake); /* the whole tick: intake, step, publishing */
+    next += period;
     if (rt->resynchronize) {
       next = now + period;
       rt->resynchronize = 0;
@@ -245,10 +249,26 @@ static void shut_down(hil_runtime *rt) {
   report_status(rt, "[achilles] whole run:", 1);
 }
 
+/* With --rt --cpu N --keep-awake: the spinning thread on N, or NULL (said once). */
+static hil_cpu_awake *keep_cpu_awake(const hil_runtime *rt) {
+  if (!rt->opt.keep_awake || !rt->opt.realtime_priority || rt->opt.cpu < 0) {
+    return NULL;
+  }
+  char err[128];
+  hil_cpu_awake *a = hil_cpu_awake_start(rt->opt.cpu, err, sizeof err);
+  if (!a) {
+    fprintf(stderr, "[achilles] --keep-awake: %s; running on\n", err);
+  }
+  return a;
+}
+
 int hil_runtime_run(hil_runtime *rt) {
   if (rt->opt.realtime_priority) {
     request_realtime(rt);
   }
+  hil_cpu_awake *awake = keep_cpu_awake(rt);
+  /* the default 50 µs timer slack would be most of a tick's wake-up lateness (docs/runtime.md) */
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   rt->start_wall = hil__monotonic_now();
   hil__sense(rt); /* the state at t = 0 */
   switch (rt->opt.mode) {
@@ -264,5 +284,6 @@ int hil_runtime_run(hil_runtime *rt) {
     break;
   }
   shut_down(rt);
+  hil_cpu_awake_stop(&awake);
   return HIL_OK;
 }

@@ -12,13 +12,13 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <zmq.h>
 
+#include "hil/cpu.h"
 #include "hil/error.h"
 #include "hil/serial_codec.h"
 #include "hil/serial_port.h"
@@ -649,7 +649,6 @@ struct hil_replay {
   hil_replay_options o;
   volatile sig_atomic_t stop;
   int rt;                    /* SCHED_FIFO granted */
-  atomic_int awake_stop;     /* ends the keep-awake thread */
   double start;              /* monotonic s of the first deadline */
   char where[HIL_SERIAL_PATH_MAX];
   /* ZeroMQ */
@@ -783,12 +782,8 @@ static int zmq_open(hil_replay *r, char *err, size_t err_sz) {
   const int linger = 1000; /* what was sent before the end still reaches the subscribers */
   const int hwm = r->o.sndhwm > 0 ? r->o.sndhwm : 1000;
   r->ctx = zmq_ctx_new();
-  if (r->ctx && r->rt) { /* the I/O thread carries every message: same priority as the player */
-    zmq_ctx_set(r->ctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
-    zmq_ctx_set(r->ctx, ZMQ_THREAD_PRIORITY, r->o.rt_priority);
-  }
-  if (r->ctx && r->o.cpu >= 0) {
-    zmq_ctx_set(r->ctx, ZMQ_THREAD_AFFINITY_CPU_ADD, r->o.cpu);
+  if (r->ctx) { /* the I/O thread carries every message: same priority and CPU as the player */
+    hil_cpu_place_zmq_io(r->ctx, r->o.cpu, r->rt ? r->o.rt_priority : 0);
   }
   r->pub = r->ctx ? zmq_socket(r->ctx, ZMQ_XPUB) : NULL;
   if (!r->pub || zmq_setsockopt(r->pub, ZMQ_LINGER, &linger, sizeof linger) ||
@@ -1632,22 +1627,6 @@ static void play_instant(hil_replay *r, size_t i, size_t j, long long pass, doub
 }
 
 /* the passes, then the final status and the summary */
-/* spins at the lowest priority on the player's CPU, so that CPU never halts */
-static void *keep_awake_main(void *arg) {
-  hil_replay *r = arg;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(r->o.cpu, &one);
-  struct sched_param sp = {.sched_priority = 0};
-  if (sched_setaffinity(0, sizeof one, &one) != 0 ||
-      pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0) {
-    return NULL;
-  }
-  while (!atomic_load_explicit(&r->awake_stop, memory_order_relaxed)) {
-  }
-  return NULL;
-}
-
 static void play(hil_replay *r) {
   const hil_replay_schedule *s = r->s;
   r->start = mono_now() + r->o.lead_s;
@@ -1699,20 +1678,18 @@ int hil_replay_run(hil_replay *r) {
     CPU_SET(r->o.cpu, &one);
     sched_setaffinity(0, sizeof one, &one);
   }
-  pthread_t awake;
-  atomic_store(&r->awake_stop, 0);
-  const int awake_on =
-      pinned && r->o.keep_awake && pthread_create(&awake, NULL, keep_awake_main, r) == 0;
+  char why[128];
+  hil_cpu_awake *awake = pinned && r->o.keep_awake ? hil_cpu_awake_start(r->o.cpu, why, sizeof why) : NULL;
+  if (pinned && r->o.keep_awake && !awake && r->o.progress) {
+    fprintf(r->o.progress, "replay: %s; playing on\n", why);
+  }
   if (wait_for_peer(r) == 0) {
     play(r);
   } else if (r->o.progress) {
     fprintf(r->o.progress, "replay: stopped before the first sample\n");
   }
   r->rep.stopped = r->stop != 0;
-  if (awake_on) {
-    atomic_store(&r->awake_stop, 1);
-    pthread_join(awake, NULL);
-  }
+  hil_cpu_awake_stop(&awake);
   if (rt) {
     pthread_setschedparam(pthread_self(), policy, &old);
   }

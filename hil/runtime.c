@@ -241,6 +241,7 @@ static void fill_status(const hil_runtime *rt, hil_status *out, const hil_histog
   out->compute_p50 = hil_histogram_quantile(compute, 0.5);
   out->compute_p99 = hil_histogram_quantile(compute, 0.99);
   out->compute_max = compute->max;
+  out->deadline_offset = rt->opt.mode == HIL_MODE_REALTIME ? rt->deadline_offset : 0;
   out->commands = rt->commands.counters;
   out->samples_published = rt->samples;
 }

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "hil/command.h"
+#include "hil/error.h"
 #include "hil/stats.h"
 #include "sensors/sensors.h"
 #include "sim/sim.h"
@@ -48,6 +49,7 @@ typedef struct hil_options {
   int has_seed;              /* seed given (else the sensors config's seed) */
   int realtime_priority;     /* --rt: ask for SCHED_FIFO, mlockall and a CPU */
   int cpu;                   /* CPU to pin to with --rt, -1 for any */
+  int keep_awake;            /* with --rt and cpu: keep that CPU from idling (hil/cpu.h) */
   double status_period_s;    /* console status line and status message period, 0 = never */
   int quiet;                 /* no console status lines */
   double watchdog_timeout_s; /* 0 disables the command watchdog */
@@ -70,6 +72,10 @@ typedef struct hil_status {
   uint64_t skipped;           /* ticks dropped by the skip policy */
   double late_p50, late_p99, late_max;          /* s, wake-up lateness (realtime mode) */
   double compute_p50, compute_p99, compute_max; /* s, tick compute time */
+  /* Realtime mode: the tick that steps from simulation time t was due at CLOCK_MONOTONIC time
+   * t + deadline_offset (s), so a tool on the same host can line its clock up with the ticks.
+   * Changes when ticks are skipped or the loop re-anchors (pause, reset); 0 in other modes. */
+  double deadline_offset;
   int whole_run;              /* 1: timing over the whole run; 0: over the last status period */
   hil_command_counters commands;
   uint64_t samples_published;

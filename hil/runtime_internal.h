@@ -25,6 +25,7 @@ struct hil_runtime {
   int resynchronize;             /* realtime: re-anchor deadlines (after pause, reset, restore) */
   uint64_t pending_steps;        /* lockstep: steps granted by step requests */
   double start_wall;             /* monotonic s at creation */
+  double deadline_offset;        /* realtime: a tick's deadline minus the sim time it steps from */
   uint64_t steps, overruns, skipped, samples;
   hil_histogram late, compute;   /* the current status period */
   hil_histogram late_total, compute_total; /* the whole run (the final report) */

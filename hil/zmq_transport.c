@@ -9,6 +9,7 @@
 
 #include <zmq.h>
 
+#include "hil/cpu.h"
 #include "hil/error.h"
 #include "hil/json_messages.h"
 #include "sim/json_read.h"
@@ -45,6 +46,8 @@ void hil_zmq_options_default(hil_zmq_options *o) {
   o->allow_remote = 0;
   o->sndhwm = 1000;
   o->max_message_bytes = 65536;
+  o->io_cpu = -1;
+  o->io_priority = 0;
 }
 
 static const char *option_endpoint(const hil_zmq_options *o, int which) {
@@ -782,6 +785,9 @@ hil_transport *hil_zmq_transport_new(const hil_zmq_options *o, char *err, size_t
   z->base.ops = &zmq_ops;
   z->opt = *o;
   z->ctx = zmq_ctx_new();
+  if (z->ctx) {
+    hil_cpu_place_zmq_io(z->ctx, o->io_cpu, o->io_priority); /* every message crosses it */
+  }
   if (!z->ctx) {
     snprintf(err, err_sz, "transports.zmq: cannot create a context: %s",
              zmq_strerror(zmq_errno()));

@@ -49,8 +49,12 @@ static void usage(FILE *out) {
           "  --watchdog S         command timeout, s (0 disables; default 0.1)\n"
           "  --spin-us US         realtime: busy-wait the last US before each tick (sharper\n"
           "                       timing for CPU; default 0: sleep)\n"
-          "  --rt                 ask for SCHED_FIFO, locked memory (and --cpu N)\n"
-          "  --cpu N              CPU to pin to with --rt\n"
+          "  --rt                 ask for SCHED_FIFO (the loop and the ZeroMQ I/O thread) and\n"
+          "                       locked memory\n"
+          "  --cpu N              with --rt: pin the loop and the ZeroMQ I/O thread to CPU N\n"
+          "  --keep-awake         with --rt --cpu N: keep CPU N from idling (a spinning thread at\n"
+          "                       idle priority), so that messages never wait for a halted CPU\n"
+          "                       on a virtual machine (docs/runtime.md, \"Sharp timing\")\n"
           "  --no-zmq             no ZeroMQ sockets\n"
           "  --serial pty|DEVICE  serial link: a new pseudo-terminal, or a device (e.g. /dev/ttyACM0)\n"
           "  --pty-link PATH      make PATH a symlink to the pseudo-terminal\n"
@@ -122,8 +126,11 @@ static int apply_option(run_args *a, int opt, const char *arg) {
     return rc;
   case 'c':
     rc = number("--cpu", arg, 0, &v);
-    a->opt.cpu = (int)v;
+    a->opt.cpu = (int)fmin(v, 1023);
     return rc;
+  case 'K':
+    a->opt.keep_awake = 1;
+    return 0;
   case 'Z':
     a->no_zmq = 1;
     return 0;
@@ -154,7 +161,8 @@ static const struct option long_options[] = {
     {"seed", required_argument, NULL, 'S'},    {"overrun", required_argument, NULL, 'o'},
     {"watchdog", required_argument, NULL, 'w'}, {"rt", no_argument, NULL, 'R'},
     {"spin-us", required_argument, NULL, 'u'},
-    {"cpu", required_argument, NULL, 'c'},     {"no-zmq", no_argument, NULL, 'Z'},
+    {"cpu", required_argument, NULL, 'c'},     {"keep-awake", no_argument, NULL, 'K'},
+    {"no-zmq", no_argument, NULL, 'Z'},
     {"serial", required_argument, NULL, 'p'},  {"pty-link", required_argument, NULL, 'l'},
     {"baud", required_argument, NULL, 'b'},    {"status-period", required_argument, NULL, 'P'},
     {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
@@ -196,6 +204,10 @@ static int parse_args(run_args *a, int argc, char **argv) {
       return -1;
     }
   }
+  if (a->opt.keep_awake && (!a->opt.realtime_priority || a->opt.cpu < 0)) {
+    fprintf(stderr, "achilles run: --keep-awake needs --rt and --cpu N\n");
+    return -1;
+  }
   return 0;
 }
 
@@ -208,6 +220,10 @@ static int add_zmq(hil_runtime *rt, const run_args *a) {
   }
   if (!zo.enabled) {
     return 0;
+  }
+  if (a->opt.realtime_priority) { /* the I/O thread carries every message: as prompt as the loop */
+    zo.io_priority = 80;
+    zo.io_cpu = a->opt.cpu;
   }
   hil_transport *t = hil_zmq_transport_new(&zo, err, sizeof err);
   if (!t) {

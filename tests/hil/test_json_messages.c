@@ -398,6 +398,7 @@ static void test_status(void **state) {
   st.whole_run = 1;
   st.late_p50 = 1e-4, st.late_p99 = 3e-4, st.late_max = 2e-3;
   st.compute_p50 = 2e-6, st.compute_p99 = 5e-6, st.compute_max = 9e-6;
+  st.deadline_offset = 4321.5;
   st.commands.accepted = 10;
   st.commands.clamped = 11;
   st.commands.rejected_nonfinite = 12;
@@ -417,6 +418,7 @@ static void test_status(void **state) {
   assert_int_equal(cJSON_GetObjectItem(j, "overruns")->valueint, 3);
   assert_int_equal(cJSON_GetObjectItem(j, "skipped")->valueint, 4);
   assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "whole_run")));
+  assert_true(cJSON_GetObjectItem(j, "deadline_offset_s")->valuedouble == 4321.5);
   const cJSON *late = cJSON_GetObjectItem(j, "late_s"), *cmp = cJSON_GetObjectItem(j, "compute_s");
   assert_true(cJSON_GetObjectItem(late, "p99")->valuedouble == 3e-4);
   assert_true(cJSON_GetObjectItem(late, "max")->valuedouble == 2e-3);

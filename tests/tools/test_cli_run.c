@@ -125,6 +125,9 @@ static void test_errors(void **state) {
   fclose(f);
   char *typo[] = {ACHILLES_BIN, "run", path, "--mode", "fast", "--duration", "0.1", NULL};
   expect_usage_error(typo, "runtime.rate: unknown key");
+  char *awake[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
+                   "--keep-awake", "--cpu", "0", NULL};
+  expect_usage_error(awake, "--keep-awake needs --rt and --cpu N");
   char *missing[] = {ACHILLES_BIN, "run", "/nonexistent.json", NULL};
   expect_usage_error(missing, "/nonexistent.json: cannot open");
 }

@@ -187,6 +187,20 @@ static void test_plays_and_summarises(void **state) {
   assert_non_null(strstr(errors, "replay: done: 100/100 samples (pass 2)"));
 }
 
+/* A CPU this process cannot use is refused by the system and played on (libzmq would abort if
+ * its I/O thread were pinned there) */
+static void test_unusable_cpu_plays_on(void **state) {
+  (void)state;
+  write_log(log_path);
+  char ep[160];
+  snprintf(ep, sizeof ep, "ipc://%s/pub-cpu", tmp);
+  assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", "--cpu", "1000",
+                          "--keep-awake", NULL),
+                   0);
+  assert_non_null(strstr(errors, "replay: done: 100/100 samples"));
+  assert_non_null(strstr(errors, "keep-awake: CPU 1000 is not available"));
+}
+
 /* record 51 (the 50th sample) damaged: named once before playing and in the summary, the 49
  * samples before it played, exit status 1 */
 static void test_damaged_log_exit_1(void **state) {
@@ -226,6 +240,7 @@ int main(void) {
       cmocka_unit_test(test_non_local_endpoint_refused),
       cmocka_unit_test(test_missing_file_exit_1),
       cmocka_unit_test(test_plays_and_summarises),
+      cmocka_unit_test(test_unusable_cpu_plays_on),
       cmocka_unit_test(test_damaged_log_exit_1),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
