@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #define MAX_POLLITEMS 32
 #define IDLE_WAIT_MS 20 /* how long a paused or waiting loop sleeps between checks */
+#define MAX_EARLY_POLLS 8 /* realtime: polls for arriving input between two ticks */
 
 /* Sleeps until the absolute monotonic time `t` (s); returns early when a stop is requested. */
 static void sleep_until(const hil_runtime *rt, double t) {
@@ -27,18 +29,66 @@ static void sleep_until(const hil_runtime *rt, double t) {
   }
 }
 
-/* Realtime wake-up: sleep until `spin_s` before the deadline, then poll the clock. Sleeping
- * alone wakes 50-100 µs late on a VM (the scheduler's wake-up latency); spinning the last stretch
- * trades that much CPU per tick for an on-time start. */
-static void wait_deadline(const hil_runtime *rt, double deadline) {
-  double spin = rt->opt.spin_s;
-  if (spin <= 0) {
-    sleep_until(rt, deadline);
-    return;
+/* The file descriptors whose input should wake the loop: what the transports offer, ZeroMQ
+ * sockets through their ZMQ_FD (readable when the socket may have input; reading the socket dry
+ * resets it, which every transport's poll does). */
+static int input_fds(hil_runtime *rt, struct pollfd *fds, int max) {
+  zmq_pollitem_t items[MAX_POLLITEMS];
+  int n = 0;
+  for (int i = 0; i < rt->ntransports && n < MAX_POLLITEMS; i++) {
+    hil_transport *t = rt->transports[i];
+    if (t->ops->pollitems) {
+      n += t->ops->pollitems(t, items + n, MAX_POLLITEMS - n);
+    }
   }
-  sleep_until(rt, deadline - spin);
+  int k = 0;
+  for (int i = 0; i < n && k < max; i++) {
+    int fd = items[i].fd;
+    size_t sz = sizeof fd;
+    if (items[i].socket && zmq_getsockopt(items[i].socket, ZMQ_FD, &fd, &sz) != 0) {
+      continue;
+    }
+    fds[k++] = (struct pollfd){.fd = fd, .events = POLLIN, .revents = 0};
+  }
+  return k;
+}
+
+static struct timespec relative_timespec(double s) {
+  s = s > 0 ? s : 0;
+  return (struct timespec){(time_t)floor(s), (long)((s - floor(s)) * 1e9)};
+}
+
+/* Realtime wait: until the deadline (until `spin_s` before it, then polling the clock), taking
+ * input as it arrives. Commands are then stamped when they arrive, control requests are answered
+ * at once, and the tick at the deadline has little left to do before the step: the command that
+ * arrived a moment before its tick reaches the sensors sooner. At most MAX_EARLY_POLLS polls per
+ * period, so that an fd that stays readable cannot make the loop spin. */
+static void wait_deadline(hil_runtime *rt, double deadline) {
+  struct pollfd fds[MAX_POLLITEMS];
+  int nfds = input_fds(rt, fds, MAX_POLLITEMS), early = 0;
+  const double wake_at = deadline - (rt->opt.spin_s > 0 ? rt->opt.spin_s : 0);
+  while (!rt->stop) {
+    double left = wake_at - hil__monotonic_now();
+    if (left <= 0) {
+      break;
+    }
+    struct timespec ts = relative_timespec(left);
+    int ready = ppoll(fds, early < MAX_EARLY_POLLS ? (nfds_t)nfds : 0, &ts, NULL);
+    if (ready > 0) {
+      hil__poll_transports(rt);
+      early++;
+    }
+  }
   while (!rt->stop && hil__monotonic_now() < deadline) {
   }
+}
+
+/* Whether input arrived since the last poll (one non-blocking look at the transports' fds). */
+static int input_pending(hil_runtime *rt) {
+  struct pollfd fds[MAX_POLLITEMS];
+  int nfds = input_fds(rt, fds, MAX_POLLITEMS);
+  struct timespec zero = {0, 0};
+  return nfds > 0 && ppoll(fds, (nfds_t)nfds, &zero, NULL) != 0;
 }
 
 /* Waits up to timeout_ms for input on any transport (lockstep, pauses). */
@@ -144,12 +194,15 @@ static void run_realtime(hil_runtime *rt) {
     double wake = hil__monotonic_now();
     hil_histogram_add(&rt->late, wake - next);
     rt->deadline_offset = next - rt->data->time;
-    hil__poll_transports(rt);
+    if (input_pending(rt)) { /* what arrived in the last moment still counts for this tick */
+      hil__poll_transports(rt);
+    }
     if (!rt->paused) {
       hil__step(rt);
     }
     double now = hil__monotonic_now();
     hil_histogram_add(&rt->compute, now - wake); /* the whole tick: intake, step, publishing */
+    hil__poll_transports(rt); /* off the critical path: what came during the tick, link upkeep */
     next += period;
     if (rt->resynchronize) {
       next = now + period;

@@ -16,7 +16,9 @@
 typedef struct hil_transport_ops {
   const char *name;
   /* Items (sockets or file descriptors) whose input should wake a waiting loop; writes at most
-   * max and returns how many. May be NULL. */
+   * max and returns how many. May be NULL. The realtime loop waits on them between ticks and
+   * calls poll() when one is readable, so an item must stop being readable once poll() has read
+   * everything (a hung-up descriptor must not be offered). */
   int (*pollitems)(hil_transport *t, zmq_pollitem_t *items, int max);
   /* Reads every pending message: submits commands, answers control requests. Never blocks. */
   void (*poll)(hil_transport *t, hil_runtime *rt);

@@ -122,13 +122,17 @@ static void *server_main(void *arg) {
   return NULL;
 }
 
-/* Builds the runtime from `config` (lockstep, quiet, the given seed) with the zmq transport
- * configured by the config's own transports.zmq section, and starts its loop. */
-static void server_start(server *s, const char *config, uint64_t seed) {
+/* Builds the runtime from `config` (in `mode`, at rate_hz when > 0; quiet, the given seed) with
+ * the zmq transport configured by the config's own transports.zmq section, and starts its loop. */
+static void server_start_in(server *s, const char *config, uint64_t seed, hil_mode mode,
+                            double rate_hz) {
   char err[512];
   hil_options o;
   hil_options_default(&o);
-  o.mode = HIL_MODE_LOCKSTEP;
+  o.mode = mode;
+  if (rate_hz > 0) {
+    o.rate_hz = rate_hz;
+  }
   o.quiet = 1;
   o.status_period_s = 0;
   o.seed = seed;
@@ -152,6 +156,11 @@ static void server_start(server *s, const char *config, uint64_t seed) {
   }
   assert_int_equal(hil_runtime_add_transport(s->rt, t), HIL_OK);
   assert_int_equal(pthread_create(&s->thread, NULL, server_main, s->rt), 0);
+}
+
+/* The same in lockstep at the config's rate. */
+static void server_start(server *s, const char *config, uint64_t seed) {
+  server_start_in(s, config, seed, HIL_MODE_LOCKSTEP, 0);
 }
 
 static void server_stop(server *s) {
@@ -1262,6 +1271,35 @@ static void test_lockstep_bit_identical(void **state) {
   free(other.bytes);
 }
 
+/* Realtime at 1 Hz: input is taken as it arrives, not at the next tick. Five control requests
+ * in a row are all answered between the same two ticks (a second apart), so every reply shows
+ * the same simulation time; answered at ticks, they would show five. */
+static void test_realtime_takes_input_on_arrival(void **state) {
+  (void)state;
+  tmpdir d;
+  tmpdir_make(&d);
+  server s;
+  server_start_in(&s, d.robot, 1, HIL_MODE_REALTIME, 1);
+  client c;
+  client_open(&c, &s);
+  double t_first = NAN;
+  for (int i = 0; i < 5; i++) {
+    cJSON *reply = request_ok(&c, "{\"cmd\":\"status\"}");
+    const cJSON *st = cJSON_GetObjectItem(reply, "status");
+    double t = cJSON_GetObjectItem(st, "t")->valuedouble;
+    assert_string_equal(cJSON_GetObjectItem(st, "mode")->valuestring, "realtime");
+    if (i == 0) {
+      t_first = t;
+    } else if (t != t_first) {
+      fail_msg("reply %d at t = %g s, the first at %g s: answered at a tick", i, t, t_first);
+    }
+    cJSON_Delete(reply);
+  }
+  client_close(&c);
+  server_stop(&s);
+  tmpdir_remove(&d);
+}
+
 int main(void) {
   const struct CMUnitTest standalone[] = {
       cmocka_unit_test(test_options),
@@ -1281,6 +1319,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_set_param, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pd_loop_holds_setpoint, setup, teardown),
       cmocka_unit_test_setup_teardown(test_python_subscriber, setup, teardown),
+      cmocka_unit_test(test_realtime_takes_input_on_arrival),
   };
   int failed = cmocka_run_group_tests_name("zmq_standalone", standalone, NULL, NULL);
   failed += cmocka_run_group_tests_name("zmq_served", served, NULL, NULL);
