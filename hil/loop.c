@@ -29,11 +29,8 @@ static void sleep_until(const hil_runtime *rt, double t) {
   }
 }
 
-/* The file descriptors whose input should wake the loop: what the transports offer, ZeroMQ
- * sockets through their ZMQ_FD (readable when the socket may have input; reading the socket dry
- * resets it, which every transport's poll does). */
-static int input_fds(hil_runtime *rt, struct pollfd *fds, int max) {
-  zmq_pollitem_t items[MAX_POLLITEMS];
+/* What the transports offer to wake the loop (sockets or descriptors), at most MAX_POLLITEMS. */
+static int collect_pollitems(hil_runtime *rt, zmq_pollitem_t *items) {
   int n = 0;
   for (int i = 0; i < rt->ntransports && n < MAX_POLLITEMS; i++) {
     hil_transport *t = rt->transports[i];
@@ -41,7 +38,14 @@ static int input_fds(hil_runtime *rt, struct pollfd *fds, int max) {
       n += t->ops->pollitems(t, items + n, MAX_POLLITEMS - n);
     }
   }
-  int k = 0;
+  return n;
+}
+
+/* The same as file descriptors, ZeroMQ sockets through their ZMQ_FD (readable when the socket
+ * may have input; reading the socket dry resets it, which every transport's poll does). */
+static int input_fds(hil_runtime *rt, struct pollfd *fds, int max) {
+  zmq_pollitem_t items[MAX_POLLITEMS];
+  int n = collect_pollitems(rt, items), k = 0;
   for (int i = 0; i < n && k < max; i++) {
     int fd = items[i].fd;
     size_t sz = sizeof fd;
@@ -94,13 +98,7 @@ static int input_pending(hil_runtime *rt) {
 /* Waits up to timeout_ms for input on any transport (lockstep, pauses). */
 static void wait_for_input(hil_runtime *rt, long timeout_ms) {
   zmq_pollitem_t items[MAX_POLLITEMS];
-  int n = 0;
-  for (int i = 0; i < rt->ntransports; i++) {
-    hil_transport *t = rt->transports[i];
-    if (t->ops->pollitems) {
-      n += t->ops->pollitems(t, items + n, MAX_POLLITEMS - n);
-    }
-  }
+  int n = collect_pollitems(rt, items);
   if (n > 0) {
     zmq_poll(items, n, timeout_ms);
   } else {
