@@ -486,16 +486,24 @@ const char *hil_msg_unit(const sim_model *m, const sens_sensor *s, int ch) {
   }
 }
 
+/* Built by copying (it runs for every message published: snprintf was a tenth of the cost). */
 int hil_msg_topic(char *out, size_t out_sz, const sens_sensor *s, int truth) {
-  const int n = snprintf(out, out_sz, "%s%s/%s", truth ? "truth/" : "",
-                         hil_msg_topic_prefix(s->type), s->name);
-  if (n < 0 || (size_t)n >= out_sz) {
-    if (out_sz > 0) {
-      out[0] = '\0';
+  const char *const parts[4] = {truth ? "truth/" : "", hil_msg_topic_prefix(s->type), "/",
+                                s->name};
+  size_t n = 0;
+  for (int i = 0; i < 4; i++) {
+    const size_t len = strlen(parts[i]);
+    if (n + len >= out_sz) {
+      if (out_sz > 0) {
+        out[0] = '\0';
+      }
+      return HIL_EINVAL;
     }
-    return HIL_EINVAL;
+    memcpy(out + n, parts[i], len);
+    n += len;
   }
-  return n;
+  out[n] = '\0';
+  return (int)n;
 }
 
 int hil_msg_encode_sample_view(char *out, size_t out_sz, const hil_msg_sample_view *v) {
