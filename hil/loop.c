@@ -271,25 +271,49 @@ static void run_fast(hil_runtime *rt) {
 
 /* --- real-time scheduling -------------------------------------------------------------------- */
 
-/* Asks for SCHED_FIFO, locked memory and a CPU; says once what the system refused. */
-static void request_realtime(const hil_runtime *rt) {
+/* Asks for SCHED_FIFO, locked memory, a CPU and (--keep-awake) a spinner on it; says once what
+ * the system granted and what it refused. Returns the spinner or NULL. */
+static hil_cpu_awake *request_realtime(const hil_runtime *rt) {
+  char granted[160] = "";
   struct sched_param param = {.sched_priority = 80};
   if (sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
     fprintf(stderr, "[achilles] --rt: SCHED_FIFO refused (%s); running with normal priority\n",
             strerror(errno));
+  } else {
+    strcat(granted, " SCHED_FIFO 80,");
   }
   if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
     fprintf(stderr, "[achilles] --rt: mlockall refused (%s); memory may page\n", strerror(errno));
+  } else {
+    strcat(granted, " memory locked,");
   }
-  if (rt->opt.cpu >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (rt->opt.cpu >= 0 && rt->opt.cpu < CPU_SETSIZE) {
     CPU_SET(rt->opt.cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0) {
-      fprintf(stderr, "[achilles] --rt: CPU %d refused (%s); running on any CPU\n", rt->opt.cpu,
-              strerror(errno));
+  }
+  if (rt->opt.cpu >= 0 && sched_setaffinity(0, sizeof set, &set) != 0) {
+    fprintf(stderr, "[achilles] --rt: CPU %d refused (%s); running on any CPU\n", rt->opt.cpu,
+            strerror(errno));
+  } else if (rt->opt.cpu >= 0) {
+    snprintf(granted + strlen(granted), sizeof granted - strlen(granted), " on CPU %d,",
+             rt->opt.cpu);
+  }
+  hil_cpu_awake *awake = NULL;
+  if (rt->opt.keep_awake && rt->opt.cpu >= 0) {
+    char err[128];
+    awake = hil_cpu_awake_start(rt->opt.cpu, err, sizeof err);
+    if (!awake) {
+      fprintf(stderr, "[achilles] %s; running on\n", err);
+    } else {
+      strcat(granted, " kept awake,");
     }
   }
+  if (granted[0]) {
+    granted[strlen(granted) - 1] = '\0';
+    fprintf(stderr, "[achilles] --rt:%s\n", granted);
+  }
+  return awake;
 }
 
 /* Motors to zero (the state a snapshot or a later step would carry on from), then the final
@@ -300,24 +324,8 @@ static void shut_down(hil_runtime *rt) {
   report_status(rt, "[achilles] whole run:", 1);
 }
 
-/* With --rt --cpu N --keep-awake: the spinning thread on N, or NULL (said once). */
-static hil_cpu_awake *keep_cpu_awake(const hil_runtime *rt) {
-  if (!rt->opt.keep_awake || !rt->opt.realtime_priority || rt->opt.cpu < 0) {
-    return NULL;
-  }
-  char err[128];
-  hil_cpu_awake *a = hil_cpu_awake_start(rt->opt.cpu, err, sizeof err);
-  if (!a) {
-    fprintf(stderr, "[achilles] --keep-awake: %s; running on\n", err);
-  }
-  return a;
-}
-
 int hil_runtime_run(hil_runtime *rt) {
-  if (rt->opt.realtime_priority) {
-    request_realtime(rt);
-  }
-  hil_cpu_awake *awake = keep_cpu_awake(rt);
+  hil_cpu_awake *awake = rt->opt.realtime_priority ? request_realtime(rt) : NULL;
   /* the default 50 µs timer slack would be most of a tick's wake-up lateness (docs/runtime.md) */
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   rt->start_wall = hil__monotonic_now();

@@ -132,6 +132,24 @@ static void test_errors(void **state) {
   expect_usage_error(missing, "/nonexistent.json: cannot open");
 }
 
+/* --rt with a CPU that does not exist: said once each, and the run goes on to its end. */
+static void test_rt_refusals_are_said_and_survived(void **state) {
+  (void)state;
+  char out[128], err[128];
+  snprintf(out, sizeof out, "%s/rt.out", dir);
+  snprintf(err, sizeof err, "%s/rt.err", dir);
+  char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json", "--rt",
+                  "--cpu", "1000", "--keep-awake", "--duration", "0.05", "--status-period", "0",
+                  NULL};
+  assert_int_equal(wait_exit(spawn(argv, out, err)), 0);
+  const char *text = slurp(err);
+  if (!strstr(text, "--rt: CPU 1000 refused") ||
+      !strstr(text, "keep-awake: CPU 1000 is not available to this process; running on") ||
+      !strstr(text, "whole run: t=0.050 s")) {
+    fail_msg("unexpected output:\n%s", text);
+  }
+}
+
 /* A realtime run with a pty stops cleanly on SIGINT: exit 0, the final status, the link gone. */
 static void test_sigint_stops_cleanly(void **state) {
   (void)state;
@@ -243,6 +261,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fast_run_finishes),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_rt_refusals_are_said_and_survived),
       cmocka_unit_test(test_sigint_stops_cleanly),
       cmocka_unit_test(test_firmware_holds_setpoints_in_realtime),
       cmocka_unit_test(test_record_survives_kill),
