@@ -410,7 +410,7 @@ static void usage(FILE *out) {
                "that tick's deadline. Prints p50/p90/p99/max, the share within the target (one\n"
                "physics period + 100 us) and achilles/reference ratios.\n\n"
                "Defaults: build/tools/achilles, build/tools/latency_reference,\n"
-               "configs/latency_probe.json, 600 trials per responder and transport in 3 rounds,\n"
+               "configs/latency_probe.json, 1500 trials per responder and transport in 5 rounds,\n"
                "1000 Hz, --spin-us 0 (passed to achilles run). --rt runs both responders with\n"
                "--rt and this client with SCHED_FIFO 70. --cpu N (implies --rt) puts everything\n"
                "on CPU N: the responders with --rt --cpu N --keep-awake, this client and its\n"
@@ -420,7 +420,7 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
   bench_args a = {"build/tools/achilles", "configs/latency_probe.json",
-                  "build/tools/latency_reference", 600, 3, 1000, "0", 0, -1};
+                  "build/tools/latency_reference", 1500, 5, 1000, "0", 0, -1};
   static const struct option options[] = {{"binary", required_argument, NULL, 'b'},
                                           {"reference", required_argument, NULL, 'f'},
                                           {"config", required_argument, NULL, 'c'},
