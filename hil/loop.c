@@ -65,21 +65,26 @@ static struct timespec relative_timespec(double s) {
 /* Realtime wait: until the deadline (until `spin_s` before it, then polling the clock), taking
  * input as it arrives. Commands are then stamped when they arrive, control requests are answered
  * at once, and the tick at the deadline has little left to do before the step: the command that
- * arrived a moment before its tick reaches the sensors sooner. At most MAX_EARLY_POLLS polls per
- * period, so that an fd that stays readable cannot make the loop spin. */
+ * arrived a moment before its tick reaches the sensors sooner. At most MAX_EARLY_POLLS polls and
+ * an eighth of the period spent polling, so that an fd that stays readable cannot make the loop
+ * spin and a flood of messages cannot make it late (the tick's own polls still read it). */
 static void wait_deadline(hil_runtime *rt, double deadline) {
   struct pollfd fds[MAX_POLLITEMS];
   int nfds = input_fds(rt, fds, MAX_POLLITEMS), early = 0;
   const double wake_at = deadline - (rt->opt.spin_s > 0 ? rt->opt.spin_s : 0);
+  const double budget = rt->model->opt.timestep / 8;
+  double spent = 0;
   while (!rt->stop) {
-    double left = wake_at - hil__monotonic_now();
+    double now = hil__monotonic_now(), left = wake_at - now;
     if (left <= 0) {
       break;
     }
     struct timespec ts = relative_timespec(left);
-    int ready = ppoll(fds, early < MAX_EARLY_POLLS ? (nfds_t)nfds : 0, &ts, NULL);
-    if (ready > 0) {
+    const int watch = early < MAX_EARLY_POLLS && spent < budget;
+    if (ppoll(fds, watch ? (nfds_t)nfds : 0, &ts, NULL) > 0) {
+      double begin = hil__monotonic_now();
       hil__poll_transports(rt);
+      spent += hil__monotonic_now() - begin;
       early++;
     }
   }
