@@ -879,8 +879,7 @@ static int series_from_log(hil_series *s, const char *path, const char *sensor,
   return rc;
 }
 
-/* splits a CSV line in place at commas; trims spaces and a trailing '\r'. Returns the count. */
-static int csv_split(char *line, char **field, int max) {
+int hil_csv_split(char *line, char **field, int max) {
   int n = 0;
   char *p = line;
   for (;;) {
@@ -926,7 +925,7 @@ typedef struct csv_cols {
 
 static int csv_header(csv_cols *c, char **field, char *line, const char *path, const char *want,
                       char *err, size_t err_sz) {
-  c->n = csv_split(line, field, CSV_MAX_COLUMNS);
+  c->n = hil_csv_split(line, field, CSV_MAX_COLUMNS);
   c->time = c->value = c->truth = -1;
   if (c->n > CSV_MAX_COLUMNS) {
     snprintf(err, err_sz, "%s: line 1: more than %d columns", path, CSV_MAX_COLUMNS);
@@ -988,7 +987,7 @@ static int series_from_csv(hil_series *s, FILE *f, const char *path, const char 
     if (line[0] == '\n' || (line[0] == '\r' && line[1] == '\n')) {
       continue; /* blank line */
     }
-    const int n = csv_split(line, field, CSV_MAX_COLUMNS);
+    const int n = hil_csv_split(line, field, CSV_MAX_COLUMNS);
     if (n != c.n) {
       snprintf(err, err_sz, "%s: line %lld: expected %d fields as in the header, got %d", path,
                lineno, c.n, n);

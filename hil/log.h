@@ -176,4 +176,9 @@ int hil_series_load(hil_series *s, const char *path, const char *sensor, const c
                     char *err, size_t err_sz);
 void hil_series_free(hil_series *s);
 
+/* Splits one CSV line in place at its commas, trimming blanks and line ends from each field.
+ * Stores up to max field pointers and returns the number of fields (which may be more). No
+ * quoting: the CSV files of docs/logs.md hold names and numbers only. */
+int hil_csv_split(char *line, char **field, int max);
+
 #endif

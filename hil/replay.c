@@ -20,6 +20,7 @@
 
 #include "hil/cpu.h"
 #include "hil/error.h"
+#include "hil/log.h"
 #include "hil/serial_codec.h"
 #include "hil/serial_port.h"
 
@@ -286,32 +287,6 @@ typedef struct csv_state {
   uint64_t next_seq[HIL_REPLAY_MAX_SENSORS];
 } csv_state;
 
-/* splits at commas in place, trimming blanks and line ends; returns the field count */
-static int csv_split(char *line, char **field, int max) {
-  int n = 0;
-  for (char *p = line;;) {
-    char *comma = strchr(p, ',');
-    if (comma) {
-      *comma = '\0';
-    }
-    while (*p == ' ' || *p == '\t') {
-      p++;
-    }
-    char *e = p + strlen(p);
-    while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n')) {
-      *--e = '\0';
-    }
-    if (n < max) {
-      field[n] = p;
-    }
-    n++;
-    if (!comma) {
-      return n;
-    }
-    p = comma + 1;
-  }
-}
-
 static int all_in(const hil_replay_sensor *sn, const char *const *names) {
   for (int c = 0; c < sn->nch; c++) {
     int found = 0;
@@ -419,7 +394,7 @@ static int csv_column_add(hil_replay_schedule *s, csv_state *cs, int i, char *na
 
 static int csv_header(hil_replay_schedule *s, csv_state *cs, char *line, const char *patterns,
                       char *what, size_t what_sz) {
-  cs->ncol = csv_split(line, cs->field, CSV_COLUMNS_MAX);
+  cs->ncol = hil_csv_split(line, cs->field, CSV_COLUMNS_MAX);
   if (cs->ncol > CSV_COLUMNS_MAX || strcmp(cs->field[0], "time") != 0) {
     snprintf(what, what_sz, "expected a header \"time,<sensor>.<channel>,...\" of at most %d "
              "columns", CSV_COLUMNS_MAX);
@@ -520,7 +495,7 @@ static int load_csv(hil_replay_schedule *s, FILE *f, const char *path, const hil
     if (line[0] == '\n' || (line[0] == '\r' && line[1] == '\n')) {
       continue;
     }
-    const int nf = csv_split(line, cs->field, CSV_COLUMNS_MAX);
+    const int nf = hil_csv_split(line, cs->field, CSV_COLUMNS_MAX);
     int bad = 0;
     if (nf != cs->ncol) {
       snprintf(what, sizeof what, "%s%d fields, the header has %d",
