@@ -83,58 +83,113 @@ void hil_jw_end_array(hil_jw *w) {
   jw_close(w, "]");
 }
 
-/* Copies runs of plain characters at once; escapes quotes, backslashes and control bytes. */
-static void jw_quoted(hil_jw *w, const char *s) {
+/* The escaping of one byte that JSON requires, written to esc; returns its length. */
+static size_t jw_escape(unsigned char c, char *esc) {
+  static const char hex[] = "0123456789abcdef";
+  switch (c) {
+  case '"':
+    memcpy(esc, "\\\"", 2);
+    return 2;
+  case '\\':
+    memcpy(esc, "\\\\", 2);
+    return 2;
+  case '\n':
+    memcpy(esc, "\\n", 2);
+    return 2;
+  case '\t':
+    memcpy(esc, "\\t", 2);
+    return 2;
+  case '\r':
+    memcpy(esc, "\\r", 2);
+    return 2;
+  default:
+    memcpy(esc, "\\u00", 4);
+    esc[4] = hex[c >> 4];
+    esc[5] = hex[c & 15];
+    return 6;
+  }
+}
+
+/* Length of the leading run of s that needs no escaping (it stops at the terminating NUL). */
+static size_t jw_plain_run(const char *s) {
+  size_t n = 0;
+  for (unsigned char c; (c = (unsigned char)s[n]) >= 0x20 && c != '"' && c != '\\';) {
+    n++;
+  }
+  return n;
+}
+
+/* Copies the plain run of s after `before` and an opening quote, a byte at a time (these
+ * strings are a few bytes long: library calls cost more than the copying). Returns the end of
+ * what was written, or NULL when s needs escaping or the buffer is full; w is unchanged. */
+static char *jw_plain_between(hil_jw *w, const char *before, const char *s, const char *after) {
+  char *o = w->buf + w->len, *const end = w->buf + w->cap - 1; /* room for the NUL */
+  for (const char *p = before; *p; p++) {
+    if (o == end) {
+      return NULL;
+    }
+    *o++ = *p;
+  }
+  if (o == end) {
+    return NULL;
+  }
+  *o++ = '"';
+  const char *p = s;
+  for (unsigned char c; (c = (unsigned char)*p) >= 0x20 && c != '"' && c != '\\'; p++) {
+    if (o >= end - 1) {
+      return NULL;
+    }
+    *o++ = (char)c;
+  }
+  if (*p != '\0' || o == end) {
+    return NULL;
+  }
+  *o++ = '"';
+  for (const char *q = after; *q; q++) {
+    if (o == end) {
+      return NULL;
+    }
+    *o++ = *q;
+  }
+  return o;
+}
+
+/* Writes s quoted, with `before` and `after` (a comma, a colon) around it. Names and units never
+ * need escaping: that case is one pass (it runs for every key and string of every message). */
+static void jw_quoted_between(hil_jw *w, const char *before, const char *s, const char *after) {
+  if (!w->overflow) {
+    char *o = jw_plain_between(w, before, s, after);
+    if (o) {
+      *o = '\0';
+      w->len = (size_t)(o - w->buf);
+      return;
+    }
+  }
+  jw_put(w, before, strlen(before));
   jw_put(w, "\"", 1);
-  const char *run = s;
-  for (const char *p = s;; p++) {
-    const unsigned char c = (unsigned char)*p;
-    if (c >= 0x20 && c != '"' && c != '\\') {
-      continue;
-    }
-    jw_put(w, run, (size_t)(p - run));
-    run = p + 1;
-    if (c == '\0') {
-      break;
-    }
-    char esc[8];
-    switch (c) {
-    case '"':
-      jw_put(w, "\\\"", 2);
-      break;
-    case '\\':
-      jw_put(w, "\\\\", 2);
-      break;
-    case '\n':
-      jw_put(w, "\\n", 2);
-      break;
-    case '\t':
-      jw_put(w, "\\t", 2);
-      break;
-    case '\r':
-      jw_put(w, "\\r", 2);
-      break;
-    default:
-      snprintf(esc, sizeof esc, "\\u%04x", (unsigned)c);
-      jw_puts(w, esc);
+  for (const char *p = s; *p;) {
+    const size_t n = jw_plain_run(p);
+    jw_put(w, p, n);
+    p += n;
+    if (*p) {
+      char esc[6];
+      jw_put(w, esc, jw_escape((unsigned char)*p++, esc));
     }
   }
   jw_put(w, "\"", 1);
+  jw_put(w, after, strlen(after));
 }
 
 void hil_jw_key(hil_jw *w, const char *key) {
-  if (!w->first[w->depth]) {
-    jw_put(w, ",", 1);
-  }
+  const char *comma = w->first[w->depth] ? "" : ",";
   w->first[w->depth] = 0;
-  jw_quoted(w, key);
-  jw_put(w, ":", 1);
+  jw_quoted_between(w, comma, key, ":");
   w->after_key = 1;
 }
 
 void hil_jw_string(hil_jw *w, const char *s) {
   jw_value_prefix(w);
-  jw_quoted(w, s);
+  jw_quoted_between(w, "", s, "");
 }
 
 void hil_jw_number(hil_jw *w, double v) {

@@ -186,6 +186,35 @@ static void test_writer_overflow_sticks(void **state) {
   assert_string_equal(buf, "");
 }
 
+/* Every buffer size around the fit: the text and its NUL fit exactly, or the writer reports
+ * overflow and leaves an empty string; never a byte past the buffer (ASan checks the build). */
+static void test_writer_exact_fit(void **state) {
+  (void)state;
+  const char *const want = "{\"ab\":\"cd\",\"e\\\"\":\"f\"}"; /* {"ab":"cd","e\"":"f"} */
+  const size_t need = strlen(want) + 1;
+  for (size_t cap = 1; cap <= need + 4; cap++) {
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    hil_jw w;
+    hil_jw_init(&w, buf, cap);
+    hil_jw_begin_object(&w);
+    hil_jw_key(&w, "ab");
+    hil_jw_string(&w, "cd");
+    hil_jw_key(&w, "e\"");
+    hil_jw_string(&w, "f");
+    hil_jw_end_object(&w);
+    const int n = hil_jw_finish(&w);
+    if (cap >= need) {
+      assert_int_equal(n, (int)strlen(want));
+      assert_string_equal(buf, want);
+    } else {
+      assert_int_equal(n, HIL_ENOMEM);
+      assert_string_equal(buf, "");
+    }
+    free(buf);
+  }
+}
+
 /* --- sensor samples --------------------------------------------------------------------------- */
 
 static void make_sensor(sens_sensor *s, const char *name, sens_type type, int nch,
@@ -718,6 +747,7 @@ int main(void) {
       cmocka_unit_test(test_numbers_round_trip),
       cmocka_unit_test(test_numbers_shortest_and_null),
       cmocka_unit_test(test_writer_nesting_and_escapes),
+      cmocka_unit_test(test_writer_exact_fit),
       cmocka_unit_test(test_writer_overflow_sticks),
       cmocka_unit_test(test_topics),
       cmocka_unit_test(test_units),
