@@ -79,32 +79,41 @@ typedef struct trials {
   double late_p50, late_p99; /* the simulator's own wake-up lateness over the last second */
 } trials;
 
-static void sort_print(double *v, int n, const char *fmt_prefix) {
+static void sort_print(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, compare_doubles);
-  printf("%s %.0f | %.0f | %.0f | %.0f |", fmt_prefix, 1e6 * quantile(v, n, 0.5),
-         1e6 * quantile(v, n, 0.9), 1e6 * quantile(v, n, 0.99), 1e6 * (n ? v[n - 1] : NAN));
+  printf(" %.0f | %.0f | %.0f | %.0f |", 1e6 * quantile(v, n, 0.5), 1e6 * quantile(v, n, 0.9),
+         1e6 * quantile(v, n, 0.99), 1e6 * (n ? v[n - 1] : NAN));
 }
 
-/* Total latency, then the part after the applying tick's deadline. A trial whose wait falls
- * outside [0, period] was not lined up (ticks skipped between the sample and the status query)
- * and is left out of the split. */
+/* The time after the applying tick's deadline of each trial, sorted, into out[tr->n]; returns
+ * how many. A trial whose wait falls outside [0, period] was not lined up (ticks skipped
+ * between the sample and the status query) and is left out. */
+static int after_deadline(const trials *tr, double period, double *out) {
+  int n = 0;
+  for (int i = 0; i < tr->n; i++) {
+    const trial *t = &tr->t[i];
+    double wait = t->deadline - t->sent;
+    if (wait > -period && wait <= period + 1e-6) {
+      out[n++] = t->received - fmax(t->sent, t->deadline);
+    }
+  }
+  qsort(out, (size_t)n, sizeof *out, compare_doubles);
+  return n;
+}
+
+/* Total latency, then the part after the applying tick's deadline. */
 static void report(const char *name, const trials *tr, double period) {
   double *total = malloc((size_t)(tr->n + 1) * sizeof *total);
   double *after = malloc((size_t)(tr->n + 1) * sizeof *after);
-  int within = 0, aligned = 0;
+  int within = 0;
   for (int i = 0; i < tr->n; i++) {
-    const trial *t = &tr->t[i];
-    total[i] = t->received - t->sent;
+    total[i] = tr->t[i].received - tr->t[i].sent;
     within += total[i] <= period + 100e-6;
-    double wait = t->deadline - t->sent;
-    if (wait > -period && wait <= period + 1e-6) {
-      after[aligned++] = t->received - fmax(t->sent, t->deadline);
-    }
   }
   printf("| %s | %d | %d |", name, tr->n, tr->missed);
-  sort_print(total, tr->n, "");
+  sort_print(total, tr->n);
   printf(" %.1f %% |", tr->n ? 100.0 * within / tr->n : 0.0);
-  sort_print(after, aligned, "");
+  sort_print(after, after_deadline(tr, period, after));
   printf(" %.0f / %.0f |\n", 1e6 * tr->late_p50, 1e6 * tr->late_p99);
   free(total);
   free(after);
@@ -380,20 +389,16 @@ static int measure(const bench_args *a, int reference, const char *link, int cou
   return status ? -1 : 0;
 }
 
-/* The p-quantile of the time after the deadline, for the ratio lines. */
-static double after_quantile(const trials *tr, double period, double q) {
-  double *after = malloc((size_t)(tr->n + 1) * sizeof *after);
-  int n = 0;
-  for (int i = 0; i < tr->n; i++) {
-    double wait = tr->t[i].deadline - tr->t[i].sent;
-    if (wait > -period && wait <= period + 1e-6) {
-      after[n++] = tr->t[i].received - fmax(tr->t[i].sent, tr->t[i].deadline);
-    }
-  }
-  qsort(after, (size_t)n, sizeof *after, compare_doubles);
-  double v = quantile(after, n, q);
-  free(after);
-  return v;
+/* One line of achilles/reference ratios of the time after the deadline. */
+static void print_ratios(const char *name, const trials *ours, const trials *ref, double period) {
+  double *a = malloc((size_t)(ours->n + 1) * sizeof *a);
+  double *b = malloc((size_t)(ref->n + 1) * sizeof *b);
+  const int na = after_deadline(ours, period, a), nb = after_deadline(ref, period, b);
+  printf("%s, achilles/reference after the deadline: p50 %.2f, p90 %.2f, p99 %.2f\n", name,
+         quantile(a, na, 0.5) / quantile(b, nb, 0.5), quantile(a, na, 0.9) / quantile(b, nb, 0.9),
+         quantile(a, na, 0.99) / quantile(b, nb, 0.99));
+  free(a);
+  free(b);
 }
 
 static void usage(FILE *out) {
@@ -511,11 +516,7 @@ int main(int argc, char **argv) {
   }
   printf("\n");
   for (int t = 0; t < 2; t++) {
-    printf("%s, achilles/reference after the deadline: p50 %.2f, p90 %.2f, p99 %.2f\n",
-           transport_name[t],
-           after_quantile(&tr[0][t], period, 0.5) / after_quantile(&tr[1][t], period, 0.5),
-           after_quantile(&tr[0][t], period, 0.9) / after_quantile(&tr[1][t], period, 0.9),
-           after_quantile(&tr[0][t], period, 0.99) / after_quantile(&tr[1][t], period, 0.99));
+    print_ratios(transport_name[t], &tr[0][t], &tr[1][t], period);
   }
   for (int i = 0; i < 4; i++) {
     failed |= tr[i / 2][i % 2].n == 0; /* a responder that never answered is a failure */
