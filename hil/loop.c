@@ -86,6 +86,7 @@ static void wait_deadline(hil_runtime *rt, double deadline) {
       hil__poll_transports(rt);
       spent += hil__monotonic_now() - begin;
       early++;
+      nfds = input_fds(rt, fds, MAX_POLLITEMS); /* a poll may have closed or reopened a port */
     }
   }
   while (!rt->stop && hil__monotonic_now() < deadline) {
