@@ -1,8 +1,10 @@
 /* tools/cli.c: argument helpers shared by the achilles subcommands. */
+#define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "cli.h"
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,30 @@ int cli_parse_double(const char *option, const char *text, double *out, char *er
   }
   *out = value;
   return 0;
+}
+
+int cli_number_at_least(const char *program, const char *option, const char *text, double min,
+                        double *out) {
+  char err[256];
+  if (cli_parse_double(option, text, out, err, sizeof err)) {
+    fprintf(stderr, "%s: %s\n", program, err);
+    return -1;
+  }
+  if (*out < min) {
+    fprintf(stderr, "%s: %s: must be >= %g (got %s)\n", program, option, min, text);
+    return -1;
+  }
+  return 0;
+}
+
+void cli_on_stop_signals(void (*handler)(int)) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
 }
 
 static void list_moving_joints(const sim_model *m, char *out, size_t out_sz) {

@@ -11,6 +11,15 @@
 int cli_parse_double(const char *option, const char *text, double *out, char *err,
                      size_t err_sz);
 
+/* Parses a finite number >= min given to OPTION; on failure prints "PROGRAM: OPTION: ..." to
+ * stderr (PROGRAM e.g. "achilles run") and returns -1. */
+int cli_number_at_least(const char *program, const char *option, const char *text, double min,
+                        double *out);
+
+/* SIGINT and SIGTERM call handler (which should only ask a loop to stop); SIGPIPE is ignored,
+ * so a reader that vanishes (a closed pty, a dead socket peer) cannot kill the process. */
+void cli_on_stop_signals(void (*handler)(int));
+
 /* Parses "JOINT=VALUE" against a model's joints that have a degree of freedom. Writes the
  * joint index and value; on failure writes a message listing the valid joint names. */
 int cli_parse_joint_value(const sim_model *m, const char *option, const char *text, int *joint,

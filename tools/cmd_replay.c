@@ -2,7 +2,6 @@
  * original timing, on the wire formats of the live simulator (docs/replay.md). */
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,16 +78,7 @@ static void usage(FILE *out) {
 }
 
 static int number(const char *option, const char *arg, double min, double *out) {
-  char err[256];
-  if (cli_parse_double(option, arg, out, err, sizeof err)) {
-    fprintf(stderr, "achilles replay: %s\n", err);
-    return -1;
-  }
-  if (*out < min) {
-    fprintf(stderr, "achilles replay: %s: must be >= %g (got %s)\n", option, min, arg);
-    return -1;
-  }
-  return 0;
+  return cli_number_at_least("achilles replay", option, arg, min, out);
 }
 
 static int copy_arg(const char *option, const char *arg, char *out, size_t out_sz) {
@@ -270,16 +260,6 @@ static int parse_args(replay_args *a, int argc, char **argv) {
   return 0;
 }
 
-static void install_signal_handlers(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  signal(SIGPIPE, SIG_IGN);
-}
-
 static void print_plan(const replay_args *a, const hil_replay_schedule *s) {
   int selected = 0;
   for (int i = 0; i < s->nsensors; i++) {
@@ -344,7 +324,7 @@ int achilles_cmd_replay(int argc, char **argv) {
     fprintf(stderr, "replay: --rt: memory not locked (needs root or CAP_IPC_LOCK)\n");
   }
   playing = r;
-  install_signal_handlers();
+  cli_on_stop_signals(on_signal);
   FILE *progress = a.opt.progress;
   const int rc = hil_replay_run(r);
   playing = NULL;

@@ -1,7 +1,6 @@
 /* tools/cmd_run.c: `achilles run`, the hardware-in-the-loop runtime (the main job). */
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,16 +76,7 @@ static int choice(const char *option, const char *arg, const char *const *names,
 }
 
 static int number(const char *option, const char *arg, double min, double *out) {
-  char err[256];
-  if (cli_parse_double(option, arg, out, err, sizeof err)) {
-    fprintf(stderr, "achilles run: %s\n", err);
-    return -1;
-  }
-  if (*out < min) {
-    fprintf(stderr, "achilles run: %s: must be >= %g (got %s)\n", option, min, arg);
-    return -1;
-  }
-  return 0;
+  return cli_number_at_least("achilles run", option, arg, min, out);
 }
 
 /* Applies one command-line option to a (already config-filled) run_args. */
@@ -269,16 +259,6 @@ static int add_serial(hil_runtime *rt, const run_args *a) {
   return hil_runtime_add_transport(rt, t) == HIL_OK ? 0 : -1;
 }
 
-static void install_signal_handlers(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  signal(SIGPIPE, SIG_IGN); /* a vanished pty reader must not kill the simulator */
-}
-
 static void print_banner(hil_runtime *rt, const run_args *a) {
   const sim_model *m = hil_runtime_model(rt);
   sens_set *s = hil_runtime_sensors(rt);
@@ -316,7 +296,7 @@ int achilles_cmd_run(int argc, char **argv) {
   }
   print_banner(rt, &a);
   running = rt;
-  install_signal_handlers();
+  cli_on_stop_signals(on_signal);
   int rc = hil_runtime_run(rt);
   running = NULL;
   hil_runtime_destroy(&rt);
