@@ -868,19 +868,13 @@ static void write_status_object(hil_replay *r, hil_jw *w, int final) {
   hil_jw_key(w, "v");
   hil_jw_uint(w, HIL_MSG_VERSION);
   hil_msg_write_status_fields(w, &st);
-  hil_jw_key(w, "zmq");
-  hil_jw_begin_object(w);
-  hil_jw_key(w, "sent");
-  hil_jw_uint(w, r->rep.messages + 1);
-  hil_jw_key(w, "send_failed");
-  hil_jw_uint(w, r->rep.send_failed);
-  hil_jw_key(w, "cmd_messages");
-  hil_jw_uint(w, r->rep.cmd_messages);
-  hil_jw_key(w, "ctl_requests");
-  hil_jw_uint(w, r->rep.ctl_requests);
-  hil_jw_key(w, "ctl_errors");
-  hil_jw_uint(w, r->rep.ctl_errors);
-  hil_jw_end_object(w);
+  /* sent counts the status message that goes out with this object */
+  const hil_zmq_counters zmq = {.sent = r->rep.messages + 1,
+                                 .send_failed = r->rep.send_failed,
+                                 .cmd_messages = r->rep.cmd_messages,
+                                 .ctl_requests = r->rep.ctl_requests,
+                                 .ctl_errors = r->rep.ctl_errors};
+  hil_zmq_write_counters(w, &zmq);
   write_replay_object(r, w, final);
   hil_jw_end_object(w);
 }

@@ -224,19 +224,19 @@ static void zt_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sens
   }
 }
 
-static void write_zmq_counters(hil_jw *w, const zmq_transport *z) {
+void hil_zmq_write_counters(hil_jw *w, const hil_zmq_counters *c) {
   hil_jw_key(w, "zmq");
   hil_jw_begin_object(w);
   hil_jw_key(w, "sent");
-  hil_jw_uint(w, z->n.sent);
+  hil_jw_uint(w, c->sent);
   hil_jw_key(w, "send_failed");
-  hil_jw_uint(w, z->n.send_failed);
+  hil_jw_uint(w, c->send_failed);
   hil_jw_key(w, "cmd_messages");
-  hil_jw_uint(w, z->n.cmd_messages);
+  hil_jw_uint(w, c->cmd_messages);
   hil_jw_key(w, "ctl_requests");
-  hil_jw_uint(w, z->n.ctl_requests);
+  hil_jw_uint(w, c->ctl_requests);
   hil_jw_key(w, "ctl_errors");
-  hil_jw_uint(w, z->n.ctl_errors);
+  hil_jw_uint(w, c->ctl_errors);
   hil_jw_end_object(w);
 }
 
@@ -249,7 +249,7 @@ static void zt_publish_status(hil_transport *t, hil_runtime *rt, const hil_statu
   hil_jw_key(&w, "v");
   hil_jw_uint(&w, HIL_MSG_VERSION);
   hil_msg_write_status_fields(&w, st);
-  write_zmq_counters(&w, z);
+  hil_zmq_write_counters(&w, &z->n);
   hil_jw_end_object(&w);
   const int len = hil_jw_finish(&w);
   if (len < 0) {
@@ -448,7 +448,7 @@ static void reply_status(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
   hil_jw_key(w, "v");
   hil_jw_uint(w, HIL_MSG_VERSION);
   hil_msg_write_status_fields(w, &st);
-  write_zmq_counters(w, z);
+  hil_zmq_write_counters(w, &z->n);
   hil_jw_end_object(w);
   hil_jw_end_object(w);
   zt_publish_status(&z->base, rt, &st);

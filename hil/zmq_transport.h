@@ -82,6 +82,11 @@ typedef struct hil_zmq_counters {
 
 void hil_zmq_transport_counters(const hil_transport *t, hil_zmq_counters *out);
 
+/* Writes the "zmq" member of a status object (docs/messages.md, section 4); shared by the
+ * transport and the replay so that both statuses have one layout. */
+struct hil_jw;
+void hil_zmq_write_counters(struct hil_jw *w, const hil_zmq_counters *c);
+
 /* Reads one whole message (all its parts) from sock without waiting; returns its part count,
  * 0 when nothing is waiting. *msg holds the first part (the caller closes it). Shared by the
  * transport and the replay's control socket. */
