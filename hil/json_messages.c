@@ -83,31 +83,20 @@ void hil_jw_end_array(hil_jw *w) {
   jw_close(w, "]");
 }
 
-/* The escaping of one byte that JSON requires, written to esc; returns its length. */
+/* The escaping of one byte that JSON requires (never NUL), written to esc; returns its length:
+ * a short form for the five bytes that have one, \u00XX for other control bytes. */
 static size_t jw_escape(unsigned char c, char *esc) {
-  static const char hex[] = "0123456789abcdef";
-  switch (c) {
-  case '"':
-    memcpy(esc, "\\\"", 2);
+  static const char shortened[] = "\"\\\n\t\r", letter[] = "\"\\ntr", hex[] = "0123456789abcdef";
+  const char *hit = strchr(shortened, c);
+  esc[0] = '\\';
+  if (hit) {
+    esc[1] = letter[hit - shortened];
     return 2;
-  case '\\':
-    memcpy(esc, "\\\\", 2);
-    return 2;
-  case '\n':
-    memcpy(esc, "\\n", 2);
-    return 2;
-  case '\t':
-    memcpy(esc, "\\t", 2);
-    return 2;
-  case '\r':
-    memcpy(esc, "\\r", 2);
-    return 2;
-  default:
-    memcpy(esc, "\\u00", 4);
-    esc[4] = hex[c >> 4];
-    esc[5] = hex[c & 15];
-    return 6;
   }
+  memcpy(esc + 1, "u00", 3);
+  esc[4] = hex[c >> 4];
+  esc[5] = hex[c & 15];
+  return 6;
 }
 
 /* Length of the leading run of s that needs no escaping (it stops at the terminating NUL). */
