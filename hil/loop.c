@@ -67,9 +67,9 @@ static struct timespec relative_timespec(double s) {
  * at once, and the tick at the deadline has little left to do before the step: the command that
  * arrived a moment before its tick reaches the sensors sooner. At most MAX_EARLY_POLLS polls and
  * an eighth of the period spent polling, so that an fd that stays readable cannot make the loop
- * spin and a flood of messages cannot make it late (the tick's own polls still read it). */
-static void wait_deadline(hil_runtime *rt, double deadline) {
-  struct pollfd fds[MAX_POLLITEMS];
+ * spin and a flood of messages cannot make it late (the tick's own polls still read it).
+ * Leaves the descriptors it watched last in fds[MAX_POLLITEMS] and returns their count. */
+static int wait_deadline(hil_runtime *rt, double deadline, struct pollfd *fds) {
   int nfds = input_fds(rt, fds, MAX_POLLITEMS), early = 0;
   const double wake_at = deadline - (rt->opt.spin_s > 0 ? rt->opt.spin_s : 0);
   const double budget = rt->model->opt.timestep / 8;
@@ -91,12 +91,12 @@ static void wait_deadline(hil_runtime *rt, double deadline) {
   }
   while (!rt->stop && hil__monotonic_now() < deadline) {
   }
+  return nfds;
 }
 
-/* Whether input arrived since the last poll (one non-blocking look at the transports' fds). */
-static int input_pending(hil_runtime *rt) {
-  struct pollfd fds[MAX_POLLITEMS];
-  int nfds = input_fds(rt, fds, MAX_POLLITEMS);
+/* Whether input arrived since the last poll (one non-blocking look at the descriptors that
+ * wait_deadline watched). */
+static int input_pending(struct pollfd *fds, int nfds) {
   struct timespec zero = {0, 0};
   return nfds > 0 && ppoll(fds, (nfds_t)nfds, &zero, NULL) != 0;
 }
@@ -194,11 +194,12 @@ static void run_realtime(hil_runtime *rt) {
   const double period = rt->model->opt.timestep;
   double next = hil__monotonic_now(), next_report = next + rt->opt.status_period_s;
   while (!rt->stop && !duration_reached(rt)) {
-    wait_deadline(rt, next);
+    struct pollfd fds[MAX_POLLITEMS];
+    const int nfds = wait_deadline(rt, next, fds);
     double wake = hil__monotonic_now();
     hil_histogram_add(&rt->late, wake - next);
     rt->deadline_offset = next - rt->data->time;
-    if (input_pending(rt)) { /* what arrived in the last moment still counts for this tick */
+    if (input_pending(fds, nfds)) { /* what arrived in the last moment still counts for this tick */
       hil__poll_transports(rt);
     }
     if (!rt->paused) {
