@@ -1049,28 +1049,12 @@ static void zmq_service_sides(hil_replay *r) {
 
 /* the flat id table of docs/serial-transport.md, from the file's sensors */
 static void serial_table(hil_replay *r) {
-  hil_serial_table *t = &r->table;
-  memset(t, 0, sizeof *t);
-  for (int i = 0; i <= HIL_SERIAL_MAX_IDS; i++) {
-    t->first_id[i] = -1;
-  }
+  hil_serial_table_clear(&r->table);
   for (int i = 0; i < r->s->nsensors; i++) {
     const hil_replay_sensor *sn = &r->s->sensor[i];
     for (int c = 0; c < sn->nch; c++) {
-      if (t->n >= HIL_SERIAL_MAX_IDS) {
-        t->omitted++;
-        continue;
-      }
-      if (t->first_id[i] < 0) {
-        t->first_id[i] = (int16_t)t->n;
-        t->nsensors++;
-      }
-      hil_serial_channel *ch = &t->id[t->n++];
-      ch->sensor = (int16_t)i;
-      ch->channel = (uint8_t)c;
-      ch->kind = strcmp(sn->type, "encoder") == 0 && strcmp(sn->channel[c], "counts") == 0
-                     ? ACH_KIND_COUNTS
-                     : ACH_KIND_VALUE;
+      const int counts = strcmp(sn->type, "encoder") == 0 && strcmp(sn->channel[c], "counts") == 0;
+      hil_serial_table_add(&r->table, i, c, counts ? ACH_KIND_COUNTS : ACH_KIND_VALUE);
     }
   }
 }

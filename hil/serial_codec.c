@@ -4,29 +4,38 @@
 #include <math.h>
 #include <string.h>
 
-void hil_serial_table_build(hil_serial_table *t, const sens_set *s) {
+void hil_serial_table_clear(hil_serial_table *t) {
   memset(t, 0, sizeof *t);
   for (int i = 0; i <= HIL_SERIAL_MAX_IDS; i++) {
     t->first_id[i] = -1;
   }
+}
+
+void hil_serial_table_add(hil_serial_table *t, int sensor, int channel, int kind) {
+  if (t->n >= HIL_SERIAL_MAX_IDS || sensor < 0 || sensor >= HIL_SERIAL_MAX_IDS) {
+    t->omitted++;
+    return;
+  }
+  if (t->first_id[sensor] < 0) {
+    t->first_id[sensor] = (int16_t)t->n;
+    t->nsensors++;
+  }
+  hil_serial_channel *ch = &t->id[t->n++];
+  ch->sensor = (int16_t)sensor;
+  ch->channel = (uint8_t)channel;
+  ch->kind = (uint8_t)kind;
+}
+
+void hil_serial_table_build(hil_serial_table *t, const sens_set *s) {
+  hil_serial_table_clear(t);
   int count = s ? sens_set_count(s) : 0;
   for (int i = 0; i < count; i++) {
     const sens_sensor *sn = sens_set_sensor(s, i);
     for (int c = 0; c < sn->nch; c++) {
-      if (t->n >= HIL_SERIAL_MAX_IDS || i >= HIL_SERIAL_MAX_IDS) {
-        t->omitted++;
-        continue;
-      }
-      if (t->first_id[i] < 0) {
-        t->first_id[i] = (int16_t)t->n;
-        t->nsensors++;
-      }
-      hil_serial_channel *ch = &t->id[t->n++];
-      ch->sensor = (int16_t)i;
-      ch->channel = (uint8_t)c;
       /* the encoder's counter is an integer register; everything else is a measured value */
-      ch->kind =
-          (sn->type == SENS_ENCODER && c == sn->u.enc.ch_counts) ? ACH_KIND_COUNTS : ACH_KIND_VALUE;
+      hil_serial_table_add(t, i, c,
+                           sn->type == SENS_ENCODER && c == sn->u.enc.ch_counts ? ACH_KIND_COUNTS
+                                                                                 : ACH_KIND_VALUE);
     }
   }
 }

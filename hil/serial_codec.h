@@ -44,6 +44,12 @@ typedef struct hil_serial_table {
  * are counted in omitted. */
 void hil_serial_table_build(hil_serial_table *t, const sens_set *s);
 
+/* The two steps of a build, for a table of other sensors (the replay's): an empty table, then
+ * the next id for channel `channel` of sensor index `sensor`, of ACH_KIND_* `kind` (counted in
+ * omitted when the ids have run out). */
+void hil_serial_table_clear(hil_serial_table *t);
+void hil_serial_table_add(hil_serial_table *t, int sensor, int channel, int kind);
+
 /* Writes one line per sensor, "  ids 0-3  enc_base_yaw: counts(counts) angle velocity index". */
 void hil_serial_table_print(const hil_serial_table *t, const sens_set *s, FILE *out);
 
