@@ -1632,7 +1632,8 @@ int hil_replay_run(hil_replay *r) {
     sched_setaffinity(0, sizeof one, &one);
   }
   char why[128];
-  hil_cpu_awake *awake = pinned && r->o.keep_awake ? hil_cpu_awake_start(r->o.cpu, why, sizeof why) : NULL;
+  hil_cpu_awake *awake =
+      pinned && r->o.keep_awake ? hil_cpu_awake_start(r->o.cpu, why, sizeof why) : NULL;
   if (pinned && r->o.keep_awake && !awake && r->o.progress) {
     fprintf(r->o.progress, "replay: %s; playing on\n", why);
   }
