@@ -80,6 +80,17 @@ static void test_allowed(void **state) {
   assert_false(hil_cpu_allowed(1000)); /* no test machine has 1001 CPUs */
 }
 
+/* Waits (up to 5 s: a loaded machine may be slow to run a new thread) until `want` threads
+ * match, and returns how many matched last. */
+static int await_threads(const char *prefix, int policy, int want, int *cpu) {
+  int n = count_threads(prefix, policy, cpu);
+  for (int ms = 0; n != want && ms < 5000; ms++) {
+    usleep(1000);
+    n = count_threads(prefix, policy, cpu);
+  }
+  return n;
+}
+
 /* The spinner runs SCHED_IDLE on the CPU asked for, and stop joins it. */
 static void test_awake_spins_idle_on_its_cpu(void **state) {
   (void)state;
@@ -90,8 +101,7 @@ static void test_awake_spins_idle_on_its_cpu(void **state) {
   if (!a) {
     fail_msg("%s", err);
   }
-  usleep(20000); /* let it set its policy and run */
-  assert_int_equal(count_threads("", SCHED_IDLE, &where), before + 1);
+  assert_int_equal(await_threads("", SCHED_IDLE, before + 1, &where), before + 1);
   assert_int_equal(where, cpu);
   hil_cpu_awake_stop(&a);
   assert_null(a);
@@ -127,8 +137,7 @@ static void test_zmq_io_thread_placement(void **state) {
   hil_cpu_place_zmq_io(ctx, cpu, 10);
   s = zmq_socket(ctx, ZMQ_PUB);
   assert_non_null(s);
-  usleep(20000);
-  assert_int_equal(count_threads("ZMQbg/IO", SCHED_FIFO, &where), 1);
+  assert_int_equal(await_threads("ZMQbg/IO", SCHED_FIFO, 1, &where), 1);
   assert_int_equal(where, cpu);
   zmq_close(s);
   zmq_ctx_term(ctx);
