@@ -204,6 +204,11 @@ void hil_jw_bool(hil_jw *w, int v) {
   jw_puts(w, v ? "true" : "false");
 }
 
+void hil_jw_raw(hil_jw *w, const char *json, size_t len) {
+  jw_value_prefix(w);
+  jw_put(w, json, len);
+}
+
 void hil_jw_null(hil_jw *w) {
   jw_value_prefix(w);
   jw_puts(w, "null");

@@ -60,6 +60,8 @@ void hil_jw_number(hil_jw *w, double v);      /* round-trip digits; null when no
 void hil_jw_uint(hil_jw *w, uint64_t v);
 void hil_jw_bool(hil_jw *w, int v);
 void hil_jw_null(hil_jw *w);
+/* A value already encoded as JSON (a sample message inside a snapshot), copied as it is. */
+void hil_jw_raw(hil_jw *w, const char *json, size_t len);
 /* Length of the text written (NUL-terminated), or HIL_ENOMEM when it did not fit. */
 int hil_jw_finish(hil_jw *w);
 

@@ -111,6 +111,11 @@ int hil_runtime_add_transport(hil_runtime *rt, hil_transport *t) {
     t->ops->destroy(t);
     return HIL_EINVAL;
   }
+  const int rc = t->ops->attach ? t->ops->attach(t, rt) : HIL_OK;
+  if (rc != HIL_OK) {
+    t->ops->destroy(t);
+    return rc;
+  }
   rt->transports[rt->ntransports++] = t;
   return HIL_OK;
 }
@@ -177,8 +182,15 @@ static void flush_log(hil_runtime *rt) {
 
 /* Samples the sensors at the current state (the state of the last step, or t = 0). */
 void hil__sense(hil_runtime *rt) {
-  if (rt->sensors) {
-    sens_set_update(rt->sensors, rt->model, rt->data);
+  if (!rt->sensors) {
+    return;
+  }
+  sens_set_update(rt->sensors, rt->model, rt->data);
+  for (int i = 0; i < rt->ntransports; i++) {
+    hil_transport *t = rt->transports[i];
+    if (t->ops->samples_done) {
+      t->ops->samples_done(t, rt);
+    }
   }
 }
 

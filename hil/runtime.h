@@ -90,7 +90,8 @@ hil_runtime *hil_runtime_new(const char *config_path, const hil_options *o, char
                              size_t err_sz);
 void hil_runtime_destroy(hil_runtime **rt);
 
-/* Hands a transport to the runtime, which destroys it with itself. */
+/* Hands a transport to the runtime, which destroys it with itself (at once, when this fails:
+ * HIL_EINVAL for too many transports, or what the transport's attach returned). */
 int hil_runtime_add_transport(hil_runtime *rt, hil_transport *t);
 
 /* Records every sample published, every command received (with its result and the transport it

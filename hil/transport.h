@@ -15,6 +15,10 @@
 
 typedef struct hil_transport_ops {
   const char *name;
+  /* Called once by hil_runtime_add_transport(), when the model and sensors are known: the
+   * place to allocate what depends on them (nothing is allocated in a tick). May be NULL.
+   * Returns HIL_OK or an error code (the runtime then destroys the transport). */
+  int (*attach)(hil_transport *t, hil_runtime *rt);
   /* Items (sockets or file descriptors) whose input should wake a waiting loop; writes at most
    * max and returns how many. May be NULL. The realtime loop waits on them between ticks and
    * calls poll() when one is readable, so an item must stop being readable once poll() has read
@@ -25,6 +29,9 @@ typedef struct hil_transport_ops {
   /* One sensor sample, just taken. */
   void (*publish_sample)(hil_transport *t, hil_runtime *rt, const sens_sensor *s,
                          const sens_sample *smp);
+  /* Every sample of this sensing has been published (called after each step's sensing, and
+   * at t = 0 and after a reset, even when no sensor sampled). May be NULL. */
+  void (*samples_done)(hil_transport *t, hil_runtime *rt);
   /* The periodic status (also sent once at exit). */
   void (*publish_status)(hil_transport *t, hil_runtime *rt, const hil_status *st);
   /* A short fragment for the console status line, e.g. "pty /dev/pts/3: 1200 frames". */

@@ -3,6 +3,7 @@
 #include "hil/zmq_transport.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,21 +19,41 @@
 #define CTL_BATCH 16           /* most control requests answered per poll */
 #define REPLY_MAX (256 * 1024) /* largest control reply (hello lists every name) */
 #define STATUS_MAX 2048
+#define NSOCK 4
+
+/* The newest sample message of one topic, for the snapshot on the `latest` socket. */
+typedef struct latest_slot {
+  char topic[HIL_MSG_TOPIC_MAX];
+  char json[HIL_MSG_SAMPLE_MAX];
+  int len; /* 0: no sample yet */
+} latest_slot;
+
+/* The `latest` socket's state, sized by attach: one slot per sensor (and per truth stream). */
+typedef struct latest_state {
+  latest_slot *slot; /* [nslot]: sensor i at i, its truth at nsensor + i */
+  int nsensor, nslot;
+  const sens_sensor *first; /* sensor i is first + i */
+  int fresh;                /* a sample arrived since the last snapshot */
+  double t;                 /* simulation time of the last snapshot (a smaller one: a reset) */
+  char *snapshot;           /* [snapshot_cap] */
+  size_t snapshot_cap;
+} latest_state;
 
 typedef struct zmq_transport {
   hil_transport base;
   hil_zmq_options opt;
   void *ctx;
-  void *sock[3]; /* indexed by hil_zmq_socket */
-  char endpoint[3][HIL_ZMQ_ENDPOINT_MAX];
+  void *sock[NSOCK]; /* indexed by hil_zmq_socket; the `latest` one NULL when off */
+  char endpoint[NSOCK][HIL_ZMQ_ENDPOINT_MAX];
   hil_zmq_counters n;
   char topic[HIL_MSG_TOPIC_MAX];
   char msg[HIL_MSG_SAMPLE_MAX];
   char status[STATUS_MAX];
   char *reply; /* [REPLY_MAX] */
+  latest_state latest;
 } zmq_transport;
 
-static const char *const socket_key[3] = {"pub", "cmd", "ctl"};
+static const char *const socket_key[NSOCK] = {"pub", "cmd", "ctl", "latest"};
 
 /* --- options ---------------------------------------------------------------------------------- */
 
@@ -42,6 +63,7 @@ void hil_zmq_options_default(hil_zmq_options *o) {
   snprintf(o->pub, sizeof o->pub, "tcp://127.0.0.1:5555");
   snprintf(o->cmd, sizeof o->cmd, "tcp://127.0.0.1:5556");
   snprintf(o->ctl, sizeof o->ctl, "tcp://127.0.0.1:5557");
+  snprintf(o->latest, sizeof o->latest, "tcp://127.0.0.1:5558");
   o->truth = 1;
   o->allow_remote = 0;
   o->sndhwm = 1000;
@@ -51,7 +73,8 @@ void hil_zmq_options_default(hil_zmq_options *o) {
 }
 
 static const char *option_endpoint(const hil_zmq_options *o, int which) {
-  return which == HIL_ZMQ_PUB ? o->pub : which == HIL_ZMQ_CMD ? o->cmd : o->ctl;
+  const char *const eps[NSOCK] = {o->pub, o->cmd, o->ctl, o->latest};
+  return eps[which];
 }
 
 /* ipc://, inproc://, or tcp:// on 127.0.0.1, localhost or the loopback interface "lo". */
@@ -79,8 +102,11 @@ static int endpoint_is_local(const char *ep) {
 static int check_options(const hil_zmq_options *o, const char *source, char *err, size_t err_sz) {
   const char *sep = source ? ": " : "";
   source = source ? source : "";
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < NSOCK; i++) {
     const char *ep = option_endpoint(o, i);
+    if (!ep[0] && i == HIL_ZMQ_LATEST) {
+      continue; /* off */
+    }
     if (!ep[0]) {
       snprintf(err, err_sz, "%s%stransports.zmq.%s: empty endpoint", source, sep, socket_key[i]);
       return HIL_ECONFIG;
@@ -120,19 +146,20 @@ static int read_bool(const sim_json_ctx *L, const cJSON *obj, const char *path, 
   return 0;
 }
 
+/* An endpoint string; "" (turned off) only where may_be_off. */
 static int read_endpoint(const sim_json_ctx *L, const cJSON *obj, const char *path,
-                         const char *key, char out[HIL_ZMQ_ENDPOINT_MAX]) {
+                         const char *key, int may_be_off, char out[HIL_ZMQ_ENDPOINT_MAX]) {
   const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (!item) {
     return 0;
   }
   char p[SIM_JSON_PATH_MAX];
   sim_json_path_join(p, path, key);
-  if (!cJSON_IsString(item) || !item->valuestring[0] ||
+  if (!cJSON_IsString(item) || (!item->valuestring[0] && !may_be_off) ||
       strlen(item->valuestring) >= HIL_ZMQ_ENDPOINT_MAX) {
     return sim_json_fail(L, p, "expected an endpoint such as \"tcp://127.0.0.1:5555\" or "
-                               "\"ipc:///tmp/achilles.pub\" (at most %d characters)",
-                         HIL_ZMQ_ENDPOINT_MAX - 1);
+                               "\"ipc:///tmp/achilles.pub\" (at most %d characters)%s",
+                         HIL_ZMQ_ENDPOINT_MAX - 1, may_be_off ? ", or \"\" for none" : "");
   }
   snprintf(out, HIL_ZMQ_ENDPOINT_MAX, "%s", item->valuestring);
   return 0;
@@ -155,13 +182,17 @@ static int read_int(const sim_json_ctx *L, const cJSON *obj, const char *path, c
 
 static int parse_zmq(const sim_json_ctx *L, const cJSON *z, hil_zmq_options *o) {
   static const char *const keys[] = {"enabled",      "pub",    "cmd",
-                                     "ctl",          "truth",  "allow_remote",
-                                     "sndhwm",       "max_message_bytes", "comment", NULL};
+                                     "ctl",          "latest", "truth",
+                                     "allow_remote", "sndhwm", "max_message_bytes",
+                                     "comment",      NULL};
   const char *path = "transports.zmq";
   if (sim_json_expect_object(L, z, path) || sim_json_check_keys(L, z, path, keys) ||
       read_bool(L, z, path, "enabled", &o->enabled) ||
-      read_endpoint(L, z, path, "pub", o->pub) || read_endpoint(L, z, path, "cmd", o->cmd) ||
-      read_endpoint(L, z, path, "ctl", o->ctl) || read_bool(L, z, path, "truth", &o->truth) ||
+      read_endpoint(L, z, path, "pub", 0, o->pub) ||
+      read_endpoint(L, z, path, "cmd", 0, o->cmd) ||
+      read_endpoint(L, z, path, "ctl", 0, o->ctl) ||
+      read_endpoint(L, z, path, "latest", 1, o->latest) ||
+      read_bool(L, z, path, "truth", &o->truth) ||
       read_bool(L, z, path, "allow_remote", &o->allow_remote) ||
       read_int(L, z, path, "sndhwm", 1, 1e7, &o->sndhwm) ||
       read_int(L, z, path, "max_message_bytes", 256, 64.0 * 1024 * 1024, &o->max_message_bytes)) {
@@ -204,14 +235,37 @@ static void send_two(zmq_transport *z, const char *topic, const char *body, size
   z->n.sent++;
 }
 
+/* Where sensor s's message (or its truth's) is encoded: its `latest` slot when that socket is
+ * on (the snapshot reuses it), otherwise the one scratch buffer. */
+static latest_slot *slot_of(zmq_transport *z, const sens_sensor *s, int truth) {
+  latest_state *l = &z->latest;
+  const ptrdiff_t i = s - l->first;
+  if (!l->slot || i < 0 || i >= l->nsensor) {
+    return NULL;
+  }
+  return &l->slot[truth ? l->nsensor + i : i];
+}
+
 static void publish_one(zmq_transport *z, const sim_model *m, const sens_sensor *s,
                         const sens_sample *smp, int truth) {
-  const int len = hil_msg_encode_sample(z->msg, sizeof z->msg, m, s, smp, truth);
+  latest_slot *slot = slot_of(z, s, truth);
+  char *buf = slot ? slot->json : z->msg;
+  const int len = hil_msg_encode_sample(buf, HIL_MSG_SAMPLE_MAX, m, s, smp, truth);
   if (len < 0 || hil_msg_topic(z->topic, sizeof z->topic, s, truth) < 0) {
     z->n.send_failed++;
     return;
   }
-  send_two(z, z->topic, z->msg, (size_t)len);
+  if (slot) {
+    if (smp->t < z->latest.t) { /* a reset: samples of the previous run are not the newest */
+      for (int i = 0; i < z->latest.nslot; i++) {
+        z->latest.slot[i].len = 0;
+      }
+      z->latest.t = smp->t;
+    }
+    slot->len = len;
+    z->latest.fresh = 1;
+  }
+  send_two(z, z->topic, buf, (size_t)len);
 }
 
 static void zt_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sensor *s,
@@ -224,6 +278,66 @@ static void zt_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sens
   }
 }
 
+/* The snapshot: {"v":1,"t":T,"samples":{topic: sample message, ...}}, the newest sample of
+ * every stream, sent when any of them changed. The socket keeps only the newest message per
+ * subscriber (ZMQ_CONFLATE), so a subscriber that falls behind reads the present, not a queue. */
+static void zt_samples_done(hil_transport *t, hil_runtime *rt) {
+  zmq_transport *z = (zmq_transport *)t;
+  latest_state *l = &z->latest;
+  if (!l->slot || !l->fresh) {
+    return;
+  }
+  l->fresh = 0;
+  l->t = hil_runtime_data(rt)->time;
+  hil_jw w;
+  hil_jw_init(&w, l->snapshot, l->snapshot_cap);
+  hil_jw_begin_object(&w);
+  hil_jw_key(&w, "v");
+  hil_jw_uint(&w, HIL_MSG_VERSION);
+  hil_jw_key(&w, "t");
+  hil_jw_number(&w, l->t);
+  hil_jw_key(&w, "samples");
+  hil_jw_begin_object(&w);
+  for (int i = 0; i < l->nslot; i++) {
+    if (l->slot[i].len > 0) {
+      hil_jw_key(&w, l->slot[i].topic);
+      hil_jw_raw(&w, l->slot[i].json, (size_t)l->slot[i].len);
+    }
+  }
+  hil_jw_end_object(&w);
+  hil_jw_end_object(&w);
+  const int len = hil_jw_finish(&w);
+  if (len < 0 || zmq_send(z->sock[HIL_ZMQ_LATEST], l->snapshot, (size_t)len, ZMQ_DONTWAIT) < 0) {
+    z->n.send_failed++;
+    return;
+  }
+  z->n.snapshots++;
+}
+
+/* Sizes the `latest` state for this runtime's sensors (nothing when that socket is off). */
+static int zt_attach(hil_transport *t, hil_runtime *rt) {
+  zmq_transport *z = (zmq_transport *)t;
+  latest_state *l = &z->latest;
+  const sens_set *set = hil_runtime_sensors(rt);
+  if (!z->sock[HIL_ZMQ_LATEST] || !set || sens_set_count(set) == 0) {
+    return HIL_OK;
+  }
+  l->nsensor = sens_set_count(set);
+  l->first = sens_set_sensor(set, 0);
+  l->nslot = z->opt.truth ? 2 * l->nsensor : l->nsensor;
+  l->snapshot_cap = 64 + (size_t)l->nslot * (HIL_MSG_SAMPLE_MAX + HIL_MSG_TOPIC_MAX + 4);
+  l->slot = calloc((size_t)l->nslot, sizeof *l->slot);
+  l->snapshot = malloc(l->snapshot_cap);
+  if (!l->slot || !l->snapshot) {
+    return HIL_ENOMEM;
+  }
+  for (int i = 0; i < l->nslot; i++) {
+    const sens_sensor *s = sens_set_sensor(set, i % l->nsensor);
+    hil_msg_topic(l->slot[i].topic, sizeof l->slot[i].topic, s, i >= l->nsensor);
+  }
+  return HIL_OK;
+}
+
 void hil_zmq_write_counters(hil_jw *w, const hil_zmq_counters *c) {
   hil_jw_key(w, "zmq");
   hil_jw_begin_object(w);
@@ -231,6 +345,8 @@ void hil_zmq_write_counters(hil_jw *w, const hil_zmq_counters *c) {
   hil_jw_uint(w, c->sent);
   hil_jw_key(w, "send_failed");
   hil_jw_uint(w, c->send_failed);
+  hil_jw_key(w, "snapshots");
+  hil_jw_uint(w, c->snapshots);
   hil_jw_key(w, "cmd_messages");
   hil_jw_uint(w, c->cmd_messages);
   hil_jw_key(w, "ctl_requests");
@@ -429,7 +545,7 @@ static void reply_hello(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
   hil_jw_end_array(w);
   hil_jw_key(w, "endpoints");
   hil_jw_begin_object(w);
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < NSOCK; i++) {
     hil_jw_key(w, socket_key[i]);
     hil_jw_string(w, z->endpoint[i]);
   }
@@ -717,7 +833,7 @@ static void zt_destroy(hil_transport *t) {
   if (!z) {
     return;
   }
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < NSOCK; i++) {
     if (z->sock[i]) {
       zmq_close(z->sock[i]);
     }
@@ -725,15 +841,19 @@ static void zt_destroy(hil_transport *t) {
   if (z->ctx) {
     zmq_ctx_term(z->ctx);
   }
+  free(z->latest.slot);
+  free(z->latest.snapshot);
   free(z->reply);
   free(z);
 }
 
 static const hil_transport_ops zmq_ops = {
     .name = "zmq",
+    .attach = zt_attach,
     .pollitems = zt_pollitems,
     .poll = zt_poll,
     .publish_sample = zt_publish_sample,
+    .samples_done = zt_samples_done,
     .publish_status = zt_publish_status,
     .describe = zt_describe,
     .destroy = zt_destroy,
@@ -741,16 +861,22 @@ static const hil_transport_ops zmq_ops = {
 
 /* Creates, configures and binds socket `which`. */
 static int open_socket(zmq_transport *z, int which, char *err, size_t err_sz) {
-  static const int types[3] = {ZMQ_PUB, ZMQ_PULL, ZMQ_REP};
+  static const int types[NSOCK] = {ZMQ_PUB, ZMQ_PULL, ZMQ_REP, ZMQ_PUB};
   const char *ep = option_endpoint(&z->opt, which);
+  if (!ep[0]) {
+    return HIL_OK; /* `latest` turned off */
+  }
   void *s = zmq_socket(z->ctx, types[which]);
   z->sock[which] = s;
-  const int linger = 0;
+  const int linger = 0, conflate = 1;
   const int64_t max_size = z->opt.max_message_bytes;
   if (!s || zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
       (which == HIL_ZMQ_PUB &&
        zmq_setsockopt(s, ZMQ_SNDHWM, &z->opt.sndhwm, sizeof z->opt.sndhwm) != 0) ||
-      (which != HIL_ZMQ_PUB && zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_size, sizeof max_size))) {
+      (which == HIL_ZMQ_LATEST &&
+       zmq_setsockopt(s, ZMQ_CONFLATE, &conflate, sizeof conflate) != 0) ||
+      (types[which] != ZMQ_PUB &&
+       zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_size, sizeof max_size))) {
     snprintf(err, err_sz, "transports.zmq.%s: cannot create the socket: %s", socket_key[which],
              zmq_strerror(zmq_errno()));
     return HIL_ESYSTEM;
@@ -794,7 +920,7 @@ hil_transport *hil_zmq_transport_new(const hil_zmq_options *o, char *err, size_t
     zt_destroy(&z->base);
     return NULL;
   }
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < NSOCK; i++) {
     if (open_socket(z, i, err, err_sz) != HIL_OK) {
       zt_destroy(&z->base);
       return NULL;
@@ -805,7 +931,7 @@ hil_transport *hil_zmq_transport_new(const hil_zmq_options *o, char *err, size_t
 
 const char *hil_zmq_transport_endpoint(const hil_transport *t, hil_zmq_socket which) {
   const zmq_transport *z = (const zmq_transport *)t;
-  return (int)which >= 0 && (int)which < 3 ? z->endpoint[which] : "";
+  return (int)which >= 0 && (int)which < NSOCK ? z->endpoint[which] : "";
 }
 
 void hil_zmq_transport_counters(const hil_transport *t, hil_zmq_counters *out) {

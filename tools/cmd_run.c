@@ -201,6 +201,16 @@ static int parse_args(run_args *a, int argc, char **argv) {
   return 0;
 }
 
+/* Hands t to the runtime (which destroys it on failure); says why it failed. */
+static int add_transport(hil_runtime *rt, hil_transport *t, const char *what) {
+  const int rc = hil_runtime_add_transport(rt, t);
+  if (rc != HIL_OK) {
+    fprintf(stderr, "achilles run: %s: %s\n", what, hil_strerror(rc));
+    return -1;
+  }
+  return 0;
+}
+
 static int add_zmq(hil_runtime *rt, const run_args *a) {
   hil_zmq_options zo;
   char err[1024];
@@ -220,10 +230,12 @@ static int add_zmq(hil_runtime *rt, const run_args *a) {
     fprintf(stderr, "achilles run: zmq: %s\n", err);
     return -1;
   }
-  fprintf(stderr, "[achilles] zmq: sensors on %s, commands on %s, control on %s\n",
+  const char *latest = hil_zmq_transport_endpoint(t, HIL_ZMQ_LATEST);
+  fprintf(stderr, "[achilles] zmq: sensors on %s, commands on %s, control on %s%s%s\n",
           hil_zmq_transport_endpoint(t, HIL_ZMQ_PUB), hil_zmq_transport_endpoint(t, HIL_ZMQ_CMD),
-          hil_zmq_transport_endpoint(t, HIL_ZMQ_CTL));
-  return hil_runtime_add_transport(rt, t) == HIL_OK ? 0 : -1;
+          hil_zmq_transport_endpoint(t, HIL_ZMQ_CTL), latest[0] ? ", newest samples on " : "",
+          latest);
+  return add_transport(rt, t, "zmq");
 }
 
 static int add_serial(hil_runtime *rt, const run_args *a) {
@@ -256,7 +268,7 @@ static int add_serial(hil_runtime *rt, const run_args *a) {
     fprintf(stderr, "achilles run: serial: %s\n", err);
     return -1;
   }
-  return hil_runtime_add_transport(rt, t) == HIL_OK ? 0 : -1;
+  return add_transport(rt, t, "serial");
 }
 
 static void print_banner(hil_runtime *rt, const run_args *a) {

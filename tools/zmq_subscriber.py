@@ -2,7 +2,7 @@
 """Reads the sensor streams of a running Achilles simulator over ZeroMQ and reports gaps.
 
 Example:
-    achilles hil configs/club_arm.json &                 # PUB on tcp://127.0.0.1:5555
+    achilles run configs/club_arm.json &                 # PUB on tcp://127.0.0.1:5555
     tools/zmq_subscriber.py                               # every topic
     tools/zmq_subscriber.py enc/ status                   # encoders and status only
     tools/zmq_subscriber.py -e ipc:///tmp/a/pub truth/    # ground truth, another endpoint
@@ -11,6 +11,10 @@ Example:
 Each message is multipart [topic, json]; the formats are in docs/messages.md. A subscriber that
 falls behind loses samples (the simulator never waits for it): the sequence numbers ("seq") then
 jump, and this tool reports every jump as a gap.
+
+--latest reads the simulator's `latest` socket instead (tcp://127.0.0.1:5558): one snapshot
+message holding the newest sample of every topic. Both ends keep only the newest snapshot
+(ZMQ_CONFLATE), so however slowly a reader reads, what it reads is the present.
 
 Needs python3-zmq (Debian: apt-get install python3-zmq).
 """
@@ -34,10 +38,13 @@ def parse_args(argv):
     p.add_argument("-e", "--endpoint", default="tcp://127.0.0.1:5555",
                    help="the simulator's PUB endpoint (default: %(default)s)")
     p.add_argument("-n", "--count", type=int, default=0,
-                   help="stop after this many messages (default: run until Ctrl-C)")
+                   help="stop after this many messages (with --latest: reports) (default: run "
+                   "until Ctrl-C)")
     p.add_argument("--latest", action="store_true",
-                   help="keep only the newest sample per topic: drain the queue, then print one "
-                   "line per topic every --interval seconds")
+                   help="read the newest sample of every topic from the latest socket and print "
+                   "one line per topic every --interval seconds")
+    p.add_argument("--latest-endpoint", default="tcp://127.0.0.1:5558",
+                   help="the simulator's latest socket (default: %(default)s)")
     p.add_argument("--interval", type=float, default=1.0,
                    help="seconds between --latest reports (default: %(default)s)")
     p.add_argument("--raw", action="store_true", help="print the JSON as received")
@@ -107,6 +114,44 @@ def receive(sock):
     return topic, msg, parts
 
 
+def matches(topic, prefixes):
+    return any(topic.startswith(p) for p in prefixes)
+
+
+def run_latest(zmq, ctx, args):
+    """Every --interval seconds, the newest snapshot: one line per topic matching the prefixes."""
+    sock = ctx.socket(zmq.SUB)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.CONFLATE, 1)  # keep only the newest snapshot (before connecting)
+    sock.setsockopt(zmq.SUBSCRIBE, b"")
+    sock.connect(args.latest_endpoint)
+    reports = 0
+    try:
+        while args.count <= 0 or reports < args.count:
+            time.sleep(args.interval)
+            if not sock.poll(int(args.interval * 1000)):
+                print("no snapshot from %s yet" % args.latest_endpoint, file=sys.stderr)
+                continue
+            snap = json.loads(sock.recv())
+            if snap.get("v") != PROTOCOL_VERSION:
+                print("latest: protocol version %r, this tool reads %d" % (snap.get("v"),
+                                                                          PROTOCOL_VERSION),
+                      file=sys.stderr)
+            print("snapshot t=%.6f" % snap.get("t", float("nan")))
+            samples = snap.get("samples", {})
+            for topic in sorted(samples):
+                if matches(topic, args.prefixes):
+                    sample = samples[topic]
+                    print(json.dumps(sample) if args.raw else format_sample(topic, sample))
+            print(flush=True)
+            reports += 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+    return 0
+
+
 def on_sigterm(signum, frame):
     raise KeyboardInterrupt  # print the summary on the way out
 
@@ -120,26 +165,19 @@ def main(argv):
         sys.stderr.write("zmq_subscriber: python3-zmq is missing (apt-get install python3-zmq)\n")
         return 2
     ctx = zmq.Context()
+    if args.latest:
+        rc = run_latest(zmq, ctx, args)
+        ctx.term()
+        return rc
     sock = ctx.socket(zmq.SUB)
     sock.setsockopt(zmq.LINGER, 0)
     for prefix in args.prefixes:
         sock.setsockopt(zmq.SUBSCRIBE, prefix.encode())
     sock.connect(args.endpoint)
     gaps = GapTracker()
-    latest = {}
     received = 0
-    next_report = time.monotonic() + args.interval
     try:
         while args.count <= 0 or received < args.count:
-            if args.latest:
-                timeout = max(0.0, next_report - time.monotonic())
-                if not sock.poll(int(timeout * 1000)):
-                    for topic in sorted(latest):
-                        print(format_sample(topic, latest[topic]))
-                    print(flush=True)
-                    latest.clear()
-                    next_report = time.monotonic() + args.interval
-                    continue
             topic, msg, parts = receive(sock)
             received += 1
             if msg is None:
@@ -155,9 +193,7 @@ def main(argv):
                     print("gap: %s missed %d sample(s) before seq %d" % (topic, missed,
                                                                         msg["seq"]),
                           file=sys.stderr, flush=True)
-            if args.latest:
-                latest[topic] = msg
-            elif not args.quiet:
+            if not args.quiet:
                 print(parts[1].decode() if args.raw else format_sample(topic, msg), flush=True)
     except KeyboardInterrupt:
         pass
