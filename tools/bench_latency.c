@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -414,18 +415,35 @@ static void usage(FILE *out) {
                "the tick that applied the command (up to one period by design) and the time after\n"
                "that tick's deadline. Prints p50/p90/p99/max, the share within the target (one\n"
                "physics period + 100 us) and achilles/reference ratios.\n\n"
-               "Defaults: build/tools/achilles, build/tools/latency_reference,\n"
-               "configs/latency_probe.json, 1500 trials per responder and transport in 5 rounds,\n"
+               "Defaults: achilles and latency_reference beside this program,\n"
+               "configs/latency_probe.json of the source tree, 1500 trials per responder and\n"
+               "transport in 5 rounds,\n"
                "1000 Hz, --spin-us 0 (passed to achilles run). --rt runs both responders with\n"
                "--rt and this client with SCHED_FIFO 70. --cpu N (implies --rt) puts everything\n"
                "on CPU N: the responders with --rt --cpu N --keep-awake, this client and its\n"
                "ZeroMQ I/O thread pinned there (docs/runtime.md, \"Sharp timing\"). Uses ports\n"
-               "5565-5567. Run from the repository root.\n");
+               "5565-5568.\n");
+}
+
+/* out = the directory of this program + "/" + name (name alone if that cannot be read). */
+static void beside_this_program(char *out, size_t out_sz, const char *name) {
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  char *slash = n > 0 ? (self[n] = '\0', strrchr(self, '/')) : NULL;
+  if (!slash) {
+    snprintf(out, out_sz, "%s", name);
+    return;
+  }
+  *slash = '\0';
+  snprintf(out, out_sz, "%s/%s", self, name);
 }
 
 int main(int argc, char **argv) {
-  bench_args a = {"build/tools/achilles", "configs/latency_probe.json",
-                  "build/tools/latency_reference", 1500, 5, 1000, "0", 0, -1};
+  static char achilles[PATH_MAX + 16], reference[PATH_MAX + 32];
+  beside_this_program(achilles, sizeof achilles, "achilles");
+  beside_this_program(reference, sizeof reference, "latency_reference");
+  bench_args a = {achilles, ACHILLES_SOURCE_DIR "/configs/latency_probe.json", reference, 1500,
+                  5, 1000, "0", 0, -1};
   static const struct option options[] = {{"binary", required_argument, NULL, 'b'},
                                           {"reference", required_argument, NULL, 'f'},
                                           {"config", required_argument, NULL, 'c'},
