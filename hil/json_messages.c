@@ -622,22 +622,97 @@ void hil_msg_write_sensor_fields(hil_jw *w, const hil_msg_sensor_view *v) {
   hil_jw_end_array(w);
 }
 
-int hil_msg_encode_sample(char *out, size_t out_sz, const sim_model *m, const sens_sensor *s,
-                          const sens_sample *smp, int truth) {
+/* The view of sensor s's sample smp (smp NULL: only the fixed parts, for a form). */
+static hil_msg_sample_view sample_view(const sim_model *m, const sens_sensor *s,
+                                       const sens_sample *smp, int truth) {
   hil_msg_sample_view v = {.sensor = s->name,
                            .type = sens_type_name(s->type),
                            .truth = truth,
-                           .seq = smp->seq,
-                           .t = smp->t,
-                           .t_truth = smp->t_truth,
-                           .valid = smp->valid,
-                           .nch = s->nch,
-                           .values = truth ? smp->truth : smp->meas};
+                           .nch = s->nch};
+  if (smp) {
+    v.seq = smp->seq;
+    v.t = smp->t;
+    v.t_truth = smp->t_truth;
+    v.valid = smp->valid;
+    v.values = truth ? smp->truth : smp->meas;
+  }
   for (int i = 0; i < s->nch; i++) {
     v.channel[i] = s->channel[i];
     v.unit[i] = hil_msg_unit(m, s, i);
   }
+  return v;
+}
+
+int hil_msg_encode_sample(char *out, size_t out_sz, const sim_model *m, const sens_sensor *s,
+                          const sens_sample *smp, int truth) {
+  const hil_msg_sample_view v = sample_view(m, s, smp, truth);
   return hil_msg_encode_sample_view(out, out_sz, &v);
+}
+
+/* --- sample forms ----------------------------------------------------------------------------- */
+
+/* The form holds, escaped as hil_msg_encode_sample_view escapes them, the parts of the message
+ * that never change: the head up to "seq":, each key of the values object, and the tail from the
+ * end of the values object. Only the numbers are formatted per sample. */
+int hil_msg_sample_form_init(hil_msg_sample_form *f, const sim_model *m, const sens_sensor *s,
+                             int truth) {
+  const hil_msg_sample_view v = sample_view(m, s, NULL, truth);
+  f->nch = v.nch;
+  f->truth = truth;
+  hil_jw w;
+  hil_jw_init(&w, f->text, sizeof f->text);
+  hil_jw_begin_object(&w);
+  hil_jw_key(&w, "v");
+  hil_jw_uint(&w, HIL_MSG_VERSION);
+  hil_jw_key(&w, "sensor");
+  hil_jw_string(&w, v.sensor);
+  hil_jw_key(&w, "type");
+  hil_jw_string(&w, v.type);
+  hil_jw_key(&w, "truth");
+  hil_jw_bool(&w, v.truth);
+  hil_jw_key(&w, "seq");
+  f->head_end = (uint16_t)w.len;
+  for (int i = 0; i < v.nch; i++) {
+    jw_quoted_between(&w, i ? "," : "", v.channel[i], ":");
+    f->key_end[i] = (uint16_t)w.len;
+  }
+  jw_puts(&w, "},\"units\":{");
+  for (int i = 0; i < v.nch; i++) {
+    jw_quoted_between(&w, i ? "," : "", v.channel[i], ":");
+    jw_quoted_between(&w, "", v.unit[i], "");
+  }
+  jw_puts(&w, "}}");
+  f->tail_end = (uint16_t)w.len;
+  return hil_jw_finish(&w) < 0 ? HIL_ENOMEM : HIL_OK;
+}
+
+static void jw_put_number(hil_jw *w, double v) {
+  char num[HIL_MSG_NUMBER_MAX];
+  jw_put(w, num, (size_t)hil_msg_format_double(num, v));
+}
+
+int hil_msg_encode_sample_form(char *out, size_t out_sz, const hil_msg_sample_form *f,
+                               const sens_sample *smp) {
+  hil_jw w;
+  hil_jw_init(&w, out, out_sz);
+  jw_put(&w, f->text, f->head_end);
+  w.after_key = 1; /* the value of "seq" */
+  hil_jw_uint(&w, smp->seq);
+  jw_puts(&w, ",\"t\":");
+  jw_put_number(&w, smp->t);
+  jw_puts(&w, ",\"t_truth\":");
+  jw_put_number(&w, f->truth ? smp->t : smp->t_truth);
+  jw_puts(&w, f->truth || smp->valid ? ",\"valid\":true,\"values\":{"
+                                     : ",\"valid\":false,\"values\":{");
+  const double *values = f->truth ? smp->truth : smp->meas;
+  size_t from = f->head_end;
+  for (int i = 0; i < f->nch; i++) {
+    jw_put(&w, f->text + from, f->key_end[i] - from);
+    jw_put_number(&w, values[i]);
+    from = f->key_end[i];
+  }
+  jw_put(&w, f->text + from, f->tail_end - from);
+  return hil_jw_finish(&w);
 }
 
 /* --- decoding helpers ------------------------------------------------------------------------- */

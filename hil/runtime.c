@@ -182,15 +182,8 @@ static void flush_log(hil_runtime *rt) {
 
 /* Samples the sensors at the current state (the state of the last step, or t = 0). */
 void hil__sense(hil_runtime *rt) {
-  if (!rt->sensors) {
-    return;
-  }
-  sens_set_update(rt->sensors, rt->model, rt->data);
-  for (int i = 0; i < rt->ntransports; i++) {
-    hil_transport *t = rt->transports[i];
-    if (t->ops->samples_done) {
-      t->ops->samples_done(t, rt);
-    }
+  if (rt->sensors) {
+    sens_set_update(rt->sensors, rt->model, rt->data);
   }
 }
 
@@ -219,6 +212,9 @@ const sim_model *hil_runtime_model(const hil_runtime *rt) {
 }
 const sim_data *hil_runtime_data(const hil_runtime *rt) {
   return rt->data;
+}
+uint64_t hil_runtime_steps(const hil_runtime *rt) {
+  return rt->steps;
 }
 sens_set *hil_runtime_sensors(hil_runtime *rt) {
   return rt->sensors;

@@ -114,6 +114,7 @@ void hil_runtime_tick(hil_runtime *rt);
 
 const sim_model *hil_runtime_model(const hil_runtime *rt);
 const sim_data *hil_runtime_data(const hil_runtime *rt);
+uint64_t hil_runtime_steps(const hil_runtime *rt); /* physics steps since start (as status) */
 sens_set *hil_runtime_sensors(hil_runtime *rt);
 hil_commands *hil_runtime_commands(hil_runtime *rt);
 const hil_options *hil_runtime_options(const hil_runtime *rt);

@@ -29,9 +29,6 @@ typedef struct hil_transport_ops {
   /* One sensor sample, just taken. */
   void (*publish_sample)(hil_transport *t, hil_runtime *rt, const sens_sensor *s,
                          const sens_sample *smp);
-  /* Every sample of this sensing has been published (called after each step's sensing, and
-   * at t = 0 and after a reset, even when no sensor sampled). May be NULL. */
-  void (*samples_done)(hil_transport *t, hil_runtime *rt);
   /* The periodic status (also sent once at exit). */
   void (*publish_status)(hil_transport *t, hil_runtime *rt, const hil_status *st);
   /* A short fragment for the console status line, e.g. "pty /dev/pts/3: 1200 frames". */

@@ -19,41 +19,40 @@
 #define CTL_BATCH 16           /* most control requests answered per poll */
 #define REPLY_MAX (256 * 1024) /* largest control reply (hello lists every name) */
 #define STATUS_MAX 2048
-#define NSOCK 4
+#define NSOCK 3
 
-/* The newest sample message of one topic, for the snapshot on the `latest` socket. */
-typedef struct latest_slot {
+/* One published stream (a sensor's samples, or their truth): its topic, the fixed parts of its
+ * messages, and its newest message (the `latest` control request answers with it). */
+typedef struct stream {
   char topic[HIL_MSG_TOPIC_MAX];
+  hil_msg_sample_form form;
   char json[HIL_MSG_SAMPLE_MAX];
-  int len; /* 0: no sample yet */
-} latest_slot;
+  int len; /* of json; 0: no sample yet (since the last reset) */
+} stream;
 
-/* The `latest` socket's state, sized by attach: one slot per sensor (and per truth stream). */
-typedef struct latest_state {
-  latest_slot *slot; /* [nslot]: sensor i at i, its truth at nsensor + i */
-  int nsensor, nslot;
+/* The streams, sized by attach: sensor i at i, its truth at nsensor + i. */
+typedef struct streams {
+  stream *s; /* [n] */
+  int nsensor, n;
   const sens_sensor *first; /* sensor i is first + i */
-  int fresh;                /* a sample arrived since the last snapshot */
-  double t;                 /* simulation time of the last snapshot (a smaller one: a reset) */
-  char *snapshot;           /* [snapshot_cap] */
-  size_t snapshot_cap;
-} latest_state;
+  double t;                 /* simulation time of the last sample (a smaller one: a reset) */
+} streams;
 
 typedef struct zmq_transport {
   hil_transport base;
   hil_zmq_options opt;
   void *ctx;
-  void *sock[NSOCK]; /* indexed by hil_zmq_socket; the `latest` one NULL when off */
+  void *sock[NSOCK]; /* indexed by hil_zmq_socket */
   char endpoint[NSOCK][HIL_ZMQ_ENDPOINT_MAX];
   hil_zmq_counters n;
   char topic[HIL_MSG_TOPIC_MAX];
   char msg[HIL_MSG_SAMPLE_MAX];
   char status[STATUS_MAX];
   char *reply; /* [REPLY_MAX] */
-  latest_state latest;
+  streams streams;
 } zmq_transport;
 
-static const char *const socket_key[NSOCK] = {"pub", "cmd", "ctl", "latest"};
+static const char *const socket_key[NSOCK] = {"pub", "cmd", "ctl"};
 
 /* --- options ---------------------------------------------------------------------------------- */
 
@@ -63,7 +62,6 @@ void hil_zmq_options_default(hil_zmq_options *o) {
   snprintf(o->pub, sizeof o->pub, "tcp://127.0.0.1:5555");
   snprintf(o->cmd, sizeof o->cmd, "tcp://127.0.0.1:5556");
   snprintf(o->ctl, sizeof o->ctl, "tcp://127.0.0.1:5557");
-  snprintf(o->latest, sizeof o->latest, "tcp://127.0.0.1:5558");
   o->truth = 1;
   o->allow_remote = 0;
   o->sndhwm = 1000;
@@ -73,7 +71,7 @@ void hil_zmq_options_default(hil_zmq_options *o) {
 }
 
 static const char *option_endpoint(const hil_zmq_options *o, int which) {
-  const char *const eps[NSOCK] = {o->pub, o->cmd, o->ctl, o->latest};
+  const char *const eps[NSOCK] = {o->pub, o->cmd, o->ctl};
   return eps[which];
 }
 
@@ -104,9 +102,6 @@ static int check_options(const hil_zmq_options *o, const char *source, char *err
   source = source ? source : "";
   for (int i = 0; i < NSOCK; i++) {
     const char *ep = option_endpoint(o, i);
-    if (!ep[0] && i == HIL_ZMQ_LATEST) {
-      continue; /* off */
-    }
     if (!ep[0]) {
       snprintf(err, err_sz, "%s%stransports.zmq.%s: empty endpoint", source, sep, socket_key[i]);
       return HIL_ECONFIG;
@@ -146,20 +141,19 @@ static int read_bool(const sim_json_ctx *L, const cJSON *obj, const char *path, 
   return 0;
 }
 
-/* An endpoint string; "" (turned off) only where may_be_off. */
 static int read_endpoint(const sim_json_ctx *L, const cJSON *obj, const char *path,
-                         const char *key, int may_be_off, char out[HIL_ZMQ_ENDPOINT_MAX]) {
+                         const char *key, char out[HIL_ZMQ_ENDPOINT_MAX]) {
   const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (!item) {
     return 0;
   }
   char p[SIM_JSON_PATH_MAX];
   sim_json_path_join(p, path, key);
-  if (!cJSON_IsString(item) || (!item->valuestring[0] && !may_be_off) ||
+  if (!cJSON_IsString(item) || !item->valuestring[0] ||
       strlen(item->valuestring) >= HIL_ZMQ_ENDPOINT_MAX) {
     return sim_json_fail(L, p, "expected an endpoint such as \"tcp://127.0.0.1:5555\" or "
-                               "\"ipc:///tmp/achilles.pub\" (at most %d characters)%s",
-                         HIL_ZMQ_ENDPOINT_MAX - 1, may_be_off ? ", or \"\" for none" : "");
+                               "\"ipc:///tmp/achilles.pub\" (at most %d characters)",
+                         HIL_ZMQ_ENDPOINT_MAX - 1);
   }
   snprintf(out, HIL_ZMQ_ENDPOINT_MAX, "%s", item->valuestring);
   return 0;
@@ -182,17 +176,13 @@ static int read_int(const sim_json_ctx *L, const cJSON *obj, const char *path, c
 
 static int parse_zmq(const sim_json_ctx *L, const cJSON *z, hil_zmq_options *o) {
   static const char *const keys[] = {"enabled",      "pub",    "cmd",
-                                     "ctl",          "latest", "truth",
-                                     "allow_remote", "sndhwm", "max_message_bytes",
-                                     "comment",      NULL};
+                                     "ctl",          "truth",  "allow_remote",
+                                     "sndhwm",       "max_message_bytes", "comment", NULL};
   const char *path = "transports.zmq";
   if (sim_json_expect_object(L, z, path) || sim_json_check_keys(L, z, path, keys) ||
       read_bool(L, z, path, "enabled", &o->enabled) ||
-      read_endpoint(L, z, path, "pub", 0, o->pub) ||
-      read_endpoint(L, z, path, "cmd", 0, o->cmd) ||
-      read_endpoint(L, z, path, "ctl", 0, o->ctl) ||
-      read_endpoint(L, z, path, "latest", 1, o->latest) ||
-      read_bool(L, z, path, "truth", &o->truth) ||
+      read_endpoint(L, z, path, "pub", o->pub) || read_endpoint(L, z, path, "cmd", o->cmd) ||
+      read_endpoint(L, z, path, "ctl", o->ctl) || read_bool(L, z, path, "truth", &o->truth) ||
       read_bool(L, z, path, "allow_remote", &o->allow_remote) ||
       read_int(L, z, path, "sndhwm", 1, 1e7, &o->sndhwm) ||
       read_int(L, z, path, "max_message_bytes", 256, 64.0 * 1024 * 1024, &o->max_message_bytes)) {
@@ -235,37 +225,45 @@ static void send_two(zmq_transport *z, const char *topic, const char *body, size
   z->n.sent++;
 }
 
-/* Where sensor s's message (or its truth's) is encoded: its `latest` slot when that socket is
- * on (the snapshot reuses it), otherwise the one scratch buffer. */
-static latest_slot *slot_of(zmq_transport *z, const sens_sensor *s, int truth) {
-  latest_state *l = &z->latest;
-  const ptrdiff_t i = s - l->first;
-  if (!l->slot || i < 0 || i >= l->nsensor) {
+static stream *stream_of(zmq_transport *z, const sens_sensor *s, int truth) {
+  streams *st = &z->streams;
+  const ptrdiff_t i = s - st->first;
+  if (!st->s || i < 0 || i >= st->nsensor) {
     return NULL;
   }
-  return &l->slot[truth ? l->nsensor + i : i];
+  return &st->s[truth ? st->nsensor + i : i];
+}
+
+/* Keeps `latest` from offering samples of before a reset (or a restore to an earlier time). */
+static void forget_the_future(streams *st, double t) {
+  if (t < st->t) {
+    for (int i = 0; i < st->n; i++) {
+      st->s[i].len = 0;
+    }
+  }
+  st->t = t;
 }
 
 static void publish_one(zmq_transport *z, const sim_model *m, const sens_sensor *s,
                         const sens_sample *smp, int truth) {
-  latest_slot *slot = slot_of(z, s, truth);
-  char *buf = slot ? slot->json : z->msg;
-  const int len = hil_msg_encode_sample(buf, HIL_MSG_SAMPLE_MAX, m, s, smp, truth);
-  if (len < 0 || hil_msg_topic(z->topic, sizeof z->topic, s, truth) < 0) {
+  stream *st = stream_of(z, s, truth);
+  if (!st) { /* not attached: the general encoder */
+    const int len = hil_msg_encode_sample(z->msg, sizeof z->msg, m, s, smp, truth);
+    if (len < 0 || hil_msg_topic(z->topic, sizeof z->topic, s, truth) < 0) {
+      z->n.send_failed++;
+      return;
+    }
+    send_two(z, z->topic, z->msg, (size_t)len);
+    return;
+  }
+  forget_the_future(&z->streams, smp->t);
+  const int len = hil_msg_encode_sample_form(st->json, sizeof st->json, &st->form, smp);
+  if (len < 0) {
     z->n.send_failed++;
     return;
   }
-  if (slot) {
-    if (smp->t < z->latest.t) { /* a reset: samples of the previous run are not the newest */
-      for (int i = 0; i < z->latest.nslot; i++) {
-        z->latest.slot[i].len = 0;
-      }
-      z->latest.t = smp->t;
-    }
-    slot->len = len;
-    z->latest.fresh = 1;
-  }
-  send_two(z, z->topic, buf, (size_t)len);
+  st->len = len;
+  send_two(z, st->topic, st->json, (size_t)len);
 }
 
 static void zt_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sensor *s,
@@ -278,62 +276,28 @@ static void zt_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sens
   }
 }
 
-/* The snapshot: {"v":1,"t":T,"samples":{topic: sample message, ...}}, the newest sample of
- * every stream, sent when any of them changed. The socket keeps only the newest message per
- * subscriber (ZMQ_CONFLATE), so a subscriber that falls behind reads the present, not a queue. */
-static void zt_samples_done(hil_transport *t, hil_runtime *rt) {
-  zmq_transport *z = (zmq_transport *)t;
-  latest_state *l = &z->latest;
-  if (!l->slot || !l->fresh) {
-    return;
-  }
-  l->fresh = 0;
-  l->t = hil_runtime_data(rt)->time;
-  hil_jw w;
-  hil_jw_init(&w, l->snapshot, l->snapshot_cap);
-  hil_jw_begin_object(&w);
-  hil_jw_key(&w, "v");
-  hil_jw_uint(&w, HIL_MSG_VERSION);
-  hil_jw_key(&w, "t");
-  hil_jw_number(&w, l->t);
-  hil_jw_key(&w, "samples");
-  hil_jw_begin_object(&w);
-  for (int i = 0; i < l->nslot; i++) {
-    if (l->slot[i].len > 0) {
-      hil_jw_key(&w, l->slot[i].topic);
-      hil_jw_raw(&w, l->slot[i].json, (size_t)l->slot[i].len);
-    }
-  }
-  hil_jw_end_object(&w);
-  hil_jw_end_object(&w);
-  const int len = hil_jw_finish(&w);
-  if (len < 0 || zmq_send(z->sock[HIL_ZMQ_LATEST], l->snapshot, (size_t)len, ZMQ_DONTWAIT) < 0) {
-    z->n.send_failed++;
-    return;
-  }
-  z->n.snapshots++;
-}
-
-/* Sizes the `latest` state for this runtime's sensors (nothing when that socket is off). */
+/* One stream per sensor (and per truth stream) with its topic and message form. */
 static int zt_attach(hil_transport *t, hil_runtime *rt) {
   zmq_transport *z = (zmq_transport *)t;
-  latest_state *l = &z->latest;
+  streams *st = &z->streams;
   const sens_set *set = hil_runtime_sensors(rt);
-  if (!z->sock[HIL_ZMQ_LATEST] || !set || sens_set_count(set) == 0) {
+  if (!set || sens_set_count(set) == 0) {
     return HIL_OK;
   }
-  l->nsensor = sens_set_count(set);
-  l->first = sens_set_sensor(set, 0);
-  l->nslot = z->opt.truth ? 2 * l->nsensor : l->nsensor;
-  l->snapshot_cap = 64 + (size_t)l->nslot * (HIL_MSG_SAMPLE_MAX + HIL_MSG_TOPIC_MAX + 4);
-  l->slot = calloc((size_t)l->nslot, sizeof *l->slot);
-  l->snapshot = malloc(l->snapshot_cap);
-  if (!l->slot || !l->snapshot) {
+  st->nsensor = sens_set_count(set);
+  st->first = sens_set_sensor(set, 0);
+  st->n = z->opt.truth ? 2 * st->nsensor : st->nsensor;
+  st->s = calloc((size_t)st->n, sizeof *st->s);
+  if (!st->s) {
     return HIL_ENOMEM;
   }
-  for (int i = 0; i < l->nslot; i++) {
-    const sens_sensor *s = sens_set_sensor(set, i % l->nsensor);
-    hil_msg_topic(l->slot[i].topic, sizeof l->slot[i].topic, s, i >= l->nsensor);
+  for (int i = 0; i < st->n; i++) {
+    const sens_sensor *s = sens_set_sensor(set, i % st->nsensor);
+    const int truth = i >= st->nsensor;
+    if (hil_msg_topic(st->s[i].topic, sizeof st->s[i].topic, s, truth) < 0 ||
+        hil_msg_sample_form_init(&st->s[i].form, hil_runtime_model(rt), s, truth) != HIL_OK) {
+      return HIL_ENOMEM;
+    }
   }
   return HIL_OK;
 }
@@ -345,8 +309,6 @@ void hil_zmq_write_counters(hil_jw *w, const hil_zmq_counters *c) {
   hil_jw_uint(w, c->sent);
   hil_jw_key(w, "send_failed");
   hil_jw_uint(w, c->send_failed);
-  hil_jw_key(w, "snapshots");
-  hil_jw_uint(w, c->snapshots);
   hil_jw_key(w, "cmd_messages");
   hil_jw_uint(w, c->cmd_messages);
   hil_jw_key(w, "ctl_requests");
@@ -570,6 +532,29 @@ static void reply_status(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
   zt_publish_status(&z->base, rt, &st);
 }
 
+/* {"ok":true,"t":T,"steps":N,"samples":{topic: sample message, ...}}: the newest message of
+ * every stream, byte for byte as the PUB sent it (a stream without a sample since the start or
+ * the last reset is left out). Answered between ticks, so it is the state after the last step:
+ * what a subscriber that fell behind would want, at the cost of one round trip. */
+static void reply_latest(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
+  const streams *st = &z->streams;
+  jw_ok(w);
+  hil_jw_key(w, "t");
+  hil_jw_number(w, hil_runtime_data(rt)->time);
+  hil_jw_key(w, "steps");
+  hil_jw_uint(w, hil_runtime_steps(rt));
+  hil_jw_key(w, "samples");
+  hil_jw_begin_object(w);
+  for (int i = 0; i < st->n; i++) {
+    if (st->s[i].len > 0) {
+      hil_jw_key(w, st->s[i].topic);
+      hil_jw_raw(w, st->s[i].json, (size_t)st->s[i].len);
+    }
+  }
+  hil_jw_end_object(w);
+  hil_jw_end_object(w);
+}
+
 /* The value at `path` of sensor s: a sensor-level key, or a chain parameter ("noise.white.sigma";
  * an IMU's prefixed by its group, "gyro.noise.white.sigma"). Returns 0, or -1 when unknown. */
 static int sensor_param(const sens_sensor *s, const char *path, double *out) {
@@ -718,6 +703,9 @@ static const char *execute(zmq_transport *z, hil_runtime *rt, const hil_ctl_requ
   case HIL_CTL_STATUS:
     reply_status(z, rt, w);
     return NULL;
+  case HIL_CTL_LATEST:
+    reply_latest(z, rt, w);
+    return NULL;
   case HIL_CTL_PAUSE:
     hil_runtime_pause(rt);
     break;
@@ -841,8 +829,7 @@ static void zt_destroy(hil_transport *t) {
   if (z->ctx) {
     zmq_ctx_term(z->ctx);
   }
-  free(z->latest.slot);
-  free(z->latest.snapshot);
+  free(z->streams.s);
   free(z->reply);
   free(z);
 }
@@ -853,7 +840,6 @@ static const hil_transport_ops zmq_ops = {
     .pollitems = zt_pollitems,
     .poll = zt_poll,
     .publish_sample = zt_publish_sample,
-    .samples_done = zt_samples_done,
     .publish_status = zt_publish_status,
     .describe = zt_describe,
     .destroy = zt_destroy,
@@ -861,21 +847,16 @@ static const hil_transport_ops zmq_ops = {
 
 /* Creates, configures and binds socket `which`. */
 static int open_socket(zmq_transport *z, int which, char *err, size_t err_sz) {
-  static const int types[NSOCK] = {ZMQ_PUB, ZMQ_PULL, ZMQ_REP, ZMQ_PUB};
+  static const int types[NSOCK] = {ZMQ_PUB, ZMQ_PULL, ZMQ_REP};
   const char *ep = option_endpoint(&z->opt, which);
-  if (!ep[0]) {
-    return HIL_OK; /* `latest` turned off */
-  }
   void *s = zmq_socket(z->ctx, types[which]);
   z->sock[which] = s;
-  const int linger = 0, conflate = 1;
+  const int linger = 0;
   const int64_t max_size = z->opt.max_message_bytes;
   if (!s || zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
       (which == HIL_ZMQ_PUB &&
        zmq_setsockopt(s, ZMQ_SNDHWM, &z->opt.sndhwm, sizeof z->opt.sndhwm) != 0) ||
-      (which == HIL_ZMQ_LATEST &&
-       zmq_setsockopt(s, ZMQ_CONFLATE, &conflate, sizeof conflate) != 0) ||
-      (types[which] != ZMQ_PUB &&
+      (which != HIL_ZMQ_PUB &&
        zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_size, sizeof max_size))) {
     snprintf(err, err_sz, "transports.zmq.%s: cannot create the socket: %s", socket_key[which],
              zmq_strerror(zmq_errno()));

@@ -422,7 +422,7 @@ static void usage(FILE *out) {
                "--rt and this client with SCHED_FIFO 70. --cpu N (implies --rt) puts everything\n"
                "on CPU N: the responders with --rt --cpu N --keep-awake, this client and its\n"
                "ZeroMQ I/O thread pinned there (docs/runtime.md, \"Sharp timing\"). Uses ports\n"
-               "5565-5568.\n");
+               "5565-5567.\n");
 }
 
 /* out = the directory of this program + "/" + name (name alone if that cannot be read). */

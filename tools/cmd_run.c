@@ -230,11 +230,9 @@ static int add_zmq(hil_runtime *rt, const run_args *a) {
     fprintf(stderr, "achilles run: zmq: %s\n", err);
     return -1;
   }
-  const char *latest = hil_zmq_transport_endpoint(t, HIL_ZMQ_LATEST);
-  fprintf(stderr, "[achilles] zmq: sensors on %s, commands on %s, control on %s%s%s\n",
+  fprintf(stderr, "[achilles] zmq: sensors on %s, commands on %s, control on %s\n",
           hil_zmq_transport_endpoint(t, HIL_ZMQ_PUB), hil_zmq_transport_endpoint(t, HIL_ZMQ_CMD),
-          hil_zmq_transport_endpoint(t, HIL_ZMQ_CTL), latest[0] ? ", newest samples on " : "",
-          latest);
+          hil_zmq_transport_endpoint(t, HIL_ZMQ_CTL));
   return add_transport(rt, t, "zmq");
 }
 

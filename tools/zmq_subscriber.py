@@ -6,15 +6,15 @@ Example:
     tools/zmq_subscriber.py                               # every topic
     tools/zmq_subscriber.py enc/ status                   # encoders and status only
     tools/zmq_subscriber.py -e ipc:///tmp/a/pub truth/    # ground truth, another endpoint
-    tools/zmq_subscriber.py --latest --interval 0.5       # newest sample per topic, twice a second
+    tools/zmq_subscriber.py --latest --interval 0.5       # the present, twice a second
 
 Each message is multipart [topic, json]; the formats are in docs/messages.md. A subscriber that
 falls behind loses samples (the simulator never waits for it): the sequence numbers ("seq") then
 jump, and this tool reports every jump as a gap.
 
---latest reads the simulator's `latest` socket instead (tcp://127.0.0.1:5558): one snapshot
-message holding the newest sample of every topic. Both ends keep only the newest snapshot
-(ZMQ_CONFLATE), so however slowly a reader reads, what it reads is the present.
+--latest subscribes to nothing: every --interval seconds it asks the control socket
+(tcp://127.0.0.1:5557) for {"cmd":"latest"}, the newest message of every stream, so however
+slowly it reads, it shows the present (docs/messages.md, section 6).
 
 Needs python3-zmq (Debian: apt-get install python3-zmq).
 """
@@ -38,13 +38,13 @@ def parse_args(argv):
     p.add_argument("-e", "--endpoint", default="tcp://127.0.0.1:5555",
                    help="the simulator's PUB endpoint (default: %(default)s)")
     p.add_argument("-n", "--count", type=int, default=0,
-                   help="stop after this many messages (with --latest: reports) (default: run "
+                   help="stop after this many messages (with --latest: answers) (default: run "
                    "until Ctrl-C)")
     p.add_argument("--latest", action="store_true",
-                   help="read the newest sample of every topic from the latest socket and print "
-                   "one line per topic every --interval seconds")
-    p.add_argument("--latest-endpoint", default="tcp://127.0.0.1:5558",
-                   help="the simulator's latest socket (default: %(default)s)")
+                   help="every --interval seconds, ask the control socket for the newest sample "
+                   "of every topic and print one line per topic")
+    p.add_argument("-c", "--control", default="tcp://127.0.0.1:5557",
+                   help="the simulator's control endpoint, for --latest (default: %(default)s)")
     p.add_argument("--interval", type=float, default=1.0,
                    help="seconds between --latest reports (default: %(default)s)")
     p.add_argument("--raw", action="store_true", help="print the JSON as received")
@@ -119,32 +119,32 @@ def matches(topic, prefixes):
 
 
 def run_latest(zmq, ctx, args):
-    """Every --interval seconds, the newest snapshot: one line per topic matching the prefixes."""
-    sock = ctx.socket(zmq.SUB)
+    """Every --interval seconds, the present: one line per topic matching the prefixes."""
+    sock = ctx.socket(zmq.REQ)
     sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.CONFLATE, 1)  # keep only the newest snapshot (before connecting)
-    sock.setsockopt(zmq.SUBSCRIBE, b"")
-    sock.connect(args.latest_endpoint)
-    reports = 0
+    sock.setsockopt(zmq.RCVTIMEO, 5000)
+    sock.connect(args.control)
+    answers = 0
     try:
-        while args.count <= 0 or reports < args.count:
+        while args.count <= 0 or answers < args.count:
             time.sleep(args.interval)
-            if not sock.poll(int(args.interval * 1000)):
-                print("no snapshot from %s yet" % args.latest_endpoint, file=sys.stderr)
-                continue
-            snap = json.loads(sock.recv())
-            if snap.get("v") != PROTOCOL_VERSION:
-                print("latest: protocol version %r, this tool reads %d" % (snap.get("v"),
-                                                                          PROTOCOL_VERSION),
-                      file=sys.stderr)
-            print("snapshot t=%.6f" % snap.get("t", float("nan")))
-            samples = snap.get("samples", {})
+            sock.send(b'{"cmd":"latest"}')
+            try:
+                reply = json.loads(sock.recv())
+            except zmq.Again:
+                print("no answer from %s within 5 s" % args.control, file=sys.stderr)
+                return 1
+            if not reply.get("ok"):
+                print("latest: %s" % reply.get("error"), file=sys.stderr)
+                return 1
+            print("latest t=%.6f steps=%s" % (reply.get("t", float("nan")), reply.get("steps")))
+            samples = reply.get("samples", {})
             for topic in sorted(samples):
                 if matches(topic, args.prefixes):
                     sample = samples[topic]
                     print(json.dumps(sample) if args.raw else format_sample(topic, sample))
             print(flush=True)
-            reports += 1
+            answers += 1
     except KeyboardInterrupt:
         pass
     finally:

@@ -358,6 +358,54 @@ static void test_sample_buffer_too_small(void **state) {
   assert_int_equal(hil_msg_encode_sample(buf, sizeof buf, NULL, &s, &smp, 0), HIL_ENOMEM);
 }
 
+/* A form encodes byte for byte what hil_msg_encode_sample does: for encoders, IMUs and torque
+ * sensors, names that need escaping, measured and truth messages, valid and invalid samples,
+ * and values drawn as random bit patterns (NaN, infinities and subnormals among them). */
+static void test_sample_form_matches_encoder(void **state) {
+  (void)state;
+  const char *const imu[] = {"gyro.x", "gyro.y", "gyro.z", "accel.x", "accel.y", "accel.z"};
+  const char *const odd[] = {"a\"b", "tab\there", "back\\slash", "caf\xc3\xa9"};
+  sens_sensor sensors[4];
+  make_sensor(&sensors[0], "shoulder", SENS_ENCODER, 4, enc_channels);
+  make_sensor(&sensors[1], "imu_wrist", SENS_IMU, 6, imu);
+  make_sensor(&sensors[2], "trq", SENS_TORQUE, 1, enc_channels + 1);
+  make_sensor(&sensors[3], "we\"ird\n", SENS_ENCODER, 4, odd);
+  uint64_t bits = 0x9E3779B97F4A7C15ULL;
+  int compared = 0;
+  for (int k = 0; k < 4; k++) {
+    for (int truth = 0; truth <= 1; truth++) {
+      hil_msg_sample_form f;
+      assert_int_equal(hil_msg_sample_form_init(&f, NULL, &sensors[k], truth), HIL_OK);
+      for (int trial = 0; trial < 500; trial++) {
+        sens_sample smp = make_sample();
+        smp.seq = next_bits(&bits) >> (trial % 64);
+        smp.valid = trial % 3 != 0;
+        uint64_t b = next_bits(&bits);
+        memcpy(&smp.t, &b, sizeof b);
+        smp.t_truth = trial % 2 ? smp.t - 1e-3 : (double)trial;
+        for (int i = 0; i < SENS_MAX_CHANNELS; i++) {
+          b = next_bits(&bits);
+          memcpy(trial % 4 ? &smp.meas[i] : &smp.truth[i], &b, sizeof b);
+          smp.truth[i] = trial % 5 ? smp.truth[i] : NAN;
+        }
+        char want[HIL_MSG_SAMPLE_MAX], got[HIL_MSG_SAMPLE_MAX];
+        const int nw = hil_msg_encode_sample(want, sizeof want, NULL, &sensors[k], &smp, truth);
+        const int ng = hil_msg_encode_sample_form(got, sizeof got, &f, &smp);
+        assert_true(nw > 0);
+        if (ng != nw || memcmp(got, want, (size_t)nw + 1) != 0) {
+          fail_msg("form and encoder differ:\n%s\n%s", got, want);
+        }
+        /* too small a buffer: both refuse */
+        assert_int_equal(hil_msg_encode_sample_form(got, (size_t)nw, &f, &smp), HIL_ENOMEM);
+        assert_int_equal(hil_msg_encode_sample(want, (size_t)nw, NULL, &sensors[k], &smp, truth),
+                         HIL_ENOMEM);
+        compared++;
+      }
+    }
+  }
+  assert_int_equal(compared, 4 * 2 * 500);
+}
+
 static void expect_bad_sample(const char *text, const char *expected_in_error) {
   hil_msg_sample d;
   char err[256] = "";
@@ -754,6 +802,7 @@ int main(void) {
       cmocka_unit_test(test_sample_round_trip),
       cmocka_unit_test(test_invalid_sample_uses_null),
       cmocka_unit_test(test_sample_buffer_too_small),
+      cmocka_unit_test(test_sample_form_matches_encoder),
       cmocka_unit_test(test_sample_malformed),
       cmocka_unit_test(test_status),
       cmocka_unit_test(test_control_requests),

@@ -61,8 +61,7 @@ static const char *const robot_fmt =
     "\"gyro\":{\"noise\":{\"white\":{\"density\":0.0002}}},"
     "\"accel\":{\"noise\":{\"white\":{\"density\":0.002}}}}]},"
     "\"transports\":{\"serial\":{\"owned_by\":\"the serial transport\"},"
-    "\"zmq\":{\"pub\":\"ipc://%s/pub\",\"cmd\":\"ipc://%s/cmd\",\"ctl\":\"ipc://%s/ctl\","
-    "\"latest\":\"ipc://%s/latest\"%s}}}";
+    "\"zmq\":{\"pub\":\"ipc://%s/pub\",\"cmd\":\"ipc://%s/cmd\",\"ctl\":\"ipc://%s/ctl\"%s}}}";
 
 #define NSENSORS 4
 static const char *const sensor_topics[NSENSORS] = {"enc/enc_shoulder", "enc/enc_elbow",
@@ -89,7 +88,7 @@ static void tmpdir_make_with(tmpdir *d, const char *zmq_extra) {
   assert_non_null(mkdtemp(d->path));
   snprintf(d->robot, sizeof d->robot, "%s/robot.json", d->path);
   char text[8192];
-  snprintf(text, sizeof text, robot_fmt, d->path, d->path, d->path, d->path, zmq_extra);
+  snprintf(text, sizeof text, robot_fmt, d->path, d->path, d->path, zmq_extra);
   write_file(d->robot, text);
 }
 
@@ -101,7 +100,7 @@ static void tmpdir_make(tmpdir *d) {
 }
 
 static void tmpdir_remove(tmpdir *d) {
-  const char *const names[] = {"robot.json", "pub", "cmd", "ctl", "latest", "bad.json"};
+  const char *const names[] = {"robot.json", "pub", "cmd", "ctl", "bad.json"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     char p[160];
     snprintf(p, sizeof p, "%s/%s", d->path, names[i]);
@@ -115,7 +114,7 @@ static void tmpdir_remove(tmpdir *d) {
 typedef struct server {
   hil_runtime *rt;
   pthread_t thread;
-  char endpoint[4][HIL_ZMQ_ENDPOINT_MAX];
+  char endpoint[3][HIL_ZMQ_ENDPOINT_MAX];
 } server;
 
 static void *server_main(void *arg) {
@@ -151,7 +150,7 @@ static void server_start_in(server *s, const char *config, uint64_t seed, hil_mo
   if (!t) {
     fail_msg("%s", err);
   }
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 3; i++) {
     snprintf(s->endpoint[i], sizeof s->endpoint[i], "%s",
              hil_zmq_transport_endpoint(t, (hil_zmq_socket)i));
   }
@@ -446,7 +445,6 @@ static void test_options(void **state) {
   assert_string_equal(o.pub, "tcp://127.0.0.1:5555");
   assert_string_equal(o.cmd, "tcp://127.0.0.1:5556");
   assert_string_equal(o.ctl, "tcp://127.0.0.1:5557");
-  assert_string_equal(o.latest, "tcp://127.0.0.1:5558");
   assert_int_equal(o.truth, 1);
   assert_int_equal(o.allow_remote, 0);
   /* the test robot's section, with a "serial" sibling that belongs to someone else */
@@ -454,10 +452,6 @@ static void test_options(void **state) {
   char expected[160];
   snprintf(expected, sizeof expected, "ipc://%s/ctl", d.path);
   assert_string_equal(o.ctl, expected);
-  assert_int_equal(parse_text(&d, "{\"transports\":{\"zmq\":{\"latest\":\"\"}}}", &o, err,
-                              sizeof err),
-                   HIL_OK);
-  assert_string_equal(o.latest, ""); /* turned off */
   assert_int_equal(parse_text(&d,
                               "{\"transports\":{\"zmq\":{\"truth\":false,\"sndhwm\":10,"
                               "\"enabled\":false,\"comment\":\"x\"}}}",
@@ -482,10 +476,7 @@ static void test_options(void **state) {
                       "transports.zmq.cmd");
   expect_config_error(&d, "{\"transports\":{\"zmq\":{\"cmd\":\"\"}}}",
                       "transports.zmq.cmd: expected an endpoint");
-  expect_config_error(&d, "{\"transports\":{\"zmq\":{\"latest\":\"tcp://0.0.0.0:5558\"}}}",
-                      "transports.zmq.latest: \"tcp://0.0.0.0:5558\" is not a local endpoint");
-  expect_config_error(&d, "{\"transports\":{\"zmq\":{\"latest\":5558}}}",
-                      "transports.zmq.latest: expected an endpoint");
+
   expect_config_error(&d, "{\"transports\":{\"zmq\":{\"truth\":1}}}",
                       "transports.zmq.truth: expected true or false");
   expect_config_error(&d, "{\"transports\":{\"zmq\":{\"sndhwm\":0}}}",
@@ -572,8 +563,6 @@ static void test_hello(void **state) {
                       "m/s^2");
   const cJSON *eps = cJSON_GetObjectItem(h, "endpoints");
   assert_string_equal(cJSON_GetObjectItem(eps, "ctl")->valuestring, f->srv.endpoint[HIL_ZMQ_CTL]);
-  assert_string_equal(cJSON_GetObjectItem(eps, "latest")->valuestring,
-                      f->srv.endpoint[HIL_ZMQ_LATEST]);
 }
 
 /* --- the shipped club arm --------------------------------------------------------------------- */
@@ -597,13 +586,12 @@ static void club_arm_start(server *s, const tmpdir *d) {
   snprintf(zo.pub, sizeof zo.pub, "ipc://%s/pub", d->path);
   snprintf(zo.cmd, sizeof zo.cmd, "ipc://%s/cmd", d->path);
   snprintf(zo.ctl, sizeof zo.ctl, "ipc://%s/ctl", d->path);
-  snprintf(zo.latest, sizeof zo.latest, "ipc://%s/latest", d->path);
   zo.sndhwm = 10000000;
   hil_transport *t = hil_zmq_transport_new(&zo, err, sizeof err);
   if (!t) {
     fail_msg("%s", err);
   }
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 3; i++) {
     snprintf(s->endpoint[i], sizeof s->endpoint[i], "%s",
              hil_zmq_transport_endpoint(t, (hil_zmq_socket)i));
   }
@@ -1156,86 +1144,44 @@ static void test_slow_subscriber_sees_gaps(void **state) {
   tmpdir_remove(&d);
 }
 
-/* Reads one snapshot from the `latest` socket (waiting up to the receive timeout). */
-static cJSON *receive_snapshot(void *latest) {
-  static char buf[PAYLOAD_MAX * 16];
-  const int n = zmq_recv(latest, buf, sizeof buf - 1, 0);
-  if (n < 0) {
-    fail_msg("no snapshot on the latest socket");
-  }
-  assert_true(n < (int)sizeof buf - 1);
-  buf[n] = '\0';
-  cJSON *snap = cJSON_Parse(buf);
-  if (!snap) {
-    fail_msg("snapshot is not JSON: %s", buf);
-  }
-  return snap;
-}
-
-/* A subscriber of `latest` that reads nothing while 3000 steps go by then reads the present:
- * the snapshot of the last step, after a handful of reads (not 3000), holding for every topic
- * exactly the newest message of that topic's stream. */
-static void test_latest_gives_a_slow_subscriber_the_present(void **state) {
+/* A subscriber that reads nothing while 3000 steps go by gets old samples from its queues;
+ * {"cmd":"latest"} answers with the present instead: the state after the last step, holding for
+ * every topic exactly the newest message of that topic's stream (read here from the streams,
+ * which keep every message in this test). Then after a reset, only samples of the new run. */
+static void test_latest_request_gives_the_present(void **state) {
   (void)state;
   enum { N = 3000 };
   tmpdir d;
-  tmpdir_make(&d); /* the streams keep every message: their last ones are the reference */
+  tmpdir_make(&d);
   server s;
   server_start(&s, d.robot, 1);
   client c;
   client_open(&c, &s);
-  void *latest = zmq_socket(c.ctx, ZMQ_SUB);
-  const int one = 1, linger = 0, timeout = RECV_TIMEOUT_MS;
-  zmq_setsockopt(latest, ZMQ_CONFLATE, &one, sizeof one); /* the reader's side keeps one too */
-  zmq_setsockopt(latest, ZMQ_LINGER, &linger, sizeof linger);
-  zmq_setsockopt(latest, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
-  zmq_setsockopt(latest, ZMQ_SUBSCRIBE, "", 0);
-  assert_int_equal(zmq_connect(latest, s.endpoint[HIL_ZMQ_LATEST]), 0);
   cJSON_Delete(handshake(&c));
-  int steps = 0;
-  while (!has_input(latest, 10)) { /* a step at a time until the subscription is live */
-    send_commands(&c, 0.1, 0);
-    if (++steps > MAX_ATTEMPTS) {
-      fail_msg("no snapshot after %d steps", steps);
-    }
-  }
   for (int k = 0; k < N; k++) {
     send_commands(&c, 0.1, 0);
   }
-  steps += N;
-  double t_end = NAN;
-  for (int i = 0; i < MAX_ATTEMPTS * 10 && !(t_end >= 0); i++) {
-    cJSON *st = request_ok(&c, "{\"cmd\":\"status\"}");
-    const cJSON *status = cJSON_GetObjectItem(st, "status");
-    if (status_number(status, "steps", NULL) == steps) {
-      t_end = status_number(status, "t", NULL);
-    }
+  cJSON *st = NULL;
+  for (int i = 0; i < MAX_ATTEMPTS * 10; i++) {
     cJSON_Delete(st);
-    pause_briefly();
-  }
-  assert_true(t_end > 0);
-
-  int reads = 0;
-  cJSON *snap = NULL;
-  for (;;) {
-    cJSON_Delete(snap);
-    snap = receive_snapshot(latest);
-    reads++;
-    const double t = cJSON_GetObjectItem(snap, "t")->valuedouble;
-    assert_true(t <= t_end);
-    if (t == t_end) {
+    st = request_ok(&c, "{\"cmd\":\"status\"}");
+    if (status_number(cJSON_GetObjectItem(st, "status"), "steps", NULL) == N) {
       break;
     }
-    assert_true(reads < N);
+    pause_briefly();
   }
-  if (reads > 20) {
-    fail_msg("%d reads to reach the present: the latest socket queued snapshots", reads);
-  }
-  assert_int_equal(cJSON_GetObjectItem(snap, "v")->valueint, HIL_MSG_VERSION);
+  const double t_end = status_number(cJSON_GetObjectItem(st, "status"), "t", NULL);
+  cJSON_Delete(st);
+  assert_true(t_end > 0);
 
-  /* the newest message of each stream, from the lossless streams */
-  cJSON *newest = cJSON_CreateObject();
   message m;
+  receive(&c, &m); /* what the stalled subscriber reads first: from the start of the run */
+  assert_true(strcmp(m.topic, "status") == 0 || decode(&m).t < t_end);
+
+  cJSON *latest = request_ok(&c, "{\"cmd\":\"latest\"}");
+  assert_true(cJSON_GetObjectItem(latest, "t")->valuedouble == t_end);
+  assert_true(cJSON_GetObjectItem(latest, "steps")->valuedouble == N);
+  cJSON *newest = cJSON_CreateObject();
   while (has_input(c.sub, 100)) {
     receive(&c, &m);
     if (strcmp(m.topic, "status") != 0) {
@@ -1243,20 +1189,30 @@ static void test_latest_gives_a_slow_subscriber_the_present(void **state) {
       cJSON_AddItemToObject(newest, m.topic, cJSON_Parse(m.payload));
     }
   }
-  const cJSON *samples = cJSON_GetObjectItem(snap, "samples");
+  const cJSON *samples = cJSON_GetObjectItem(latest, "samples");
   assert_int_equal(cJSON_GetArraySize(samples), 2 * NSENSORS); /* each sensor and its truth */
   assert_int_equal(cJSON_GetArraySize(newest), 2 * NSENSORS);
   for (const cJSON *want = newest->child; want; want = want->next) {
     const cJSON *got = cJSON_GetObjectItemCaseSensitive(samples, want->string);
     if (!got || !cJSON_Compare(got, want, 1)) {
       char *text = cJSON_PrintUnformatted(want);
-      fail_msg("%s: the snapshot does not hold the stream's newest message %s", want->string,
-               text);
+      fail_msg("%s: latest does not hold the stream's newest message %s", want->string, text);
     }
   }
   cJSON_Delete(newest);
-  cJSON_Delete(snap);
-  zmq_close(latest);
+  cJSON_Delete(latest);
+
+  /* after a reset: t = 0 and nothing from before it (every sensor samples at t = 0) */
+  request_ok_discard(&c, "{\"cmd\":\"reset\"}");
+  latest = request_ok(&c, "{\"cmd\":\"latest\"}");
+  assert_true(cJSON_GetObjectItem(latest, "t")->valuedouble == 0);
+  samples = cJSON_GetObjectItem(latest, "samples");
+  assert_true(cJSON_GetArraySize(samples) > 0);
+  for (const cJSON *one = samples->child; one; one = one->next) {
+    assert_true(cJSON_GetObjectItem(one, "t")->valuedouble == 0);
+    assert_true(cJSON_GetObjectItem(one, "seq")->valuedouble == 0);
+  }
+  cJSON_Delete(latest);
   client_close(&c);
   server_stop(&s);
   tmpdir_remove(&d);
@@ -1341,33 +1297,33 @@ static void test_python_subscriber(void **state) {
   assert_int_equal(summary, 1);
 }
 
-/* --latest prints snapshots from the latest socket: each with one line per topic matching the
- * prefixes, later snapshots later in time. */
+/* --latest prints the answers to {"cmd":"latest"}: each with one line per topic matching the
+ * prefixes, later answers later in time. */
 static void test_python_subscriber_latest(void **state) {
   fixture *f = *state;
   if (!python_has_zmq()) {
     skip(); /* python3-zmq not installed */
   }
-  const char *args[] = {"--latest",  "--latest-endpoint",       f->srv.endpoint[HIL_ZMQ_LATEST],
+  const char *args[] = {"--latest", "--control", f->srv.endpoint[HIL_ZMQ_CTL],
                         "--interval", "0.05", "-n", "2", "enc/", "truth/enc/enc_shoulder", NULL};
   char text[16384];
   assert_int_equal(run_subscriber_tool(f, args, text, sizeof text), 0);
-  int snapshots = 0, lines = 0;
+  int answers = 0, lines = 0;
   double t[2] = {NAN, NAN};
   char *save = NULL;
   for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    if (strncmp(line, "snapshot t=", 11) == 0) {
-      assert_true(snapshots < 2);
-      t[snapshots++] = strtod(line + 11, NULL);
+    if (strncmp(line, "latest t=", 9) == 0) {
+      assert_true(answers < 2);
+      t[answers++] = strtod(line + 9, NULL);
     } else if (strncmp(line, "enc/enc_shoulder ", 17) == 0 ||
                strncmp(line, "enc/enc_elbow ", 14) == 0 ||
                strncmp(line, "truth/enc/enc_shoulder ", 23) == 0) {
       lines++;
-    } else if (strncmp(line, "no snapshot", 11) != 0) { /* before the subscription is live */
+    } else {
       fail_msg("unexpected output line: %s", line);
     }
   }
-  assert_int_equal(snapshots, 2);
+  assert_int_equal(answers, 2);
   assert_int_equal(lines, 2 * 3);
   assert_true(t[1] > t[0]);
 }
@@ -1474,7 +1430,7 @@ int main(void) {
       cmocka_unit_test(test_club_arm_holds_shoulder),
       cmocka_unit_test(test_lockstep_bit_identical),
       cmocka_unit_test(test_slow_subscriber_sees_gaps),
-      cmocka_unit_test(test_latest_gives_a_slow_subscriber_the_present),
+      cmocka_unit_test(test_latest_request_gives_the_present),
   };
   const struct CMUnitTest served[] = {
       cmocka_unit_test_setup_teardown(test_hello, setup, teardown),
