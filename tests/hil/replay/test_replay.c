@@ -884,7 +884,7 @@ static void test_control_socket(void **state) {
     if (strcmp(topic, "status") == 0) {
       finished = strstr(body, "\"finished\":true") != NULL;
       if (finished) {
-        assert_non_null(strstr(body, "\"cmd_messages\":3,\"ctl_requests\":4,\"ctl_errors\":2}"));
+        assert_non_null(strstr(body, "\"cmd_messages\":3,\"ctl_requests\":5,\"ctl_errors\":3}"));
       }
       continue;
     }
@@ -901,6 +901,9 @@ static void test_control_socket(void **state) {
       request(req, "{\"cmd\":\"pause\"}", reply, sizeof reply);
       assert_string_equal(reply, "{\"ok\":false,\"error\":\"replay: pause is not available in "
                                  "a replay\"}");
+      request(req, "{\"cmd\":\"latest\"}", reply, sizeof reply);
+      assert_string_equal(reply, "{\"ok\":false,\"error\":\"replay: latest is not available in "
+                                 "a replay\"}");
       request(req, "nonsense", reply, sizeof reply);
       assert_true(strncmp(reply, "{\"ok\":false,\"error\":\"", 21) == 0);
     }
@@ -909,8 +912,8 @@ static void test_control_socket(void **state) {
   pthread_join(th, NULL);
   hil_replay_report rep;
   hil_replay_get_report(r, &rep);
-  assert_int_equal(rep.ctl_requests, 4);
-  assert_int_equal(rep.ctl_errors, 2);
+  assert_int_equal(rep.ctl_requests, 5);
+  assert_int_equal(rep.ctl_errors, 3);
   assert_int_equal(rep.cmd_messages, 3);
   assert_int_equal(rep.played, 700);
   hil_replay_destroy(&r);
