@@ -614,6 +614,7 @@ int hil_replay_encode_json(char *out, size_t out_sz, const hil_replay_sensor *sn
 /* --- the player ------------------------------------------------------------------------------- */
 
 typedef struct pending_msg {
+  int stream; /* sensor * 2 + truth */
   int topic_len, len;
   char topic[HIL_MSG_TOPIC_MAX];
   char body[HIL_MSG_SAMPLE_MAX];
@@ -633,6 +634,7 @@ struct hil_replay {
   char *reply;               /* [REPLY_MAX] */
   double next_side;          /* monotonic s: the next look at ctl and cmd while playing */
   pending_msg *group;        /* [GROUP_MAX] */
+  pending_msg *newest;       /* [2 * nsensors]: the last message sent of each stream (latest) */
   int ngroup;
   char status[STATUS_MAX];
   /* serial */
@@ -781,8 +783,9 @@ static int zmq_open(hil_replay *r, char *err, size_t err_sz) {
     return rc;
   }
   r->group = calloc(GROUP_MAX, sizeof *r->group);
+  r->newest = calloc(2 * (size_t)(r->s->nsensors > 0 ? r->s->nsensors : 1), sizeof *r->newest);
   r->reply = r->ctl ? malloc(REPLY_MAX) : NULL;
-  return r->group && (r->reply || !r->ctl) ? HIL_OK : HIL_ENOMEM;
+  return r->group && r->newest && (r->reply || !r->ctl) ? HIL_OK : HIL_ENOMEM;
 }
 
 /* subscription messages of the XPUB: returns 1 when a subscription (not an unsubscription) came */
@@ -806,9 +809,22 @@ static void zmq_send_two(hil_replay *r, const char *topic, size_t tlen, const ch
   r->rep.messages++;
 }
 
+/* Sends m and keeps it as its stream's newest (the answer to `latest`). */
+static void zmq_send_msg(hil_replay *r, const pending_msg *m) {
+  zmq_send_two(r, m->topic, (size_t)m->topic_len, m->body, (size_t)m->len);
+  pending_msg *keep = &r->newest[m->stream];
+  if (keep->topic_len != m->topic_len) {
+    memcpy(keep->topic, m->topic, (size_t)m->topic_len + 1);
+    keep->topic_len = m->topic_len;
+  }
+  memcpy(keep->body, m->body, (size_t)m->len + 1);
+  keep->len = m->len;
+}
+
 static int zmq_encode(pending_msg *m, const hil_replay_schedule *s, const hil_replay_sample *smp,
                       int truth) {
   const hil_replay_sensor *sn = &s->sensor[smp->sensor];
+  m->stream = 2 * smp->sensor + truth;
   m->topic_len = hil_replay_topic(m->topic, sizeof m->topic, sn, truth);
   m->len = hil_replay_encode_json(m->body, sizeof m->body, sn, smp, truth);
   return m->topic_len < 0 || m->len < 0 ? -1 : 0;
@@ -824,7 +840,7 @@ static void zmq_add(hil_replay *r, const hil_replay_sample *smp, int truth, int 
   if (zmq_encode(m, r->s, smp, truth) != 0) {
     r->rep.send_failed++;
   } else if (now) {
-    zmq_send_two(r, m->topic, (size_t)m->topic_len, m->body, (size_t)m->len);
+    zmq_send_msg(r, m);
   } else {
     r->ngroup++;
   }
@@ -893,6 +909,29 @@ static void zmq_status(hil_replay *r, int final) {
 
 /* the live hello reply (hil/zmq_transport.c) from what the file holds; what it cannot hold gets
  * neutral values (docs/replay.md) */
+/* As live (docs/messages.md, section 7): t and steps of the last instant sent, and the last
+ * message sent of every stream. */
+static void reply_latest(hil_replay *r, hil_jw *w) {
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "ok");
+  hil_jw_bool(w, 1);
+  hil_jw_key(w, "t");
+  hil_jw_number(w, r->rep.t);
+  hil_jw_key(w, "steps");
+  hil_jw_uint(w, r->rep.instants);
+  hil_jw_key(w, "samples");
+  hil_jw_begin_object(w);
+  for (int i = 0; r->newest && i < 2 * r->s->nsensors; i++) {
+    const pending_msg *m = &r->newest[i];
+    if (m->len > 0) {
+      hil_jw_key(w, m->topic);
+      hil_jw_raw(w, m->body, (size_t)m->len);
+    }
+  }
+  hil_jw_end_object(w);
+  hil_jw_end_object(w);
+}
+
 static void reply_hello(hil_replay *r, hil_jw *w) {
   const hil_replay_schedule *s = r->s;
   hil_jw_begin_object(w);
@@ -993,6 +1032,8 @@ static void ctl_answer(hil_replay *r, zmq_msg_t *req, int parts) {
   } else if (q.op == HIL_CTL_HELLO) {
     reply_hello(r, &w);
     publish = 1;
+  } else if (q.op == HIL_CTL_LATEST) {
+    reply_latest(r, &w);
   } else if (q.op == HIL_CTL_STATUS) {
     hil_jw_begin_object(&w);
     hil_jw_key(&w, "ok");
@@ -1351,6 +1392,7 @@ void hil_replay_destroy(hil_replay **pr) {
     hil_serial_port_destroy(&r->port);
   }
   free(r->group);
+  free(r->newest);
   free(r->reply);
   free(r);
   *pr = NULL;
@@ -1532,8 +1574,7 @@ static void send_instant(hil_replay *r, size_t i, size_t j, long long pass) {
     return;
   }
   for (int k = 0; k < r->ngroup; k++) {
-    const pending_msg *m = &r->group[k];
-    zmq_send_two(r, m->topic, (size_t)m->topic_len, m->body, (size_t)m->len);
+    zmq_send_msg(r, &r->group[k]);
   }
   /* an instant with more messages than the group holds: the rest encoded now, in order */
   int m = 0;
