@@ -715,6 +715,32 @@ int hil_msg_encode_sample_form(char *out, size_t out_sz, const hil_msg_sample_fo
   return hil_jw_finish(&w);
 }
 
+/* --- the latest reply ------------------------------------------------------------------------ */
+
+void hil_msg_begin_latest(hil_jw *w, double t, uint64_t steps) {
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "ok");
+  hil_jw_bool(w, 1);
+  hil_jw_key(w, "t");
+  hil_jw_number(w, t);
+  hil_jw_key(w, "steps");
+  hil_jw_uint(w, steps);
+  hil_jw_key(w, "samples");
+  hil_jw_begin_object(w);
+}
+
+void hil_msg_latest_sample(hil_jw *w, const char *topic, const char *json, int len) {
+  if (len > 0) {
+    hil_jw_key(w, topic);
+    hil_jw_raw(w, json, (size_t)len);
+  }
+}
+
+void hil_msg_end_latest(hil_jw *w) {
+  hil_jw_end_object(w);
+  hil_jw_end_object(w);
+}
+
 /* --- decoding helpers ------------------------------------------------------------------------- */
 
 static int fail(char *err, size_t err_sz, int code, const char *fmt, ...)

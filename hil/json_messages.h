@@ -129,6 +129,13 @@ int hil_msg_sample_form_init(hil_msg_sample_form *f, const sim_model *m, const s
 int hil_msg_encode_sample_form(char *out, size_t out_sz, const hil_msg_sample_form *f,
                                const sens_sample *smp);
 
+/* The reply to {"cmd":"latest"}, written the same way by the live transport and the replay:
+ * {"ok":true,"t":T,"steps":N,"samples":{topic: sample message, ...}}. Begin, then one
+ * latest_sample per stream (len <= 0: the stream has no sample yet and is left out), then end. */
+void hil_msg_begin_latest(hil_jw *w, double t, uint64_t steps);
+void hil_msg_latest_sample(hil_jw *w, const char *topic, const char *json, int len);
+void hil_msg_end_latest(hil_jw *w);
+
 /* A sample message read back (clients, tests). */
 typedef struct hil_msg_sample {
   char sensor[SENS_NAME_MAX];

@@ -907,31 +907,18 @@ static void zmq_status(hil_replay *r, int final) {
 
 /* --- ZeroMQ control and commands -------------------------------------------------------------- */
 
-/* the live hello reply (hil/zmq_transport.c) from what the file holds; what it cannot hold gets
- * neutral values (docs/replay.md) */
 /* As live (docs/messages.md, section 7): t and steps of the last instant sent, and the last
  * message sent of every stream. */
 static void reply_latest(hil_replay *r, hil_jw *w) {
-  hil_jw_begin_object(w);
-  hil_jw_key(w, "ok");
-  hil_jw_bool(w, 1);
-  hil_jw_key(w, "t");
-  hil_jw_number(w, r->rep.t);
-  hil_jw_key(w, "steps");
-  hil_jw_uint(w, r->rep.instants);
-  hil_jw_key(w, "samples");
-  hil_jw_begin_object(w);
+  hil_msg_begin_latest(w, r->rep.t, r->rep.instants);
   for (int i = 0; r->newest && i < 2 * r->s->nsensors; i++) {
-    const pending_msg *m = &r->newest[i];
-    if (m->len > 0) {
-      hil_jw_key(w, m->topic);
-      hil_jw_raw(w, m->body, (size_t)m->len);
-    }
+    hil_msg_latest_sample(w, r->newest[i].topic, r->newest[i].body, r->newest[i].len);
   }
-  hil_jw_end_object(w);
-  hil_jw_end_object(w);
+  hil_msg_end_latest(w);
 }
 
+/* the live hello reply (hil/zmq_transport.c) from what the file holds; what it cannot hold gets
+ * neutral values (docs/replay.md) */
 static void reply_hello(hil_replay *r, hil_jw *w) {
   const hil_replay_schedule *s = r->s;
   hil_jw_begin_object(w);

@@ -45,8 +45,6 @@ typedef struct zmq_transport {
   void *sock[NSOCK]; /* indexed by hil_zmq_socket */
   char endpoint[NSOCK][HIL_ZMQ_ENDPOINT_MAX];
   hil_zmq_counters n;
-  char topic[HIL_MSG_TOPIC_MAX];
-  char msg[HIL_MSG_SAMPLE_MAX];
   char status[STATUS_MAX];
   char *reply; /* [REPLY_MAX] */
   streams streams;
@@ -244,24 +242,18 @@ static void forget_the_future(streams *st, double t) {
   st->t = t;
 }
 
-static void publish_one(zmq_transport *z, const sim_model *m, const sens_sensor *s,
-                        const sens_sample *smp, int truth) {
+/* Samples come only from the sensors attach sized the streams for (the runtime adds a transport
+ * through attach); a sensor outside them would count as a failed send. */
+static void publish_one(zmq_transport *z, const sens_sensor *s, const sens_sample *smp,
+                        int truth) {
   stream *st = stream_of(z, s, truth);
-  if (!st) { /* not attached: the general encoder */
-    const int len = hil_msg_encode_sample(z->msg, sizeof z->msg, m, s, smp, truth);
-    if (len < 0 || hil_msg_topic(z->topic, sizeof z->topic, s, truth) < 0) {
-      z->n.send_failed++;
-      return;
-    }
-    send_two(z, z->topic, z->msg, (size_t)len);
-    return;
-  }
-  forget_the_future(&z->streams, smp->t);
-  const int len = hil_msg_encode_sample_form(st->json, sizeof st->json, &st->form, smp);
+  const int len =
+      st ? hil_msg_encode_sample_form(st->json, sizeof st->json, &st->form, smp) : HIL_EINVAL;
   if (len < 0) {
     z->n.send_failed++;
     return;
   }
+  forget_the_future(&z->streams, smp->t);
   st->len = len;
   send_two(z, st->topic, st->json, (size_t)len);
 }
@@ -269,10 +261,10 @@ static void publish_one(zmq_transport *z, const sim_model *m, const sens_sensor 
 static void zt_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sensor *s,
                               const sens_sample *smp) {
   zmq_transport *z = (zmq_transport *)t;
-  const sim_model *m = hil_runtime_model(rt);
-  publish_one(z, m, s, smp, 0);
+  (void)rt;
+  publish_one(z, s, smp, 0);
   if (z->opt.truth) {
-    publish_one(z, m, s, smp, 1);
+    publish_one(z, s, smp, 1);
   }
 }
 
@@ -538,21 +530,11 @@ static void reply_status(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
  * what a subscriber that fell behind would want, at the cost of one round trip. */
 static void reply_latest(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
   const streams *st = &z->streams;
-  jw_ok(w);
-  hil_jw_key(w, "t");
-  hil_jw_number(w, hil_runtime_data(rt)->time);
-  hil_jw_key(w, "steps");
-  hil_jw_uint(w, hil_runtime_steps(rt));
-  hil_jw_key(w, "samples");
-  hil_jw_begin_object(w);
+  hil_msg_begin_latest(w, hil_runtime_data(rt)->time, hil_runtime_steps(rt));
   for (int i = 0; i < st->n; i++) {
-    if (st->s[i].len > 0) {
-      hil_jw_key(w, st->s[i].topic);
-      hil_jw_raw(w, st->s[i].json, (size_t)st->s[i].len);
-    }
+    hil_msg_latest_sample(w, st->s[i].topic, st->s[i].json, st->s[i].len);
   }
-  hil_jw_end_object(w);
-  hil_jw_end_object(w);
+  hil_msg_end_latest(w);
 }
 
 /* The value at `path` of sensor s: a sensor-level key, or a chain parameter ("noise.white.sigma";
@@ -856,8 +838,7 @@ static int open_socket(zmq_transport *z, int which, char *err, size_t err_sz) {
   if (!s || zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
       (which == HIL_ZMQ_PUB &&
        zmq_setsockopt(s, ZMQ_SNDHWM, &z->opt.sndhwm, sizeof z->opt.sndhwm) != 0) ||
-      (which != HIL_ZMQ_PUB &&
-       zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_size, sizeof max_size))) {
+      (which != HIL_ZMQ_PUB && zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_size, sizeof max_size))) {
     snprintf(err, err_sz, "transports.zmq.%s: cannot create the socket: %s", socket_key[which],
              zmq_strerror(zmq_errno()));
     return HIL_ESYSTEM;

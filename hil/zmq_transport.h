@@ -40,9 +40,9 @@ typedef struct hil_zmq_options {
   int io_priority;                      /* > 0: the I/O thread runs SCHED_FIFO at this priority */
 } hil_zmq_options;
 
-/* Defaults: enabled, tcp://127.0.0.1:5555 / :5556 / :5557, truth on, local only,
- * sndhwm 1000, messages up to 65536 bytes, I/O thread on any CPU at normal priority (the last two
- * are set by `achilles run --rt --cpu N`, not by the robot file). */
+/* Defaults: enabled, tcp://127.0.0.1:5555 / :5556 / :5557, truth on, local only, sndhwm 1000,
+ * messages up to 65536 bytes, I/O thread on any CPU at normal priority (the last two are set by
+ * `achilles run --rt --cpu N`, not by the robot file). */
 void hil_zmq_options_default(hil_zmq_options *o);
 
 /* Fills o with the defaults, then reads the optional "transports": {"zmq": {...}} section of a
