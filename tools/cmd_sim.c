@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "sim/import/import.h"
 #include "sim/sim.h"
 
 #define MAX_ASSIGNMENTS 64
@@ -23,7 +24,7 @@ typedef struct sim_args {
 static void usage(FILE *out) {
   fprintf(out,
           "usage: achilles sim CONFIG --duration SECONDS [options]\n\n"
-          "Runs the robot described by CONFIG (JSON) without real-time pacing and writes CSV:\n"
+          "Runs the robot described by CONFIG (robot JSON, MJCF or URDF) without real-time pacing and writes CSV:\n"
           "  time,<joint>.q,...,<joint>.qd,...,energy\n"
           "(joints in the order the file lists their bodies, even where a child comes before its\n"
           "parent; time in s of simulation time; q in rad or m; qd in\n"
@@ -237,7 +238,9 @@ int achilles_cmd_sim(int argc, char **argv) {
     return parsed > 0 ? 0 : 2;
   }
   char err[1024];
-  sim_model *m = sim_model_load_file(a.config, err, sizeof err);
+  /* MJCF and URDF too; what they hold that the model does not take is listed by convert */
+  const sim_import_options import = {0, NULL, NULL};
+  sim_model *m = sim_import_load_file(a.config, &import, err, sizeof err);
   if (!m) {
     fprintf(stderr, "achilles sim: %s\n", err);
     return 1;
