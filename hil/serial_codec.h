@@ -58,6 +58,18 @@ void hil_serial_table_print(const hil_serial_table *t, const sens_set *s, FILE *
 int hil_serial_sample_entries(ach_sample *out, int max, hil_serial_table *t, int sensor_index,
                               const sens_sensor *s, const sens_sample *smp, double frame_time);
 
+/* The DESCRIBE answer for sensor id `id` of table t over sensor set s and model m: the name
+ * "sensor.channel" (cut to ACH_INFO_NAME_LEN), the sample kind, the sensor type, the joint id
+ * (actuator index) of the actuator on the measured joint (ACH_NO_JOINT for an IMU or a joint no
+ * actuator drives), the encoder's counts per revolution of its counter (0 for other sensors),
+ * the sample rate and the channel's units. Returns 0, or -1 when id is not in the table. */
+int hil_serial_sensor_info(ach_sensor_info *out, const hil_serial_table *t, const sens_set *s,
+                           const sim_model *m, int id);
+
+/* The unit of channel c of sensor s: "count", "rad", "m", "rad/s", "m/s", "m/s^2", "N*m", "N",
+ * "A" or "1" (dimensionless, such as an index pulse). */
+const char *hil_serial_channel_units(const sens_sensor *s, const sim_model *m, int c);
+
 /* The mode an actuator accepts: motor → TORQUE, DC motor → DUTY or VOLTAGE (its input),
  * position servo → POSITION, velocity servo → VELOCITY. */
 ach_motor_mode hil_serial_actuator_mode(const sim_actuator *a);
