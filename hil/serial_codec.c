@@ -55,7 +55,15 @@ void hil_serial_table_print(const hil_serial_table *t, const sens_set *s, FILE *
         used = sizeof line - 1;
       }
     }
-    fprintf(out, "serial:   %-16s %s%s\n", sn->name, sens_type_name(sn->type), line);
+    /* what a board needs to read the values: rate, the latency actually applied (whole
+     * samples), an encoder's counts per turn (also in DESCRIBE's SENSOR_INFO) */
+    char extra[96];
+    int k = snprintf(extra, sizeof extra, "  (%g Hz, latency %g ms", sn->rate_hz, 1e3 * sn->delay_s);
+    if (sn->type == SENS_ENCODER && k > 0 && (size_t)k < sizeof extra) {
+      snprintf(extra + k, sizeof extra - (size_t)k, ", %lld counts/rev",
+               (long long)sn->u.enc.counts_per_turn);
+    }
+    fprintf(out, "serial:   %-16s %s%s%s)\n", sn->name, sens_type_name(sn->type), line, extra);
   }
   if (t->omitted) {
     fprintf(out, "serial:   %d channels have no id (at most %d ids)\n", t->omitted,

@@ -100,8 +100,8 @@ static int reap(pid_t pid) {
   return -1;
 }
 
-static void test_pd_firmware_holds_set_points(void **state) {
-  (void)state;
+/* The firmware holds the arm of `config` at four set points in lockstep for 4 s. */
+static void hold_set_points(const char *config) {
   hil_options o;
   hil_options_default(&o);
   o.mode = HIL_MODE_LOCKSTEP;
@@ -109,7 +109,7 @@ static void test_pd_firmware_holds_set_points(void **state) {
   o.status_period_s = 0.5; /* STATUS frames go to the firmware too */
   o.duration_s = 4.0;
   char err[512];
-  hil_runtime *rt = hil_runtime_new(ARM, &o, err, sizeof err);
+  hil_runtime *rt = hil_runtime_new(config, &o, err, sizeof err);
   if (!rt) {
     fail_msg("%s", err);
   }
@@ -176,9 +176,23 @@ static void test_pd_firmware_holds_set_points(void **state) {
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+static void test_pd_firmware_holds_set_points(void **state) {
+  (void)state;
+  hold_set_points(ARM);
+}
+
+/* The arm of tests/hil/serial/club_arm_enc.json has its encoder counts at ids 0, 2, 4, 6 with
+ * 16384 counts per turn, not the firmware's defaults (0, 4, 7, 10; 8192 ...): it holds the set
+ * points only by reading ids and counts per turn from DESCRIBE. */
+static void test_pd_firmware_finds_its_encoders_by_describe(void **state) {
+  (void)state;
+  hold_set_points(ACHILLES_SOURCE_DIR "/tests/hil/serial/club_arm_enc.json");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pd_firmware_holds_set_points),
+      cmocka_unit_test(test_pd_firmware_finds_its_encoders_by_describe),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
