@@ -22,7 +22,7 @@
  *                              as fit in ACH_MAX_PAYLOAD, 16 for 256)
  *   ACH_MAX_JOINTS             joint entries held by one ach_motor_command (default 16)
  * RAM: an ach_decoder is 616 bytes with the defaults, 240 with ACH_MAX_PAYLOAD 72 and
- * ACH_MAX_JOINTS 3 (x86-64); code is about 6 kB (gcc -Os).
+ * ACH_MAX_JOINTS 3 (x86-64, sizeof); code is 6.7 kB (`size` of gcc 12 -std=c99 -Os -c, x86-64).
  *
  * USE ON A BOARD (sketch):
  *     static ach_decoder dec;                     // caller-owned, about 0.6 kB with defaults

@@ -165,6 +165,9 @@ static void hold_set_points(const char *config) {
     double q = d->qpos[act->qposadr];
     printf("joint %d: set point %+.4f, predicted rest %+.4f, reached %+.4f (velocity %+.4f)\n", j,
            sp[j], rest, q, d->qvel[act->dof]);
+    /* the motor figures docs/serial-transport.md quotes */
+    printf("joint %d: stall torque per unit duty %.3g N*m, back-EMF damping %.3g N*m*s/rad\n", j, k,
+           act->kt * act->ke * act->gear * act->gear * act->efficiency / act->resistance);
     /* encoder offsets and scale errors (configs/club_arm.sensors.json) are a few mrad */
     assert_true(fabs(q - rest) < 0.01);
     assert_true(fabs(q - sp[j]) < 0.05);
