@@ -29,6 +29,7 @@ typedef struct serial_transport {
   ach_decoder dec;
   ach_counters before;  /* counters of decoders replaced after a reconnection */
   uint32_t errors_seen; /* decoder errors already counted as malformed commands */
+  uint32_t too_long_seen, bad_payload_seen; /* rejections of this decoder already answered */
   /* the board */
   int was_up;    /* the port was up at the last check */
   int connected; /* a HELLO was accepted on the current link */
@@ -171,6 +172,7 @@ static void restart_link(serial_transport *st) {
   st->before = total_counters(st);
   ach_decoder_init(&st->dec);
   st->errors_seen = 0;
+  st->too_long_seen = st->bad_payload_seen = 0;
   st->connected = 0;
   st->tx_len = 0;
   st->describe_next = st->describe_end = 0;
@@ -432,20 +434,27 @@ static void on_message(const ach_message *m, void *user) {
 /* A frame over the receive limits gets an ERROR (the limits are announced in HELLO_ACK): a
  * board told nothing would only see its commands vanish. Other rejections (CRC, framing) are
  * line noise whose header cannot be trusted; they are counted, not answered. */
-static void answer_rejection(serial_transport *st, const ach_counters *before) {
+static void answer_rejection(serial_transport *st) {
   const ach_counters *now = &st->dec.counters;
   char text[ACH_ERROR_TEXT_MAX + 1];
-  if (now->too_long > before->too_long) {
+  int too_long = now->too_long != st->too_long_seen;
+  int bad_payload = now->bad_payload != st->bad_payload_seen;
+  st->too_long_seen = now->too_long;
+  st->bad_payload_seen = now->bad_payload;
+  if (!st->connected) {
+    return; /* the board hears ERROR 2 for its messages until it says HELLO */
+  }
+  if (too_long) {
     snprintf(text, sizeof text, "frame over %d payload bytes: dropped", ACH_MAX_PAYLOAD);
     send_error(st, ACH_ERRC_TOO_LONG, 0xFFFF, text);
-  } else if (now->bad_payload > before->bad_payload) {
+  } else if (bad_payload) {
     const ach_message *m = &st->dec.msg; /* its header passed the CRC */
     if (m->type == ACH_MSG_MOTOR_COMMAND && m->payload_len > ACH_MOTOR_FIXED_SIZE - 1 &&
         st->dec.buf[ACH_HEADER_SIZE + ACH_MOTOR_FIXED_SIZE - 1] > ACH_MAX_JOINTS) {
       snprintf(text, sizeof text, "MOTOR_COMMAND of %u entries: at most %d per frame",
                st->dec.buf[ACH_HEADER_SIZE + ACH_MOTOR_FIXED_SIZE - 1], ACH_MAX_JOINTS);
     } else {
-      snprintf(text, sizeof text, "type %u: payload of %u bytes too short for its fields", m->type,
+      snprintf(text, sizeof text, "type %u: %u payload bytes do not match its fields", m->type,
                m->payload_len);
     }
     send_error(st, ACH_ERRC_BAD_PAYLOAD, m->seq, text);
@@ -456,12 +465,11 @@ static void answer_rejection(serial_transport *st, const ach_counters *before) {
  * answered at its delimiter. */
 static void receive_bytes(serial_transport *st, const uint8_t *bytes, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    ach_counters before = st->dec.counters;
     const ach_message *m = ach_decoder_feed(&st->dec, bytes[i]);
     if (m) {
       on_message(m, st);
-    } else if (bytes[i] == 0x00 && st->connected) {
-      answer_rejection(st, &before);
+    } else if (bytes[i] == 0x00) {
+      answer_rejection(st); /* a delimiter that delivered nothing: a rejection, or a flush */
     }
   }
 }
