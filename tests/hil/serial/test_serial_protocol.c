@@ -161,6 +161,60 @@ static void test_lockstep_t0_samples_are_real(void **state) {
   hil_runtime_destroy(&rt);
 }
 
+/* The club arm's sensors all have a latency (one sample for the encoders): at t = 0 their
+ * entries are DROPPED with value 0, and the board must answer anyway; one step later the base
+ * encoder's entry is its real first measurement. */
+static void test_lockstep_t0_delayed_sensors_are_dropped(void **state) {
+  (void)state;
+  hil_options o;
+  hil_options_default(&o);
+  o.mode = HIL_MODE_LOCKSTEP;
+  o.quiet = 1;
+  o.status_period_s = 0;
+  o.duration_s = 0.002;
+  char err[512];
+  hil_runtime *rt = hil_runtime_new(ACHILLES_SOURCE_DIR "/configs/club_arm.json", &o, err,
+                                    sizeof err);
+  if (!rt) {
+    fail_msg("%s", err);
+  }
+  hil_transport *t = add_serial(rt);
+  board b;
+  assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
+  run_arg a = {rt, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, run_thread, &a), 0);
+  board_hello(&b, "patient");
+  int ok = board_wait_count(&b, &b.hello_acks, 1) && board_wait_sample(&b, 0, 0);
+  ach_sample at0 = b.latest[0];
+  uint64_t at0_time = b.latest_time[0];
+  ach_joint_command c[NJ];
+  fill_duty(c, 0.0f);
+  board_command(&b, NJ, c); /* the answer to t = 0, although every entry was DROPPED */
+  ok = ok && board_wait_sample(&b, 0, 1000000);
+  ach_sample at1 = b.latest[0];
+  board_command(&b, NJ, c);
+  for (int i = 0; i < 3000 && !a.done; i++) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  int finished = a.done;
+  if (!finished) {
+    hil_runtime_request_stop(rt);
+  }
+  pthread_join(th, NULL);
+  assert_true(ok);
+  assert_int_equal(at0_time, 1); /* frame time 0 */
+  assert_int_equal(at0.flags, ACH_SAMPLE_DROPPED);
+  assert_int_equal(at0.v.counts, 0);
+  assert_int_equal(at1.flags, 0);
+  assert_int_equal(at1.sample_seq, 1);
+  assert_int_equal(at1.age_ns, 1000000); /* the measurement of t = 0, one sample late */
+  assert_true(finished);
+  board_close(&b);
+  hil_runtime_destroy(&rt);
+}
+
 /* --- STATUS on change, ERROR 7 on a trip ------------------------------------------------------ */
 
 static int count_errors(const board *b, int code) {
@@ -421,6 +475,7 @@ static void test_console_line_keeps_counters_after_close(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lockstep_t0_samples_are_real),
+      cmocka_unit_test(test_lockstep_t0_delayed_sensors_are_dropped),
       cmocka_unit_test(test_status_on_change_and_watchdog_error),
       cmocka_unit_test(test_receive_limits_announced_and_answered),
       cmocka_unit_test(test_small_rx_max_payload),
