@@ -50,7 +50,9 @@ void hil_serial_table_build(hil_serial_table *t, const sens_set *s);
 void hil_serial_table_clear(hil_serial_table *t);
 void hil_serial_table_add(hil_serial_table *t, int sensor, int channel, int kind);
 
-/* Writes one line per sensor, "  ids 0-3  enc_base_yaw: counts(counts) angle velocity index". */
+/* Writes one line per sensor: "serial:   enc_base_yaw     encoder 0=counts(int32) 1=angle
+ * 2=velocity 3=index  (1000 Hz, latency 1 ms, 8192 counts/rev)" (rate, the latency applied in
+ * whole samples, an encoder's counts per turn). */
 void hil_serial_table_print(const hil_serial_table *t, const sens_set *s, FILE *out);
 
 /* The entries of one sample: writes at most max entries into out and returns how many. Ages
