@@ -55,7 +55,15 @@ void hil_serial_table_print(const hil_serial_table *t, const sens_set *s, FILE *
         used = sizeof line - 1;
       }
     }
-    fprintf(out, "serial:   %-16s %s%s\n", sn->name, sens_type_name(sn->type), line);
+    /* what a board needs to read the values: rate, the latency actually applied (whole
+     * samples), an encoder's counts per turn (also in DESCRIBE's SENSOR_INFO) */
+    char extra[96];
+    int k = snprintf(extra, sizeof extra, "  (%g Hz, latency %g ms", sn->rate_hz, 1e3 * sn->delay_s);
+    if (sn->type == SENS_ENCODER && k > 0 && (size_t)k < sizeof extra) {
+      snprintf(extra + k, sizeof extra - (size_t)k, ", %lld counts/rev",
+               (long long)sn->u.enc.counts_per_turn);
+    }
+    fprintf(out, "serial:   %-16s %s%s%s)\n", sn->name, sens_type_name(sn->type), line, extra);
   }
   if (t->omitted) {
     fprintf(out, "serial:   %d channels have no id (at most %d ids)\n", t->omitted,
@@ -157,4 +165,97 @@ const char *hil_serial_mode_name(int mode) {
   default:
     return "unknown";
   }
+}
+
+/* --- DESCRIBE ------------------------------------------------------------------------------- */
+
+/* the joint a sensor measures, -1 for none (an IMU measures a body) */
+static int measured_joint(const sens_sensor *s) {
+  switch (s->type) {
+  case SENS_ENCODER:
+    return s->u.enc.joint;
+  case SENS_TORQUE:
+    return s->u.trq.joint;
+  default:
+    return -1;
+  }
+}
+
+static int joint_is_slide(const sim_model *m, int joint) {
+  return joint >= 0 && joint < m->njnt && m->joints[joint].type == SIM_JOINT_SLIDE;
+}
+
+const char *hil_serial_channel_units(const sens_sensor *s, const sim_model *m, int c) {
+  int slide = joint_is_slide(m, measured_joint(s));
+  const char *name = s->channel[c];
+  switch (s->type) {
+  case SENS_ENCODER:
+    if (c == s->u.enc.ch_counts) {
+      return "count";
+    }
+    if (c == s->u.enc.ch_index) {
+      return "1";
+    }
+    if (c == s->u.enc.ch_velocity) {
+      return slide ? "m/s" : "rad/s";
+    }
+    return slide ? "m" : "rad";
+  case SENS_IMU:
+    return strncmp(name, "gyro", 4) == 0 ? "rad/s" : "m/s^2";
+  case SENS_TORQUE:
+  default:
+    if (strcmp(name, "current") == 0) {
+      return "A";
+    }
+    return slide ? "N" : "N*m";
+  }
+}
+
+/* the joint id of the board (actuator index) driving model joint j, ACH_NO_JOINT if none */
+static uint8_t command_joint(const sim_model *m, int j) {
+  for (int a = 0; j >= 0 && a < m->nu && a < (int)ACH_NO_JOINT; a++) {
+    if (m->actuators[a].joint == j) {
+      return (uint8_t)a;
+    }
+  }
+  return ACH_NO_JOINT;
+}
+
+static uint8_t sensor_type_code(sens_type type) {
+  switch (type) {
+  case SENS_ENCODER:
+    return ACH_SENSOR_ENCODER;
+  case SENS_IMU:
+    return ACH_SENSOR_IMU;
+  case SENS_TORQUE:
+    return ACH_SENSOR_TORQUE;
+  default:
+    return ACH_SENSOR_OTHER;
+  }
+}
+
+int hil_serial_sensor_info(ach_sensor_info *out, const hil_serial_table *t, const sens_set *s,
+                           const sim_model *m, int id) {
+  memset(out, 0, sizeof *out);
+  if (!s || id < 0 || id >= t->n) {
+    return -1;
+  }
+  const hil_serial_channel *ch = &t->id[id];
+  const sens_sensor *sn = sens_set_sensor(s, ch->sensor);
+  out->sensor_id = (uint8_t)id;
+  out->kind = ch->kind;
+  out->sensor_type = sensor_type_code(sn->type);
+  out->joint = command_joint(m, measured_joint(sn));
+  if (sn->type == SENS_ENCODER && sn->u.enc.counts_per_turn > 0 &&
+      sn->u.enc.counts_per_turn <= (int64_t)UINT32_MAX) {
+    out->counts_per_rev = (uint32_t)sn->u.enc.counts_per_turn;
+  }
+  out->rate_hz = (float)sn->rate_hz;
+  snprintf(out->units, sizeof out->units, "%s", hil_serial_channel_units(sn, m, ch->channel));
+  /* "sensor.channel", cut at the field's length (the id stays the reference) */
+  char name[SENS_NAME_MAX + SENS_CHANNEL_NAME_MAX + 2] = {0};
+  snprintf(name, sizeof name, "%s.%s", sn->name, sn->channel[ch->channel]);
+  memcpy(out->name, name, ACH_INFO_NAME_LEN);
+  out->name[ACH_INFO_NAME_LEN] = '\0';
+  return 0;
 }

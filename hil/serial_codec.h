@@ -50,13 +50,27 @@ void hil_serial_table_build(hil_serial_table *t, const sens_set *s);
 void hil_serial_table_clear(hil_serial_table *t);
 void hil_serial_table_add(hil_serial_table *t, int sensor, int channel, int kind);
 
-/* Writes one line per sensor, "  ids 0-3  enc_base_yaw: counts(counts) angle velocity index". */
+/* Writes one line per sensor: "serial:   enc_base_yaw     encoder 0=counts(int32) 1=angle
+ * 2=velocity 3=index  (1000 Hz, latency 1 ms, 8192 counts/rev)" (rate, the latency applied in
+ * whole samples, an encoder's counts per turn). */
 void hil_serial_table_print(const hil_serial_table *t, const sens_set *s, FILE *out);
 
 /* The entries of one sample: writes at most max entries into out and returns how many. Ages
  * are measured from frame_time (s, simulation time): age_ns = (frame_time - t_truth)·1e9. */
 int hil_serial_sample_entries(ach_sample *out, int max, hil_serial_table *t, int sensor_index,
                               const sens_sensor *s, const sens_sample *smp, double frame_time);
+
+/* The DESCRIBE answer for sensor id `id` of table t over sensor set s and model m: the name
+ * "sensor.channel" (cut to ACH_INFO_NAME_LEN), the sample kind, the sensor type, the joint id
+ * (actuator index) of the actuator on the measured joint (ACH_NO_JOINT for an IMU or a joint no
+ * actuator drives), the encoder's counts per revolution of its counter (0 for other sensors),
+ * the sample rate and the channel's units. Returns 0, or -1 when id is not in the table. */
+int hil_serial_sensor_info(ach_sensor_info *out, const hil_serial_table *t, const sens_set *s,
+                           const sim_model *m, int id);
+
+/* The unit of channel c of sensor s: "count", "rad", "m", "rad/s", "m/s", "m/s^2", "N*m", "N",
+ * "A" or "1" (dimensionless, such as an index pulse). */
+const char *hil_serial_channel_units(const sens_sensor *s, const sim_model *m, int c);
 
 /* The mode an actuator accepts: motor → TORQUE, DC motor → DUTY or VOLTAGE (its input),
  * position servo → POSITION, velocity servo → VELOCITY. */

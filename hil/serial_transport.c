@@ -29,6 +29,7 @@ typedef struct serial_transport {
   ach_decoder dec;
   ach_counters before;  /* counters of decoders replaced after a reconnection */
   uint32_t errors_seen; /* decoder errors already counted as malformed commands */
+  uint32_t too_long_seen, bad_payload_seen; /* rejections of this decoder already answered */
   /* the board */
   int was_up;    /* the port was up at the last check */
   int connected; /* a HELLO was accepted on the current link */
@@ -46,6 +47,11 @@ typedef struct serial_transport {
   int pending_sensors; /* distinct sensors in the current batch */
   uint8_t pending_seen[HIL_SERIAL_MAX_IDS + 1];
   uint64_t last_overruns;
+  /* what the board was last told: STATUS goes out when the state changes, ERROR 7 on a trip */
+  uint32_t state_sent;
+  uint64_t trips_seen;
+  /* a DESCRIBE of every id is answered over several polls when the queue fills */
+  int describe_next, describe_end;
   hil_serial_counters c;
 } serial_transport;
 
@@ -166,8 +172,10 @@ static void restart_link(serial_transport *st) {
   st->before = total_counters(st);
   ach_decoder_init(&st->dec);
   st->errors_seen = 0;
+  st->too_long_seen = st->bad_payload_seen = 0;
   st->connected = 0;
   st->tx_len = 0;
+  st->describe_next = st->describe_end = 0;
   st->pending.count = 0;
   st->pending_sensors = 0;
   memset(st->pending_seen, 0, sizeof st->pending_seen);
@@ -175,6 +183,75 @@ static void restart_link(serial_transport *st) {
 
 static void serial_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sensor *s,
                                   const sens_sample *smp);
+
+/* --- state and status ------------------------------------------------------------------------- */
+
+static int watchdog_holds(hil_runtime *rt) {
+  const hil_commands *cmds = hil_runtime_commands(rt);
+  for (int i = 0; i < cmds->count; i++) {
+    if (cmds->slots[i].timed_out) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The STATUS state bits that are sent on change (OVERRUN only rides on the periodic STATUS:
+ * on a shared machine it would change every few ticks). */
+static uint32_t link_state(hil_runtime *rt) {
+  return ACH_STATE_CONNECTED |
+         (hil_runtime_paused(rt) ? ACH_STATE_PAUSED : ACH_STATE_RUNNING) |
+         (hil_runtime_options(rt)->mode == HIL_MODE_LOCKSTEP ? ACH_STATE_LOCKSTEP : 0u) |
+         (watchdog_holds(rt) ? ACH_STATE_WATCHDOG : 0u);
+}
+
+static void send_status(serial_transport *st, hil_runtime *rt, const hil_status *s,
+                        uint32_t overrun) {
+  ach_counters rx = total_counters(st);
+  ach_message m;
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_STATUS;
+  ach_status *o = &m.u.status;
+  o->sim_time_ns = hil_serial_time_ns(s->sim_time);
+  o->state = link_state(rt) | overrun;
+  o->rx_frames_ok = rx.frames_ok;
+  o->rx_bad_crc = rx.bad_crc;
+  o->rx_framing_errors = rx.cobs_errors + rx.truncated + rx.too_long + rx.bad_length;
+  o->rx_seq_lost = rx.seq_lost;
+  o->rx_rejected = rx.bad_version + rx.unknown_type + rx.bad_payload;
+  o->watchdog_trips = (uint32_t)s->commands.watchdog_trips;
+  o->overruns = (uint32_t)s->overruns;
+  o->commands_clamped = (uint32_t)(s->commands.clamped + s->commands.rejected_nonfinite +
+                                   s->commands.rejected_unknown);
+  st->state_sent = o->state & ~ACH_STATE_OVERRUN;
+  send_message(st, &m);
+}
+
+/* A STATUS between periodic ones: the runtime's counters as they are now. */
+static void send_status_now(serial_transport *st, hil_runtime *rt) {
+  hil_status s;
+  hil_runtime_status(rt, &s);
+  send_status(st, rt, &s, 0);
+}
+
+/* Once per poll: ERROR 7 for each new watchdog trip, and STATUS when the state changed. */
+static void report_changes(serial_transport *st, hil_runtime *rt) {
+  uint64_t trips = hil_runtime_commands(rt)->counters.watchdog_trips;
+  if (!st->connected) {
+    st->trips_seen = trips;
+    return;
+  }
+  if (trips > st->trips_seen) {
+    char text[ACH_ERROR_TEXT_MAX + 1];
+    snprintf(text, sizeof text, "no command for %g s: actuators at their safe value",
+             hil_runtime_commands(rt)->timeout_s);
+    send_error(st, ACH_ERRC_WATCHDOG, 0xFFFF, text);
+    st->trips_seen = trips;
+  }
+  if (link_state(rt) != st->state_sent) {
+    send_status_now(st, rt);
+  }
+}
 
 /* The latest sample of every sensor, so a board that just said HELLO has a state to act on
  * (in lockstep the simulator waits for its commands; it must not wait for the next step). */
@@ -200,6 +277,8 @@ static void on_hello(serial_transport *st, const ach_message *m) {
   ack.u.hello_ack.n_sensors = (uint8_t)st->table.n;
   ack.u.hello_ack.physics_rate_hz = (uint32_t)lround(1.0 / model->opt.timestep);
   ack.u.hello_ack.sim_time_ns = hil_serial_time_ns(hil_runtime_data(st->rt)->time);
+  ack.u.hello_ack.rx_max_payload = ACH_MAX_PAYLOAD; /* the receive limits, announced */
+  ack.u.hello_ack.max_joints = ACH_MAX_JOINTS;
   if (h->version_major != ACH_PROTOCOL_VERSION_MAJOR) {
     ack.u.hello_ack.result = ACH_HELLO_VERSION_MISMATCH;
     st->connected = 0;
@@ -209,11 +288,24 @@ static void on_hello(serial_transport *st, const ach_message *m) {
     send_message(st, &ack);
     return;
   }
+  if (h->rx_max_payload < ACH_MIN_PAYLOAD) {
+    /* STATUS (44 bytes) and ERROR (up to 69) would not fit: refused, not exceeded later */
+    char text[ACH_ERROR_TEXT_MAX + 1];
+    ack.u.hello_ack.result = ACH_HELLO_REFUSED;
+    st->connected = 0;
+    send_message(st, &ack);
+    snprintf(text, sizeof text, "rx_max_payload %u is below the minimum %d", h->rx_max_payload,
+             ACH_MIN_PAYLOAD);
+    send_error(st, ACH_ERRC_UNSUPPORTED, m->seq, text);
+    fprintf(stderr, "serial: board \"%s\" refused: %s\n", h->name, text);
+    return;
+  }
   /* as many entries per frame as the board's receive buffer takes */
   int fit = ((int)h->rx_max_payload - ACH_SENSOR_FIXED_SIZE) / ACH_SENSOR_ENTRY_SIZE;
-  st->per_frame = fit < 1 ? 1 : fit > ACH_MAX_SENSORS_PER_FRAME ? ACH_MAX_SENSORS_PER_FRAME : fit;
+  st->per_frame = fit > ACH_MAX_SENSORS_PER_FRAME ? ACH_MAX_SENSORS_PER_FRAME : fit;
   snprintf(st->board, sizeof st->board, "%s", h->name);
   st->pending.count = 0;
+  st->describe_next = st->describe_end = 0;
   ack.u.hello_ack.result = ACH_HELLO_OK;
   send_message(st, &ack);
   if (!st->connected) {
@@ -221,6 +313,8 @@ static void on_hello(serial_transport *st, const ach_message *m) {
             hil_serial_port_path(st->port), h->version_major, h->version_minor);
   }
   st->connected = 1;
+  st->trips_seen = hil_runtime_commands(st->rt)->counters.watchdog_trips;
+  send_status_now(st, st->rt);
   send_latest_samples(st);
 }
 
@@ -271,6 +365,37 @@ static void on_step_request(serial_transport *st, const ach_message *m) {
   hil_runtime_request_steps(st->rt, m->u.step_request.steps);
 }
 
+/* SENSOR_INFO for ids describe_next .. describe_end - 1, as many as the queue takes now. */
+static void send_sensor_infos(serial_transport *st) {
+  const sens_set *set = hil_runtime_sensors(st->rt);
+  while (st->describe_next < st->describe_end && st->tx_len + FRAME_MAX <= TX_CAP &&
+         hil_serial_port_is_up(st->port)) {
+    ach_message out;
+    memset(&out, 0, sizeof out);
+    out.type = ACH_MSG_SENSOR_INFO;
+    hil_serial_sensor_info(&out.u.sensor_info, &st->table, set, hil_runtime_model(st->rt),
+                           st->describe_next++);
+    send_message(st, &out);
+  }
+}
+
+static void on_describe(serial_transport *st, const ach_message *m) {
+  int id = m->u.describe.sensor_id;
+  if (id == ACH_DESCRIBE_ALL) {
+    st->describe_next = 0;
+    st->describe_end = st->table.n;
+  } else if (id < st->table.n) {
+    st->describe_next = id;
+    st->describe_end = id + 1;
+  } else {
+    char text[ACH_ERROR_TEXT_MAX + 1];
+    snprintf(text, sizeof text, "sensor %d: no such id (%d ids)", id, st->table.n);
+    send_error(st, ACH_ERRC_BAD_SENSOR, m->seq, text);
+    return;
+  }
+  send_sensor_infos(st);
+}
+
 static void on_message(const ach_message *m, void *user) {
   serial_transport *st = user;
   st->c.frames_in++;
@@ -293,6 +418,9 @@ static void on_message(const ach_message *m, void *user) {
   case ACH_MSG_STEP_REQUEST:
     on_step_request(st, m);
     break;
+  case ACH_MSG_DESCRIBE:
+    on_describe(st, m);
+    break;
   case ACH_MSG_ERROR:
     fprintf(stderr, "serial: board \"%s\" reports error %u: %s\n", st->board, m->u.error.code,
             m->u.error.text);
@@ -300,6 +428,49 @@ static void on_message(const ach_message *m, void *user) {
   default:
     send_error(st, ACH_ERRC_UNSUPPORTED, m->seq, "message goes from simulator to board");
     break;
+  }
+}
+
+/* A frame over the receive limits gets an ERROR (the limits are announced in HELLO_ACK): a
+ * board told nothing would only see its commands vanish. Other rejections (CRC, framing) are
+ * line noise whose header cannot be trusted; they are counted, not answered. */
+static void answer_rejection(serial_transport *st) {
+  const ach_counters *now = &st->dec.counters;
+  char text[ACH_ERROR_TEXT_MAX + 1];
+  int too_long = now->too_long != st->too_long_seen;
+  int bad_payload = now->bad_payload != st->bad_payload_seen;
+  st->too_long_seen = now->too_long;
+  st->bad_payload_seen = now->bad_payload;
+  if (!st->connected) {
+    return; /* the board hears ERROR 2 for its messages until it says HELLO */
+  }
+  if (too_long) {
+    snprintf(text, sizeof text, "frame over %d payload bytes: dropped", ACH_MAX_PAYLOAD);
+    send_error(st, ACH_ERRC_TOO_LONG, 0xFFFF, text);
+  } else if (bad_payload) {
+    const ach_message *m = &st->dec.msg; /* its header passed the CRC */
+    if (m->type == ACH_MSG_MOTOR_COMMAND && m->payload_len > ACH_MOTOR_FIXED_SIZE - 1 &&
+        st->dec.buf[ACH_HEADER_SIZE + ACH_MOTOR_FIXED_SIZE - 1] > ACH_MAX_JOINTS) {
+      snprintf(text, sizeof text, "MOTOR_COMMAND of %u entries: at most %d per frame",
+               st->dec.buf[ACH_HEADER_SIZE + ACH_MOTOR_FIXED_SIZE - 1], ACH_MAX_JOINTS);
+    } else {
+      snprintf(text, sizeof text, "type %u: %u payload bytes do not match its fields", m->type,
+               m->payload_len);
+    }
+    send_error(st, ACH_ERRC_BAD_PAYLOAD, m->seq, text);
+  }
+}
+
+/* Bytes from the port through the decoder, one at a time so that each rejected frame can be
+ * answered at its delimiter. */
+static void receive_bytes(serial_transport *st, const uint8_t *bytes, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const ach_message *m = ach_decoder_feed(&st->dec, bytes[i]);
+    if (m) {
+      on_message(m, st);
+    } else if (bytes[i] == 0x00) {
+      answer_rejection(st); /* a delimiter that delivered nothing: a rejection, or a flush */
+    }
   }
 }
 
@@ -356,11 +527,13 @@ static void serial_poll(hil_transport *t, hil_runtime *rt) {
     if (n <= 0) {
       break; /* nothing more, or the link went down (check_link below) */
     }
-    ach_decoder_push(&st->dec, buf, (size_t)n, on_message, st);
+    receive_bytes(st, buf, (size_t)n);
     count_rejected_frames(st);
     total += (size_t)n;
   }
   flush_tx(st);
+  send_sensor_infos(st);
+  report_changes(st, rt);
   check_link(st);
 }
 
@@ -404,32 +577,8 @@ static void serial_publish_status(hil_transport *t, hil_runtime *rt, const hil_s
     st->last_overruns = s->overruns;
     return;
   }
-  const hil_commands *cmds = hil_runtime_commands(rt);
-  int tripped = 0;
-  for (int i = 0; i < cmds->count; i++) {
-    tripped |= cmds->slots[i].timed_out;
-  }
-  ach_counters rx = total_counters(st);
-  ach_message m;
-  memset(&m, 0, sizeof m);
-  m.type = ACH_MSG_STATUS;
-  ach_status *o = &m.u.status;
-  o->sim_time_ns = hil_serial_time_ns(s->sim_time);
-  o->state = ACH_STATE_CONNECTED | (s->paused ? ACH_STATE_PAUSED : ACH_STATE_RUNNING) |
-             (s->mode == HIL_MODE_LOCKSTEP ? ACH_STATE_LOCKSTEP : 0u) |
-             (tripped ? ACH_STATE_WATCHDOG : 0u) |
-             (s->overruns > st->last_overruns ? ACH_STATE_OVERRUN : 0u);
-  o->rx_frames_ok = rx.frames_ok;
-  o->rx_bad_crc = rx.bad_crc;
-  o->rx_framing_errors = rx.cobs_errors + rx.truncated + rx.too_long + rx.bad_length;
-  o->rx_seq_lost = rx.seq_lost;
-  o->rx_rejected = rx.bad_version + rx.unknown_type + rx.bad_payload;
-  o->watchdog_trips = (uint32_t)s->commands.watchdog_trips;
-  o->overruns = (uint32_t)s->overruns;
-  o->commands_clamped = (uint32_t)(s->commands.clamped + s->commands.rejected_nonfinite +
-                                   s->commands.rejected_unknown);
+  send_status(st, rt, s, s->overruns > st->last_overruns ? ACH_STATE_OVERRUN : 0u);
   st->last_overruns = s->overruns;
-  send_message(st, &m);
 }
 
 static void serial_describe(hil_transport *t, char *out, size_t out_sz) {
@@ -438,17 +587,19 @@ static void serial_describe(hil_transport *t, char *out, size_t out_sz) {
   hil_serial_transport_counters(t, &c);
   const char *kind = hil_serial_port_is_pty(st->port) ? "pty" : "serial";
   const char *path = hil_serial_port_path(st->port);
+  /* the counters in every state: the line after the firmware closed is the run's summary */
+  char who[ACH_NAME_LEN + 24];
   if (!hil_serial_port_is_up(st->port)) {
-    snprintf(out, out_sz, "%s %s: link down", kind, path);
+    snprintf(who, sizeof who, "link down,");
   } else if (!st->connected) {
-    snprintf(out, out_sz, "%s %s: waiting for HELLO", kind, path);
+    snprintf(who, sizeof who, "waiting for HELLO,");
   } else {
-    snprintf(out, out_sz,
-             "%s %s: \"%s\" %lu in %lu out, bad crc %lu framing %lu rejected %lu lost %lu"
-             " dropped %lu",
-             kind, path, st->board, c.frames_in, c.frames_out, c.rx_bad_crc, c.rx_framing,
-             c.rx_rejected, c.rx_seq_lost, c.tx_dropped);
+    snprintf(who, sizeof who, "\"%s\"", st->board);
   }
+  snprintf(out, out_sz,
+           "%s %s: %s %lu in %lu out, bad crc %lu framing %lu rejected %lu lost %lu dropped %lu",
+           kind, path, who, c.frames_in, c.frames_out, c.rx_bad_crc, c.rx_framing,
+           c.rx_rejected, c.rx_seq_lost, c.tx_dropped);
 }
 
 static void serial_destroy(hil_transport *t) {
