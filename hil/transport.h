@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <zmq.h>
 
-#include "hil/runtime.h"
+#include "hil/runtime/runtime.h"
 
 typedef struct hil_transport_ops {
   const char *name;

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "hil/error.h"
-#include "hil/json_messages.h"
+#include "hil/zmq/json_messages.h"
 #include "sensors/sensors.h"
 #include "sim/data.h"
 #include "sim/model.h"

@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "hil/error.h"
-#include "hil/replay.h"
+#include "hil/record/replay.h"
 
 typedef struct replay_args {
   const char *file;

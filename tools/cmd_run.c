@@ -8,9 +8,9 @@
 #include "cli.h"
 #include "commands.h"
 #include "hil/error.h"
-#include "hil/runtime.h"
-#include "hil/serial_transport.h"
-#include "hil/zmq_transport.h"
+#include "hil/runtime/runtime.h"
+#include "hil/serial/serial_transport.h"
+#include "hil/zmq/zmq_transport.h"
 
 typedef struct run_args {
   const char *config;

@@ -28,7 +28,7 @@
 #include <zmq.h>
 
 #include "achilles_client.h"
-#include "hil/cpu.h"
+#include "hil/runtime/cpu.h"
 
 #define LATE_WINDOW 1000 /* ticks of lateness kept for the status reply */
 

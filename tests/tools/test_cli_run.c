@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hil/log.h"
+#include "hil/record/log.h"
 
 static char dir[64];
 

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hil/log.h"
+#include "hil/record/log.h"
 
 /* --- helpers ---------------------------------------------------------------------------------- */
 

@@ -31,9 +31,9 @@
 #include <zmq.h>
 
 #include "hil/error.h"
-#include "hil/json_messages.h"
-#include "hil/log.h"
-#include "hil/replay.h"
+#include "hil/zmq/json_messages.h"
+#include "hil/record/log.h"
+#include "hil/record/replay.h"
 
 #define RECV_TIMEOUT_MS 10000 /* liveness guard only */
 #define MAX_MSGS 8000

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hil/json_messages.h"
-#include "hil/log.h"
+#include "hil/zmq/json_messages.h"
+#include "hil/record/log.h"
 
 int achilles_cmd_replay(int argc, char **argv); /* tools/commands.h */
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "achilles_client.h"
-#include "hil/runtime.h"
+#include "hil/runtime/runtime.h"
 #include "hil/transport.h"
 
 #define BOARD_MAX_IDS 256

@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "hil/error.h"
-#include "hil/serial_codec.h"
-#include "hil/serial_transport.h"
+#include "hil/serial/serial_codec.h"
+#include "hil/serial/serial_transport.h"
 #include "sensors/sensors.h"
 #include "sim/sim.h"
 

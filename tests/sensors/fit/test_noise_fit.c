@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hil/log.h"
+#include "hil/record/log.h"
 #include "sensors/fit.h"
 #include "sensors/sensors.h"
 
