@@ -1,23 +1,39 @@
-/* tools/bench_messages.c: nanoseconds to encode one sensor sample message, the way the ZeroMQ
- * transport does (hil_msg_encode_sample_form: names, keys and units written once per sensor)
- * beside the general encoder it must match byte for byte (hil_msg_encode_sample, which writes
- * and escapes every part each time), on the samples of a robot's own sensors after 1 s of
- * simulation. Not a test: prints figures and ratios, asserts nothing but that both encoders
- * agree. Usage: bench_messages [ROBOT.json] (default configs/club_arm.json). */
+/* tools/bench_messages.c: the cost of publishing sensor samples, and of the numbers in them.
+ *
+ * 1. One number: hil_num_format (Dragonbox, what the messages and the log use) beside the
+ *    Grisu2 it replaced (tools/bench_grisu2.c), double-conversion (when built with it) and
+ *    snprintf("%.17g"), on the numbers of the robot's sample messages and on random doubles of
+ *    every exponent.
+ * 2. One sample message, the way the ZeroMQ transport encodes it (hil_msg_encode_sample_form:
+ *    names, keys and units written once per sensor) and the general encoder it must match byte
+ *    for byte (hil_msg_encode_sample), each with the library's and with Grisu2's numbers. The
+ *    encoders are hil/json_messages.c compiled again (tools/bench_messages_copy.c) with the
+ *    formatter behind one switch, so both formatters pay the same indirect call.
+ * 3. Where the texts of the two formatters differ, on 10^6 random doubles: the library's is
+ *    never longer.
+ * Samples come from the robot's own sensors after 1 s of simulation. Not a test: prints
+ * figures and ratios, asserts nothing but that the encoders agree and the texts read back.
+ * Usage: bench_messages [ROBOT.json] (default configs/club_arm.json). */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bench_grisu2.h"
 #include "hil/error.h"
 #include "hil/json_messages.h"
+#include "hil/number_format.h"
 #include "sensors/sensors.h"
 #include "sim/data.h"
 #include "sim/model.h"
 #include "sim/sim.h"
 
 #define BENCH_MAX_STREAMS 64
-#define BENCH_ROUNDS 20000
+#define BENCH_ROUNDS 5000
 #define BENCH_REPEATS 9 /* best of: the minimum is the cost without interference */
+#define BENCH_RANDOM 4096       /* random doubles timed per pass */
+#define BENCH_AGREE 1000000     /* random doubles compared between the two formatters */
 
 typedef struct captured {
   int n;
@@ -47,6 +63,128 @@ static double bench_now(void) {
 
 static volatile int sink;
 
+/* --- the formatters ----------------------------------------------------------------------------- */
+
+typedef int (*format_fn)(char *out, double v);
+
+#ifdef BENCH_HAVE_DOUBLE_CONVERSION
+int bench_dc_format(char out[32], double v); /* tools/bench_double_conversion.cc */
+#endif
+
+static int format_snprintf(char *out, double v) {
+  return snprintf(out, 32, "%.17g", v);
+}
+
+/* The encoders of bench_messages_copy.c call this instead of hil_num_format. */
+int bench_num_format(char out[HIL_NUM_MAX], double v);
+static format_fn bench_formatter = hil_num_format;
+int bench_num_format(char out[HIL_NUM_MAX], double v) {
+  return bench_formatter(out, v);
+}
+
+typedef struct formatter {
+  const char *name;
+  format_fn fn;
+} formatter;
+
+static const formatter formatters[] = {
+    {"Dragonbox (hil_num_format)", hil_num_format},
+    {"Grisu2 (removed, tools/bench_grisu2.c)", bench_grisu2_format},
+#ifdef BENCH_HAVE_DOUBLE_CONVERSION
+    {"double-conversion ToShortest", bench_dc_format},
+#endif
+    {"snprintf %.17g", format_snprintf},
+};
+#define NFORMATTERS ((int)(sizeof formatters / sizeof formatters[0]))
+
+static uint64_t next_bits(uint64_t *state) { /* xorshift64* */
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return *state * 0x2545F4914F6CDD1DULL;
+}
+
+static double random_finite(uint64_t *s) {
+  for (;;) {
+    uint64_t u = next_bits(s);
+    double v;
+    memcpy(&v, &u, sizeof v);
+    if (v == v && v - v == 0) {
+      return v;
+    }
+  }
+}
+
+/* Best-of ns per number of every formatter on values[0..n), the formatters taking turns. */
+static void time_numbers(double ns[], const double *values, int n) {
+  const int passes = n > 0 ? 400000 / n + 1 : 0;
+  for (int f = 0; f < NFORMATTERS; f++) {
+    ns[f] = 1e30;
+  }
+  for (int r = 0; r < BENCH_REPEATS; r++) {
+    for (int f = 0; f < NFORMATTERS; f++) {
+      char out[32];
+      const int reps = formatters[f].fn == format_snprintf ? passes / 8 + 1 : passes;
+      const double t0 = bench_now();
+      for (int k = 0; k < reps; k++) {
+        for (int i = 0; i < n; i++) {
+          sink += formatters[f].fn(out, values[i]);
+        }
+      }
+      const double dt = 1e9 * (bench_now() - t0) / ((double)reps * n);
+      ns[f] = dt < ns[f] ? dt : ns[f];
+    }
+  }
+}
+
+static int significant_digits(const char *text) {
+  int n = 0, lead = 1;
+  for (const char *p = text; *p && *p != 'e'; p++) {
+    if (*p >= '1' && *p <= '9') {
+      lead = 0;
+    }
+    n += !lead && *p >= '0' && *p <= '9';
+  }
+  return n;
+}
+
+/* Part 3: how the library's text differs from Grisu2's. Returns 0, or 1 when a text does not
+ * read back (then the figures mean nothing). */
+static int compare_texts(void) {
+  uint64_t s = 42;
+  long differ = 0, shorter = 0, same_length = 0, longer = 0;
+  char example[2][32] = {"", ""};
+  for (long i = 0; i < BENCH_AGREE; i++) {
+    const double v = random_finite(&s);
+    char a[HIL_NUM_MAX], b[BENCH_GRISU2_MAX];
+    hil_num_format(a, v);
+    bench_grisu2_format(b, v);
+    if (strtod(a, NULL) != v || strtod(b, NULL) != v) {
+      fprintf(stderr, "bench_messages: %.17g does not read back (\"%s\", \"%s\")\n", v, a, b);
+      return 1;
+    }
+    if (strcmp(a, b) == 0) {
+      continue;
+    }
+    differ++;
+    const int da = significant_digits(a), db = significant_digits(b);
+    shorter += da < db;
+    same_length += da == db;
+    longer += da > db;
+    if (!example[0][0]) {
+      memcpy(example[0], a, sizeof example[0]);
+      memcpy(example[1], b, sizeof example[1]);
+    }
+  }
+  printf("\ntexts of %d random doubles (all exponents): %ld differ from Grisu2's (%.3f %%): "
+         "%ld shorter, %ld as long (other last digit), %ld longer; e.g. %s for Grisu2's %s\n",
+         BENCH_AGREE, differ, 100.0 * (double)differ / BENCH_AGREE, shorter, same_length, longer,
+         example[0], example[1]);
+  return 0;
+}
+
+/* --- the messages --------------------------------------------------------------------------- */
+
 typedef struct bench {
   const sim_model *m;
   const captured *c;
@@ -63,29 +201,61 @@ static int encode_form(const bench *b, int i, char *out, size_t out_sz) {
   return hil_msg_encode_sample_form(out, out_sz, &b->forms[i], &b->c->sample[i / 2]);
 }
 
-/* Best-of time per message over all streams (each sensor's sample and its truth). */
-static double time_per_message(const bench *b, encode_fn encode) {
+/* ns per message over all streams (each sensor's sample and its truth), one timed batch. */
+static double batch_per_message(const bench *b, encode_fn encode) {
   char out[HIL_MSG_SAMPLE_MAX];
   const int streams = 2 * b->c->n;
-  double best = 1e30;
+  const double t0 = bench_now();
+  for (int k = 0; k < BENCH_ROUNDS; k++) {
+    for (int i = 0; i < streams; i++) {
+      sink += encode(b, i, out, sizeof out);
+    }
+  }
+  return 1e9 * (bench_now() - t0) / ((double)BENCH_ROUNDS * streams);
+}
+
+/* Best-of ns per message of both encoders with both formatters ([encoder][formatter]: form,
+ * general; library, Grisu2), all four taking turns in every repeat. */
+static void time_messages(double ns[2][2], const bench *b) {
+  const encode_fn encoders[2] = {encode_form, encode_general};
+  const format_fn fns[2] = {hil_num_format, bench_grisu2_format};
+  for (int e = 0; e < 2; e++) {
+    ns[e][0] = ns[e][1] = 1e30;
+  }
   for (int r = 0; r < BENCH_REPEATS; r++) {
-    const double t0 = bench_now();
-    for (int k = 0; k < BENCH_ROUNDS; k++) {
-      for (int i = 0; i < streams; i++) {
-        sink += encode(b, i, out, sizeof out);
+    for (int e = 0; e < 2; e++) {
+      for (int f = 0; f < 2; f++) {
+        bench_formatter = fns[f];
+        const double dt = batch_per_message(b, encoders[e]);
+        ns[e][f] = dt < ns[e][f] ? dt : ns[e][f];
       }
     }
-    const double dt = (bench_now() - t0) / ((double)BENCH_ROUNDS * streams);
-    best = dt < best ? dt : best;
   }
-  return best;
+  bench_formatter = hil_num_format;
+}
+
+/* Every number of the captured messages: t, t_truth, the measured values and the truths. */
+static int message_numbers(double *out, int cap, const captured *c) {
+  int n = 0;
+  for (int i = 0; i < c->n; i++) {
+    const sens_sample *smp = &c->sample[i];
+    const int nch = c->sensor[i]->nch;
+    for (int k = -2; k < 2 * nch && n < cap; k++) {
+      out[n++] = k == -2   ? smp->t
+                 : k == -1 ? smp->t_truth
+                 : k < nch ? smp->meas[k]
+                           : smp->truth[k - nch];
+    }
+  }
+  return n;
 }
 
 int main(int argc, char **argv) {
   if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
     printf("usage: bench_messages [ROBOT.json]\n\n"
-           "Nanoseconds per sensor sample message: the transport's form encoder beside the\n"
-           "general encoder (same bytes), on the robot's sensors after 1 s of simulation.\n"
+           "Nanoseconds per number (the library, the Grisu2 it replaced, snprintf) and per\n"
+           "sensor sample message (the transport's form encoder and the general encoder, each\n"
+           "with both formatters), on the robot's sensors after 1 s of simulation.\n"
            "Default robot: %s/configs/club_arm.json.\n",
            ACHILLES_SOURCE_DIR);
     return 0;
@@ -118,16 +288,37 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  const double general = time_per_message(&b, encode_general);
-  const double form = time_per_message(&b, encode_form);
-  printf("%s: %d sensors, %d messages (samples and truths), best of %d x %d rounds\n", path, c.n,
-         2 * c.n, BENCH_REPEATS, BENCH_ROUNDS);
-  printf("| encoder | ns per message |\n|---|---:|\n");
-  printf("| general (hil_msg_encode_sample) | %.0f |\n", 1e9 * general);
-  printf("| form (hil_msg_encode_sample_form) | %.0f |\n", 1e9 * form);
-  printf("form / general: %.2f\n", form / general);
+
+  static double values[BENCH_MAX_STREAMS * (2 + 2 * SENS_MAX_CHANNELS)], randoms[BENCH_RANDOM];
+  const int nvalues = message_numbers(values, (int)(sizeof values / sizeof values[0]), &c);
+  uint64_t s = 7;
+  for (int i = 0; i < BENCH_RANDOM; i++) {
+    randoms[i] = random_finite(&s);
+  }
+  double ns_values[NFORMATTERS], ns_random[NFORMATTERS], ns_msg[2][2];
+  time_numbers(ns_values, values, nvalues);
+  time_numbers(ns_random, randoms, BENCH_RANDOM);
+  time_messages(ns_msg, &b);
+
+  printf("%s: %d sensors, %d messages (samples and truths) with %d numbers, best of %d\n", path,
+         c.n, 2 * c.n, nvalues, BENCH_REPEATS);
+  printf("\n| formatter | ns per number, message values | ns per number, random doubles |\n"
+         "|---|---:|---:|\n");
+  for (int f = 0; f < NFORMATTERS; f++) {
+    printf("| %s | %.1f | %.1f |\n", formatters[f].name, ns_values[f], ns_random[f]);
+  }
+  printf("\n| encoder | ns per message, Dragonbox | ns per message, Grisu2 | Dragonbox / Grisu2 |\n"
+         "|---|---:|---:|---:|\n");
+  const char *const names[2] = {"form (hil_msg_encode_sample_form, the transport's)",
+                                "general (hil_msg_encode_sample)"};
+  for (int e = 0; e < 2; e++) {
+    printf("| %s | %.0f | %.0f | %.2f |\n", names[e], ns_msg[e][0], ns_msg[e][1],
+           ns_msg[e][0] / ns_msg[e][1]);
+  }
+  printf("form / general (Dragonbox): %.2f\n", ns_msg[0][0] / ns_msg[1][0]);
+  const int rc = compare_texts();
   sens_set_free(&set);
   sim_data_free(d);
   sim_model_free(m);
-  return 0;
+  return rc;
 }
