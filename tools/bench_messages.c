@@ -13,7 +13,7 @@
  *    never longer.
  * Samples come from the robot's own sensors after 1 s of simulation. Not a test: prints
  * figures and ratios, asserts nothing but that the encoders agree and the texts read back.
- * Usage: bench_messages [ROBOT.json] (default configs/club_arm.json). */
+ * Usage: bench_messages [--quick] [ROBOT.json] (default configs/club_arm.json). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +30,14 @@
 #include "sim/sim.h"
 
 #define BENCH_MAX_STREAMS 64
-#define BENCH_ROUNDS 5000
-#define BENCH_REPEATS 9 /* best of: the minimum is the cost without interference */
-#define BENCH_RANDOM 4096       /* random doubles timed per pass */
-#define BENCH_AGREE 1000000     /* random doubles compared between the two formatters */
+#define BENCH_ROUNDS 5000     /* messages of every stream per timed batch */
+#define BENCH_REPEATS 9       /* best of: the minimum is the cost without interference */
+#define BENCH_NUMBERS 400000  /* numbers per timed batch */
+#define BENCH_RANDOM 4096     /* random doubles timed per pass */
+#define BENCH_AGREE 1000000   /* random doubles compared between the two formatters */
+
+/* --quick (for callgrind): a tenth of every batch, one repeat */
+static int bench_scale = 1, bench_repeats = BENCH_REPEATS;
 
 typedef struct captured {
   int n;
@@ -117,11 +121,11 @@ static double random_finite(uint64_t *s) {
 
 /* Best-of ns per number of every formatter on values[0..n), the formatters taking turns. */
 static void time_numbers(double ns[], const double *values, int n) {
-  const int passes = n > 0 ? 400000 / n + 1 : 0;
+  const int passes = n > 0 ? BENCH_NUMBERS / bench_scale / n + 1 : 0;
   for (int f = 0; f < NFORMATTERS; f++) {
     ns[f] = 1e30;
   }
-  for (int r = 0; r < BENCH_REPEATS; r++) {
+  for (int r = 0; r < bench_repeats; r++) {
     for (int f = 0; f < NFORMATTERS; f++) {
       char out[32];
       const int reps = formatters[f].fn == format_snprintf ? passes / 8 + 1 : passes;
@@ -154,7 +158,8 @@ static int compare_texts(void) {
   uint64_t s = 42;
   long differ = 0, shorter = 0, same_length = 0, longer = 0;
   char example[2][32] = {"", ""};
-  for (long i = 0; i < BENCH_AGREE; i++) {
+  const long count = BENCH_AGREE / bench_scale;
+  for (long i = 0; i < count; i++) {
     const double v = random_finite(&s);
     char a[HIL_NUM_MAX], b[BENCH_GRISU2_MAX];
     hil_num_format(a, v);
@@ -178,7 +183,7 @@ static int compare_texts(void) {
   }
   printf("\ntexts of %d random doubles (all exponents): %ld differ from Grisu2's (%.3f %%): "
          "%ld shorter, %ld as long (other last digit), %ld longer; e.g. %s for Grisu2's %s\n",
-         BENCH_AGREE, differ, 100.0 * (double)differ / BENCH_AGREE, shorter, same_length, longer,
+         (int)count, differ, 100.0 * (double)differ / (double)count, shorter, same_length, longer,
          example[0], example[1]);
   return 0;
 }
@@ -202,36 +207,48 @@ static int encode_form(const bench *b, int i, char *out, size_t out_sz) {
 }
 
 /* ns per message over all streams (each sensor's sample and its truth), one timed batch. */
-static double batch_per_message(const bench *b, encode_fn encode) {
+static double batch_per_message(const bench *b, encode_fn encode, format_fn numbers) {
   char out[HIL_MSG_SAMPLE_MAX];
-  const int streams = 2 * b->c->n;
+  const int streams = 2 * b->c->n, rounds = BENCH_ROUNDS / bench_scale;
+  bench_formatter = numbers;
   const double t0 = bench_now();
-  for (int k = 0; k < BENCH_ROUNDS; k++) {
+  for (int k = 0; k < rounds; k++) {
     for (int i = 0; i < streams; i++) {
       sink += encode(b, i, out, sizeof out);
     }
   }
-  return 1e9 * (bench_now() - t0) / ((double)BENCH_ROUNDS * streams);
+  const double dt = 1e9 * (bench_now() - t0) / ((double)rounds * streams);
+  bench_formatter = hil_num_format;
+  return dt;
 }
+
+/* One function per encoder and formatter, never inlined, so that callgrind's inclusive count of
+ * each is the instructions of its batches (callgrind_annotate --inclusive=yes). */
+#define BENCH_BATCH(name, encoder, numbers)                                                      \
+  static __attribute__((noinline)) double name(const bench *b) {                               \
+    return batch_per_message(b, encoder, numbers);                                              \
+  }
+BENCH_BATCH(batch_form_dragonbox, encode_form, hil_num_format)
+BENCH_BATCH(batch_form_grisu2, encode_form, bench_grisu2_format)
+BENCH_BATCH(batch_general_dragonbox, encode_general, hil_num_format)
+BENCH_BATCH(batch_general_grisu2, encode_general, bench_grisu2_format)
 
 /* Best-of ns per message of both encoders with both formatters ([encoder][formatter]: form,
  * general; library, Grisu2), all four taking turns in every repeat. */
 static void time_messages(double ns[2][2], const bench *b) {
-  const encode_fn encoders[2] = {encode_form, encode_general};
-  const format_fn fns[2] = {hil_num_format, bench_grisu2_format};
+  double (*const batch[2][2])(const bench *) = {{batch_form_dragonbox, batch_form_grisu2},
+                                                {batch_general_dragonbox, batch_general_grisu2}};
   for (int e = 0; e < 2; e++) {
     ns[e][0] = ns[e][1] = 1e30;
   }
-  for (int r = 0; r < BENCH_REPEATS; r++) {
+  for (int r = 0; r < bench_repeats; r++) {
     for (int e = 0; e < 2; e++) {
       for (int f = 0; f < 2; f++) {
-        bench_formatter = fns[f];
-        const double dt = batch_per_message(b, encoders[e]);
+        const double dt = batch[e][f](b);
         ns[e][f] = dt < ns[e][f] ? dt : ns[e][f];
       }
     }
   }
-  bench_formatter = hil_num_format;
 }
 
 /* Every number of the captured messages: t, t_truth, the measured values and the truths. */
@@ -252,15 +269,22 @@ static int message_numbers(double *out, int cap, const captured *c) {
 
 int main(int argc, char **argv) {
   if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-    printf("usage: bench_messages [ROBOT.json]\n\n"
+    printf("usage: bench_messages [--quick] [ROBOT.json]\n\n"
            "Nanoseconds per number (the library, the Grisu2 it replaced, snprintf) and per\n"
            "sensor sample message (the transport's form encoder and the general encoder, each\n"
            "with both formatters), on the robot's sensors after 1 s of simulation.\n"
-           "Default robot: %s/configs/club_arm.json.\n",
+           "Default robot: %s/configs/club_arm.json. --quick: a tenth of the work, one\n"
+           "repeat (for valgrind --tool=callgrind).\n",
            ACHILLES_SOURCE_DIR);
     return 0;
   }
-  const char *path = argc > 1 ? argv[1] : ACHILLES_SOURCE_DIR "/configs/club_arm.json";
+  int arg = 1;
+  if (argc > arg && strcmp(argv[arg], "--quick") == 0) {
+    bench_scale = 10;
+    bench_repeats = 1;
+    arg++;
+  }
+  const char *path = argc > arg ? argv[arg] : ACHILLES_SOURCE_DIR "/configs/club_arm.json";
   char err[1024];
   sim_model *m = sim_model_load_file(path, err, sizeof err);
   sens_set *set = NULL;
@@ -300,8 +324,9 @@ int main(int argc, char **argv) {
   time_numbers(ns_random, randoms, BENCH_RANDOM);
   time_messages(ns_msg, &b);
 
-  printf("%s: %d sensors, %d messages (samples and truths) with %d numbers, best of %d\n", path,
-         c.n, 2 * c.n, nvalues, BENCH_REPEATS);
+  printf("%s: %d sensors, %d messages (samples and truths) with %d numbers; best of %d batches"
+         " of %d rounds\n",
+         path, c.n, 2 * c.n, nvalues, bench_repeats, BENCH_ROUNDS / bench_scale);
   printf("\n| formatter | ns per number, message values | ns per number, random doubles |\n"
          "|---|---:|---:|\n");
   for (int f = 0; f < NFORMATTERS; f++) {
