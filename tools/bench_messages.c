@@ -152,11 +152,32 @@ static int significant_digits(const char *text) {
   return n;
 }
 
+/* 1 when |v| lies exactly halfway between two decimals of nd significant digits (glibc prints the
+ * exact binary value with %.760e: every double has at most 767 significant digits, and the
+ * digits past 760 of a tie are zeros anyway). */
+static int is_tie(double v, int nd) {
+  static char exact[800];
+  snprintf(exact, sizeof exact, "%.760e", v < 0 ? -v : v);
+  int k = 0, tie = 0;
+  for (const char *p = exact; *p && *p != 'e'; p++) {
+    if (*p < '0' || *p > '9') {
+      continue;
+    }
+    if (k == nd) {
+      tie = *p == '5';
+    } else if (k > nd && *p != '0') {
+      return 0;
+    }
+    k++;
+  }
+  return tie;
+}
+
 /* Part 3: how the library's text differs from Grisu2's. Returns 0, or 1 when a text does not
  * read back (then the figures mean nothing). */
 static int compare_texts(void) {
   uint64_t s = 42;
-  long differ = 0, shorter = 0, same_length = 0, longer = 0;
+  long differ = 0, shorter = 0, same_length = 0, ties = 0, longer = 0;
   char example[2][32] = {"", ""};
   const long count = BENCH_AGREE / bench_scale;
   for (long i = 0; i < count; i++) {
@@ -175,6 +196,7 @@ static int compare_texts(void) {
     const int da = significant_digits(a), db = significant_digits(b);
     shorter += da < db;
     same_length += da == db;
+    ties += da == db && is_tie(v, da);
     longer += da > db;
     if (!example[0][0]) {
       memcpy(example[0], a, sizeof example[0]);
@@ -182,9 +204,10 @@ static int compare_texts(void) {
     }
   }
   printf("\ntexts of %d random doubles (all exponents): %ld differ from Grisu2's (%.3f %%): "
-         "%ld shorter, %ld as long (other last digit), %ld longer; e.g. %s for Grisu2's %s\n",
-         (int)count, differ, 100.0 * (double)differ / (double)count, shorter, same_length, longer,
-         example[0], example[1]);
+         "%ld shorter, %ld as long (other last digit; %ld of them ties, Grisu2's digit the odd "
+         "one, the others farther from the value), %ld longer; e.g. %s for Grisu2's %s\n",
+         (int)count, differ, 100.0 * (double)differ / (double)count, shorter, same_length, ties,
+         longer, example[0], example[1]);
   return 0;
 }
 
