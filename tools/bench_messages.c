@@ -67,7 +67,7 @@ static double bench_now(void) {
 
 static volatile int sink;
 
-/* --- the formatters ----------------------------------------------------------------------------- */
+/* --- the formatters --------------------------------------------------------------------------- */
 
 typedef int (*format_fn)(char *out, double v);
 
@@ -211,7 +211,7 @@ static int compare_texts(void) {
   return 0;
 }
 
-/* --- the messages --------------------------------------------------------------------------- */
+/* --- the messages ----------------------------------------------------------------------------- */
 
 typedef struct bench {
   const sim_model *m;

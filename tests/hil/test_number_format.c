@@ -247,7 +247,7 @@ static void test_checks_can_fail(void **state) {
   assert_int_equal(p.exp10, -3);
 }
 
-/* --- 10^7 doubles ------------------------------------------------------------------------------ */
+/* --- 10^7 doubles ----------------------------------------------------------------------------- */
 
 /* Powers of ten and of two over the whole range, each with its neighbours (the asymmetric
  * rounding interval at a power of two is where shortest-digit algorithms go wrong), ±0, the
