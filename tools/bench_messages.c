@@ -79,10 +79,14 @@ static int format_snprintf(char *out, double v) {
   return snprintf(out, 32, "%.17g", v);
 }
 
-/* The encoders of bench_messages_copy.c call this instead of hil_num_format. */
+/* The encoders of bench_messages_copy.c call this instead of hil_num_format; the count tells
+ * whether they still do (if json_messages.c moves its number writing to another file, the copy
+ * no longer covers it and the comparison would be void). */
 int bench_num_format(char out[HIL_NUM_MAX], double v);
 static format_fn bench_formatter = hil_num_format;
+static long bench_num_calls;
 int bench_num_format(char out[HIL_NUM_MAX], double v) {
+  bench_num_calls++;
   return bench_formatter(out, v);
 }
 
@@ -329,9 +333,16 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 2 * c.n; i++) {
     char x[HIL_MSG_SAMPLE_MAX], y[HIL_MSG_SAMPLE_MAX];
     hil_msg_sample_form_init(&forms[i], m, c.sensor[i / 2], i % 2);
+    bench_num_calls = 0;
     const int nx = encode_general(&b, i, x, sizeof x), ny = encode_form(&b, i, y, sizeof y);
     if (nx < 0 || nx != ny || memcmp(x, y, (size_t)nx) != 0) {
       fprintf(stderr, "bench_messages: the encoders disagree on %s\n", c.sensor[i / 2]->name);
+      return 1;
+    }
+    if (bench_num_calls != 2 * (2 + c.sensor[i / 2]->nch)) { /* t, t_truth, values; twice */
+      fprintf(stderr, "bench_messages: the encoders formatted %ld numbers through "
+                      "bench_num_format, expected %d: update tools/bench_messages_copy.c\n",
+              bench_num_calls, 2 * (2 + c.sensor[i / 2]->nch));
       return 1;
     }
   }
