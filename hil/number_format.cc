@@ -2,7 +2,7 @@
 //
 // The one C++ unit of the runtime: Dragonbox (libdragonbox-dev, header-only use of
 // jkj::dragonbox::to_decimal) finds the digits; the layout below is ours, so the text keeps the
-// conventions of docs/messages.md. Chosen over double-conversion by measurement: three to four
+// conventions of docs/messages.md. Chosen over double-conversion by measurement: 2.5 to 5
 // times faster per number here (docs/benchmarks.md, bench_messages), where double-conversion
 // was slower on the messages' numbers than the Grisu2 both were to replace.
 #include "hil/number_format.h"
