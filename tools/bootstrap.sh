@@ -20,6 +20,8 @@ packages=(
   python3 python3-zmq    # the example subscriber (tools/zmq_subscriber.py) and its test
   gnuplot-nox            # noise-fit plots
   rt-tests               # cyclictest, the reference of tools/bench_loop.py
+  g++ libdragonbox-dev     # number text (hil/number_format.cc, the one C++ unit)
+  libdouble-conversion-dev # benchmark baseline only (tools/bench_messages)
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

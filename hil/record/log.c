@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "hil/number_format.h"
 #include "hil/zmq/json_messages.h"
 
 /* --- CRC-32 ---------------------------------------------------------------------------------- */
@@ -175,8 +176,8 @@ static void ln_jstr(hil_log_writer *w, const char *s) {
 }
 
 static void ln_num(hil_log_writer *w, double v) {
-  char num[HIL_MSG_NUMBER_MAX];
-  const int n = hil_msg_format_double(num, v);
+  char num[HIL_NUM_MAX];
+  const int n = hil_num_format(num, v);
   ln_raw(w, num, (size_t)n);
 }
 

@@ -4,8 +4,8 @@
  * (IEEE 802.3, as zlib's crc32) of the JSON text in 8 lowercase hex digits. The first record is
  * a header; then samples, commands and status records in the order they happened; a final
  * "end" record when the log was closed cleanly (its absence means the run was killed). Numbers
- * are written with 17 significant digits, so doubles read back bit for bit; NaN and infinities
- * are written as null.
+ * are written with the shortest digits that read back bit for bit (hil/number_format.h); NaN and
+ * infinities are written as null.
  *
  * Crash safety: the writer appends to a fixed buffer and hands it to the kernel (write(2)) on
  * hil_log_flush(), when the buffer fills, and on close. A process killed with SIGKILL loses only

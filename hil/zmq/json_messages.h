@@ -9,10 +9,9 @@
  *   - control request {"cmd": "<op>", ...} and its reply {"ok": true, ...} or
  *                     {"ok": false, "error": "..."}.
  *
- * Numbers are written with the shortest digits that read back to the same double (Grisu2; in
- * about 0.1 % of cases a digit or two more), so a decoded value is bit-identical to the encoded
- * one. JSON has no NaN or infinity: a non-finite value is written as null, and a null read where
- * a number is expected is NaN.
+ * Numbers are written by hil/number_format.h: the shortest digits that read back to the same
+ * double, so a decoded value is bit-identical to the encoded one. JSON has no NaN or infinity: a
+ * non-finite value is written as null, and a null read where a number is expected is NaN.
  *
  * Encoders write into a caller's buffer and never allocate (they run at the sensor rate);
  * decoders parse with cJSON, which allocates and frees before returning.
@@ -31,7 +30,6 @@
 #define HIL_MSG_VERSION 1
 #define HIL_MSG_TOPIC_MAX (SENS_NAME_MAX + 16) /* "truth/" + "enc/" + name + NUL fits */
 #define HIL_MSG_SAMPLE_MAX 2048                 /* enough for any sensor sample message */
-#define HIL_MSG_NUMBER_MAX 32                   /* one formatted number, NUL included */
 #define HIL_MSG_PATH_MAX 96                     /* parameter path in control requests */
 #define HIL_MSG_UNIT_MAX 16
 #define HIL_JW_DEPTH 16
@@ -56,7 +54,7 @@ void hil_jw_begin_array(hil_jw *w);
 void hil_jw_end_array(hil_jw *w);
 void hil_jw_key(hil_jw *w, const char *key);
 void hil_jw_string(hil_jw *w, const char *s); /* escaped as JSON requires */
-void hil_jw_number(hil_jw *w, double v);      /* round-trip digits; null when not finite */
+void hil_jw_number(hil_jw *w, double v);      /* hil_num_format: round-trip digits or null */
 void hil_jw_uint(hil_jw *w, uint64_t v);
 void hil_jw_bool(hil_jw *w, int v);
 void hil_jw_null(hil_jw *w);
@@ -64,11 +62,6 @@ void hil_jw_null(hil_jw *w);
 void hil_jw_raw(hil_jw *w, const char *json, size_t len);
 /* Length of the text written (NUL-terminated), or HIL_ENOMEM when it did not fit. */
 int hil_jw_finish(hil_jw *w);
-
-/* Digits that read back to exactly v, the shortest in all but about 0.1 % of cases (then a
- * digit or two more), laid out as "%.{p}g" would with p = max(15, digits); "null" when v is
- * not finite. Returns the length. No allocation, no locale; about 50 ns. */
-int hil_msg_format_double(char out[HIL_MSG_NUMBER_MAX], double v);
 
 /* --- sensor samples --------------------------------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /* tests/hil/test_json_messages.c: the JSON codec of the ZeroMQ transport (hil/json_messages.c)
- * without sockets: numbers round-trip bit for bit, samples and commands survive encode/decode,
- * and every malformed input is rejected and counted the documented way. */
+ * without sockets: samples and commands survive encode/decode bit for bit, and every malformed
+ * input is rejected and counted the documented way. The number text itself is tested in
+ * test_number_format.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,99 +46,6 @@ static cJSON *parse_text(const char *text) {
   cJSON *root = cJSON_Parse(text);
   assert_non_null(root);
   return root;
-}
-
-/* --- numbers ---------------------------------------------------------------------------------- */
-
-/* The shortest "%.{15,16,17}g" text that reads back to v: what the formatter should match. */
-static size_t reference_length(double v) {
-  char text[40];
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(text, sizeof text, "%.*g", prec, v);
-    if (strtod(text, NULL) == v) {
-      break;
-    }
-  }
-  return strlen(text);
-}
-
-/* Checks that v prints to text that reads back exactly; returns 1 when the text is longer than
- * the shortest that would (Grisu2 misses the shortest in about 0.1 % of cases). */
-static int check_round_trip(double v) {
-  char text[HIL_MSG_NUMBER_MAX];
-  const int n = hil_msg_format_double(text, v);
-  assert_int_equal(n, (int)strlen(text));
-  int digits = 0;
-  for (const char *p = text; *p && *p != 'e'; p++) {
-    digits += *p >= '0' && *p <= '9';
-  }
-  assert_true(digits <= 17 + 4); /* 17 significant, plus the zeros of 0.0000ddd */
-  /* read back by the C library and by cJSON, as clients will */
-  if (!same_bits(strtod(text, NULL), v)) {
-    fail_msg("%.17g printed as %s does not read back", v, text);
-  }
-  cJSON *j = parse_text(text);
-  assert_true(cJSON_IsNumber(j));
-  if (!same_bits(j->valuedouble, v)) {
-    fail_msg("%.17g printed as %s does not read back through cJSON", v, text);
-  }
-  cJSON_Delete(j);
-  return (size_t)n > reference_length(v);
-}
-
-static void test_numbers_round_trip(void **state) {
-  (void)state;
-  const double special[] = {0.0,       -0.0,     0.1,      1.0 / 3.0,          3.141592653589793,
-                            -2.718281828459045, 1e-300, 5e-324, DBL_MIN, DBL_MAX, -DBL_MAX,
-                            1e22,      9007199254740993.0, 123456789.0, 0.1 + 0.2, 2.5e-7,
-                            -1234.0};
-  for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
-    check_round_trip(special[i]);
-  }
-  uint64_t s = 0x9E3779B97F4A7C15ULL;
-  int longer = 0, total = 0;
-  for (int i = 0; i < 20000; i++) {
-    uint64_t bits = next_bits(&s);
-    double v;
-    memcpy(&v, &bits, sizeof v);
-    if (isfinite(v)) {
-      longer += check_round_trip(v);
-      total++;
-    }
-    longer += check_round_trip((double)(int64_t)(bits >> 12) * 1e-9); /* like sim times */
-    longer += check_round_trip(0.001 * (double)(i + 1));                 /* t = k·dt */
-    total += 2;
-  }
-  if (longer * 100 > total) { /* well under 1 % longer than the shortest */
-    fail_msg("%d of %d numbers printed longer than the shortest", longer, total);
-  }
-}
-
-static void test_numbers_shortest_and_null(void **state) {
-  (void)state;
-  char text[HIL_MSG_NUMBER_MAX];
-  hil_msg_format_double(text, 0.1);
-  assert_string_equal(text, "0.1"); /* 15 digits suffice: no noise digits */
-  hil_msg_format_double(text, 0.1 + 0.2);
-  assert_string_equal(text, "0.30000000000000004"); /* 17 needed */
-  hil_msg_format_double(text, 1234.0);
-  assert_string_equal(text, "1234"); /* counts print as integers */
-  hil_msg_format_double(text, -0.0);
-  assert_string_equal(text, "-0");
-  hil_msg_format_double(text, 0.001);
-  assert_string_equal(text, "0.001");
-  hil_msg_format_double(text, 1e-5);
-  assert_string_equal(text, "1e-05"); /* exponent notation below 1e-4, as %g */
-  hil_msg_format_double(text, 1e22);
-  assert_string_equal(text, "1e+22");
-  hil_msg_format_double(text, 123456789012.5);
-  assert_string_equal(text, "123456789012.5");
-  hil_msg_format_double(text, NAN);
-  assert_string_equal(text, "null");
-  hil_msg_format_double(text, INFINITY);
-  assert_string_equal(text, "null");
-  hil_msg_format_double(text, -INFINITY);
-  assert_string_equal(text, "null");
 }
 
 /* --- writer ----------------------------------------------------------------------------------- */
@@ -792,8 +700,6 @@ static void test_error_reply(void **state) {
 
 int main(void) {
   const struct CMUnitTest codec[] = {
-      cmocka_unit_test(test_numbers_round_trip),
-      cmocka_unit_test(test_numbers_shortest_and_null),
       cmocka_unit_test(test_writer_nesting_and_escapes),
       cmocka_unit_test(test_writer_exact_fit),
       cmocka_unit_test(test_writer_overflow_sticks),
