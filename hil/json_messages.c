@@ -992,6 +992,7 @@ void hil_msg_write_status_fields(hil_jw *w, const hil_status *st) {
   jw_counter(w, "rejected_malformed", st->commands.rejected_malformed);
   jw_counter(w, "watchdog_trips", st->commands.watchdog_trips);
   hil_jw_end_object(w);
+  jw_counter(w, "record_errors", st->record_errors);
   jw_counter(w, "samples_published", st->samples_published);
 }
 

@@ -1,6 +1,7 @@
 /* hil/runtime.c: building the runtime, one tick, and the control requests. Pacing is in loop.c. */
 #include "hil/runtime_internal.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +18,37 @@ double hil__monotonic_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Counts a record the log lost (rc != 0) and tells the first loss at once, on stderr and (through
+ * status_due) on the status stream; stops the run when the options say so. */
+static void record_result(hil_runtime *rt, int rc, int sys_errno, const char *what) {
+  if (rc == 0) {
+    return;
+  }
+  if (rt->record_errors++ > 0) {
+    return;
+  }
+  const int stop = rt->opt.on_record_error == HIL_RECORD_ERROR_STOP;
+  fprintf(stderr,
+          "[achilles] recording to %s failed at t=%.3f s: %s: %s; %s (--on-record-error %s)\n",
+          rt->log_path, rt->data->time, what,
+          sys_errno ? strerror(sys_errno) : "record too long for the log",
+          stop ? "stopping the run" : "running on without recording", stop ? "stop" : "continue");
+  rt->status_due = 1;
+  if (stop) {
+    rt->stop = 1;
+  }
+}
+
+static void record_write_result(hil_runtime *rt, int rc) {
+  record_result(rt, rc, rc ? hil_log_sys_errno(rt->log) : 0, "write");
+}
+
 static void on_sample(void *user, const sens_sensor *s, const sens_sample *smp) {
   hil_runtime *rt = user;
   rt->samples++;
   if (rt->log) {
-    hil_log_write_sample(rt->log, s, smp, hil__monotonic_now() - rt->start_wall);
+    record_write_result(
+        rt, hil_log_write_sample(rt->log, s, smp, hil__monotonic_now() - rt->start_wall));
   }
   for (int i = 0; i < rt->ntransports; i++) {
     hil_transport *t = rt->transports[i];
@@ -96,7 +123,7 @@ void hil_runtime_destroy(hil_runtime **prt) {
   for (int i = 0; i < rt->ntransports; i++) {
     rt->transports[i]->ops->destroy(rt->transports[i]);
   }
-  hil_log_close(&rt->log);
+  hil__close_record(rt);
   sens_set_free(&rt->sensors);
   hil_commands_free(&rt->commands);
   sim_snapshot_free(rt->snapshot);
@@ -140,8 +167,10 @@ static void on_command(void *user, int actuator, const char *name, double value,
   const char *what = result == HIL_OK        ? (clamped ? "clamped" : "ok")
                      : result == HIL_EUNKNOWN ? "rejected:unknown"
                                               : "rejected:nonfinite";
-  hil_log_write_command(rt->log, rt->data->time, hil__monotonic_now() - rt->start_wall,
-                        rt->polling ? rt->polling : "api", who, value, what);
+  record_write_result(rt, hil_log_write_command(rt->log, rt->data->time,
+                                                hil__monotonic_now() - rt->start_wall,
+                                                rt->polling ? rt->polling : "api", who, value,
+                                                what));
 }
 
 int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_sz) {
@@ -156,6 +185,7 @@ int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_
   if (!rt->log) {
     return HIL_EIO;
   }
+  snprintf(rt->log_path, sizeof rt->log_path, "%s", path);
   rt->commands.observer = on_command;
   rt->commands.observer_user = rt;
   rt->log_next_flush = hil__monotonic_now() + 0.1;
@@ -165,7 +195,14 @@ int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_
 void hil__record_status(hil_runtime *rt, const hil_status *st) {
   char json[4096];
   if (rt->log && hil_msg_encode_status(json, sizeof json, st) > 0) {
-    hil_log_write_status(rt->log, st->sim_time, st->wall_time, json);
+    record_write_result(rt, hil_log_write_status(rt->log, st->sim_time, st->wall_time, json));
+  }
+}
+
+void hil__close_record(hil_runtime *rt) {
+  if (rt->log) {
+    const int rc = hil_log_close(&rt->log);
+    record_result(rt, rc, errno, "close");
   }
 }
 
@@ -174,7 +211,8 @@ static void flush_log(hil_runtime *rt) {
   if (rt->log) {
     double now = hil__monotonic_now();
     if (now >= rt->log_next_flush) {
-      hil_log_flush(rt->log);
+      const int rc = hil_log_flush(rt->log);
+      record_result(rt, rc, rc ? hil_log_sys_errno(rt->log) : 0, "write");
       rt->log_next_flush = now + 0.1;
     }
   }
@@ -252,6 +290,7 @@ static void fill_status(const hil_runtime *rt, hil_status *out, const hil_histog
   out->deadline_offset = rt->opt.mode == HIL_MODE_REALTIME ? rt->deadline_offset : 0;
   out->commands = rt->commands.counters;
   out->samples_published = rt->samples;
+  out->record_errors = rt->record_errors;
 }
 
 void hil_runtime_status(const hil_runtime *rt, hil_status *out) {

@@ -37,6 +37,14 @@ typedef enum hil_overrun {
   HIL_OVERRUN_CATCHUP = 1, /* run the missed ticks back to back (at most max_catchup) */
 } hil_overrun;
 
+/* What a run does when its recording fails (a write, flush or close error: a full disk, a file
+ * size limit, an I/O error). Either way the failure is said on stderr at once, counted in the
+ * status (record_errors), and hil_runtime_run returns HIL_EIO. */
+typedef enum hil_record_error_action {
+  HIL_RECORD_ERROR_STOP = 0,     /* stop the run (motors to zero, final status) */
+  HIL_RECORD_ERROR_CONTINUE = 1, /* run on without recording */
+} hil_record_error_action;
+
 typedef struct hil_options {
   double rate_hz;            /* physics rate; the model's timestep is set to 1/rate_hz */
   hil_mode mode;
@@ -54,6 +62,7 @@ typedef struct hil_options {
   int quiet;                 /* no console status lines */
   double watchdog_timeout_s; /* 0 disables the command watchdog */
   hil_timeout_action on_timeout;
+  hil_record_error_action on_record_error;
 } hil_options;
 
 /* Fills the defaults: 1 kHz, realtime, skip, 1 s status, 0.1 s watchdog to zero. */
@@ -79,6 +88,7 @@ typedef struct hil_status {
   int whole_run;              /* 1: timing over the whole run; 0: over the last status period */
   hil_command_counters commands;
   uint64_t samples_published;
+  uint64_t record_errors;     /* log records lost to write, flush or close errors */
 } hil_status;
 
 typedef struct hil_runtime hil_runtime;
@@ -97,11 +107,14 @@ int hil_runtime_add_transport(hil_runtime *rt, hil_transport *t);
 /* Records every sample published, every command received (with its result and the transport it
  * came through) and every status to a log at path (format: docs/logs.md), flushed to the kernel
  * every 0.1 s of wall time so that a killed run loses at most that much. Call before
- * hil_runtime_run; the log is closed (with its end record) by hil_runtime_destroy. */
+ * hil_runtime_run, which closes the log (with its end record) on its way out; a log still open
+ * is closed by hil_runtime_destroy. */
 int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_sz);
 
 /* Runs the loop until stopped, the duration is reached, or a fatal error. On the way out the
- * commands go to zero and a last step publishes that state. Returns HIL_OK or an error. */
+ * commands go to zero, the final status is published and the log (if any) is closed with its
+ * end record. Returns HIL_OK, or HIL_EIO when the recording lost records (see
+ * hil_record_error_action). */
 int hil_runtime_run(hil_runtime *rt);
 
 /* Asks the loop to stop at the next tick; async-signal-safe. */
