@@ -223,6 +223,12 @@ void hil__sense(hil_runtime *rt) {
   if (rt->sensors) {
     sens_set_update(rt->sensors, rt->model, rt->data);
   }
+  for (int i = 0; i < rt->ntransports; i++) { /* this state's samples are all out */
+    hil_transport *t = rt->transports[i];
+    if (t->ops->publish_step) {
+      t->ops->publish_step(t, rt, rt->steps, rt->data->time);
+    }
+  }
 }
 
 void hil__step(hil_runtime *rt) {

@@ -557,6 +557,24 @@ static void test_hello(void **state) {
     assert_string_equal(cJSON_GetObjectItem(s, "topic")->valuestring, sensor_topics[i]);
     assert_true(cJSON_GetObjectItem(s, "rate_hz")->valuedouble == sensor_rates[i]);
   }
+  /* what each sensor is mounted on; an encoder's counts per revolution and resolution */
+  const cJSON *enc = array_item_named(sensors, "enc_elbow");
+  assert_string_equal(cJSON_GetObjectItem(enc, "joint")->valuestring, "elbow");
+  assert_int_equal(cJSON_GetObjectItem(enc, "counts_per_rev")->valueint, 1024);
+  assert_int_equal(cJSON_GetObjectItem(enc, "counts_per_turn")->valueint, 4096); /* quadrature */
+  assert_true(fabs(cJSON_GetObjectItem(enc, "resolution")->valuedouble - 6.283185307179586 / 4096) <
+              1e-15);
+  assert_string_equal(
+      cJSON_GetObjectItem(array_item_named(sensors, "trq_shoulder"), "joint")->valuestring,
+      "shoulder");
+  assert_string_equal(
+      cJSON_GetObjectItem(array_item_named(sensors, "imu_fore"), "body")->valuestring, "fore");
+  assert_null(cJSON_GetObjectItem(array_item_named(sensors, "imu_fore"), "counts_per_rev"));
+  cJSON *gp = request_ok(&f->cli, "{\"cmd\":\"get_param\",\"sensor\":\"enc_shoulder\"}");
+  const cJSON *gs = cJSON_GetObjectItem(gp, "sensor");
+  assert_string_equal(cJSON_GetObjectItem(gs, "joint")->valuestring, "shoulder");
+  assert_int_equal(cJSON_GetObjectItem(gs, "counts_per_turn")->valueint, 16384);
+  cJSON_Delete(gp);
   const cJSON *imu = array_item_named(sensors, "imu_fore");
   assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(imu, "channels")), 6);
   assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(imu, "units"), 3)->valuestring,
@@ -716,11 +734,15 @@ typedef struct tally {
   int count[NSENSORS], truth_count[NSENSORS];
   uint64_t last_seq[NSENSORS];
   double last_t[NSENSORS];
-  int others;
+  int others, markers;
 } tally;
 
 static void on_counted(void *user, const message *m) {
   tally *y = user;
+  if (strcmp(m->topic, "step") == 0) {
+    y->markers++;
+    return;
+  }
   const int truth = strncmp(m->topic, "truth/", 6) == 0;
   const char *topic = truth ? m->topic + 6 : m->topic;
   for (int i = 0; i < NSENSORS; i++) {
@@ -760,6 +782,7 @@ static void test_step_n(void **state) {
   request_ok_discard(&f->cli, "{\"cmd\":\"step\",\"n\":25}");
   collect_until(&f->cli, 35, on_counted, &y);
   assert_int_equal(y.others, 0);
+  assert_int_equal(y.markers, 35); /* one end-of-step marker a step */
   for (int i = 0; i < NSENSORS; i++) {
     const int k = (int)(1000 / sensor_rates[i]); /* physics steps per sample */
     const int expected = 35 / k;
@@ -775,6 +798,61 @@ static void test_step_n(void **state) {
   assert_true(fabs(status_number(s, "t", NULL) - 0.035) < 1e-12);
   assert_true(status_number(s, "zmq", "send_failed") == 0);
   cJSON_Delete(st);
+}
+
+/* A lockstep client knows when a step's samples are complete: each step ends with a "step"
+ * marker that comes after every sample of that step (the 500 Hz elbow encoder's too, on even
+ * steps), names the step and its time, and counts the sample messages before it. */
+typedef struct marker_check {
+  int samples_since; /* sample messages since the last marker */
+  int elbow_since;   /* of which the elbow encoder's */
+  double t_since;    /* their simulation time (all equal: no sensor has latency) */
+  int markers;
+  uint64_t last_step;
+} marker_check;
+
+static void on_marker_check(void *user, const message *m) {
+  marker_check *mc = user;
+  if (strcmp(m->topic, "step") != 0) {
+    const hil_msg_sample s = decode(m);
+    if (mc->samples_since > 0 && s.t != mc->t_since) {
+      fail_msg("%s at t = %.6f among samples of t = %.6f before one marker", m->topic, s.t,
+               mc->t_since);
+    }
+    mc->t_since = s.t;
+    mc->samples_since++;
+    mc->elbow_since += strcmp(m->topic, "enc/enc_elbow") == 0;
+    return;
+  }
+  cJSON *j = cJSON_Parse(m->payload);
+  assert_non_null(j);
+  const uint64_t step = (uint64_t)status_number(j, "step", NULL);
+  const double t = status_number(j, "t", NULL);
+  const int samples = (int)status_number(j, "samples", NULL);
+  assert_int_equal((int)status_number(j, "v", NULL), HIL_MSG_VERSION);
+  cJSON_Delete(j);
+  assert_int_equal(step, mc->last_step + 1);
+  assert_true(fabs(t - 0.001 * (double)step) < 1e-12);
+  assert_true(mc->samples_since == 0 || mc->t_since == t);
+  /* 3 sensors at 1 kHz each step, the elbow on even steps; each with its truth */
+  const int due = 3 + (step % 2 == 0);
+  if (samples != 2 * due || mc->samples_since != samples || mc->elbow_since != (step % 2 == 0)) {
+    fail_msg("step %llu: marker counts %d samples, %d arrived before it (%d of the elbow)",
+             (unsigned long long)step, samples, mc->samples_since, mc->elbow_since);
+  }
+  mc->samples_since = mc->elbow_since = 0;
+  mc->last_step = step;
+  mc->markers++;
+}
+
+static void test_step_marker_closes_each_step(void **state) {
+  fixture *f = *state;
+  marker_check mc;
+  memset(&mc, 0, sizeof mc);
+  request_ok_discard(&f->cli, "{\"cmd\":\"step\",\"n\":20}");
+  collect_until(&f->cli, 20, on_marker_check, &mc);
+  assert_int_equal(mc.markers, 20);
+  assert_int_equal(mc.samples_since, 0); /* nothing after the last marker */
 }
 
 /* --- commands move the arm, exactly as the physics says --------------------------------------- */
@@ -914,6 +992,55 @@ static void test_bad_commands(void **state) {
     assert_true(tr->angle[k] == 0.0 && tr->truth_torque[k] == 0.0);
   }
   free(tr);
+}
+
+/* An actuator name that is not valid UTF-8 is malformed, not unknown: the sender is broken. */
+static void test_invalid_utf8_name_is_malformed(void **state) {
+  fixture *f = *state;
+  send_text(&f->cli, "{\"v\":1,\"commands\":{\"shoulder_\xff\xfe\":1}}");
+  send_text(&f->cli, "{\"v\":1,\"commands\":{\"\xc0\xaf\":1}}"); /* overlong "/" */
+  send_text(&f->cli, "{\"v\":1,\"commands\":{\"no_such_\xc3\xa9\":1}}"); /* valid: unknown */
+  cJSON *st = wait_for_cmd_messages(&f->cli, 3);
+  const cJSON *s = cJSON_GetObjectItem(st, "status");
+  assert_true(status_number(s, "commands", "rejected_malformed") == 2);
+  assert_true(status_number(s, "commands", "rejected_unknown") == 1);
+  assert_true(status_number(s, "commands", "accepted") == 0);
+  cJSON_Delete(st);
+}
+
+/* A command or control request over max_message_bytes (65536 by default) is counted, and a
+ * request gets an error reply: one request, one reply, always. The connection stays up. */
+static void test_oversized_messages_are_counted_and_answered(void **state) {
+  fixture *f = *state;
+  const size_t big = 70 * 1000, huge = 8u << 20;
+  char *text = malloc(huge + 1);
+  assert_non_null(text);
+  memset(text, ' ', huge);
+  memcpy(text, "{\"cmd\":\"status\"}", 15); /* valid JSON padded with blanks */
+  text[huge] = '\0';
+  for (int k = 0; k < 2; k++) {
+    const size_t n = k == 0 ? big : huge;
+    assert_int_equal(zmq_send(f->cli.req, text, n, 0), (int)n);
+    char buf[512];
+    const int got = zmq_recv(f->cli.req, buf, sizeof buf - 1, 0);
+    if (got < 0) {
+      fail_msg("no reply to a request of %zu bytes", n);
+    }
+    buf[got] = '\0';
+    if (!strstr(buf, "\"ok\":false") || !strstr(buf, "max_message_bytes")) {
+      fail_msg("reply to %zu bytes: %s", n, buf);
+    }
+  }
+  memcpy(text, "{\"v\":1,\"commands\":{\"shoulder_motor\":1}}", 38);
+  assert_int_equal(zmq_send(f->cli.push, text, big, 0), (int)big);
+  send_commands(&f->cli, 0.5, 0); /* the same connection still delivers */
+  cJSON *st = wait_for_cmd_messages(&f->cli, 2);
+  const cJSON *s = cJSON_GetObjectItem(st, "status");
+  assert_true(status_number(s, "zmq", "oversized") == 3);
+  assert_true(status_number(s, "zmq", "ctl_errors") == 2);
+  assert_true(status_number(s, "commands", "accepted") == 2); /* the good message only */
+  cJSON_Delete(st);
+  free(text);
 }
 
 /* --- control: errors, pause, snapshots -------------------------------------------------------- */
@@ -1176,7 +1303,8 @@ static void test_latest_request_gives_the_present(void **state) {
 
   message m;
   receive(&c, &m); /* what the stalled subscriber reads first: from the start of the run */
-  assert_true(strcmp(m.topic, "status") == 0 || decode(&m).t < t_end);
+  assert_true(strcmp(m.topic, "status") == 0 || strcmp(m.topic, "step") == 0 ||
+              decode(&m).t < t_end);
 
   cJSON *latest = request_ok(&c, "{\"cmd\":\"latest\"}");
   assert_true(cJSON_GetObjectItem(latest, "t")->valuedouble == t_end);
@@ -1184,7 +1312,7 @@ static void test_latest_request_gives_the_present(void **state) {
   cJSON *newest = cJSON_CreateObject();
   while (has_input(c.sub, 100)) {
     receive(&c, &m);
-    if (strcmp(m.topic, "status") != 0) {
+    if (strcmp(m.topic, "status") != 0 && strcmp(m.topic, "step") != 0) {
       cJSON_DeleteItemFromObjectCaseSensitive(newest, m.topic);
       cJSON_AddItemToObject(newest, m.topic, cJSON_Parse(m.payload));
     }
@@ -1375,8 +1503,8 @@ static void test_lockstep_bit_identical(void **state) {
   record_run(&a, 1234);
   record_run(&b, 1234);
   record_run(&other, 1235);
-  /* 300 steps: 3 sensors at 1 kHz and one at 500 Hz, each with its truth */
-  assert_int_equal(a.messages, 2 * (300 * 3 + 150));
+  /* 300 steps: 3 sensors at 1 kHz and one at 500 Hz, each with its truth, and a marker a step */
+  assert_int_equal(a.messages, 2 * (300 * 3 + 150) + 300);
   assert_int_equal(a.messages, b.messages);
   assert_int_equal(a.len, b.len);
   assert_memory_equal(a.bytes, b.bytes, a.len);
@@ -1435,6 +1563,10 @@ int main(void) {
   const struct CMUnitTest served[] = {
       cmocka_unit_test_setup_teardown(test_hello, setup, teardown),
       cmocka_unit_test_setup_teardown(test_step_n, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_step_marker_closes_each_step, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_invalid_utf8_name_is_malformed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_oversized_messages_are_counted_and_answered, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_commands_move_arm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_commands, setup, teardown),
       cmocka_unit_test_setup_teardown(test_control_errors_keep_rep_alive, setup, teardown),
