@@ -1009,6 +1009,8 @@ void hil_msg_write_status_fields(hil_jw *w, const hil_status *st) {
   jw_counter(w, "watchdog_trips", st->commands.watchdog_trips);
   hil_jw_end_object(w);
   jw_counter(w, "record_errors", st->record_errors);
+  jw_counter(w, "input_deferred", st->input_deferred);
+  jw_quantiles(w, "input_s", st->input_p50, st->input_p99, st->input_max);
   jw_counter(w, "samples_published", st->samples_published);
 }
 

@@ -115,10 +115,15 @@ static void wait_for_input(hil_runtime *rt, long timeout_ms) {
 /* --- status ---------------------------------------------------------------------------------- */
 
 static void print_status(hil_runtime *rt, const hil_status *st, const char *prefix) {
-  char transports[512] = "", record[64] = "";
+  char transports[512] = "", record[128] = "";
   if (st->record_errors > 0) {
     snprintf(record, sizeof record, " | record errors %llu",
              (unsigned long long)st->record_errors);
+  }
+  if (st->input_deferred > 0) {
+    snprintf(record + strlen(record), sizeof record - strlen(record),
+             " | input deferred %llu (pass p99 %.0f us)", (unsigned long long)st->input_deferred,
+             1e6 * st->input_p99);
   }
   for (int i = 0; i < rt->ntransports; i++) {
     hil_transport *t = rt->transports[i];
@@ -178,8 +183,10 @@ static void maybe_report(hil_runtime *rt, double *next_report) {
   report_status(rt, "[achilles]", 0);
   hil_histogram_merge(&rt->late_total, &rt->late);
   hil_histogram_merge(&rt->compute_total, &rt->compute);
+  hil_histogram_merge(&rt->input_total, &rt->input);
   hil_histogram_clear(&rt->late);
   hil_histogram_clear(&rt->compute);
+  hil_histogram_clear(&rt->input);
   *next_report = now + rt->opt.status_period_s;
 }
 

@@ -112,6 +112,9 @@ hil_runtime *hil_runtime_new(const char *config_path, const hil_options *o, char
   hil_histogram_clear(&rt->compute);
   hil_histogram_clear(&rt->late_total);
   hil_histogram_clear(&rt->compute_total);
+  hil_histogram_clear(&rt->input);
+  hil_histogram_clear(&rt->input_total);
+  rt->input_until = INFINITY;
   return rt;
 }
 
@@ -147,7 +150,29 @@ int hil_runtime_add_transport(hil_runtime *rt, hil_transport *t) {
   return HIL_OK;
 }
 
+/* Realtime: the end of this pass's budget; other modes read everything (lockstep steps on
+ * commands; fast mode has no deadline to keep). */
+static double input_deadline(const hil_runtime *rt, double begin) {
+  if (rt->opt.mode != HIL_MODE_REALTIME || rt->opt.input_budget_s < 0) {
+    return INFINITY;
+  }
+  const double budget = rt->opt.input_budget_s > 0
+                            ? rt->opt.input_budget_s
+                            : HIL_INPUT_BUDGET_PERIODS * rt->model->opt.timestep;
+  return begin + budget;
+}
+
+/* CPU time of this thread, s: an input pass's work without the time the thread was preempted. */
+static double thread_cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 void hil__poll_transports(hil_runtime *rt) {
+  const int realtime = rt->opt.mode == HIL_MODE_REALTIME;
+  const double begin = realtime ? thread_cpu_now() : 0;
+  rt->input_until = input_deadline(rt, hil__monotonic_now());
   for (int i = 0; i < rt->ntransports; i++) {
     hil_transport *t = rt->transports[i];
     if (t->ops->poll) {
@@ -156,6 +181,18 @@ void hil__poll_transports(hil_runtime *rt) {
     }
   }
   rt->polling = NULL;
+  rt->input_until = INFINITY;
+  if (realtime) {
+    hil_histogram_add(&rt->input, thread_cpu_now() - begin);
+  }
+}
+
+int hil_runtime_input_budget_left(const hil_runtime *rt) {
+  return rt->input_until == INFINITY || hil__monotonic_now() < rt->input_until;
+}
+
+void hil_runtime_input_deferred(hil_runtime *rt) {
+  rt->input_deferred++;
 }
 
 /* --- recording ------------------------------------------------------------------------------- */
@@ -278,7 +315,7 @@ double hil_runtime_loop_time(const hil_runtime *rt) {
 }
 
 static void fill_status(const hil_runtime *rt, hil_status *out, const hil_histogram *late,
-                        const hil_histogram *compute) {
+                        const hil_histogram *compute, const hil_histogram *input) {
   memset(out, 0, sizeof *out);
   out->sim_time = rt->data->time;
   out->wall_time = hil__monotonic_now() - rt->start_wall;
@@ -293,33 +330,42 @@ static void fill_status(const hil_runtime *rt, hil_status *out, const hil_histog
   out->compute_p50 = hil_histogram_quantile(compute, 0.5);
   out->compute_p99 = hil_histogram_quantile(compute, 0.99);
   out->compute_max = compute->max;
+  out->input_p50 = hil_histogram_quantile(input, 0.5);
+  out->input_p99 = hil_histogram_quantile(input, 0.99);
+  out->input_max = input->max;
   out->deadline_offset = rt->opt.mode == HIL_MODE_REALTIME ? rt->deadline_offset : 0;
   out->commands = rt->commands.counters;
   out->samples_published = rt->samples;
   out->record_errors = rt->record_errors;
+  out->input_deferred = rt->input_deferred;
 }
 
 void hil_runtime_status(const hil_runtime *rt, hil_status *out) {
-  fill_status(rt, out, &rt->late, &rt->compute);
+  fill_status(rt, out, &rt->late, &rt->compute, &rt->input);
 }
 
 /* The totals hold every period already closed; add the open one. */
 void hil_runtime_status_total(const hil_runtime *rt, hil_status *out) {
-  hil_histogram *late = malloc(sizeof *late), *compute = malloc(sizeof *compute);
-  if (!late || !compute) {
+  hil_histogram *late = malloc(sizeof *late), *compute = malloc(sizeof *compute),
+                *input = malloc(sizeof *input);
+  if (!late || !compute || !input) {
     free(late);
     free(compute);
+    free(input);
     hil_runtime_status(rt, out);
     return;
   }
   *late = rt->late_total;
   *compute = rt->compute_total;
+  *input = rt->input_total;
   hil_histogram_merge(late, &rt->late);
   hil_histogram_merge(compute, &rt->compute);
-  fill_status(rt, out, late, compute);
+  hil_histogram_merge(input, &rt->input);
+  fill_status(rt, out, late, compute, input);
   out->whole_run = 1;
   free(late);
   free(compute);
+  free(input);
 }
 
 void hil_runtime_pause(hil_runtime *rt) {

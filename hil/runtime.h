@@ -63,7 +63,15 @@ typedef struct hil_options {
   double watchdog_timeout_s; /* 0 disables the command watchdog */
   hil_timeout_action on_timeout;
   hil_record_error_action on_record_error;
+  /* realtime: the most one pass over the transports' input may take (s); 0 = the default,
+   * HIL_INPUT_BUDGET_PERIODS of the period; negative = no bound (for comparisons only) */
+  double input_budget_s;
 } hil_options;
+
+/* Realtime: one input pass (before a step, after it, or between ticks) takes at most this many
+ * periods by default; a tick has at most two passes plus the between-tick polls (also bounded
+ * to 1/8 period), so input can never take more than 3/8 of a period. */
+#define HIL_INPUT_BUDGET_PERIODS 0.125
 
 /* Fills the defaults: 1 kHz, realtime, skip, 1 s status, 0.1 s watchdog to zero. */
 void hil_options_default(hil_options *o);
@@ -89,6 +97,8 @@ typedef struct hil_status {
   hil_command_counters commands;
   uint64_t samples_published;
   uint64_t record_errors;     /* log records lost to write, flush or close errors */
+  uint64_t input_deferred;    /* input passes a transport cut short at the time budget */
+  double input_p50, input_p99, input_max; /* s, CPU time of one input pass (realtime mode) */
 } hil_status;
 
 typedef struct hil_runtime hil_runtime;
@@ -136,6 +146,14 @@ double hil_runtime_loop_time(const hil_runtime *rt);
 void hil_runtime_status(const hil_runtime *rt, hil_status *out);
 /* The same with the timing figures of the whole run instead of the last status period. */
 void hil_runtime_status_total(const hil_runtime *rt, hil_status *out);
+
+/* The input budget, for transports: 1 while the current input pass may go on reading. In
+ * realtime mode a pass ends HIL_INPUT_BUDGET_PERIODS of a period after it began (or after
+ * options.input_budget_s); a transport handles at least one message a pass, then asks this
+ * before each next one and leaves the rest where it waits (socket queue, kernel buffer) for the
+ * next pass, calling hil_runtime_input_deferred once. Always 1 in lockstep and fast modes. */
+int hil_runtime_input_budget_left(const hil_runtime *rt);
+void hil_runtime_input_deferred(hil_runtime *rt);
 
 /* Control requests (the ZeroMQ control socket, serial STEP_REQUEST). */
 void hil_runtime_pause(hil_runtime *rt);

@@ -34,6 +34,10 @@ struct hil_runtime {
   char log_path[256];            /* for messages */
   uint64_t record_errors;        /* records lost to write, flush or close errors */
   int status_due;                /* publish a status now (an error to tell), whatever the period */
+  double input_until;            /* monotonic s: the current input pass's budget ends */
+  uint64_t input_deferred;
+  hil_histogram input;           /* input pass durations, the current status period */
+  hil_histogram input_total;
   const char *polling;           /* name of the transport being polled (command records) */
 };
 

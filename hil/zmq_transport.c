@@ -335,12 +335,12 @@ void hil_zmq_write_counters(hil_jw *w, const hil_zmq_counters *c) {
   hil_jw_uint(w, c->send_failed);
   hil_jw_key(w, "cmd_messages");
   hil_jw_uint(w, c->cmd_messages);
+  hil_jw_key(w, "oversized");
+  hil_jw_uint(w, c->oversized);
   hil_jw_key(w, "ctl_requests");
   hil_jw_uint(w, c->ctl_requests);
   hil_jw_key(w, "ctl_errors");
   hil_jw_uint(w, c->ctl_errors);
-  hil_jw_key(w, "oversized");
-  hil_jw_uint(w, c->oversized);
   hil_jw_end_object(w);
 }
 
@@ -418,9 +418,25 @@ static int commands_wait_for_step(hil_runtime *rt) {
   return !hil_runtime_paused(rt); /* paused: newer commands replace older ones */
 }
 
+/* After a pass's budget ran out: counts the pass as deferred when input is still waiting. */
+static int out_of_budget(hil_runtime *rt, void *sock) {
+  if (hil_runtime_input_budget_left(rt)) {
+    return 0;
+  }
+  int events = 0;
+  size_t sz = sizeof events;
+  if (zmq_getsockopt(sock, ZMQ_EVENTS, &events, &sz) == 0 && (events & ZMQ_POLLIN)) {
+    hil_runtime_input_deferred(rt);
+  }
+  return 1;
+}
+
 static void poll_commands(zmq_transport *z, hil_runtime *rt) {
   hil_commands *c = hil_runtime_commands(rt);
   for (int i = 0; i < CMD_BATCH && !commands_wait_for_step(rt); i++) {
+    if (i > 0 && out_of_budget(rt, z->sock[HIL_ZMQ_CMD])) {
+      return;
+    }
     zmq_msg_t msg;
     const int parts = hil_zmq_recv_message(z->sock[HIL_ZMQ_CMD], &msg);
     if (parts == 0) {
@@ -831,6 +847,9 @@ static void answer(zmq_transport *z, hil_runtime *rt, zmq_msg_t *req, int parts)
 
 static void poll_control(zmq_transport *z, hil_runtime *rt) {
   for (int i = 0; i < CTL_BATCH; i++) {
+    if (i > 0 && out_of_budget(rt, z->sock[HIL_ZMQ_CTL])) {
+      return;
+    }
     zmq_msg_t msg;
     const int parts = hil_zmq_recv_message(z->sock[HIL_ZMQ_CTL], &msg);
     if (parts > 0) {
