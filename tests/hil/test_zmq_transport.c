@@ -1552,6 +1552,19 @@ static void test_realtime_takes_input_on_arrival(void **state) {
 
 /* --- a flood does not make the realtime loop late ------------------------------------------- */
 
+/* A sanitizer makes every message several times dearer: the timing figures of such a build
+ * are printed, not asserted (the plain build asserts them). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TIMING_ASSERTED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TIMING_ASSERTED 0
+#endif
+#endif
+#ifndef TIMING_ASSERTED
+#define TIMING_ASSERTED 1
+#endif
+
 typedef struct flood {
   const char *endpoint;
   volatile int stop;
@@ -1621,12 +1634,14 @@ static void test_flood_keeps_deadlines(void **state) {
   const double budget = HIL_INPUT_BUDGET_PERIODS * 1e-3;
   const double idle_over = (double)idle.overruns / (double)idle.steps;
   const double flood_over = (double)flooded.overruns / (double)flooded.steps;
-  print_message("idle : %llu ticks, late p50/p99/max %.0f/%.0f/%.0f us, overruns %.2f %%\n"
+  print_message("idle : %llu ticks, late p50/p99/max %.0f/%.0f/%.0f us, overruns %.2f %%, "
+                "input pass p99 %.0f us\n"
                 "flood: %llu ticks, late p50/p99/max %.0f/%.0f/%.0f us, overruns %.2f %%; "
                 "%ld commands sent, %llu accepted, input pass p99/max %.0f/%.0f us, "
                 "%llu passes deferred; late p99 flood/idle = %.2f\n",
                 (unsigned long long)idle.steps, 1e6 * idle.late_p50, 1e6 * idle.late_p99,
-                1e6 * idle.late_max, 100 * idle_over, (unsigned long long)flooded.steps,
+                1e6 * idle.late_max, 100 * idle_over, 1e6 * idle.input_p99,
+                (unsigned long long)flooded.steps,
                 1e6 * flooded.late_p50, 1e6 * flooded.late_p99, 1e6 * flooded.late_max,
                 100 * flood_over, sent, (unsigned long long)flooded.commands.accepted,
                 1e6 * flooded.input_p99, 1e6 * flooded.input_max,
@@ -1634,6 +1649,9 @@ static void test_flood_keeps_deadlines(void **state) {
   if (flooded.input_deferred == 0 || flooded.commands.accepted < 1000) {
     fail_msg("no flood: %llu commands accepted, no pass deferred",
              (unsigned long long)flooded.commands.accepted);
+  }
+  if (!TIMING_ASSERTED) {
+    return;
   }
   if (flooded.input_p99 > budget + 150e-6) {
     fail_msg("input passes over the budget: p99 %.0f us, budget %.0f us", 1e6 * flooded.input_p99,
