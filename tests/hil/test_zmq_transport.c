@@ -529,6 +529,15 @@ static const cJSON *array_item_named(const cJSON *array, const char *name) {
   return NULL;
 }
 
+/* obj.key, which must be a string. */
+static const char *text_member(const cJSON *obj, const char *key) {
+  const cJSON *x = cJSON_GetObjectItem(obj, key);
+  if (!cJSON_IsString(x)) {
+    fail_msg("no string \"%s\"", key);
+  }
+  return x->valuestring;
+}
+
 static void test_hello(void **state) {
   fixture *f = *state;
   const cJSON *h = f->hello;
@@ -559,21 +568,17 @@ static void test_hello(void **state) {
   }
   /* what each sensor is mounted on; an encoder's counts per revolution and resolution */
   const cJSON *enc = array_item_named(sensors, "enc_elbow");
-  assert_string_equal(cJSON_GetObjectItem(enc, "joint")->valuestring, "elbow");
-  assert_int_equal(cJSON_GetObjectItem(enc, "counts_per_rev")->valueint, 1024);
-  assert_int_equal(cJSON_GetObjectItem(enc, "counts_per_turn")->valueint, 4096); /* quadrature */
-  assert_true(fabs(cJSON_GetObjectItem(enc, "resolution")->valuedouble - 6.283185307179586 / 4096) <
-              1e-15);
-  assert_string_equal(
-      cJSON_GetObjectItem(array_item_named(sensors, "trq_shoulder"), "joint")->valuestring,
-      "shoulder");
-  assert_string_equal(
-      cJSON_GetObjectItem(array_item_named(sensors, "imu_fore"), "body")->valuestring, "fore");
+  assert_string_equal(text_member(enc, "joint"), "elbow");
+  assert_true(status_number(enc, "counts_per_rev", NULL) == 1024);
+  assert_true(status_number(enc, "counts_per_turn", NULL) == 4096); /* quadrature */
+  assert_true(fabs(status_number(enc, "resolution", NULL) - 6.283185307179586 / 4096) < 1e-15);
+  assert_string_equal(text_member(array_item_named(sensors, "trq_shoulder"), "joint"), "shoulder");
+  assert_string_equal(text_member(array_item_named(sensors, "imu_fore"), "body"), "fore");
   assert_null(cJSON_GetObjectItem(array_item_named(sensors, "imu_fore"), "counts_per_rev"));
   cJSON *gp = request_ok(&f->cli, "{\"cmd\":\"get_param\",\"sensor\":\"enc_shoulder\"}");
   const cJSON *gs = cJSON_GetObjectItem(gp, "sensor");
-  assert_string_equal(cJSON_GetObjectItem(gs, "joint")->valuestring, "shoulder");
-  assert_int_equal(cJSON_GetObjectItem(gs, "counts_per_turn")->valueint, 16384);
+  assert_string_equal(text_member(gs, "joint"), "shoulder");
+  assert_true(status_number(gs, "counts_per_turn", NULL) == 16384);
   cJSON_Delete(gp);
   const cJSON *imu = array_item_named(sensors, "imu_fore");
   assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(imu, "channels")), 6);
