@@ -136,6 +136,7 @@ int hil_log_header_init(hil_log_header *h, const sim_model *m, const sens_set *s
 struct hil_log_writer {
   int fd;
   int error;            /* first error, sticky */
+  int sys_errno;        /* errno of the system call that failed first, 0 if none */
   long long records;
   double last_t, last_wall;
   size_t len;           /* bytes in buf */
@@ -224,6 +225,7 @@ int hil_log_flush(hil_log_writer *w) {
   }
   if (w->len > 0 && w->error == 0) {
     w->error = write_all(w->fd, w->buf, w->len);
+    w->sys_errno = w->error ? errno : 0;
   }
   w->len = 0;
   return w->error;
@@ -404,6 +406,7 @@ int hil_log_write_status(hil_log_writer *w, double t, double wall, const char *s
 
 long long hil_log_records(const hil_log_writer *w) { return w->records; }
 int hil_log_error(const hil_log_writer *w) { return w->error; }
+int hil_log_sys_errno(const hil_log_writer *w) { return w->sys_errno; }
 
 int hil_log_close(hil_log_writer **pw) {
   if (!pw || !*pw) {
@@ -418,13 +421,16 @@ int hil_log_close(hil_log_writer **pw) {
   hil_log_flush(w);
   if (fsync(w->fd) != 0 && w->error == 0 && errno != EINVAL) {
     w->error = HIL_LOG_EIO;
+    w->sys_errno = errno;
   }
   if (close(w->fd) != 0 && w->error == 0) {
     w->error = HIL_LOG_EIO;
+    w->sys_errno = errno;
   }
-  const int rc = w->error;
+  const int rc = w->error, sys_errno = w->sys_errno;
   free(w);
   *pw = NULL;
+  errno = sys_errno; /* why the first failure failed, for the caller's message */
   return rc;
 }
 

@@ -96,11 +96,15 @@ int hil_log_write_status(hil_log_writer *w, double t, double wall, const char *s
 /* Hands the buffer to the kernel (write(2); no fsync). Call every ~0.1 s of wall time. */
 int hil_log_flush(hil_log_writer *w);
 /* Writes the end record, flushes, fsyncs, closes, frees and sets *w to NULL; accepts NULL.
- * Returns the first error met by this writer, or 0. */
+ * Returns the first error met by this writer, or 0; after an error errno holds the reason
+ * (as hil_log_sys_errno would have). */
 int hil_log_close(hil_log_writer **w);
 /* Records written so far (header included) and the first error (0 if none). */
 long long hil_log_records(const hil_log_writer *w);
 int hil_log_error(const hil_log_writer *w);
+/* errno of the write, fsync or close that failed first (ENOSPC, EFBIG, EIO...); 0 when none
+ * failed or the first error was not a system call's (HIL_LOG_EARG: a record too long). */
+int hil_log_sys_errno(const hil_log_writer *w);
 
 /* --- reader ---------------------------------------------------------------------------------- */
 

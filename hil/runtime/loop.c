@@ -115,7 +115,16 @@ static void wait_for_input(hil_runtime *rt, long timeout_ms) {
 /* --- status ---------------------------------------------------------------------------------- */
 
 static void print_status(hil_runtime *rt, const hil_status *st, const char *prefix) {
-  char transports[512] = "";
+  char transports[512] = "", record[128] = "";
+  if (st->record_errors > 0) {
+    snprintf(record, sizeof record, " | record errors %llu",
+             (unsigned long long)st->record_errors);
+  }
+  if (st->input_deferred > 0) {
+    snprintf(record + strlen(record), sizeof record - strlen(record),
+             " | input deferred %llu (pass p99 %.0f us)", (unsigned long long)st->input_deferred,
+             1e6 * st->input_p99);
+  }
   for (int i = 0; i < rt->ntransports; i++) {
     hil_transport *t = rt->transports[i];
     if (t->ops->describe) {
@@ -128,7 +137,7 @@ static void print_status(hil_runtime *rt, const hil_status *st, const char *pref
   fprintf(stderr,
           "%s t=%.3f s wall=%.1f s steps=%llu %s%s | late p50/p99/max %.0f/%.0f/%.0f us"
           " | compute p50/p99 %.1f/%.1f us | overruns %llu skipped %llu | cmds %llu ok"
-          " %llu clamped %llu rejected %llu trips%s\n",
+          " %llu clamped %llu rejected %llu trips%s%s\n",
           prefix, st->sim_time, st->wall_time, (unsigned long long)st->steps,
           hil_mode_name(st->mode), st->paused ? " (paused)" : "", 1e6 * st->late_p50,
           1e6 * st->late_p99, 1e6 * st->late_max, 1e6 * st->compute_p50, 1e6 * st->compute_p99,
@@ -136,7 +145,7 @@ static void print_status(hil_runtime *rt, const hil_status *st, const char *pref
           (unsigned long long)st->commands.accepted, (unsigned long long)st->commands.clamped,
           (unsigned long long)(st->commands.rejected_nonfinite + st->commands.rejected_unknown +
                                st->commands.rejected_malformed),
-          (unsigned long long)st->commands.watchdog_trips, transports);
+          (unsigned long long)st->commands.watchdog_trips, record, transports);
 }
 
 static void report_status(hil_runtime *rt, const char *prefix, int whole_run) {
@@ -160,6 +169,10 @@ static void report_status(hil_runtime *rt, const char *prefix, int whole_run) {
 
 /* Status once per period of wall time; the timing histograms cover one period each. */
 static void maybe_report(hil_runtime *rt, double *next_report) {
+  if (rt->status_due) { /* an error to tell: at once, outside the period */
+    rt->status_due = 0;
+    report_status(rt, "[achilles]", 0);
+  }
   if (rt->opt.status_period_s <= 0) {
     return;
   }
@@ -170,8 +183,10 @@ static void maybe_report(hil_runtime *rt, double *next_report) {
   report_status(rt, "[achilles]", 0);
   hil_histogram_merge(&rt->late_total, &rt->late);
   hil_histogram_merge(&rt->compute_total, &rt->compute);
+  hil_histogram_merge(&rt->input_total, &rt->input);
   hil_histogram_clear(&rt->late);
   hil_histogram_clear(&rt->compute);
+  hil_histogram_clear(&rt->input);
   *next_report = now + rt->opt.status_period_s;
 }
 
@@ -324,10 +339,15 @@ static hil_cpu_awake *request_realtime(const hil_runtime *rt) {
 }
 
 /* Motors to zero (the state a snapshot or a later step would carry on from), then the final
- * status. No extra step: a run of --duration S ends at simulation time S. */
+ * status: into the log, which is then closed, and out (with what the close said). No extra
+ * step: a run of --duration S ends at simulation time S. */
 static void shut_down(hil_runtime *rt) {
   hil_commands_clear(&rt->commands);
   hil_commands_apply(&rt->commands, rt->data, hil_runtime_loop_time(rt));
+  hil_status st;
+  hil_runtime_status_total(rt, &st);
+  hil__record_status(rt, &st);
+  hil__close_record(rt);
   report_status(rt, "[achilles] whole run:", 1);
 }
 
@@ -351,5 +371,5 @@ int hil_runtime_run(hil_runtime *rt) {
   }
   shut_down(rt);
   hil_cpu_awake_stop(&awake);
-  return HIL_OK;
+  return rt->record_errors > 0 ? HIL_EIO : HIL_OK;
 }

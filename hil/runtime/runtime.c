@@ -1,6 +1,7 @@
 /* hil/runtime/runtime.c: building the runtime, one tick, and the control requests. Pacing is in loop.c. */
 #include "hil/runtime/runtime_internal.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +18,37 @@ double hil__monotonic_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Counts a record the log lost (rc != 0) and tells the first loss at once, on stderr and (through
+ * status_due) on the status stream; stops the run when the options say so. */
+static void record_result(hil_runtime *rt, int rc, int sys_errno, const char *what) {
+  if (rc == 0) {
+    return;
+  }
+  if (rt->record_errors++ > 0) {
+    return;
+  }
+  const int stop = rt->opt.on_record_error == HIL_RECORD_ERROR_STOP;
+  fprintf(stderr,
+          "[achilles] recording to %s failed at t=%.3f s: %s: %s; %s (--on-record-error %s)\n",
+          rt->log_path, rt->data->time, what,
+          sys_errno ? strerror(sys_errno) : "record too long for the log",
+          stop ? "stopping the run" : "running on without recording", stop ? "stop" : "continue");
+  rt->status_due = 1;
+  if (stop) {
+    rt->stop = 1;
+  }
+}
+
+static void record_write_result(hil_runtime *rt, int rc) {
+  record_result(rt, rc, rc ? hil_log_sys_errno(rt->log) : 0, "write");
+}
+
 static void on_sample(void *user, const sens_sensor *s, const sens_sample *smp) {
   hil_runtime *rt = user;
   rt->samples++;
   if (rt->log) {
-    hil_log_write_sample(rt->log, s, smp, hil__monotonic_now() - rt->start_wall);
+    record_write_result(
+        rt, hil_log_write_sample(rt->log, s, smp, hil__monotonic_now() - rt->start_wall));
   }
   for (int i = 0; i < rt->ntransports; i++) {
     hil_transport *t = rt->transports[i];
@@ -85,6 +112,9 @@ hil_runtime *hil_runtime_new(const char *config_path, const hil_options *o, char
   hil_histogram_clear(&rt->compute);
   hil_histogram_clear(&rt->late_total);
   hil_histogram_clear(&rt->compute_total);
+  hil_histogram_clear(&rt->input);
+  hil_histogram_clear(&rt->input_total);
+  rt->input_until = INFINITY;
   return rt;
 }
 
@@ -96,7 +126,7 @@ void hil_runtime_destroy(hil_runtime **prt) {
   for (int i = 0; i < rt->ntransports; i++) {
     rt->transports[i]->ops->destroy(rt->transports[i]);
   }
-  hil_log_close(&rt->log);
+  hil__close_record(rt);
   sens_set_free(&rt->sensors);
   hil_commands_free(&rt->commands);
   sim_snapshot_free(rt->snapshot);
@@ -120,7 +150,29 @@ int hil_runtime_add_transport(hil_runtime *rt, hil_transport *t) {
   return HIL_OK;
 }
 
+/* Realtime: the end of this pass's budget; other modes read everything (lockstep steps on
+ * commands; fast mode has no deadline to keep). */
+static double input_deadline(const hil_runtime *rt, double begin) {
+  if (rt->opt.mode != HIL_MODE_REALTIME || rt->opt.input_budget_s < 0) {
+    return INFINITY;
+  }
+  const double budget = rt->opt.input_budget_s > 0
+                            ? rt->opt.input_budget_s
+                            : HIL_INPUT_BUDGET_PERIODS * rt->model->opt.timestep;
+  return begin + budget;
+}
+
+/* CPU time of this thread, s: an input pass's work without the time the thread was preempted. */
+static double thread_cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 void hil__poll_transports(hil_runtime *rt) {
+  const int realtime = rt->opt.mode == HIL_MODE_REALTIME;
+  const double begin = realtime ? thread_cpu_now() : 0;
+  rt->input_until = input_deadline(rt, hil__monotonic_now());
   for (int i = 0; i < rt->ntransports; i++) {
     hil_transport *t = rt->transports[i];
     if (t->ops->poll) {
@@ -129,6 +181,18 @@ void hil__poll_transports(hil_runtime *rt) {
     }
   }
   rt->polling = NULL;
+  rt->input_until = INFINITY;
+  if (realtime) {
+    hil_histogram_add(&rt->input, thread_cpu_now() - begin);
+  }
+}
+
+int hil_runtime_input_budget_left(const hil_runtime *rt) {
+  return rt->input_until == INFINITY || hil__monotonic_now() < rt->input_until;
+}
+
+void hil_runtime_input_deferred(hil_runtime *rt) {
+  rt->input_deferred++;
 }
 
 /* --- recording ------------------------------------------------------------------------------- */
@@ -140,8 +204,10 @@ static void on_command(void *user, int actuator, const char *name, double value,
   const char *what = result == HIL_OK        ? (clamped ? "clamped" : "ok")
                      : result == HIL_EUNKNOWN ? "rejected:unknown"
                                               : "rejected:nonfinite";
-  hil_log_write_command(rt->log, rt->data->time, hil__monotonic_now() - rt->start_wall,
-                        rt->polling ? rt->polling : "api", who, value, what);
+  record_write_result(rt, hil_log_write_command(rt->log, rt->data->time,
+                                                hil__monotonic_now() - rt->start_wall,
+                                                rt->polling ? rt->polling : "api", who, value,
+                                                what));
 }
 
 int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_sz) {
@@ -156,6 +222,7 @@ int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_
   if (!rt->log) {
     return HIL_EIO;
   }
+  snprintf(rt->log_path, sizeof rt->log_path, "%s", path);
   rt->commands.observer = on_command;
   rt->commands.observer_user = rt;
   rt->log_next_flush = hil__monotonic_now() + 0.1;
@@ -165,7 +232,14 @@ int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_
 void hil__record_status(hil_runtime *rt, const hil_status *st) {
   char json[4096];
   if (rt->log && hil_msg_encode_status(json, sizeof json, st) > 0) {
-    hil_log_write_status(rt->log, st->sim_time, st->wall_time, json);
+    record_write_result(rt, hil_log_write_status(rt->log, st->sim_time, st->wall_time, json));
+  }
+}
+
+void hil__close_record(hil_runtime *rt) {
+  if (rt->log) {
+    const int rc = hil_log_close(&rt->log);
+    record_result(rt, rc, errno, "close");
   }
 }
 
@@ -174,7 +248,8 @@ static void flush_log(hil_runtime *rt) {
   if (rt->log) {
     double now = hil__monotonic_now();
     if (now >= rt->log_next_flush) {
-      hil_log_flush(rt->log);
+      const int rc = hil_log_flush(rt->log);
+      record_result(rt, rc, rc ? hil_log_sys_errno(rt->log) : 0, "write");
       rt->log_next_flush = now + 0.1;
     }
   }
@@ -184,6 +259,12 @@ static void flush_log(hil_runtime *rt) {
 void hil__sense(hil_runtime *rt) {
   if (rt->sensors) {
     sens_set_update(rt->sensors, rt->model, rt->data);
+  }
+  for (int i = 0; i < rt->ntransports; i++) { /* this state's samples are all out */
+    hil_transport *t = rt->transports[i];
+    if (t->ops->publish_step) {
+      t->ops->publish_step(t, rt, rt->steps, rt->data->time);
+    }
   }
 }
 
@@ -234,7 +315,7 @@ double hil_runtime_loop_time(const hil_runtime *rt) {
 }
 
 static void fill_status(const hil_runtime *rt, hil_status *out, const hil_histogram *late,
-                        const hil_histogram *compute) {
+                        const hil_histogram *compute, const hil_histogram *input) {
   memset(out, 0, sizeof *out);
   out->sim_time = rt->data->time;
   out->wall_time = hil__monotonic_now() - rt->start_wall;
@@ -249,32 +330,42 @@ static void fill_status(const hil_runtime *rt, hil_status *out, const hil_histog
   out->compute_p50 = hil_histogram_quantile(compute, 0.5);
   out->compute_p99 = hil_histogram_quantile(compute, 0.99);
   out->compute_max = compute->max;
+  out->input_p50 = hil_histogram_quantile(input, 0.5);
+  out->input_p99 = hil_histogram_quantile(input, 0.99);
+  out->input_max = input->max;
   out->deadline_offset = rt->opt.mode == HIL_MODE_REALTIME ? rt->deadline_offset : 0;
   out->commands = rt->commands.counters;
   out->samples_published = rt->samples;
+  out->record_errors = rt->record_errors;
+  out->input_deferred = rt->input_deferred;
 }
 
 void hil_runtime_status(const hil_runtime *rt, hil_status *out) {
-  fill_status(rt, out, &rt->late, &rt->compute);
+  fill_status(rt, out, &rt->late, &rt->compute, &rt->input);
 }
 
 /* The totals hold every period already closed; add the open one. */
 void hil_runtime_status_total(const hil_runtime *rt, hil_status *out) {
-  hil_histogram *late = malloc(sizeof *late), *compute = malloc(sizeof *compute);
-  if (!late || !compute) {
+  hil_histogram *late = malloc(sizeof *late), *compute = malloc(sizeof *compute),
+                *input = malloc(sizeof *input);
+  if (!late || !compute || !input) {
     free(late);
     free(compute);
+    free(input);
     hil_runtime_status(rt, out);
     return;
   }
   *late = rt->late_total;
   *compute = rt->compute_total;
+  *input = rt->input_total;
   hil_histogram_merge(late, &rt->late);
   hil_histogram_merge(compute, &rt->compute);
-  fill_status(rt, out, late, compute);
+  hil_histogram_merge(input, &rt->input);
+  fill_status(rt, out, late, compute, input);
   out->whole_run = 1;
   free(late);
   free(compute);
+  free(input);
 }
 
 void hil_runtime_pause(hil_runtime *rt) {

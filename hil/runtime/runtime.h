@@ -33,6 +33,14 @@ typedef enum hil_overrun {
   HIL_OVERRUN_CATCHUP = 1, /* run the missed ticks back to back (at most max_catchup) */
 } hil_overrun;
 
+/* What a run does when its recording fails (a write, flush or close error: a full disk, a file
+ * size limit, an I/O error). Either way the failure is said on stderr at once, counted in the
+ * status (record_errors), and hil_runtime_run returns HIL_EIO. */
+typedef enum hil_record_error_action {
+  HIL_RECORD_ERROR_STOP = 0,     /* stop the run (motors to zero, final status) */
+  HIL_RECORD_ERROR_CONTINUE = 1, /* run on without recording */
+} hil_record_error_action;
+
 typedef struct hil_options {
   double rate_hz;            /* physics rate; the model's timestep is set to 1/rate_hz */
   hil_mode mode;
@@ -50,7 +58,16 @@ typedef struct hil_options {
   int quiet;                 /* no console status lines */
   double watchdog_timeout_s; /* 0 disables the command watchdog */
   hil_timeout_action on_timeout;
+  hil_record_error_action on_record_error;
+  /* realtime: the most one pass over the transports' input may take (s); 0 = the default,
+   * HIL_INPUT_BUDGET_PERIODS of the period; negative = no bound (for comparisons only) */
+  double input_budget_s;
 } hil_options;
+
+/* Realtime: one input pass (before a step, after it, or between ticks) takes at most this many
+ * periods by default; a tick has at most two passes plus the between-tick polls (also bounded
+ * to 1/8 period), so input can never take more than 3/8 of a period. */
+#define HIL_INPUT_BUDGET_PERIODS 0.125
 
 /* Fills the defaults: 1 kHz, realtime, skip, 1 s status, 0.1 s watchdog to zero. */
 void hil_options_default(hil_options *o);
@@ -75,11 +92,14 @@ int hil_runtime_add_transport(hil_runtime *rt, hil_transport *t);
 /* Records every sample published, every command received (with its result and the transport it
  * came through) and every status to a log at path (format: docs/logs.md), flushed to the kernel
  * every 0.1 s of wall time so that a killed run loses at most that much. Call before
- * hil_runtime_run; the log is closed (with its end record) by hil_runtime_destroy. */
+ * hil_runtime_run, which closes the log (with its end record) on its way out; a log still open
+ * is closed by hil_runtime_destroy. */
 int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_sz);
 
 /* Runs the loop until stopped, the duration is reached, or a fatal error. On the way out the
- * commands go to zero and a last step publishes that state. Returns HIL_OK or an error. */
+ * commands go to zero, the final status is published and the log (if any) is closed with its
+ * end record. Returns HIL_OK, or HIL_EIO when the recording lost records (see
+ * hil_record_error_action). */
 int hil_runtime_run(hil_runtime *rt);
 
 /* Asks the loop to stop at the next tick; async-signal-safe. */
@@ -101,6 +121,14 @@ double hil_runtime_loop_time(const hil_runtime *rt);
 void hil_runtime_status(const hil_runtime *rt, hil_status *out);
 /* The same with the timing figures of the whole run instead of the last status period. */
 void hil_runtime_status_total(const hil_runtime *rt, hil_status *out);
+
+/* The input budget, for transports: 1 while the current input pass may go on reading. In
+ * realtime mode a pass ends HIL_INPUT_BUDGET_PERIODS of a period after it began (or after
+ * options.input_budget_s); a transport handles at least one message a pass, then asks this
+ * before each next one and leaves the rest where it waits (socket queue, kernel buffer) for the
+ * next pass, calling hil_runtime_input_deferred once. Always 1 in lockstep and fast modes. */
+int hil_runtime_input_budget_left(const hil_runtime *rt);
+void hil_runtime_input_deferred(hil_runtime *rt);
 
 /* Control requests (the ZeroMQ control socket, serial STEP_REQUEST). */
 void hil_runtime_pause(hil_runtime *rt);

@@ -31,6 +31,13 @@ struct hil_runtime {
   hil_histogram late_total, compute_total; /* the whole run (the final report) */
   hil_log_writer *log;           /* recording, or NULL */
   double log_next_flush;         /* monotonic s */
+  char log_path[256];            /* for messages */
+  uint64_t record_errors;        /* records lost to write, flush or close errors */
+  int status_due;                /* publish a status now (an error to tell), whatever the period */
+  double input_until;            /* monotonic s: the current input pass's budget ends */
+  uint64_t input_deferred;
+  hil_histogram input;           /* input pass durations, the current status period */
+  hil_histogram input_total;
   const char *polling;           /* name of the transport being polled (command records) */
 };
 
@@ -40,5 +47,7 @@ void hil__step(hil_runtime *rt);
 void hil__sense(hil_runtime *rt);
 /* Writes a status record to the log when recording. */
 void hil__record_status(hil_runtime *rt, const hil_status *st);
+/* Closes the log (end record), counting and telling a failure. */
+void hil__close_record(hil_runtime *rt);
 
 #endif

@@ -33,6 +33,9 @@ typedef struct hil_status {
   int whole_run;              /* 1: timing over the whole run; 0: over the last status period */
   hil_command_counters commands;
   uint64_t samples_published;
+  uint64_t record_errors;     /* log records lost to write, flush or close errors */
+  uint64_t input_deferred;    /* input passes a transport cut short at the time budget */
+  double input_p50, input_p99, input_max; /* s, CPU time of one input pass (realtime mode) */
 } hil_status;
 
 #endif

@@ -522,8 +522,15 @@ static void serial_poll(hil_transport *t, hil_runtime *rt) {
     st->was_up = 1;
   }
   uint8_t buf[RX_CHUNK];
+  long n = 0;
   for (size_t total = 0; total < RX_MAX;) {
-    long n = hil_serial_port_read(st->port, buf, sizeof buf, now);
+    if (total > 0 && !hil_runtime_input_budget_left(rt)) { /* the rest waits in the kernel */
+      if (n == (long)sizeof buf) { /* a full chunk: more is likely waiting */
+        hil_runtime_input_deferred(rt);
+      }
+      break;
+    }
+    n = hil_serial_port_read(st->port, buf, sizeof buf, now);
     if (n <= 0) {
       break; /* nothing more, or the link went down (check_link below) */
     }

@@ -350,6 +350,22 @@ void hil_msg_write_sensor_fields(hil_jw *w, const hil_msg_sensor_view *v) {
     hil_jw_string(w, v->unit[i]);
   }
   hil_jw_end_array(w);
+  if (v->joint) {
+    hil_jw_key(w, "joint");
+    hil_jw_string(w, v->joint);
+  }
+  if (v->body) {
+    hil_jw_key(w, "body");
+    hil_jw_string(w, v->body);
+  }
+  if (v->counts_per_turn > 0) {
+    hil_jw_key(w, "counts_per_rev");
+    hil_jw_uint(w, (uint64_t)v->counts_per_rev);
+    hil_jw_key(w, "counts_per_turn");
+    hil_jw_uint(w, (uint64_t)v->counts_per_turn);
+    hil_jw_key(w, "resolution");
+    hil_jw_number(w, v->resolution);
+  }
 }
 
 /* The view of sensor s's sample smp (smp NULL: only the fixed parts, for a form). */
@@ -722,6 +738,9 @@ void hil_msg_write_status_fields(hil_jw *w, const hil_status *st) {
   jw_counter(w, "rejected_malformed", st->commands.rejected_malformed);
   jw_counter(w, "watchdog_trips", st->commands.watchdog_trips);
   hil_jw_end_object(w);
+  jw_counter(w, "record_errors", st->record_errors);
+  jw_counter(w, "input_deferred", st->input_deferred);
+  jw_quantiles(w, "input_s", st->input_p50, st->input_p99, st->input_max);
   jw_counter(w, "samples_published", st->samples_published);
 }
 
@@ -759,6 +778,38 @@ static int check_command_envelope(const cJSON *root, hil_msg_cmd_report *rep, ch
   return rc;
 }
 
+/* 1 when s is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF). */
+static int utf8_valid(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    int n = 0;
+    unsigned cp = 0, min = 0;
+    if (*p < 0x80) {
+      p++;
+      continue;
+    } else if ((*p & 0xE0) == 0xC0) {
+      n = 1, cp = *p & 0x1Fu, min = 0x80;
+    } else if ((*p & 0xF0) == 0xE0) {
+      n = 2, cp = *p & 0x0Fu, min = 0x800;
+    } else if ((*p & 0xF8) == 0xF0) {
+      n = 3, cp = *p & 0x07u, min = 0x10000;
+    } else {
+      return 0;
+    }
+    for (int k = 1; k <= n; k++) {
+      if ((p[k] & 0xC0) != 0x80) {
+        return 0;
+      }
+      cp = (cp << 6) | (p[k] & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return 0;
+    }
+    p += n + 1;
+  }
+  return 1;
+}
+
 int hil_msg_submit_commands(hil_commands *c, const char *json, size_t len, double now,
                             hil_msg_cmd_report *rep, char *err, size_t err_sz) {
   hil_msg_cmd_report local;
@@ -777,7 +828,10 @@ int hil_msg_submit_commands(hil_commands *c, const char *json, size_t len, doubl
   for (const cJSON *e = cmds->child; e; e = e->next) {
     rep->entries++;
     int rc;
-    if (cJSON_IsNumber(e) || cJSON_IsNull(e) || cJSON_IsString(e)) {
+    if (!utf8_valid(e->string)) { /* no actuator has such a name: the sender's encoding is broken */
+      hil_commands_count_malformed(c);
+      rc = HIL_EMALFORMED;
+    } else if (cJSON_IsNumber(e) || cJSON_IsNull(e) || cJSON_IsString(e)) {
       /* null and strings ("NaN", "inf") stand for values JSON cannot carry: non-finite */
       const double value = cJSON_IsNumber(e) ? e->valuedouble : NAN;
       rc = hil_commands_submit_named(c, e->string, value, now);
@@ -790,8 +844,10 @@ int hil_msg_submit_commands(hil_commands *c, const char *json, size_t len, doubl
       continue;
     }
     if (rep->rejected++ == 0 && err && err_sz > 0) {
-      fail(err, err_sz, rc, "commands.%s: %s", e->string,
-           rc == HIL_EMALFORMED ? "expected a number" : hil_strerror(rc));
+      fail(err, err_sz, rc, "commands.%s: %s", utf8_valid(e->string) ? e->string : "?",
+           !utf8_valid(e->string)      ? "name is not valid UTF-8"
+           : rc == HIL_EMALFORMED ? "expected a number"
+                                  : hil_strerror(rc));
     }
   }
   cJSON_Delete(root);

@@ -82,10 +82,18 @@ typedef struct hil_msg_sample_view {
 int hil_msg_encode_sample_view(char *out, size_t out_sz, const hil_msg_sample_view *v);
 
 /* The members describing one sensor in a hello reply (and get_param without a path): name,
- * type, topic, rate_hz, latency_s, drop_probability, dead, channels, units. Written for both the
- * live simulator and the replay, so their hello replies share one layout. */
+ * type, topic, rate_hz, latency_s, drop_probability, dead, channels, units, then what it is
+ * mounted on (joint for encoders and torque sensors, body for IMUs; written when not NULL) and,
+ * for encoders (counts_per_turn > 0), counts_per_rev (lines of the code wheel),
+ * counts_per_turn (counts of the counter per revolution: 4 lines with quadrature) and
+ * resolution (rad per count). Written for both the live simulator and the replay, so their hello
+ * replies share one layout. */
 typedef struct hil_msg_sensor_view {
   const char *name, *type, *topic;
+  const char *joint, *body; /* NULL: not written */
+  int counts_per_rev;
+  int64_t counts_per_turn; /* 0: not an encoder */
+  double resolution;       /* rad per count */
   double rate_hz, latency_s, drop_probability;
   int dead;
   int nch;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <zmq.h>
 
@@ -48,6 +49,9 @@ typedef struct zmq_transport {
   char status[STATUS_MAX];
   char *reply; /* [REPLY_MAX] */
   streams streams;
+  uint64_t step_samples;    /* sample messages published since the last end-of-step marker */
+  double oversized_said_at; /* monotonic s of the last stderr line about an oversized message */
+  uint64_t oversized_said;  /* the count that line gave */
 } zmq_transport;
 
 static const char *const socket_key[NSOCK] = {"pub", "cmd", "ctl"};
@@ -256,6 +260,34 @@ static void publish_one(zmq_transport *z, const sens_sensor *s, const sens_sampl
   forget_the_future(&z->streams, smp->t);
   st->len = len;
   send_two(z, st->topic, st->json, (size_t)len);
+  z->step_samples++;
+}
+
+/* The end-of-step marker, topic "step": {"v":1,"step":N,"t":T,"samples":K} after the K sample
+ * messages (truth ones included) of the state at simulation time T, N steps since start. */
+static void zt_publish_step(hil_transport *t, hil_runtime *rt, uint64_t steps, double sim_time) {
+  zmq_transport *z = (zmq_transport *)t;
+  (void)rt;
+  char json[160];
+  hil_jw w;
+  hil_jw_init(&w, json, sizeof json);
+  hil_jw_begin_object(&w);
+  hil_jw_key(&w, "v");
+  hil_jw_uint(&w, HIL_MSG_VERSION);
+  hil_jw_key(&w, "step");
+  hil_jw_uint(&w, steps);
+  hil_jw_key(&w, "t");
+  hil_jw_number(&w, sim_time);
+  hil_jw_key(&w, "samples");
+  hil_jw_uint(&w, z->step_samples);
+  hil_jw_end_object(&w);
+  const int len = hil_jw_finish(&w);
+  z->step_samples = 0;
+  if (len < 0) {
+    z->n.send_failed++;
+    return;
+  }
+  send_two(z, "step", json, (size_t)len);
 }
 
 static void zt_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sensor *s,
@@ -303,6 +335,8 @@ void hil_zmq_write_counters(hil_jw *w, const hil_zmq_counters *c) {
   hil_jw_uint(w, c->send_failed);
   hil_jw_key(w, "cmd_messages");
   hil_jw_uint(w, c->cmd_messages);
+  hil_jw_key(w, "oversized");
+  hil_jw_uint(w, c->oversized);
   hil_jw_key(w, "ctl_requests");
   hil_jw_uint(w, c->ctl_requests);
   hil_jw_key(w, "ctl_errors");
@@ -353,6 +387,28 @@ int hil_zmq_recv_message(void *sock, zmq_msg_t *msg) {
   return parts;
 }
 
+/* Counts a message over max_message_bytes and says so on stderr: the first at once, then at most
+ * one line a second (a flood must not become a flood of lines), each with the count so far. */
+static void count_oversized(zmq_transport *z, const char *what, size_t size) {
+  z->n.oversized++;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+  if (z->oversized_said > 0 && now - z->oversized_said_at < 1.0) {
+    return;
+  }
+  fprintf(stderr,
+          "[achilles] zmq: %s of %zu bytes refused: over transports.zmq.max_message_bytes (%d);"
+          " %llu oversized so far\n",
+          what, size, z->opt.max_message_bytes, (unsigned long long)z->n.oversized);
+  z->oversized_said_at = now;
+  z->oversized_said = z->n.oversized;
+}
+
+static int oversized(const zmq_transport *z, const zmq_msg_t *msg) {
+  return zmq_msg_size(msg) > (size_t)z->opt.max_message_bytes;
+}
+
 /* 1 when lockstep already holds a full command set: leave the next set for the next step. */
 static int commands_wait_for_step(hil_runtime *rt) {
   if (hil_runtime_options(rt)->mode != HIL_MODE_LOCKSTEP ||
@@ -362,9 +418,25 @@ static int commands_wait_for_step(hil_runtime *rt) {
   return !hil_runtime_paused(rt); /* paused: newer commands replace older ones */
 }
 
+/* After a pass's budget ran out: counts the pass as deferred when input is still waiting. */
+static int out_of_budget(hil_runtime *rt, void *sock) {
+  if (hil_runtime_input_budget_left(rt)) {
+    return 0;
+  }
+  int events = 0;
+  size_t sz = sizeof events;
+  if (zmq_getsockopt(sock, ZMQ_EVENTS, &events, &sz) == 0 && (events & ZMQ_POLLIN)) {
+    hil_runtime_input_deferred(rt);
+  }
+  return 1;
+}
+
 static void poll_commands(zmq_transport *z, hil_runtime *rt) {
   hil_commands *c = hil_runtime_commands(rt);
   for (int i = 0; i < CMD_BATCH && !commands_wait_for_step(rt); i++) {
+    if (i > 0 && out_of_budget(rt, z->sock[HIL_ZMQ_CMD])) {
+      return;
+    }
     zmq_msg_t msg;
     const int parts = hil_zmq_recv_message(z->sock[HIL_ZMQ_CMD], &msg);
     if (parts == 0) {
@@ -372,7 +444,9 @@ static void poll_commands(zmq_transport *z, hil_runtime *rt) {
       return;
     }
     z->n.cmd_messages++;
-    if (parts > 1) {
+    if (oversized(z, &msg)) {
+      count_oversized(z, "command message", zmq_msg_size(&msg));
+    } else if (parts > 1) {
       hil_commands_count_malformed(c); /* commands are one-part messages */
     } else {
       hil_msg_submit_commands(c, zmq_msg_data(&msg), zmq_msg_size(&msg),
@@ -423,6 +497,16 @@ static void jw_sensor_fields(hil_jw *w, const sim_model *m, const sens_sensor *s
   for (int i = 0; i < s->nch; i++) {
     v.channel[i] = s->channel[i];
     v.unit[i] = hil_msg_unit(m, s, i);
+  }
+  if (s->type == SENS_ENCODER) {
+    v.joint = m->joints[s->u.enc.joint].name;
+    v.counts_per_rev = s->u.enc.counts_per_rev;
+    v.counts_per_turn = s->u.enc.counts_per_turn;
+    v.resolution = s->u.enc.step;
+  } else if (s->type == SENS_TORQUE) {
+    v.joint = m->joints[s->u.trq.joint].name;
+  } else if (s->type == SENS_IMU) {
+    v.body = m->bodies[s->u.imu.body].name;
   }
   hil_msg_write_sensor_fields(w, &v);
 }
@@ -736,7 +820,12 @@ static void answer(zmq_transport *z, hil_runtime *rt, zmq_msg_t *req, int parts)
   hil_ctl_request r;
   hil_jw w;
   hil_jw_init(&w, z->reply, REPLY_MAX);
-  if (parts > 1) {
+  if (oversized(z, req)) {
+    count_oversized(z, "control request", zmq_msg_size(req));
+    snprintf(err, sizeof err, "request of %zu bytes is over max_message_bytes (%d)",
+             zmq_msg_size(req), z->opt.max_message_bytes);
+    failure = err;
+  } else if (parts > 1) {
     failure = "control requests are one-part messages";
   } else if (hil_msg_decode_control(&r, zmq_msg_data(req), zmq_msg_size(req), err,
                                     sizeof err) != HIL_OK) {
@@ -758,6 +847,9 @@ static void answer(zmq_transport *z, hil_runtime *rt, zmq_msg_t *req, int parts)
 
 static void poll_control(zmq_transport *z, hil_runtime *rt) {
   for (int i = 0; i < CTL_BATCH; i++) {
+    if (i > 0 && out_of_budget(rt, z->sock[HIL_ZMQ_CTL])) {
+      return;
+    }
     zmq_msg_t msg;
     const int parts = hil_zmq_recv_message(z->sock[HIL_ZMQ_CTL], &msg);
     if (parts > 0) {
@@ -822,6 +914,7 @@ static const hil_transport_ops zmq_ops = {
     .pollitems = zt_pollitems,
     .poll = zt_poll,
     .publish_sample = zt_publish_sample,
+    .publish_step = zt_publish_step,
     .publish_status = zt_publish_status,
     .describe = zt_describe,
     .destroy = zt_destroy,
@@ -834,7 +927,9 @@ static int open_socket(zmq_transport *z, int which, char *err, size_t err_sz) {
   void *s = zmq_socket(z->ctx, types[which]);
   z->sock[which] = s;
   const int linger = 0;
-  const int64_t max_size = z->opt.max_message_bytes;
+  /* the transport refuses what is over max_message_bytes itself, so that it can count it and
+   * answer it; ZeroMQ's own limit (it drops the connection) is only a bound on memory */
+  const int64_t max_size = HIL_ZMQ_HARD_MAX_BYTES;
   if (!s || zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
       (which == HIL_ZMQ_PUB &&
        zmq_setsockopt(s, ZMQ_SNDHWM, &z->opt.sndhwm, sizeof z->opt.sndhwm) != 0) ||

@@ -26,6 +26,7 @@
 #include "hil/transport.h"
 
 #define HIL_ZMQ_ENDPOINT_MAX 256
+#define HIL_ZMQ_HARD_MAX_BYTES (256LL * 1024 * 1024) /* ZMQ_MAXMSGSIZE of the cmd and ctl sockets */
 
 typedef struct hil_zmq_options {
   int enabled;                          /* 0: the config asks for no ZeroMQ transport */
@@ -35,7 +36,11 @@ typedef struct hil_zmq_options {
   int truth;                            /* also publish every sensor's ground truth */
   int allow_remote;                     /* accept endpoints outside 127.0.0.1 / localhost */
   int sndhwm;                           /* PUB queue per subscriber, messages */
-  int max_message_bytes;                /* larger command or control messages are refused */
+  int max_message_bytes;                /* larger command or control messages are refused:
+                                           counted (oversized), said on stderr, a control
+                                           request answered with an error; messages over
+                                           HIL_ZMQ_HARD_MAX_BYTES are dropped by ZeroMQ with
+                                           their connection, unseen */
   int io_cpu;                           /* pin the context's I/O thread to this CPU; -1: any */
   int io_priority;                      /* > 0: the I/O thread runs SCHED_FIFO at this priority */
 } hil_zmq_options;
@@ -78,6 +83,7 @@ typedef struct hil_zmq_counters {
   uint64_t cmd_messages;     /* command messages received */
   uint64_t ctl_requests;     /* control requests answered */
   uint64_t ctl_errors;       /* of which answered with ok = false */
+  uint64_t oversized;        /* command messages and control requests over max_message_bytes */
 } hil_zmq_counters;
 
 void hil_zmq_transport_counters(const hil_transport *t, hil_zmq_counters *out);

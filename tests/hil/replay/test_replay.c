@@ -884,7 +884,8 @@ static void test_control_socket(void **state) {
     if (strcmp(topic, "status") == 0) {
       finished = strstr(body, "\"finished\":true") != NULL;
       if (finished) {
-        assert_non_null(strstr(body, "\"cmd_messages\":3,\"ctl_requests\":5,\"ctl_errors\":2}"));
+        assert_non_null(strstr(
+            body, "\"cmd_messages\":3,\"oversized\":0,\"ctl_requests\":5,\"ctl_errors\":2}"));
       }
       continue;
     }
