@@ -13,8 +13,8 @@
  *     live simulator does: over ZeroMQ ([topic, json] on a PUB, the JSON written with hil_jw in
  *     the layout of hil_msg_encode_sample) or over a serial line (HELLO / HELLO_ACK, then one
  *     SENSOR_SAMPLES frame per instant, with the sensor id table of docs/serial-transport.md).
- *     Over ZeroMQ a REP control socket answers "hello" and "status" in the live layout (every
- *     other request gets {"ok":false}) and a PULL reads and discards commands; both are looked
+ *     Over ZeroMQ a REP control socket answers "hello", "status" and "latest" in the live layout
+ *     (every other request gets {"ok":false}) and a PULL reads and discards commands; both are looked
  *     at without blocking before each deadline, never while spinning or sending.
  *
  * Loops: pass k (0, 1, ...) shifts t and t_truth by k·L, L = t_last - t_first + one period, and
@@ -181,7 +181,7 @@ typedef struct hil_replay_options {
                              docs/messages.md section 8, so the controller misses nothing (needs
                              ctl_endpoint; overrides wait_subscriber) */
   char ctl_endpoint[HIL_ZMQ_ENDPOINT_MAX]; /* ZeroMQ: a REP answering the control requests
-                             hello and status as the live simulator, every other one with an
+                             hello, status and latest as live, every other one with an
                              error (default tcp://127.0.0.1:5557; "" = none) */
   char cmd_endpoint[HIL_ZMQ_ENDPOINT_MAX]; /* ZeroMQ: a PULL whose command messages are read
                              and counted, never applied (default tcp://127.0.0.1:5556; "" = none) */
