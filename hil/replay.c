@@ -938,7 +938,9 @@ static int zmq_drain(hil_replay *r) {
     const int len = n < (int)sizeof buf ? n : (int)sizeof buf;
     const int on = len >= 1 && buf[0] == 1;
     subscribed |= on;
-    if (len >= 1 && buf[0] <= 1 && len - 1 <= 6 && memcmp(buf + 1, "status", (size_t)len - 1) == 0) {
+    const int to_status =
+        len >= 1 && buf[0] <= 1 && len - 1 <= 6 && memcmp(buf + 1, "status", (size_t)len - 1) == 0;
+    if (to_status) {
       r->status_subs += on ? 1 : r->status_subs > 0 ? -1 : 0;
     }
   }

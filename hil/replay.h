@@ -14,8 +14,8 @@
  *     the layout of hil_msg_encode_sample) or over a serial line (HELLO / HELLO_ACK, then one
  *     SENSOR_SAMPLES frame per instant, with the sensor id table of docs/serial-transport.md).
  *     Over ZeroMQ a REP control socket answers "hello", "status" and "latest" in the live layout
- *     (every other request gets {"ok":false}) and a PULL reads and discards commands; both are looked
- *     at without blocking before each deadline, never while spinning or sending.
+ *     (every other request gets {"ok":false}) and a PULL reads and discards commands; both are
+ *     looked at without blocking before each deadline, never while spinning or sending.
  *
  * Loops: pass k (0, 1, ...) shifts t and t_truth by k·L, L = t_last - t_first + one period, and
  * each sensor's seq by k times its count of sequence numbers in the window, so a looped replay

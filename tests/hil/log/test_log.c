@@ -624,7 +624,8 @@ static void test_sample_without_time(void **state) {
   write_small_log(path);
   size_t n;
   char *buf = read_all(path, &n);
-  const char *text = "{\"type\":\"sample\",\"sensor\":\"enc_shoulder\",\"topic\":\"enc/enc_shoulder\","
+  const char *text = "{\"type\":\"sample\",\"sensor\":\"enc_shoulder\","
+                     "\"topic\":\"enc/enc_shoulder\","
                      "\"seq\":99,\"t\":null,\"t_truth\":0,\"wall\":0,\"valid\":true,"
                      "\"values\":{\"counts\":1,\"angle\":2}}";
   char line[512];
