@@ -1068,7 +1068,7 @@ static void zmq_status(hil_replay *r, int final) {
 
 /* --- ZeroMQ control and commands -------------------------------------------------------------- */
 
-/* As live (docs/messages.md, section 7): t and steps of the last instant sent, and the last
+/* As live (docs/messages.md, section 7): t and steps as in the status, and the last
  * message sent of every stream. */
 static void reply_latest(hil_replay *r, hil_jw *w) {
   hil_msg_begin_latest(w, r->rep.t, played_steps(r));
