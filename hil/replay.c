@@ -155,7 +155,7 @@ static int note_damage(hil_replay_schedule *s, const hil_replay_select *sel, con
   return 0;
 }
 
-/* The latest t of the sample records read (selected or not), for the gap check. */
+/* The latest t of the sample records read (selected or not), for the time checks. */
 typedef struct time_track {
   int have;
   double max;
