@@ -759,6 +759,10 @@ int hil_log_next(hil_log_reader *r, hil_log_record *rec, char *err, size_t err_s
     return rd_fail(r, index, offset, HIL_LOG_EFORMAT, err, err_sz, "bad or missing key %s",
                    bad);
   }
+  if (rec->type == HIL_LOG_SAMPLE && !isfinite(rec->t)) { /* a sample is at a time */
+    return rd_fail(r, index, offset, HIL_LOG_EFORMAT, err, err_sz,
+                   "t is not a number (a sample needs its simulation time)");
+  }
   rec->json = r->text;
   return 1;
 }
@@ -982,6 +986,7 @@ static int series_from_csv(hil_series *s, FILE *f, const char *path, const char 
   csv_cols c;
   int rc = 0;
   long long lineno = 1;
+  double t_prev = -INFINITY;
   if (getline(&line, &lcap, f) < 0) {
     snprintf(err, err_sz, "%s: empty file (expected a header line \"time,...\")", path);
     free(line);
@@ -1013,6 +1018,13 @@ static int series_from_csv(hil_series *s, FILE *f, const char *path, const char 
       rc = HIL_LOG_EFORMAT;
       break;
     }
+    if (t < t_prev) { /* docs/logs.md: time increases */
+      snprintf(err, err_sz, "%s: line %lld: time %.9g goes back (the row before has %.9g)",
+               path, lineno, t, t_prev);
+      rc = HIL_LOG_EFORMAT;
+      break;
+    }
+    t_prev = t;
     if (!isnan(v)) {
       rc = series_push(s, &cap, t, v, tr, c.truth >= 0);
     }

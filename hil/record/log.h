@@ -149,7 +149,8 @@ const hil_log_header *hil_log_reader_header(const hil_log_reader *r);
 /* Next record after the header: 1 with *rec filled, 0 at the end of the file, or a negative
  * code with a message "FILE: record N at byte B: what" (HIL_LOG_ECRC, HIL_LOG_EFORMAT,
  * HIL_LOG_ETRUNC, HIL_LOG_EIO). After ECRC or EFORMAT the next call continues with the
- * following line, so a reader may skip damaged records; ETRUNC is always the last result. */
+ * following line, so a reader may skip damaged records; ETRUNC is always the last result.
+ * A sample record whose t is not a number (null) is EFORMAT. */
 int hil_log_next(hil_log_reader *r, hil_log_record *rec, char *err, size_t err_sz);
 /* 1 when an "end" record was read (the run closed the log cleanly). */
 int hil_log_reader_saw_end(const hil_log_reader *r);

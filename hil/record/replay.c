@@ -92,8 +92,17 @@ static int find_sensor(const hil_replay_schedule *s, const char *name, int hint)
   return -1;
 }
 
-static int in_window(const hil_replay_select *sel, double t) {
-  return (!sel->has_from || t >= sel->from) && (!sel->has_to || t <= sel->to);
+/* both ends included, with the schedule's tolerance: simulation time accumulates rounding */
+static int in_window(const hil_replay_schedule *s, const hil_replay_select *sel, double t) {
+  return (!sel->has_from || t >= sel->from - s->window_tol) &&
+         (!sel->has_to || t <= sel->to + s->window_tol);
+}
+
+/* the period the window tolerance and the gaps are measured in: the header's physics period, or
+ * a CSV's smallest time step (1 ms when neither is known) */
+static void set_time_base(hil_replay_schedule *s, double period, double *base) {
+  *base = period > 0 && isfinite(period) ? period : 1e-3;
+  s->window_tol = HIL_REPLAY_WINDOW_TOL * *base;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
@@ -143,6 +152,69 @@ static int note_damage(hil_replay_schedule *s, const hil_replay_select *sel, con
     s->stopped = 1;
     return 1;
   }
+  return 0;
+}
+
+/* The latest t of the sample records read (selected or not), for the time checks. */
+typedef struct time_track {
+  int have;
+  double max;
+  double base; /* the period (set_time_base) */
+} time_track;
+
+/* a gap played across: the entries from the next one on are due `cut` earlier, so the next
+ * instant comes one period after the last before the gap. A gap before the first entry cuts
+ * nothing (the schedule starts after it). */
+static int add_gap(hil_replay_schedule *s, double gap, double base, const char *note) {
+  if (s->gaps_met++ == 0) {
+    snprintf(s->gap_note, sizeof s->gap_note, "%s", note);
+  }
+  if (s->n == 0) {
+    return 0;
+  }
+  if (grow((void **)&s->gap, &s->gap_cap, s->ngaps + 1, sizeof *s->gap)) {
+    return HIL_LOG_EIO;
+  }
+  const double cut = fmax(gap - base, 0.0);
+  s->gap[s->ngaps++] = (hil_replay_gap){.entry = s->n, .cut = cut};
+  s->gap_cut += cut;
+  return 0;
+}
+
+/* The time of a sample record against the latest t of the records before it (damaged ones left
+ * out, so one absurd time costs one record):
+ *   - earlier by more than back_tol: damage (a log's sensor on its own clock publishes a sample
+ *     taken since the last physics step, so its t may lag the latest by less than one period);
+ *   - later by more than the gap limit: damage (a bad time would make the player wait for it),
+ *     or with skip_gaps a gap played across.
+ * 1 when damaged (what filled), 0 when the record goes on, HIL_LOG_EIO when out of memory.
+ * place: "FILE: record N at byte B". */
+static int check_time(hil_replay_schedule *s, const hil_replay_select *sel, time_track *tt,
+                      double t, double back_tol, const char *place, char *what,
+                      size_t what_sz) {
+  const double limit = sel->max_gap_s > 0 ? sel->max_gap_s : HIL_REPLAY_MAX_GAP_S;
+  if (tt->have && t < tt->max - back_tol) {
+    snprintf(what, what_sz, "t = %.9g s goes back from t = %.9g s of an earlier sample by more "
+             "than one physics period (%g s)", t, tt->max, back_tol);
+    return 1;
+  }
+  if (tt->have && t - tt->max > limit) {
+    const double gap = t - tt->max;
+    if (!sel->skip_gaps) {
+      snprintf(what, what_sz, "t jumps from %.9g s to %.9g s, a gap of %g s, longer than the "
+               "%g s limit (a bad time, or a pause in the recording: --skip-gaps plays across "
+               "it, --max-gap S sets the limit)", tt->max, t, gap, limit);
+      return 1;
+    }
+    char note[512];
+    snprintf(note, sizeof note, "%s: t jumps from %.9g s to %.9g s, a gap of %g s: played "
+             "across without waiting", place, tt->max, t, gap);
+    if (add_gap(s, gap, tt->base, note)) {
+      return HIL_LOG_EIO;
+    }
+  }
+  tt->max = tt->have ? fmax(tt->max, t) : t;
+  tt->have = 1;
   return 0;
 }
 
@@ -229,8 +301,10 @@ static int load_log(hil_replay_schedule *s, const char *path, const hil_replay_s
     return HIL_LOG_EFORMAT;
   }
   sensors_from_header(s, hil_log_reader_header(r), sel->topics);
+  time_track tt = {0};
+  set_time_base(s, s->rate_hz > 0 ? 1.0 / s->rate_hz : 0, &tt.base);
   hil_log_record *rec = malloc(sizeof *rec);
-  char msg[512];
+  char msg[512], place[320], what[300];
   int rc = rec ? 0 : HIL_LOG_EIO, k, hint = 0;
   while (rc == 0 && (k = hil_log_next(r, rec, msg, sizeof msg)) != 0) {
     if (k < 0) {
@@ -256,7 +330,22 @@ static int load_log(hil_replay_schedule *s, const char *path, const hil_replay_s
       continue;
     }
     hint = i;
-    if (!s->sensor[i].selected || !in_window(sel, rec->t)) {
+    snprintf(place, sizeof place, "%s: record %lld at byte %lld", path, rec->index, rec->offset);
+    const int gap = check_time(s, sel, &tt, rec->t, tt.base * (1 + 1e-6), place, what,
+                               sizeof what);
+    if (gap == 1) {
+      snprintf(msg, sizeof msg, "%s: %s", place, what);
+      if (note_damage(s, sel, msg)) {
+        break;
+      }
+      continue;
+    }
+    if (gap < 0) {
+      snprintf(err, err_sz, "%s: out of memory", path);
+      rc = gap;
+      break;
+    }
+    if (!s->sensor[i].selected || !in_window(s, sel, rec->t)) {
       continue;
     }
     const hil_replay_entry e = {.t = rec->t, .t_truth = rec->t_truth, .seq = rec->seq,
@@ -266,6 +355,8 @@ static int load_log(hil_replay_schedule *s, const char *path, const hil_replay_s
       snprintf(err, err_sz, "%s: out of memory", path);
     }
   }
+  /* read to its end (not stopped at damage) without an end record: the recorder was killed */
+  s->incomplete = rc == 0 && !s->stopped && !hil_log_reader_saw_end(r);
   free(rec);
   hil_log_reader_close(&r);
   return rc;
@@ -285,6 +376,7 @@ typedef struct csv_state {
   char *field[CSV_COLUMNS_MAX];
   int has_seq[HIL_REPLAY_MAX_SENSORS], has_truth[HIL_REPLAY_MAX_SENSORS];
   uint64_t next_seq[HIL_REPLAY_MAX_SENSORS];
+  time_track tt; /* the latest time of the rows read */
 } csv_state;
 
 static int all_in(const hil_replay_sensor *sn, const char *const *names) {
@@ -419,9 +511,22 @@ static int csv_number(const char *cell, double *out) {
   return (end == cell || *end != '\0' || errno == ERANGE || !isfinite(*out)) ? -1 : 0;
 }
 
+/* the time of a row: a number, not earlier than any row before (docs/logs.md: time increases),
+ * and no jump beyond the gap limit. 0 or -1 (what filled), -2 out of memory. */
+static int csv_time(hil_replay_schedule *s, csv_state *cs, const hil_replay_select *sel,
+                    double t, const char *place, char *what, size_t what_sz) {
+  if (cs->tt.have && t < cs->tt.max) {
+    snprintf(what, what_sz, "time %.9g goes back (an earlier row has %.9g; time must not "
+             "decrease)", t, cs->tt.max);
+    return -1;
+  }
+  const int gap = check_time(s, sel, &cs->tt, t, INFINITY, place, what, what_sz);
+  return gap == 1 ? -1 : gap < 0 ? -2 : 0;
+}
+
 /* one data row: a sample of every sensor with a non-blank cell */
 static int csv_row(hil_replay_schedule *s, csv_state *cs, const hil_replay_select *sel,
-                   char *what, size_t what_sz) {
+                   const char *place, char *what, size_t what_sz) {
   double t, value[HIL_REPLAY_MAX_SENSORS][SENS_MAX_CHANNELS],
       truth[HIL_REPLAY_MAX_SENSORS][SENS_MAX_CHANNELS], seq[HIL_REPLAY_MAX_SENSORS];
   int present[HIL_REPLAY_MAX_SENSORS] = {0};
@@ -452,6 +557,10 @@ static int csv_row(hil_replay_schedule *s, csv_state *cs, const hil_replay_selec
       value[col->sensor][col->channel] = v;
     }
   }
+  const int bad_time = csv_time(s, cs, sel, t, place, what, what_sz);
+  if (bad_time) {
+    return bad_time;
+  }
   for (int k = 0; k < s->nsensors; k++) {
     if (!present[k]) {
       continue;
@@ -463,7 +572,7 @@ static int csv_row(hil_replay_schedule *s, csv_state *cs, const hil_replay_selec
     hil_replay_entry e = {.t = t, .t_truth = t, .sensor = (int16_t)k, .valid = (uint8_t)valid};
     e.seq = cs->has_seq[k] && seq[k] >= 0 ? (uint64_t)seq[k] : cs->next_seq[k];
     cs->next_seq[k] = e.seq + 1;
-    if (s->sensor[k].selected && in_window(sel, t) &&
+    if (s->sensor[k].selected && in_window(s, sel, t) &&
         push_entry(s, e, value[k], cs->has_truth[k] ? truth[k] : NULL)) {
       return -2;
     }
@@ -472,14 +581,39 @@ static int csv_row(hil_replay_schedule *s, csv_state *cs, const hil_replay_selec
   return 0;
 }
 
+/* The smallest positive step between the times of consecutive rows (a first pass over the time
+ * column; unreadable rows are left to the second), or 0; rewinds f. */
+static double csv_min_step(FILE *f) {
+  char *line = NULL;
+  size_t cap = 0;
+  double prev = NAN, step = INFINITY;
+  for (long long lineno = 1; getline(&line, &cap, f) > 0; lineno++) {
+    char *end;
+    const double t = strtod(line, &end);
+    if (lineno == 1 || end == line || !isfinite(t)) {
+      continue;
+    }
+    if (t > prev) {
+      step = fmin(step, t - prev);
+    }
+    prev = t;
+  }
+  free(line);
+  rewind(f);
+  return isfinite(step) ? step : 0;
+}
+
 static int load_csv(hil_replay_schedule *s, FILE *f, const char *path, const hil_replay_select *sel,
                     char *err, size_t err_sz) {
   csv_state *cs = calloc(1, sizeof *cs);
-  char *line = NULL, what[300], msg[700];
+  char *line = NULL, what[300], msg[700], place[320];
   size_t cap = 0;
   long long lineno = 0, offset = 0;
   ssize_t n;
   int rc = cs ? 0 : HIL_LOG_EIO;
+  if (cs) {
+    set_time_base(s, csv_min_step(f), &cs->tt.base);
+  }
   while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
     const long long at = offset;
     offset += n;
@@ -502,7 +636,8 @@ static int load_csv(hil_replay_schedule *s, FILE *f, const char *path, const hil
                cut ? "truncated line (no end of line): " : "", nf, cs->ncol);
       bad = -1;
     } else {
-      bad = csv_row(s, cs, sel, what, sizeof what);
+      snprintf(place, sizeof place, "%s: line %lld at byte %lld", path, lineno, at);
+      bad = csv_row(s, cs, sel, place, what, sizeof what);
     }
     if (bad == -2) {
       snprintf(err, err_sz, "%s: out of memory", path);
@@ -558,9 +693,11 @@ int hil_replay_load(hil_replay_schedule *s, const char *path, const hil_replay_s
 void hil_replay_free(hil_replay_schedule *s) {
   free(s->entry);
   free(s->pool);
+  free(s->gap);
   s->entry = NULL;
   s->pool = NULL;
-  s->n = s->npool = s->entry_cap = s->pool_cap = 0;
+  s->gap = NULL;
+  s->n = s->npool = s->entry_cap = s->pool_cap = s->ngaps = s->gap_cap = 0;
 }
 
 /* --- samples and their JSON ------------------------------------------------------------------- */
@@ -632,6 +769,8 @@ struct hil_replay {
   void *ctl, *cmd;           /* REP (hello, status) and PULL (read and discarded); may be NULL */
   char ctl_where[HIL_ZMQ_ENDPOINT_MAX], cmd_where[HIL_ZMQ_ENDPOINT_MAX];
   char *reply;               /* [REPLY_MAX] */
+  int status_subs;           /* subscriptions in place that receive "status" (wait_hello) */
+  int hello_start;           /* wait_hello: a hello answered with such a subscription in place */
   double next_side;          /* monotonic s: the next look at ctl and cmd while playing */
   pending_msg *group;        /* [GROUP_MAX] */
   pending_msg *newest;       /* [2 * nsensors]: the last message sent of each stream (latest) */
@@ -788,13 +927,22 @@ static int zmq_open(hil_replay *r, char *err, size_t err_sz) {
   return r->group && r->newest && (r->reply || !r->ctl) ? HIL_OK : HIL_ENOMEM;
 }
 
-/* subscription messages of the XPUB: returns 1 when a subscription (not an unsubscription) came */
+/* subscription messages of the XPUB: returns 1 when a subscription (not an unsubscription)
+ * came. Counts those whose prefix receives "status" (the XPUB passes on the first subscription
+ * to a prefix and the last unsubscription from it). */
 static int zmq_drain(hil_replay *r) {
   int subscribed = 0;
   char buf[256];
   int n;
   while ((n = zmq_recv(r->pub, buf, sizeof buf, ZMQ_DONTWAIT)) >= 0) {
-    subscribed |= n >= 1 && buf[0] == 1;
+    const int len = n < (int)sizeof buf ? n : (int)sizeof buf;
+    const int on = len >= 1 && buf[0] == 1;
+    subscribed |= on;
+    const int to_status =
+        len >= 1 && buf[0] <= 1 && len - 1 <= 6 && memcmp(buf + 1, "status", (size_t)len - 1) == 0;
+    if (to_status) {
+      r->status_subs += on ? 1 : r->status_subs > 0 ? -1 : 0;
+    }
   }
   return subscribed;
 }
@@ -846,6 +994,17 @@ static void zmq_add(hil_replay *r, const hil_replay_sample *smp, int truth, int 
   }
 }
 
+/* Physics steps as the recording counted them: a log's simulation starts at t = 0 and steps
+ * 1 / rate_hz at a time, so the steps at the latest t are round(t * rate_hz) (one sample per
+ * instant would count a step split by a sensor on its own clock several times); a CSV holds no
+ * steps: its rows played. */
+static uint64_t played_steps(const hil_replay *r) {
+  if (r->s->is_csv || !(r->s->rate_hz > 0) || !(r->rep.t > 0)) {
+    return r->s->is_csv ? r->rep.instants : 0;
+  }
+  return (uint64_t)llround(r->rep.t * r->s->rate_hz);
+}
+
 /* the "replay" object: progress of the replay (status message, status and hello replies) */
 static void write_replay_object(hil_replay *r, hil_jw *w, int final) {
   hil_jw_key(w, "replay");
@@ -860,6 +1019,8 @@ static void write_replay_object(hil_replay *r, hil_jw *w, int final) {
   hil_jw_uint(w, (uint64_t)(r->rep.passes > 0 ? r->rep.passes : 1));
   hil_jw_key(w, "rate");
   hil_jw_number(w, r->o.rate);
+  hil_jw_key(w, "instants");
+  hil_jw_uint(w, r->rep.instants);
   hil_jw_key(w, "finished");
   hil_jw_bool(w, final);
   hil_jw_end_object(w);
@@ -871,7 +1032,7 @@ static void write_status_object(hil_replay *r, hil_jw *w, int final) {
   memset(&st, 0, sizeof st);
   st.sim_time = r->rep.t;
   st.wall_time = r->rep.wall;
-  st.steps = r->rep.instants;
+  st.steps = played_steps(r);
   st.mode = HIL_MODE_REALTIME;
   st.overruns = r->rep.late_1ms;
   const hil_histogram *h = final ? &r->all : &r->period;
@@ -907,10 +1068,10 @@ static void zmq_status(hil_replay *r, int final) {
 
 /* --- ZeroMQ control and commands -------------------------------------------------------------- */
 
-/* As live (docs/messages.md, section 7): t and steps of the last instant sent, and the last
+/* As live (docs/messages.md, section 7): t and steps as in the status, and the last
  * message sent of every stream. */
 static void reply_latest(hil_replay *r, hil_jw *w) {
-  hil_msg_begin_latest(w, r->rep.t, r->rep.instants);
+  hil_msg_begin_latest(w, r->rep.t, played_steps(r));
   for (int i = 0; r->newest && i < 2 * r->s->nsensors; i++) {
     hil_msg_latest_sample(w, r->newest[i].topic, r->newest[i].body, r->newest[i].len);
   }
@@ -937,7 +1098,7 @@ static void reply_hello(hil_replay *r, hil_jw *w) {
   hil_jw_key(w, "t");
   hil_jw_number(w, r->rep.t);
   hil_jw_key(w, "steps");
-  hil_jw_uint(w, r->rep.instants);
+  hil_jw_uint(w, played_steps(r));
   hil_jw_key(w, "paused");
   hil_jw_bool(w, 0);
   hil_jw_key(w, "truth");
@@ -1019,6 +1180,8 @@ static void ctl_answer(hil_replay *r, zmq_msg_t *req, int parts) {
   } else if (q.op == HIL_CTL_HELLO) {
     reply_hello(r, &w);
     publish = 1;
+    /* the status published below reaches a subscriber to status: its handshake ends with it */
+    r->hello_start |= r->status_subs > 0;
   } else if (q.op == HIL_CTL_LATEST) {
     reply_latest(r, &w);
   } else if (q.op == HIL_CTL_STATUS) {
@@ -1351,6 +1514,10 @@ hil_replay *hil_replay_new(const hil_replay_schedule *s, const hil_replay_option
       r->per_frame = ACH_MAX_SENSORS_PER_FRAME;
     }
   }
+  if (rc == HIL_OK && o->output == HIL_REPLAY_ZMQ && o->wait_hello && !r->ctl) {
+    snprintf(err, err_sz, "--wait-hello: no control socket to hear a hello on (--ctl)");
+    rc = HIL_ECONFIG;
+  }
   if (rc != HIL_OK) {
     hil_replay_destroy(&r);
   }
@@ -1392,6 +1559,7 @@ void hil_replay_request_stop(hil_replay *r) { r->stop = 1; }
 
 void hil_replay_get_report(const hil_replay *r, hil_replay_report *out) {
   *out = r->rep;
+  out->steps = played_steps(r);
   out->err_p50 = hil_histogram_quantile(&r->all, 0.5);
   out->err_p99 = hil_histogram_quantile(&r->all, 0.99);
   out->err_max = r->all.count ? r->all.max : 0;
@@ -1407,12 +1575,17 @@ static void service_input(hil_replay *r) {
   }
 }
 
-/* ZeroMQ: the first subscription; serial: an accepted HELLO. 0, or -1 when stopped. */
+/* ZeroMQ: the first subscription, or (wait_hello) a hello answered while a subscriber to status
+ * is connected; serial: an accepted HELLO. 0, or -1 when stopped. */
 static int wait_for_peer(hil_replay *r) {
-  if (r->pub && !r->o.wait_subscriber) {
+  const int hello = r->pub && r->o.wait_hello && r->ctl;
+  if (r->pub && !r->o.wait_subscriber && !hello) {
     return 0;
   }
-  if (r->o.progress) {
+  if (r->o.progress && hello) {
+    fprintf(r->o.progress, "replay: waiting for a controller's hello on %s (with a subscriber to "
+            "status on %s)\n", r->ctl_where, r->where);
+  } else if (r->o.progress) {
     fprintf(r->o.progress, r->pub ? "replay: waiting for a subscriber on %s\n"
                                   : "replay: waiting for HELLO on %s (firmware should open it)\n",
             r->where);
@@ -1429,8 +1602,9 @@ static int wait_for_peer(hil_replay *r) {
         }
       }
       zmq_poll(it, n, (long)(SERVICE_S * 1000));
-      zmq_service_sides(r); /* a controller's hello is answered while waiting */
-      if (zmq_drain(r)) {
+      const int subscribed = zmq_drain(r); /* first: a hello sees the subscriptions so far */
+      zmq_service_sides(r);                /* a controller's hello is answered while waiting */
+      if (hello ? r->hello_start : subscribed) {
         return 0;
       }
       continue;
@@ -1581,10 +1755,17 @@ static void send_instant(hil_replay *r, size_t i, size_t j, long long pass) {
   }
 }
 
-static void play_instant(hil_replay *r, size_t i, size_t j, long long pass, double *deadline) {
-  const double t = r->s->entry[i].t + (double)pass * hil_replay_pass_length(r->s);
-  const double due = r->start + r->rep.behind + (t - r->s->t_first) / r->o.rate;
-  *deadline = fmax(*deadline, due); /* records earlier than the one before go out right after it */
+/* Instant [i, j) of pass `pass`, `cut` s of gaps before it (skip_gaps). Its due time is that of
+ * its t; one earlier than the latest t (a sensor on its own clock) is due with the latest, so it
+ * goes out right after it and its timing error is measured from there. */
+static void play_instant(hil_replay *r, size_t i, size_t j, long long pass, double cut,
+                         double *deadline) {
+  const hil_replay_schedule *s = r->s;
+  const double t = s->entry[i].t + (double)pass * hil_replay_pass_length(s);
+  const double on_clock = s->entry[i].t - s->t_first +
+                          (double)pass * (hil_replay_pass_length(s) - s->gap_cut) - cut;
+  const double due = r->start + r->rep.behind + on_clock / r->o.rate;
+  *deadline = fmax(*deadline, due);
   prepare(r, i, j, pass);
   wait_deadline(r, *deadline);
   if (r->stop) {
@@ -1602,7 +1783,7 @@ static void play_instant(hil_replay *r, size_t i, size_t j, long long pass, doub
   }
   r->rep.instants++;
   r->rep.played += (uint64_t)(j - i);
-  r->rep.t = t;
+  r->rep.t = fmax(r->rep.t, t);
   r->rep.wall = now - r->start;
   periodic(r, now);
 }
@@ -1615,12 +1796,17 @@ static void play(hil_replay *r) {
   double deadline = r->start;
   for (long long pass = 0; !r->stop; pass++) {
     r->rep.passes = pass + 1;
+    double cut = 0;
+    size_t g = 0;
     for (size_t i = 0; i < s->n && !r->stop;) {
       size_t j = i + 1;
       while (j < s->n && s->entry[j].t == s->entry[i].t) {
         j++;
       }
-      play_instant(r, i, j, pass, &deadline);
+      for (; g < s->ngaps && s->gap[g].entry <= i; g++) {
+        cut += s->gap[g].cut;
+      }
+      play_instant(r, i, j, pass, cut, &deadline);
       i = j;
     }
     if (!r->o.loop || (r->o.loops > 0 && pass + 1 >= r->o.loops)) {

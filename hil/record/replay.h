@@ -13,9 +13,9 @@
  *     live simulator does: over ZeroMQ ([topic, json] on a PUB, the JSON written with hil_jw in
  *     the layout of hil_msg_encode_sample) or over a serial line (HELLO / HELLO_ACK, then one
  *     SENSOR_SAMPLES frame per instant, with the sensor id table of docs/serial-transport.md).
- *     Over ZeroMQ a REP control socket answers "hello" and "status" in the live layout (every
- *     other request gets {"ok":false}) and a PULL reads and discards commands; both are looked
- *     at without blocking before each deadline, never while spinning or sending.
+ *     Over ZeroMQ a REP control socket answers "hello", "status" and "latest" in the live layout
+ *     (every other request gets {"ok":false}) and a PULL reads and discards commands; both are
+ *     looked at without blocking before each deadline, never while spinning or sending.
  *
  * Loops: pass k (0, 1, ...) shifts t and t_truth by k·L, L = t_last - t_first + one period, and
  * each sensor's seq by k times its count of sequence numbers in the window, so a looped replay
@@ -44,6 +44,8 @@
 #define HIL_REPLAY_MAX_SENSORS HIL_LOG_MAX_SENSORS
 #define HIL_REPLAY_TOPICS_MAX 512
 #define HIL_REPLAY_MESSAGE_MAX 256
+#define HIL_REPLAY_MAX_GAP_S 10.0   /* default longest jump of t between two records, s */
+#define HIL_REPLAY_WINDOW_TOL 1e-3  /* --from/--to tolerance, as a fraction of the period */
 
 /* --- schedule --------------------------------------------------------------------------------- */
 
@@ -73,10 +75,25 @@ typedef struct hil_replay_entry {
 
 typedef struct hil_replay_select {
   int has_from, has_to;
-  double from, to;                     /* window of t, s, both ends included */
+  double from, to;                     /* window of t, s, both ends included, with a tolerance
+                                          of HIL_REPLAY_WINDOW_TOL times the period (the
+                                          schedule's period: the header's physics period, or a
+                                          CSV's smallest time step), so that t accumulated with
+                                          rounding (1.0000000000000007) counts as 1 */
   char topics[HIL_REPLAY_TOPICS_MAX];  /* comma-separated prefixes or fnmatch globs; "" = all */
   int skip_damaged;                    /* continue after a damaged record instead of stopping */
+  double max_gap_s;                    /* longest jump of t from one sample record to the next
+                                          (<= 0: HIL_REPLAY_MAX_GAP_S); a longer one is damage */
+  int skip_gaps;                       /* a longer jump is kept and played without waiting for it
+                                          (the next instant one period later) */
 } hil_replay_select;
+
+/* A jump of t longer than the limit, played across (skip_gaps): the entries from `entry` on are
+ * due `cut` s earlier. */
+typedef struct hil_replay_gap {
+  size_t entry;
+  double cut;
+} hil_replay_gap;
 
 typedef struct hil_replay_schedule {
   char path[256];
@@ -100,6 +117,13 @@ typedef struct hil_replay_schedule {
   long long damaged;      /* damaged records met (with skip_damaged, all of them) */
   int stopped;            /* 1: the schedule ends at the first damaged record */
   char damage[512];       /* the first damage, "FILE: record N at byte B: what", or "" */
+  int incomplete;         /* a log read to its end without an end record (a killed recorder) */
+  double window_tol;      /* s: the --from/--to tolerance used */
+  long long gaps_met;     /* jumps longer than the limit played across (skip_gaps) */
+  size_t ngaps, gap_cap;  /* those after the first entry: cut from the schedule */
+  hil_replay_gap *gap;
+  double gap_cut;         /* s: their total */
+  char gap_note[512];     /* the first, "FILE: record N at byte B: what", or "" */
 } hil_replay_schedule;
 
 /* Returns 1 when topic passes the patterns: each comma-separated pattern is a prefix, or, when
@@ -152,8 +176,12 @@ typedef struct hil_replay_options {
   int sndhwm;             /* PUB queue per subscriber (default 1000, as live) */
   int truth;              /* ZeroMQ: also publish truth/<topic> when the file has truth */
   int wait_subscriber;    /* ZeroMQ: start when the first subscription arrives (default 1) */
+  int wait_hello;         /* ZeroMQ: start right after answering a control "hello" while a
+                             subscription that receives "status" is in place: the handshake of
+                             docs/messages.md section 8, so the controller misses nothing (needs
+                             ctl_endpoint; overrides wait_subscriber) */
   char ctl_endpoint[HIL_ZMQ_ENDPOINT_MAX]; /* ZeroMQ: a REP answering the control requests
-                             hello and status as the live simulator, every other one with an
+                             hello, status and latest as live, every other one with an
                              error (default tcp://127.0.0.1:5557; "" = none) */
   char cmd_endpoint[HIL_ZMQ_ENDPOINT_MAX]; /* ZeroMQ: a PULL whose command messages are read
                              and counted, never applied (default tcp://127.0.0.1:5556; "" = none) */
@@ -188,9 +216,12 @@ typedef struct hil_replay_report {
   uint64_t played;        /* samples played (serial: also while no board is connected) */
   uint64_t messages;      /* ZeroMQ messages (truth included) or serial frames sent */
   uint64_t send_failed;   /* refused by the PUB, or frames dropped (board not reading) */
-  uint64_t instants;      /* distinct instants played */
+  uint64_t instants;      /* instants played: runs of records with the same t (a sensor on its
+                             own clock splits a physics step into several) */
+  uint64_t steps;         /* physics steps as the recording counted them: round(t * rate_hz) at
+                             the latest t played (a log); the instants (a CSV: its rows) */
   long long passes;       /* passes started */
-  double t;               /* t of the last instant sent (shifted by the passes) */
+  double t;               /* the latest t sent (the running maximum, shifted by the passes) */
   double wall;            /* s since the start */
   uint64_t late_1ms;      /* instants sent more than 1 ms after their deadline */
   uint64_t shifts;        /* times the schedule was moved later (shift) */
