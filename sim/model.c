@@ -15,6 +15,7 @@ void sim_model_free(sim_model *m) {
   free(m->dof_joint);
   free(m->dof_body);
   free(m->qpos0);
+  free(m->dof_parent);
   free(m);
 }
 

@@ -39,7 +39,16 @@ typedef struct sim_option {
   double gravity[3];       /* m/s², world frame */
   sim_integrator integrator;
   int midpoint_iterations; /* fixed-point iterations of the implicit midpoint rule, >= 1 */
+  int solver_iterations;   /* constraint solver (CG) iterations per evaluation, >= 1 */
+  double solver_tolerance; /* early exit when the scaled improvement or gradient falls below
+                              it (MuJoCo's opt.tolerance); 0: always run every iteration */
 } sim_option;
+
+/* MuJoCo's soft-constraint parameters (sim/constraint.c):
+ * solref = [timeconst, dampratio] (both > 0) or [-stiffness, -damping] (both <= 0, direct);
+ * solimp = [dmin, dmax, width, midpoint, power]. Defaults are MuJoCo's. */
+#define SIM_NREF 2
+#define SIM_NIMP 5
 
 typedef struct sim_body {
   char name[SIM_NAME_MAX];
@@ -67,8 +76,15 @@ typedef struct sim_joint {
   double armature;       /* rotor inertia reflected to the joint, kg·m² or kg */
   double stiffness;      /* N·m/rad or N/m */
   double springref;      /* spring rest position, rad or m */
-  int limited;           /* 1 when range is set (stored now; enforced with contacts later) */
-  double range[2];       /* rad or m */
+  int limited;           /* 1: range is enforced as two one-sided soft constraints */
+  double range[2];       /* rad or m (may be given without `limited`: stored only) */
+  double solref_limit[SIM_NREF];    /* soft-constraint reference of the limits */
+  double solimp_limit[SIM_NIMP];    /* impedance of the limits */
+  double frictionloss;              /* Coulomb (dry) friction, N·m or N; 0: none */
+  double solref_friction[SIM_NREF]; /* soft-constraint reference of the friction */
+  double solimp_friction[SIM_NIMP]; /* impedance of the friction */
+  /* derived by the loader (sim_constraint_setconst) */
+  double invweight0;     /* (M⁻¹)ₖₖ of the joint's dof at q = 0: scales the regularisation */
 } sim_joint;
 
 typedef struct sim_site {
@@ -127,6 +143,11 @@ typedef struct sim_model {
   int *dof_joint;        /* [nv] joint of each degree of freedom */
   int *dof_body;         /* [nv] body of each degree of freedom */
   double *qpos0;         /* [nq] initial positions from the description */
+  /* derived by the loader (sim_constraint_setconst) */
+  int *dof_parent;       /* [nv] dof of the nearest moving ancestor, -1 at a root: the
+                            sparsity of M along the tree */
+  int nefc_max;          /* most constraint rows one evaluation can produce */
+  double meaninertia;    /* mean diagonal of M at q = 0: scales the solver's tolerance */
   sim_option opt;
 } sim_model;
 
@@ -145,6 +166,12 @@ int sim_model_body(const sim_model *m, const char *name);
 int sim_model_joint(const sim_model *m, const char *name);
 int sim_model_site(const sim_model *m, const char *name);
 int sim_model_actuator(const sim_model *m, const char *name);
+
+/* Model constants of the constraint stage (constraint.c): dof_parent, each joint's invweight0
+ * and meaninertia (M at q = 0, as MuJoCo computes them at its qpos0), and nefc_max. Called by
+ * the loader; a caller that builds or edits a model by hand calls it again. Returns 0, or -1
+ * when out of memory. */
+int sim_constraint_setconst(sim_model *m);
 
 /* Number of position / velocity coordinates of a joint type. */
 int sim_joint_nq(sim_joint_type type);

@@ -98,7 +98,16 @@ static void write_joint(mjcf_out *o, const sim_joint *j, int depth) {
   out_real(o, "armature", j->armature);
   out_real(o, "stiffness", j->stiffness);
   out_real(o, "springref", j->springref);
-  out_printf(o, " limited=\"false\"/>\n");
+  out_printf(o, " limited=\"%s\"", j->limited ? "true" : "false");
+  if (j->limited) {
+    out_vec(o, "range", j->range, 2);
+  }
+  out_vec(o, "solreflimit", j->solref_limit, SIM_NREF);
+  out_vec(o, "solimplimit", j->solimp_limit, SIM_NIMP);
+  out_real(o, "frictionloss", j->frictionloss);
+  out_vec(o, "solreffriction", j->solref_friction, SIM_NREF);
+  out_vec(o, "solimpfriction", j->solimp_friction, SIM_NIMP);
+  out_printf(o, " margin=\"0\"/>\n");
 }
 
 /* Principal axes of a symmetric 3x3 matrix by cyclic Jacobi rotations, run to convergence:
@@ -248,8 +257,12 @@ static void write_option(mjcf_out *o, const sim_option *opt) {
   out_printf(o, "  <option");
   out_real(o, "timestep", opt->timestep);
   out_vec(o, "gravity", opt->gravity, 3);
-  out_printf(o, " integrator=\"%s\">\n", integrator);
-  out_printf(o, "    <flag contact=\"disable\" limit=\"disable\" energy=\"enable\"/>\n");
+  out_printf(o, " integrator=\"%s\" solver=\"CG\" cone=\"pyramidal\" jacobian=\"dense\"",
+             integrator);
+  out_printf(o, " iterations=\"%d\"", opt->solver_iterations);
+  out_real(o, "tolerance", opt->solver_tolerance);
+  out_printf(o, ">\n");
+  out_printf(o, "    <flag contact=\"disable\" energy=\"enable\"/>\n");
   out_printf(o, "  </option>\n");
 }
 

@@ -1,0 +1,207 @@
+/* sim/constraint.c: constraint rows at the current state, in MuJoCo's soft-constraint model.
+ *
+ * Each row i is a scalar constraint on the acceleration, J_i·a, with a reference acceleration
+ *   aref_i = −b·(J_i·v) − k·imp·pos_i
+ * (a spring-damper pulling the violation pos_i back) and a regularisation
+ *   R_i = (1 − imp)/imp · invweight0,  D_i = 1/R_i,
+ * where (k, b) come from solref and the impedance imp from solimp and the violation. The
+ * solver (solver.c) then finds the acceleration that minimizes
+ *   ½(a − a0)ᵀM(a − a0) + Σ s_i(J_i·a − aref_i)
+ * with s_i the row's cost: for a limit ½D·x² when x < 0 and 0 otherwise (it can only push);
+ * for friction ½D·x² while |x| < R·F and F·|x| − ½R·F² beyond (|force| <= F).
+ * Rows are made only for limits that are reached (margin 0: pos < 0) and for joints with
+ * friction, so limits that stay inactive cost one comparison each.
+ *
+ * Semantics follow MuJoCo 2.2.2 (mj_instantiateFriction, mj_instantiateLimit, mj_diagApprox,
+ * mj_makeImpedance, mj_referenceConstraint); see docs/architecture.md.
+ */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CNSTR_MINVAL 1e-15  /* MuJoCo's mjMINVAL */
+#define CNSTR_MINIMP 0.0001 /* impedance is clamped to [MINIMP, MAXIMP] */
+#define CNSTR_MAXIMP 0.9999
+
+/* --- model constants ------------------------------------------------------------------------ */
+
+static void set_dof_parents(sim_model *m) {
+  for (int k = 0; k < m->nv; k++) {
+    int parent = -1;
+    for (int b = m->bodies[m->dof_body[k]].parent; b > 0 && parent < 0;
+         b = m->bodies[b].parent) {
+      parent = m->joints[m->bodies[b].joint].dofadr;
+    }
+    m->dof_parent[k] = parent;
+  }
+}
+
+/* (M⁻¹)ₖₖ and the mean of diag(M) at q = 0, where MuJoCo computes them (its qpos0 is 0 for
+ * the models the MJCF writer produces). */
+static int set_inverse_weights(sim_model *m) {
+  int nefc_max = m->nefc_max;
+  m->nefc_max = 0; /* the scratch data needs no rows */
+  sim_data *d = sim_data_new(m);
+  m->nefc_max = nefc_max;
+  if (!d) {
+    return -1;
+  }
+  memset(d->qpos, 0, (size_t)m->nq * sizeof(double));
+  memset(d->qvel, 0, (size_t)m->nv * sizeof(double));
+  sim_kinematics(m, d);
+  sim_crba(m, d);
+  sim_factor_m(m, d);
+  double trace = 0;
+  for (int k = 0; k < m->nv; k++) {
+    trace += d->qM[k * m->nv + k];
+    memset(d->scratch, 0, (size_t)m->nv * sizeof(double));
+    d->scratch[k] = 1;
+    sim_solve_m(m, d, d->scratch);
+    m->joints[m->dof_joint[k]].invweight0 = d->scratch[k];
+  }
+  m->meaninertia = m->nv > 0 ? trace / m->nv : 1.0;
+  sim_data_free(d);
+  return 0;
+}
+
+int sim_constraint_setconst(sim_model *m) {
+  free(m->dof_parent);
+  m->dof_parent = calloc((size_t)m->nv + 1, sizeof *m->dof_parent);
+  if (!m->dof_parent) {
+    return -1;
+  }
+  set_dof_parents(m);
+  /* a joint has one row of friction and at most one limit row (lower and upper cannot both
+   * be violated while lo < hi) */
+  m->nefc_max = 0;
+  for (int j = 0; j < m->njnt; j++) {
+    const sim_joint *jt = &m->joints[j];
+    if (jt->dofadr >= 0) {
+      m->nefc_max += (jt->frictionloss > 0) + (jt->limited != 0);
+    }
+  }
+  return set_inverse_weights(m);
+}
+
+/* --- impedance and reference ---------------------------------------------------------------- */
+
+/* solref safety and solimp clamps as MuJoCo applies them before use */
+static void sanitize(double ref[SIM_NREF], double imp[SIM_NIMP], const double *solref,
+                     const double *solimp, double timestep) {
+  ref[0] = solref[0], ref[1] = solref[1];
+  if (ref[0] > 0) { /* a time constant below two steps cannot be integrated: impose 2h */
+    ref[0] = fmax(ref[0], 2 * timestep);
+  }
+  for (int k = 0; k < SIM_NIMP; k++) {
+    imp[k] = solimp[k];
+  }
+  imp[0] = fmin(CNSTR_MAXIMP, fmax(CNSTR_MINIMP, imp[0]));
+  imp[1] = fmin(CNSTR_MAXIMP, fmax(CNSTR_MINIMP, imp[1]));
+  imp[2] = fmax(0, imp[2]);
+  imp[3] = fmin(CNSTR_MAXIMP, fmax(CNSTR_MINIMP, imp[3]));
+  imp[4] = fmax(1, imp[4]);
+}
+
+/* imp(x): dmin at x = 0 rising to dmax at x = width, x = |pos|, along two power curves that
+ * meet at the midpoint (MuJoCo's sigmoid). */
+static double impedance(const double solimp[SIM_NIMP], double pos) {
+  double dmin = solimp[0], dmax = solimp[1], width = solimp[2], mid = solimp[3], p = solimp[4];
+  if (dmin == dmax || width <= CNSTR_MINVAL) {
+    return 0.5 * (dmin + dmax);
+  }
+  double x = fabs(pos / width);
+  if (x >= 1 || x <= 0) {
+    return x >= 1 ? dmax : dmin;
+  }
+  double y;
+  if (p == 1) {
+    y = x;
+  } else if (x <= mid) {
+    double a = 1 / pow(mid, p - 1);
+    y = a * pow(x, p);
+  } else {
+    double b = 1 / pow(1 - mid, p - 1);
+    y = 1 - b * pow(1 - x, p);
+  }
+  return dmin + y * (dmax - dmin);
+}
+
+/* R, D and aref of row i from its solref/solimp, violation and velocity J·v */
+static void row_impedance(const sim_model *m, sim_data *d, int i, const double *solref,
+                          const double *solimp, double invweight, double vel, int friction) {
+  double ref[SIM_NREF], imp[SIM_NIMP];
+  sanitize(ref, imp, solref, solimp, m->opt.timestep);
+  double pos = d->efc_pos[i], I = impedance(imp, pos), dmax = imp[1], k, b;
+  d->efc_R[i] = fmax(CNSTR_MINVAL, (1 - I) * invweight / I);
+  d->efc_D[i] = 1 / d->efc_R[i];
+  if (friction) {
+    k = 0;
+  } else if (ref[0] > 0) { /* k = 1/(dmax²·timeconst²·dampratio²) */
+    k = 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1]);
+  } else { /* direct: k = −solref[0]/dmax² */
+    k = -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
+  }
+  b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
+  d->efc_aref[i] = -b * vel - k * I * pos;
+}
+
+/* --- rows ----------------------------------------------------------------------------------- */
+
+/* a row J = sign·e_dof; returns its index */
+static int add_row(const sim_model *m, sim_data *d, int dof, double sign, double pos,
+                   sim_constraint_type type, int joint) {
+  int i = d->nefc++;
+  double *J = d->efc_J + (size_t)i * m->nv;
+  memset(J, 0, (size_t)m->nv * sizeof(double));
+  J[dof] = sign;
+  d->efc_pos[i] = pos;
+  d->efc_type[i] = type;
+  d->efc_id[i] = joint;
+  d->efc_frictionloss[i] = 0;
+  d->efc_force[i] = 0;
+  d->efc_state[i] = SIM_CSTATE_SATISFIED;
+  return i;
+}
+
+static void make_friction(const sim_model *m, sim_data *d) {
+  for (int k = 0; k < m->nv; k++) {
+    const sim_joint *jt = &m->joints[m->dof_joint[k]];
+    if (jt->frictionloss > 0) {
+      int i = add_row(m, d, k, 1.0, 0.0, SIM_CNSTR_FRICTION_DOF, m->dof_joint[k]);
+      d->efc_frictionloss[i] = jt->frictionloss;
+      row_impedance(m, d, i, jt->solref_friction, jt->solimp_friction, jt->invweight0,
+                    d->qvel[k], 1);
+    }
+  }
+  d->nf = d->nefc;
+}
+
+/* lower side: dist = q − lo, J = +1; upper side: dist = hi − q, J = −1 (margin 0) */
+static void make_limits(const sim_model *m, sim_data *d) {
+  for (int j = 0; j < m->njnt; j++) {
+    const sim_joint *jt = &m->joints[j];
+    if (!jt->limited || jt->dofadr < 0) {
+      continue;
+    }
+    double q = d->qpos[jt->qposadr], v = d->qvel[jt->dofadr];
+    for (int side = -1; side <= 1; side += 2) {
+      double dist = side * (jt->range[(side + 1) / 2] - q);
+      if (dist < 0) {
+        int i = add_row(m, d, jt->dofadr, -side, dist, SIM_CNSTR_LIMIT_JOINT, j);
+        row_impedance(m, d, i, jt->solref_limit, jt->solimp_limit, jt->invweight0, -side * v,
+                      0);
+      }
+    }
+  }
+}
+
+void sim_constraint_make(const sim_model *m, sim_data *d) {
+  d->nefc = d->nf = 0;
+  if (m->nefc_max == 0) {
+    return;
+  }
+  make_friction(m, d);
+  make_limits(m, d);
+}
