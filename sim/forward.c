@@ -8,13 +8,18 @@ void sim_forward_dynamics(const sim_model *m, sim_data *d, double implicit_h) {
   sim_passive(m, d);
   sim_actuate(m, d);
   sim_constraint_make(m, d);
-  memset(d->qfrc_constraint, 0, (size_t)m->nv * sizeof(double));
   if (d->nefc == 0) { /* unconstrained: one ABA pass, as before constraints existed */
+    if (d->solver.nefc > 0) { /* the last evaluation had rows: clear what they left */
+      memset(d->qfrc_constraint, 0, (size_t)m->nv * sizeof(double));
+      memset(&d->solver, 0, sizeof d->solver);
+    }
     sim_aba(m, d, implicit_h);
-    memcpy(d->qacc_warmstart, d->qacc, (size_t)m->nv * sizeof(double));
-    memset(&d->solver, 0, sizeof d->solver);
+    if (m->nefc_max > 0) {
+      memcpy(d->qacc_warmstart, d->qacc, (size_t)m->nv * sizeof(double));
+    }
     return;
   }
+  memset(d->qfrc_constraint, 0, (size_t)m->nv * sizeof(double));
   /* a0 by ABA, then the constraint solve with the tree-sparse M */
   sim_aba(m, d, 0.0);
   memcpy(d->qacc_smooth, d->qacc, (size_t)m->nv * sizeof(double));
