@@ -38,6 +38,58 @@ static void set_dof_parents(sim_model *m) {
   }
 }
 
+void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *jacr, int b,
+                   const double p[3]) {
+  int nv = m->nv;
+  memset(jacp, 0, 3 * (size_t)nv * sizeof(double));
+  if (jacr) {
+    memset(jacr, 0, 3 * (size_t)nv * sizeof(double));
+  }
+  /* a dof's motion [ω; v0] about the world origin moves p at v0 + ω × p */
+  for (int i = b; i > 0; i = m->bodies[i].parent) {
+    int k = m->joints[m->bodies[i].joint].dofadr;
+    if (k < 0) {
+      continue;
+    }
+    const double *w = d->cdof + 6 * k, *v0 = w + 3;
+    double v[3] = {v0[0] + w[1] * p[2] - w[2] * p[1], v0[1] + w[2] * p[0] - w[0] * p[2],
+                   v0[2] + w[0] * p[1] - w[1] * p[0]};
+    for (int r = 0; r < 3; r++) {
+      jacp[r * nv + k] = v[r];
+      if (jacr) {
+        jacr[r * nv + k] = w[r];
+      }
+    }
+  }
+}
+
+/* body_invweight0: mean diagonal blocks of J·M⁻¹·Jᵀ for the body's COM Jacobian J = [jacp;
+ * jacr], as MuJoCo's mj_setConst (for contact rows' regularisation). */
+static int set_body_weights(sim_model *m, sim_data *d) {
+  int nv = m->nv;
+  double *jac = calloc(12 * (size_t)nv + 1, sizeof(double));
+  if (!jac) {
+    return -1;
+  }
+  double *sol = jac + 6 * nv;
+  for (int b = 1; b < m->nbody; b++) {
+    sim_jac_point(m, d, jac, jac + 3 * nv, b, d->xipos + 3 * b);
+    double diag[6];
+    for (int r = 0; r < 6; r++) {
+      memcpy(sol + r * nv, jac + r * nv, (size_t)nv * sizeof(double));
+      sim_solve_m(m, d, sol + r * nv);
+      diag[r] = 0;
+      for (int k = 0; k < nv; k++) {
+        diag[r] += jac[r * nv + k] * sol[r * nv + k];
+      }
+    }
+    m->bodies[b].invweight0[0] = (diag[0] + diag[1] + diag[2]) / 3;
+    m->bodies[b].invweight0[1] = (diag[3] + diag[4] + diag[5]) / 3;
+  }
+  free(jac);
+  return 0;
+}
+
 /* (M⁻¹)ₖₖ and the mean of diag(M) at q = 0, where MuJoCo computes them (its qpos0 is 0 for
  * the models the MJCF writer produces). */
 static int set_inverse_weights(sim_model *m) {
@@ -62,8 +114,9 @@ static int set_inverse_weights(sim_model *m) {
     m->joints[m->dof_joint[k]].invweight0 = d->scratch[k];
   }
   m->meaninertia = m->nv > 0 ? trace / m->nv : 1.0;
+  int rc = set_body_weights(m, d);
   sim_data_free(d);
-  return 0;
+  return rc;
 }
 
 int sim_constraint_setconst(sim_model *m) {

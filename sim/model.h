@@ -63,6 +63,8 @@ typedef struct sim_body {
   double mat[9];         /* rotation matrix of quat, row-major */
   int identity_quat;     /* quat is [1 0 0 0]: kinematics skips a rotation */
   int diagonal_inertia;  /* inertia has no products: kinematics rotates it more cheaply */
+  double invweight0[2];  /* mean translational and rotational diagonal of J·M⁻¹·Jᵀ at the COM,
+                            q = 0 (sim_constraint_setconst; scales contact regularisation) */
 } sim_body;
 
 typedef struct sim_joint {

@@ -75,6 +75,12 @@ void sim_factor_m(const sim_model *m, sim_data *d);
 void sim_solve_m(const sim_model *m, const sim_data *d, double *x);
 void sim_mul_m(const sim_model *m, const sim_data *d, double *out, const double *x);
 
+/* constraint.c: the Jacobians of a point p (world) moving with body b: jacp (3×nv, row-major)
+ * maps q̇ to the point's velocity, jacr (3×nv, may be NULL) to the body's angular velocity.
+ * Needs sim_kinematics. */
+void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *jacr, int b,
+                   const double p[3]);
+
 /* constraint.c: the constraint rows at the current state (joint friction, then reached joint
  * limits): efc_J, efc_pos, efc_R/D, efc_aref; nefc and nf. Needs sim_kinematics. */
 void sim_constraint_make(const sim_model *m, sim_data *d);

@@ -160,10 +160,49 @@ static void test_constants(void **state) {
     assert_true(p.mm->dof_frictionloss[k] == jt->frictionloss);
   }
   double em = fabs(p.m->meaninertia - p.mm->stat.meaninertia) / p.mm->stat.meaninertia;
-  print_message("invweight0 max relative error %.2g, meaninertia %.2g\n", e, em);
+  double eb = 0;
+  for (int b = 1; b < p.m->nbody; b++) {
+    for (int k = 0; k < 2; k++) {
+      double ref = p.mm->body_invweight0[2 * b + k];
+      eb = fmax(eb, fabs(p.m->bodies[b].invweight0[k] - ref) / ref);
+    }
+  }
+  print_message("invweight0 max relative error: dofs %.2g, bodies %.2g; meaninertia %.2g\n", e,
+                eb, em);
   assert_true(e <= 1e-12);
+  assert_true(eb <= 1e-12);
   assert_true(em <= 1e-12);
   assert_int_equal(p.m->nefc_max, 4 + 3);
+  pair_close(&p);
+}
+
+/* point Jacobians of every body at random states and points, against mj_jac */
+static void test_point_jacobians(void **state) {
+  (void)state;
+  pair p;
+  pair_open(&p);
+  int nv = p.m->nv;
+  double jp[3 * 8], jr[3 * 8], mjp[3 * 8], mjr[3 * 8], q[8], e = 0;
+  uint64_t s = 0xda3e39cb94b95bdbull;
+  for (int k = 0; k < 50; k++) {
+    for (int i = 0; i < nv; i++) {
+      q[i] = rnd_uniform(&s, -2, 2);
+    }
+    pair_set(&p, q, NULL, NULL);
+    sim_kinematics(p.m, p.d);
+    mj_kinematics(p.mm, p.md);
+    mj_comPos(p.mm, p.md);
+    for (int b = 1; b < p.m->nbody; b++) {
+      double pt[3] = {rnd_uniform(&s, -1, 1), rnd_uniform(&s, -1, 1), rnd_uniform(&s, -1, 1)};
+      sim_jac_point(p.m, p.d, jp, jr, b, pt);
+      mj_jac(p.mm, p.md, mjp, mjr, pt, b);
+      for (int i = 0; i < 3 * nv; i++) {
+        e = fmax(e, fmax(fabs(jp[i] - mjp[i]), fabs(jr[i] - mjr[i])));
+      }
+    }
+  }
+  print_message("point Jacobians: max difference from mj_jac %.2g\n", e);
+  assert_true(e <= 1e-14);
   pair_close(&p);
 }
 
@@ -351,6 +390,7 @@ static void test_detects_softer_limit(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_constants),
+      cmocka_unit_test(test_point_jacobians),
       cmocka_unit_test(test_states),
       cmocka_unit_test(test_trajectory_euler),
       cmocka_unit_test(test_trajectory_rk4),
