@@ -1,5 +1,6 @@
 /* sim/collision.c: narrow phase against a plane (see collision.h for the conventions). */
 #include "sim/collision.h"
+#include "sim/sim.h"
 
 #include <math.h>
 #include <string.h>
@@ -127,4 +128,50 @@ int sim_collide_plane_box(sim_contact *con, double margin, const double plane_po
     sim_contact_frame(c->frame);
   }
   return n;
+}
+
+/* the contacts of plane g1 with shape g2 into the scratch list; returns their number */
+static int collide_pair(sim_contact *con, const sim_model *m, const sim_data *d, int g1, int g2) {
+  const double *pp = d->geom_xpos + 3 * g1, *pm = d->geom_xmat + 9 * g1;
+  const double *gp = d->geom_xpos + 3 * g2, *gm = d->geom_xmat + 9 * g2;
+  const double *size = m->geoms[g2].size;
+  switch (m->geoms[g2].type) {
+  case SIM_GEOM_SPHERE:
+    return sim_collide_plane_sphere(con, 0, pp, pm, gp, size[0]);
+  case SIM_GEOM_CAPSULE:
+    return sim_collide_plane_capsule(con, 0, pp, pm, gp, gm, size);
+  case SIM_GEOM_BOX:
+    return sim_collide_plane_box(con, 0, pp, pm, gp, gm, size);
+  case SIM_GEOM_PLANE:
+  default:
+    return 0;
+  }
+}
+
+void sim_collide(const sim_model *m, sim_data *d) {
+  d->ncon = 0;
+  for (int g1 = 0; g1 < m->ngeom; g1++) {
+    if (m->geoms[g1].type != SIM_GEOM_PLANE) {
+      continue;
+    }
+    for (int g2 = 0; g2 < m->ngeom; g2++) {
+      if (m->geoms[g2].type == SIM_GEOM_PLANE || m->geoms[g2].body == m->geoms[g1].body) {
+        continue;
+      }
+      sim_contact con[SIM_COLLIDE_MAX];
+      int n = collide_pair(con, m, d, g1, g2);
+      /* penetrating contacts only: MuJoCo leaves dist >= margin − gap = 0 out of the rows */
+      for (int c = 0; c < n && d->ncon < m->max_contacts; c++) {
+        if (!(con[c].dist < 0)) {
+          continue;
+        }
+        int i = d->ncon++;
+        d->con_dist[i] = con[c].dist;
+        memcpy(d->con_pos + 3 * i, con[c].pos, sizeof con[c].pos);
+        memcpy(d->con_frame + 9 * i, con[c].frame, sizeof con[c].frame);
+        d->con_geom[2 * i] = g1;
+        d->con_geom[2 * i + 1] = g2;
+      }
+    }
+  }
 }

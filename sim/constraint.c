@@ -135,6 +135,7 @@ int sim_constraint_setconst(sim_model *m) {
       m->nefc_max += (jt->frictionloss > 0) + (jt->limited != 0);
     }
   }
+  m->nefc_max += 4 * m->max_contacts; /* condim 3, pyramidal: four edges per contact */
   return set_inverse_weights(m);
 }
 
@@ -250,6 +251,85 @@ static void make_limits(const sim_model *m, sim_data *d) {
   }
 }
 
+/* --- contacts --------------------------------------------------------------------------------- */
+
+#define CNSTR_MINMU 1e-5 /* MuJoCo's mjMINMU: friction is at least this */
+
+/* friction, solref and solimp of a geom pair (equal priority): friction the larger, the soft
+ * parameters mixed half and half (MuJoCo's solmix 1; direct solrefs take the smaller) */
+static void contact_params(double *mu, double ref[SIM_NREF], double imp[SIM_NIMP],
+                           const sim_geom *g1, const sim_geom *g2) {
+  *mu = fmax(CNSTR_MINMU, fmax(g1->friction[0], g2->friction[0]));
+  const double mix = 0.5;
+  for (int k = 0; k < SIM_NREF; k++) {
+    ref[k] = g1->solref[0] > 0 && g2->solref[0] > 0
+                 ? mix * g1->solref[k] + (1 - mix) * g2->solref[k]
+                 : fmin(g1->solref[k], g2->solref[k]);
+  }
+  for (int k = 0; k < SIM_NIMP; k++) {
+    imp[k] = g1->solimp[k] * mix;
+    imp[k] += g2->solimp[k] * (1 - mix);
+  }
+}
+
+/* normal and tangent Jacobian rows of contact c: frame · (J₂ − J₁) at the contact point */
+static void contact_jacobian(const sim_model *m, sim_data *d, int c, int b1, int b2) {
+  int nv = m->nv;
+  double *j1 = d->con_jac, *j2 = j1 + 3 * nv, *jf = j2 + 3 * nv;
+  const double *p = d->con_pos + 3 * c, *f = d->con_frame + 9 * c;
+  sim_jac_point(m, d, j1, NULL, b1, p);
+  sim_jac_point(m, d, j2, NULL, b2, p);
+  for (int k = 0; k < 3 * nv; k++) {
+    j2[k] -= j1[k];
+  }
+  for (int r = 0; r < 3; r++) {
+    for (int k = 0; k < nv; k++) {
+      double s = 0;
+      for (int j = 0; j < 3; j++) {
+        s += f[3 * r + j] * j2[j * nv + k];
+      }
+      jf[r * nv + k] = s;
+    }
+  }
+}
+
+/* four rows per contact, the edges n ± μ·t₁ and n ± μ·t₂ of the friction pyramid, sharing
+ * R = 2μ²·(1 − imp)/imp·(1 + μ²)·(invweight0₁ + invweight0₂) (MuJoCo's pyramidal R) */
+static void make_contact(const sim_model *m, sim_data *d, int c) {
+  int nv = m->nv;
+  const sim_geom *g1 = &m->geoms[d->con_geom[2 * c]], *g2 = &m->geoms[d->con_geom[2 * c + 1]];
+  double mu, solref[SIM_NREF], solimp[SIM_NIMP], ref[SIM_NREF], imp[SIM_NIMP];
+  contact_params(&mu, solref, solimp, g1, g2);
+  sanitize(ref, imp, solref, solimp, m->opt.timestep);
+  contact_jacobian(m, d, c, g1->body, g2->body);
+  const double *jn = d->con_jac + 6 * nv, dist = d->con_dist[c];
+  double I = impedance(imp, dist), dmax = imp[1];
+  double tran = m->bodies[g1->body].invweight0[0] + m->bodies[g2->body].invweight0[0];
+  double R0 = fmax(CNSTR_MINVAL, (1 - I) * (tran + mu * mu * tran) / I);
+  double R = 2 * mu * mu * R0;
+  double k = ref[0] > 0 ? 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1])
+                        : -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
+  double b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
+  for (int e = 0; e < 4; e++) {
+    const double *jt = jn + (1 + e / 2) * nv, scale = e % 2 ? -mu : mu;
+    int i = d->nefc++;
+    double *J = d->efc_J + (size_t)i * nv, vel = 0;
+    for (int q = 0; q < nv; q++) {
+      J[q] = jn[q] + jt[q] * scale;
+      vel += J[q] * d->qvel[q];
+    }
+    d->efc_pos[i] = dist;
+    d->efc_type[i] = SIM_CNSTR_CONTACT_PYRAMIDAL;
+    d->efc_id[i] = c;
+    d->efc_frictionloss[i] = 0;
+    d->efc_force[i] = 0;
+    d->efc_state[i] = SIM_CSTATE_SATISFIED;
+    d->efc_R[i] = R;
+    d->efc_D[i] = 1 / R;
+    d->efc_aref[i] = -b * vel - k * I * dist;
+  }
+}
+
 void sim_constraint_make(const sim_model *m, sim_data *d) {
   d->nefc = d->nf = 0;
   if (m->nefc_max == 0) {
@@ -257,4 +337,7 @@ void sim_constraint_make(const sim_model *m, sim_data *d) {
   }
   make_friction(m, d);
   make_limits(m, d);
+  for (int c = 0; c < d->ncon; c++) {
+    make_contact(m, d, c);
+  }
 }

@@ -76,18 +76,26 @@
   X(sol_Mgrad, nv, 1)     /* M⁻¹·gradient (the preconditioned gradient) */      \
   X(sol_gradold, nv, 1)                                                        \
   X(sol_Mgradold, nv, 1)                                                       \
-  X(sol_search, nv, 1)    /* CG search direction */
+  X(sol_search, nv, 1)    /* CG search direction */                             \
+  X(geom_xpos, ngeom, 3)  /* geom centre, world */                              \
+  X(geom_xmat, ngeom, 9)  /* geom orientation, world, row-major */              \
+  X(con_dist, max_contacts, 1) /* contacts (collision.c): signed distance */    \
+  X(con_pos, max_contacts, 3)  /* midpoint between the surfaces, world */       \
+  X(con_frame, max_contacts, 9) /* normal (geom 1 → geom 2), tangent 1, tangent 2 */ \
+  X(con_jac, nv, 9)       /* contact Jacobians: body 1, body 2, in the contact frame */
 
 /* Integer arrays, laid out after the doubles in the same allocation. */
 #define SIM_INT_ARRAYS(X)                                                      \
   X(efc_type, nefc_max, 1)  /* sim_constraint_type of each row */              \
-  X(efc_id, nefc_max, 1)    /* the joint of each row */                        \
-  X(efc_state, nefc_max, 1) /* sim_constraint_state of each row */
+  X(efc_id, nefc_max, 1)    /* joint (friction, limit) or contact of each row */                       \
+  X(efc_state, nefc_max, 1) /* sim_constraint_state of each row */             \
+  X(con_geom, max_contacts, 2) /* the two geoms of each contact (plane first) */
 
 /* Constraint rows: friction rows come first (box-constrained), then one-sided limits. */
 typedef enum sim_constraint_type {
   SIM_CNSTR_FRICTION_DOF = 0, /* Coulomb friction of a joint, |force| <= frictionloss */
   SIM_CNSTR_LIMIT_JOINT = 1,  /* a joint at or past a limit, force >= 0 */
+  SIM_CNSTR_CONTACT_PYRAMIDAL = 2, /* one edge of a contact's friction pyramid, force >= 0 */
 } sim_constraint_type;
 
 typedef enum sim_constraint_state {
@@ -100,6 +108,7 @@ typedef enum sim_constraint_state {
 /* What the constraint solver did in the last evaluation (plain data for status lines). */
 typedef struct sim_solver_stats {
   int nefc;           /* constraint rows instantiated (active limits, friction rows) */
+  int ncon;           /* contacts (4 pyramid rows each) */
   int nactive;        /* rows carrying force (not satisfied) at the solution */
   int iterations;     /* CG iterations run */
   int warmstart;      /* 1: started from the previous solution, 0: from a0 */
@@ -112,6 +121,7 @@ typedef struct sim_data {
   double time;                  /* simulation time, s */
   double midpoint_residual;     /* max |Δ| of the last implicit midpoint iteration */
   long long nstep;              /* steps taken since creation or reset */
+  int ncon;                     /* contacts found by the last collision pass */
   int nefc;                     /* constraint rows in use (the first nf are friction rows) */
   int nf;
   sim_solver_stats solver;      /* the last constraint solve */

@@ -95,6 +95,27 @@ typedef struct sim_site {
   double pos[3];         /* point of interest in the body frame, m */
 } sim_site;
 
+/* Collision geometry (sim/collision.c): shapes on bodies that touch through contacts. */
+typedef enum sim_geom_type {
+  SIM_GEOM_PLANE = 0,   /* the z = 0 plane of its frame, infinite; world body only */
+  SIM_GEOM_SPHERE = 1,  /* size[0] = radius */
+  SIM_GEOM_CAPSULE = 2, /* size[0] = radius, size[1] = half-length along its z axis */
+  SIM_GEOM_BOX = 3,     /* size[0..2] = half-extents */
+} sim_geom_type;
+
+typedef struct sim_geom {
+  char name[SIM_NAME_MAX];
+  sim_geom_type type;
+  int body;
+  double pos[3];            /* in the body frame, m */
+  double quat[4];           /* in the body frame */
+  double mat[9];            /* derived: rotation of quat */
+  double size[3];
+  double friction[3];       /* sliding, torsional, rolling (only sliding is used: condim 3) */
+  double solref[SIM_NREF];  /* contact soft-constraint reference */
+  double solimp[SIM_NIMP];  /* contact impedance */
+} sim_geom;
+
 /* Actuators turn a command (data.ctrl) into a generalized force on one joint (sim/actuator.c).
  * The command's meaning depends on the type; see docs/robot-format.md. */
 typedef enum sim_actuator_type {
@@ -137,11 +158,14 @@ typedef struct sim_model {
   int nv;                /* velocity coordinates (degrees of freedom) */
   int nsite;
   int nu;                /* actuators (commands in data.ctrl) */
+  int ngeom;             /* collision shapes */
+  int max_contacts;      /* contacts kept per evaluation (more are dropped) */
   int na;                /* actuator state variables (data.act) */
   sim_body *bodies;      /* [nbody] */
   sim_joint *joints;     /* [njnt] */
   sim_site *sites;       /* [nsite] */
   sim_actuator *actuators; /* [nu] */
+  sim_geom *geoms;       /* [ngeom] */
   int *dof_joint;        /* [nv] joint of each degree of freedom */
   int *dof_body;         /* [nv] body of each degree of freedom */
   double *qpos0;         /* [nq] initial positions from the description */

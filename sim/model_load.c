@@ -451,6 +451,101 @@ static int parse_sites(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
   return 0;
 }
 
+/* --- collision geometry --------------------------------------------------------------------- */
+
+static const char *const geom_type_names[] = {"plane", "sphere", "capsule", "box"};
+static const int geom_nsize[] = {0, 1, 2, 3};
+
+static int parse_geom_type(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                           sim_geom *g) {
+  char p[SIM_JSON_PATH_MAX];
+  sim_json_path_join(p, path, "type");
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj, "type");
+  for (int t = 0; cJSON_IsString(type) && t < 4; t++) {
+    if (strcmp(type->valuestring, geom_type_names[t]) == 0) {
+      g->type = (sim_geom_type)t;
+      return 0;
+    }
+  }
+  return sim_json_fail(L, p, "missing or unknown (expected \"plane\", \"sphere\", \"capsule\" "
+                       "or \"box\")");
+}
+
+static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                      const sim_model *m, sim_geom *g) {
+  static const char *const keys[] = {"name", "body", "type", "pos", "quat", "size",
+                                     "friction", "solref", "solimp", "comment", NULL};
+  char body[SIM_NAME_MAX] = "", p[SIM_JSON_PATH_MAX];
+  const double identity[4] = {1, 0, 0, 0}, friction[3] = {1, 0.005, 0.0001};
+  memcpy(g->quat, identity, sizeof identity);
+  memcpy(g->friction, friction, sizeof friction);
+  if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
+      sim_json_read_name(L, obj, path, "name", g->name, 1) ||
+      sim_json_read_name(L, obj, path, "body", body, 1) || parse_geom_type(L, obj, path, g) ||
+      sim_json_read_vector(L, obj, path, "pos", g->pos, 3, 0) ||
+      sim_json_read_vector(L, obj, path, "quat", g->quat, 4, 0) ||
+      sim_json_check_unit(L, path, "quat", g->quat, 4) ||
+      sim_json_read_vector(L, obj, path, "size", g->size, geom_nsize[g->type], g->type != 0) ||
+      sim_json_read_vector(L, obj, path, "friction", g->friction, 3, 0) ||
+      read_solref(L, obj, path, "solref", g->solref) ||
+      read_solimp(L, obj, path, "solimp", g->solimp)) {
+    return -1;
+  }
+  g->body = sim_model_body(m, body);
+  sim_json_path_join(p, path, "body");
+  if (g->body < 0) {
+    return sim_json_fail(L, p, "unknown body \"%s\"", body);
+  }
+  if (g->type == SIM_GEOM_PLANE && g->body != 0) {
+    return sim_json_fail(L, p, "a plane belongs to \"world\" (got \"%s\")", body);
+  }
+  for (int k = 0; k < geom_nsize[g->type]; k++) {
+    if (!(g->size[k] > 0)) {
+      sim_json_path_join(p, path, "size");
+      return sim_json_fail(L, p, "expected positive sizes (element %d is %g)", k, g->size[k]);
+    }
+  }
+  if (!(g->friction[0] >= 0 && g->friction[1] >= 0 && g->friction[2] >= 0)) {
+    sim_json_path_join(p, path, "friction");
+    return sim_json_fail(L, p, "expected [sliding, torsional, rolling] >= 0");
+  }
+  sim_quat_to_mat(g->mat, g->quat);
+  return 0;
+}
+
+static int parse_geoms(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
+  double max_contacts = 64;
+  if (sim_json_read_number(L, root, "", "max_contacts", &max_contacts, 0)) {
+    return -1;
+  }
+  if (max_contacts != floor(max_contacts) || max_contacts < 0 || max_contacts > 100000) {
+    return sim_json_fail(L, "max_contacts", "expected an integer from 0 to 100000 (got %g)",
+                         max_contacts);
+  }
+  const cJSON *geoms = cJSON_GetObjectItemCaseSensitive(root, "geoms");
+  if (!geoms) {
+    return 0;
+  }
+  if (!cJSON_IsArray(geoms)) {
+    return sim_json_fail(L, "geoms", "expected an array");
+  }
+  m->ngeom = cJSON_GetArraySize(geoms);
+  m->geoms = calloc((size_t)m->ngeom + 1, sizeof *m->geoms);
+  if (!m->geoms) {
+    return sim_json_fail(L, "geoms", "out of memory");
+  }
+  int i = 0;
+  for (const cJSON *g = geoms->child; g; g = g->next, i++) {
+    char p[SIM_JSON_PATH_MAX];
+    sim_json_path_index(p, "geoms", i);
+    if (parse_geom(L, g, p, m, &m->geoms[i])) {
+      return -1;
+    }
+  }
+  m->max_contacts = m->ngeom > 0 ? (int)max_contacts : 0;
+  return 0;
+}
+
 /* --- assembly ----------------------------------------------------------------------------- */
 
 static int allocate_model(sim_model *m, int nbody) {
@@ -498,7 +593,7 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
 
 static const char *const root_keys[] = {
     "name", "comment", "timestep", "integrator", "midpoint_iterations", "solver_iterations",
-    "solver_tolerance", "gravity", "bodies",
+    "solver_tolerance", "max_contacts", "gravity", "bodies", "geoms",
     "sites", "actuators",
     /* sections owned by other modules, validated there */
     "sensors", "runtime", "transports", NULL};
@@ -535,7 +630,8 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
     assemble(m, rb, order, n);
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     snprintf(m->name, sizeof m->name, "%s", cJSON_IsString(name) ? name->valuestring : "robot");
-    ok = parse_sites(L, root, m) == 0 && sim_actuators_parse(L, root, m) == 0;
+    ok = parse_sites(L, root, m) == 0 && sim_actuators_parse(L, root, m) == 0 &&
+         parse_geoms(L, root, m) == 0;
   }
   if (ok && sim_constraint_setconst(m)) {
     ok = sim_json_fail(L, "", "out of memory") == 0;

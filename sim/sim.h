@@ -5,7 +5,7 @@
  * and the state in d, and writes its results into d. No stage allocates memory, reads a clock,
  * or draws a random number: the same inputs give the same bits.
  *
- * Pipeline of one step:  kinematics → passive forces → actuators → constraint rows
+ * Pipeline of one step:  kinematics → collision → passive forces → actuators → constraint rows
  *                        → ABA (bias forces inside: a0) → [constraint solver, when rows exist]
  *                        → integrate → actuator state.
  */
@@ -81,8 +81,13 @@ void sim_mul_m(const sim_model *m, const sim_data *d, double *out, const double 
 void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *jacr, int b,
                    const double p[3]);
 
+/* collision.c: contacts between geoms at the current poses (needs sim_kinematics): every
+ * plane against every sphere, capsule and box of another body, penetrating ones only (margin
+ * 0), at most max_contacts; ncon, con_*. */
+void sim_collide(const sim_model *m, sim_data *d);
+
 /* constraint.c: the constraint rows at the current state (joint friction, then reached joint
- * limits): efc_J, efc_pos, efc_R/D, efc_aref; nefc and nf. Needs sim_kinematics. */
+ * limits, then four pyramid edges per contact): efc_J, efc_pos, efc_R/D, efc_aref; nefc and nf. Needs sim_kinematics. */
 void sim_constraint_make(const sim_model *m, sim_data *d);
 
 /* solver.c: the constrained acceleration qacc, efc_force and qfrc_constraint by CG from the

@@ -256,6 +256,7 @@ static void cg(const sim_model *m, sim_data *d) {
 void sim_solve_constraints(const sim_model *m, sim_data *d) {
   int nv = m->nv;
   d->solver.nefc = d->nefc;
+  d->solver.ncon = d->ncon;
   mul_j(m, d, d->efc_b, d->qacc_smooth, d->efc_aref);
   warm_start(m, d);
   cg(m, d);

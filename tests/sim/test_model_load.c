@@ -283,6 +283,47 @@ static void test_bad_constraint_keys(void **state) {
   expect_error("{\"solver_tolerance\":-1,\"bodies\":[" BODY_A "]}", "solver_tolerance", NULL);
 }
 
+#define GEOMS(list) "{\"bodies\":[" BODY_A "],\"geoms\":[" list "]}"
+
+static void test_geoms(void **state) {
+  (void)state;
+  char err[256];
+  sim_model *m = sim_model_load_string(
+      GEOMS("{\"name\":\"floor\",\"body\":\"world\",\"type\":\"plane\"},"
+            "{\"name\":\"s\",\"body\":\"a\",\"type\":\"sphere\",\"size\":[0.1],"
+            "\"pos\":[0.5,0,0],\"friction\":[0.7,0,0]}"), "t", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  assert_int_equal(m->ngeom, 2);
+  assert_int_equal(m->max_contacts, 64);
+  assert_int_equal(m->nefc_max, 4 * 64);
+  assert_int_equal(m->geoms[1].type, SIM_GEOM_SPHERE);
+  assert_int_equal(m->geoms[1].body, 1);
+  assert_true(m->geoms[0].friction[0] == 1 && m->geoms[1].friction[0] == 0.7);
+  assert_true(m->geoms[0].solref[0] == 0.02 && m->geoms[1].solimp[1] == 0.95);
+  sim_model_free(m);
+}
+
+static void test_bad_geoms(void **state) {
+  (void)state;
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"plane\"}"), "geoms[0].body",
+               "world");
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"nobody\",\"type\":\"sphere\",\"size\":[1]}"),
+               "geoms[0].body", "unknown");
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"cone\"}"), "geoms[0].type",
+               "sphere");
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"box\",\"size\":[1,0,1]}"),
+               "geoms[0].size", "positive");
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"capsule\"}"), "geoms[0].size",
+               NULL);
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"sphere\",\"size\":[1],"
+                     "\"friction\":[-1,0,0]}"), "geoms[0].friction", NULL);
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"sphere\",\"size\":[1],"
+                     "\"solref\":[1,-1]}"), "geoms[0].solref", "mix");
+  expect_error("{\"max_contacts\":-1,\"bodies\":[" BODY_A "]}", "max_contacts", "integer");
+}
+
 static void test_missing_file(void **state) {
   (void)state;
   char err[256];
@@ -308,6 +349,8 @@ int main(void) {
       cmocka_unit_test(test_other_bad_values),
       cmocka_unit_test(test_constraint_keys),
       cmocka_unit_test(test_bad_constraint_keys),
+      cmocka_unit_test(test_geoms),
+      cmocka_unit_test(test_bad_geoms),
       cmocka_unit_test(test_missing_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,7 +79,12 @@ static const char limited_json[] =
     "  { \"name\": \"b\", \"parent\": \"a\", \"pos\": [0.4, 0, 0],\n"
     "    \"joint\": { \"name\": \"jb\", \"type\": \"slide\", \"axis\": [1, 0, 0],\n"
     "               \"frictionloss\": 1, \"limited\": true, \"range\": [0, 0.05] },\n"
-    "    \"inertial\": { \"mass\": 0.5, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } } ] }\n";
+    "    \"inertial\": { \"mass\": 0.5, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } },\n"
+    "  { \"name\": \"c\", \"parent\": \"world\", \"pos\": [2, 0, 0.2],\n"
+    "    \"joint\": { \"name\": \"jc\", \"type\": \"slide\", \"axis\": [0, 0, 1] },\n"
+    "    \"inertial\": { \"mass\": 0.5, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } } ],\n"
+    "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
+    "    { \"name\": \"cube\", \"body\": \"c\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }\n";
 
 static void test_constrained_step_allocates_nothing(void **state) {
   (void)state;
@@ -102,6 +107,7 @@ static void test_constrained_step_allocates_nothing(void **state) {
     assert_int_equal(allocations - before, 0);
   }
   assert_true(rows > 400); /* the limits were active most of the time */
+  assert_int_equal(d->ncon, 4); /* the cube rests on its four bottom corners */
   sim_data_free(d);
   sim_model_free(m);
 }
