@@ -13,8 +13,8 @@
  * Poses are a position and a row-major rotation matrix (body axes in world coordinates), as
  * in sim_data's xpos/xmat. Nothing allocates: the caller passes room for the contacts.
  *
- * Not yet wired into the step: geometry in the robot description, the broad phase and the
- * contact rows of the solver come next (issue 12).
+ * sim_collide (sim.h) runs these for every plane against every other shape; pairs between
+ * moving shapes (sphere–sphere, capsules, boxes) and a broad phase are not there yet.
  */
 #ifndef ACHILLES_SIM_COLLISION_H
 #define ACHILLES_SIM_COLLISION_H
