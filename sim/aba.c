@@ -23,8 +23,8 @@ static void aba_joint(const sim_model *m, sim_data *d, int i, int k, double impl
   double *U = d->dof_U + 6 * k;
   sim_mat6_vec(U, d->cIA + 36 * i, S);
   d->dof_D[k] = sim_dot6(S, U) + j->armature + implicit_h * j->damping;
-  d->dof_u[k] = d->qfrc_applied[k] + d->qfrc_passive[k] + d->qfrc_actuator[k] -
-                sim_dot6(S, d->cfrc + 6 * i);
+  d->dof_u[k] = d->qfrc_applied[k] + d->qfrc_passive[k] + d->qfrc_actuator[k] +
+                d->qfrc_constraint[k] - sim_dot6(S, d->cfrc + 6 * i);
 }
 
 /* Adds body i's articulated inertia and bias force, seen through its joint, to the parent's:
@@ -72,6 +72,18 @@ static void aba_accelerations(const sim_model *m, sim_data *d) {
       for (int r = 0; r < 6; r++) {
         a[r] += d->cdof[6 * k + r] * qdd;
       }
+    }
+  }
+}
+
+void sim_body_accelerations(const sim_model *m, sim_data *d) {
+  sim_base_acceleration(m, d->cacc);
+  for (int i = 1; i < m->nbody; i++) {
+    int k = m->joints[m->bodies[i].joint].dofadr;
+    double *a = d->cacc + 6 * i;
+    const double *ap = d->cacc + 6 * m->bodies[i].parent, *c = d->cvp + 6 * i;
+    for (int r = 0; r < 6; r++) {
+      a[r] = ap[r] + c[r] + (k >= 0 ? d->cdof[6 * k + r] * d->qacc[k] : 0.0);
     }
   }
 }

@@ -40,3 +40,58 @@ void sim_crba(const sim_model *m, sim_data *d) {
     }
   }
 }
+
+/* M = Lᵀ·D·L with L unit lower-triangular and nonzero only where the tree couples two dofs
+ * (row k, columns of k's ancestors): Featherstone's LTDL factorization, O(nv·depth²), no
+ * fill-in. Works in qLD, leaving qM intact. */
+void sim_factor_m(const sim_model *m, sim_data *d) {
+  int nv = m->nv;
+  const int *parent = m->dof_parent;
+  double *H = d->qLD;
+  memcpy(H, d->qM, (size_t)nv * (size_t)nv * sizeof(double));
+  for (int k = nv - 1; k >= 0; k--) {
+    for (int i = parent[k]; i >= 0; i = parent[i]) {
+      double a = H[k * nv + i] / H[k * nv + k];
+      for (int j = i; j >= 0; j = parent[j]) {
+        H[i * nv + j] -= a * H[k * nv + j];
+      }
+      H[k * nv + i] = a;
+    }
+  }
+}
+
+/* x ← M⁻¹·x from the factorization: Lᵀ·y = x, then D·z = y, then L·x = z. */
+void sim_solve_m(const sim_model *m, const sim_data *d, double *x) {
+  int nv = m->nv;
+  const int *parent = m->dof_parent;
+  const double *H = d->qLD;
+  for (int k = nv - 1; k >= 0; k--) {
+    for (int i = parent[k]; i >= 0; i = parent[i]) {
+      x[i] -= H[k * nv + i] * x[k];
+    }
+  }
+  for (int k = 0; k < nv; k++) {
+    x[k] /= H[k * nv + k];
+  }
+  for (int k = 0; k < nv; k++) {
+    for (int i = parent[k]; i >= 0; i = parent[i]) {
+      x[k] -= H[k * nv + i] * x[i];
+    }
+  }
+}
+
+/* out = M·x using only the tree's nonzeros of qM (a dof and its ancestors). */
+void sim_mul_m(const sim_model *m, const sim_data *d, double *out, const double *x) {
+  int nv = m->nv;
+  const int *parent = m->dof_parent;
+  for (int k = 0; k < nv; k++) {
+    out[k] = d->qM[k * nv + k] * x[k];
+  }
+  for (int k = 0; k < nv; k++) {
+    for (int i = parent[k]; i >= 0; i = parent[i]) {
+      double Mki = d->qM[k * nv + i];
+      out[k] += Mki * x[i];
+      out[i] += Mki * x[k];
+    }
+  }
+}

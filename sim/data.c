@@ -12,10 +12,19 @@
   d->name = next;                                                                              \
   next += (size_t)m->rows * (size_t)(cols);
 
+#define SIM_X_INT_ASSIGN(name, rows, cols)                                                     \
+  d->name = next_int;                                                                          \
+  next_int += (size_t)m->rows * (size_t)(cols);
+
 sim_data *sim_data_new(const sim_model *m) {
   size_t total = 0;
   SIM_STATE_ARRAYS(SIM_X_SIZE)
   SIM_WORK_ARRAYS(SIM_X_SIZE)
+  size_t ndouble = total;
+  total = 0;
+  SIM_INT_ARRAYS(SIM_X_SIZE)
+  /* the integers, in whole doubles after the doubles (alignment holds) */
+  total = ndouble + (total * sizeof(int) + sizeof(double) - 1) / sizeof(double);
   sim_data *d = calloc(1, sizeof *d);
   double *buffer = calloc(total ? total : 1, sizeof(double));
   if (!d || !buffer) {
@@ -28,6 +37,8 @@ sim_data *sim_data_new(const sim_model *m) {
   double *next = buffer;
   SIM_STATE_ARRAYS(SIM_X_ASSIGN)
   SIM_WORK_ARRAYS(SIM_X_ASSIGN)
+  int *next_int = (int *)(buffer + ndouble);
+  SIM_INT_ARRAYS(SIM_X_INT_ASSIGN)
   sim_data_reset(m, d);
   return d;
 }
@@ -46,5 +57,7 @@ void sim_data_reset(const sim_model *m, sim_data *d) {
   d->time = 0;
   d->nstep = 0;
   d->midpoint_residual = 0;
+  d->nefc = d->nf = 0;
+  memset(&d->solver, 0, sizeof d->solver);
   sim_forward(m, d);
 }

@@ -21,7 +21,8 @@
   X(qvel, nv, 1)          /* joint velocities */                               \
   X(qfrc_applied, nv, 1)  /* generalized forces applied by the user, N·m or N */   \
   X(ctrl, nu, 1)          /* actuator commands (meaning per actuator type) */   \
-  X(act, na, 1)           /* actuator internal state: DC motor current, A */
+  X(act, na, 1)           /* actuator internal state: DC motor current, A */          \
+  X(qacc_warmstart, nv, 1) /* the constraint solver's last solution: next warm start */
 
 /* Everything derived from the state (recomputed by sim_forward) and scratch space. */
 #define SIM_WORK_ARRAYS(X)                                                     \
@@ -54,16 +55,83 @@
   X(int_v1, nv, 1)                                                             \
   X(int_kq, nv, 4)        /* RK4 stage derivatives of q */                      \
   X(int_kv, nv, 4)        /* RK4 stage derivatives of v */                      \
-  X(scratch, nv, 1)
+  X(scratch, nv, 1)                                                            \
+  /* constraint stage (constraint.c, solver.c): rows 0..nefc-1 are in use */     \
+  X(qacc_smooth, nv, 1)   /* a0: the acceleration without constraints */        \
+  X(qfrc_constraint, nv, 1) /* Jᵀ·efc_force, N·m or N */                        \
+  X(qLD, nv, m->nv)       /* M = Lᵀ·D·L along the tree (L below, D on the diagonal) */ \
+  X(efc_J, nefc_max, m->nv) /* constraint Jacobian rows */                       \
+  X(efc_pos, nefc_max, 1) /* violation: distance from the limit (< 0 inside) */ \
+  X(efc_frictionloss, nefc_max, 1) /* friction rows: the force bound */         \
+  X(efc_R, nefc_max, 1)   /* regularisation R = (1 − imp)/imp · invweight0 */   \
+  X(efc_D, nefc_max, 1)   /* 1/R */                                             \
+  X(efc_aref, nefc_max, 1) /* reference acceleration −b·J·v − k·imp·pos */      \
+  X(efc_b, nefc_max, 1)   /* J·a0 − aref */                                     \
+  X(efc_jar, nefc_max, 1) /* J·a − aref at the solver's current a */            \
+  X(efc_Jv, nefc_max, 1)  /* J·search */                                        \
+  X(efc_force, nefc_max, 1) /* constraint force per row, N·m or N */            \
+  X(sol_Mdelta, nv, 1)    /* M·(a − a0) */                                      \
+  X(sol_Mv, nv, 1)        /* M·search */                                        \
+  X(sol_grad, nv, 1)      /* gradient of the cost */                            \
+  X(sol_Mgrad, nv, 1)     /* M⁻¹·gradient (the preconditioned gradient) */      \
+  X(sol_gradold, nv, 1)                                                        \
+  X(sol_Mgradold, nv, 1)                                                       \
+  X(sol_search, nv, 1)    /* CG search direction */                             \
+  X(geom_xpos, ngeom, 3)  /* geom centre, world */                              \
+  X(geom_xmat, ngeom, 9)  /* geom orientation, world, row-major */              \
+  X(con_dist, max_contacts, 1) /* contacts (collision.c): signed distance */    \
+  X(con_pos, max_contacts, 3)  /* midpoint between the surfaces, world */       \
+  X(con_frame, max_contacts, 9) /* normal (geom 1 → geom 2), tangent 1, tangent 2 */ \
+  X(con_jac, nv, 9)       /* contact Jacobians: body 1, body 2, in the contact frame */
+
+/* Integer arrays, laid out after the doubles in the same allocation. */
+#define SIM_INT_ARRAYS(X)                                                      \
+  X(efc_type, nefc_max, 1)  /* sim_constraint_type of each row */              \
+  X(efc_id, nefc_max, 1)    /* joint (friction, limit) or contact of each row */                       \
+  X(efc_state, nefc_max, 1) /* sim_constraint_state of each row */             \
+  X(con_geom, max_contacts, 2) /* the two geoms of each contact (plane first) */
+
+/* Constraint rows: friction rows come first (box-constrained), then one-sided limits. */
+typedef enum sim_constraint_type {
+  SIM_CNSTR_FRICTION_DOF = 0, /* Coulomb friction of a joint, |force| <= frictionloss */
+  SIM_CNSTR_LIMIT_JOINT = 1,  /* a joint at or past a limit, force >= 0 */
+  SIM_CNSTR_CONTACT_PYRAMIDAL = 2, /* one edge of a contact's friction pyramid, force >= 0 */
+} sim_constraint_type;
+
+typedef enum sim_constraint_state {
+  SIM_CSTATE_SATISFIED = 0, /* a limit pulling away: no force, no cost */
+  SIM_CSTATE_QUADRATIC = 1, /* force −D·jar (the soft spring-damper) */
+  SIM_CSTATE_LINEARNEG = 2, /* friction at its bound, force +frictionloss */
+  SIM_CSTATE_LINEARPOS = 3, /* friction at its bound, force −frictionloss */
+} sim_constraint_state;
+
+/* What the constraint solver did in the last evaluation (plain data for status lines). */
+typedef struct sim_solver_stats {
+  int nefc;           /* constraint rows instantiated (active limits, friction rows) */
+  int ncon;           /* contacts (4 pyramid rows each) */
+  int nactive;        /* rows carrying force (not satisfied) at the solution */
+  int iterations;     /* CG iterations run */
+  int warmstart;      /* 1: started from the previous solution, 0: from a0 */
+  double cost;        /* final cost ½δᵀMδ + Σ row costs, δ = a − a0 */
+  double improvement; /* last scaled cost decrease */
+  double gradient;    /* last scaled gradient norm */
+} sim_solver_stats;
 
 typedef struct sim_data {
   double time;                  /* simulation time, s */
   double midpoint_residual;     /* max |Δ| of the last implicit midpoint iteration */
   long long nstep;              /* steps taken since creation or reset */
+  int ncon;                     /* contacts found by the last collision pass */
+  int nefc;                     /* constraint rows in use (the first nf are friction rows) */
+  int nf;
+  sim_solver_stats solver;      /* the last constraint solve */
 #define SIM_X_FIELD(name, n, k) double *name;
   SIM_STATE_ARRAYS(SIM_X_FIELD)
   SIM_WORK_ARRAYS(SIM_X_FIELD)
 #undef SIM_X_FIELD
+#define SIM_X_INT_FIELD(name, n, k) int *name;
+  SIM_INT_ARRAYS(SIM_X_INT_FIELD)
+#undef SIM_X_INT_FIELD
   void *buffer;                 /* the one allocation behind every array */
   size_t nbuffer;               /* its size in bytes */
 } sim_data;

@@ -6,10 +6,7 @@
 
 /* The dynamics at the state held in d: qacc, with h·damping made implicit when h > 0. */
 static void evaluate(const sim_model *m, sim_data *d, double implicit_h) {
-  sim_kinematics(m, d);
-  sim_passive(m, d);
-  sim_actuate(m, d);
-  sim_aba(m, d, implicit_h);
+  sim_forward_dynamics(m, d, implicit_h);
 }
 
 /* out = in + h·v, joint by joint (ball and free joints will integrate quaternions here). */

@@ -127,6 +127,19 @@ static void site_positions(const sim_model *m, sim_data *d) {
   }
 }
 
+static void geom_poses(const sim_model *m, sim_data *d) {
+  for (int g = 0; g < m->ngeom; g++) {
+    const sim_geom *geom = &m->geoms[g];
+    const double *R = d->xmat + 9 * geom->body;
+    double offset[3];
+    sim_mat3_vec(offset, R, geom->pos);
+    for (int k = 0; k < 3; k++) {
+      d->geom_xpos[3 * g + k] = d->xpos[3 * geom->body + k] + offset[k];
+    }
+    sim_mat3_mul(d->geom_xmat + 9 * g, R, geom->mat);
+  }
+}
+
 void sim_kinematics(const sim_model *m, sim_data *d) {
   static const double identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
   memset(d->xpos, 0, 3 * sizeof(double));
@@ -146,4 +159,5 @@ void sim_kinematics(const sim_model *m, sim_data *d) {
     body_velocity(m, d, i, j);
   }
   site_positions(m, d);
+  geom_poses(m, d);
 }

@@ -12,9 +12,11 @@ void sim_model_free(sim_model *m) {
   free(m->joints);
   free(m->sites);
   free(m->actuators);
+  free(m->geoms);
   free(m->dof_joint);
   free(m->dof_body);
   free(m->qpos0);
+  free(m->dof_parent);
   free(m);
 }
 

@@ -39,7 +39,16 @@ typedef struct sim_option {
   double gravity[3];       /* m/s², world frame */
   sim_integrator integrator;
   int midpoint_iterations; /* fixed-point iterations of the implicit midpoint rule, >= 1 */
+  int solver_iterations;   /* constraint solver (CG) iterations per evaluation, >= 1 */
+  double solver_tolerance; /* early exit when the scaled improvement or gradient falls below
+                              it (MuJoCo's opt.tolerance); 0: always run every iteration */
 } sim_option;
+
+/* MuJoCo's soft-constraint parameters (sim/constraint.c):
+ * solref = [timeconst, dampratio] (both > 0) or [-stiffness, -damping] (both <= 0, direct);
+ * solimp = [dmin, dmax, width, midpoint, power]. Defaults are MuJoCo's. */
+#define SIM_NREF 2
+#define SIM_NIMP 5
 
 typedef struct sim_body {
   char name[SIM_NAME_MAX];
@@ -56,6 +65,8 @@ typedef struct sim_body {
   double mat[9];         /* rotation matrix of quat, row-major */
   int identity_quat;     /* quat is [1 0 0 0]: kinematics skips a rotation */
   int diagonal_inertia;  /* inertia has no products: kinematics rotates it more cheaply */
+  double invweight0[2];  /* mean translational and rotational diagonal of J·M⁻¹·Jᵀ at the COM,
+                            q = 0 (sim_constraint_setconst; scales contact regularisation) */
 } sim_body;
 
 typedef struct sim_joint {
@@ -69,8 +80,15 @@ typedef struct sim_joint {
   double armature;       /* rotor inertia reflected to the joint, kg·m² or kg */
   double stiffness;      /* N·m/rad or N/m */
   double springref;      /* spring rest position, rad or m */
-  int limited;           /* 1 when range is set (stored now; enforced with contacts later) */
-  double range[2];       /* rad or m */
+  int limited;           /* 1: range is enforced as two one-sided soft constraints */
+  double range[2];       /* rad or m (may be given without `limited`: stored only) */
+  double solref_limit[SIM_NREF];    /* soft-constraint reference of the limits */
+  double solimp_limit[SIM_NIMP];    /* impedance of the limits */
+  double frictionloss;              /* Coulomb (dry) friction, N·m or N; 0: none */
+  double solref_friction[SIM_NREF]; /* soft-constraint reference of the friction */
+  double solimp_friction[SIM_NIMP]; /* impedance of the friction */
+  /* derived by the loader (sim_constraint_setconst) */
+  double invweight0;     /* (M⁻¹)ₖₖ of the joint's dof at q = 0: scales the regularisation */
 } sim_joint;
 
 typedef struct sim_site {
@@ -78,6 +96,27 @@ typedef struct sim_site {
   int body;
   double pos[3];         /* point of interest in the body frame, m */
 } sim_site;
+
+/* Collision geometry (sim/collision.c): shapes on bodies that touch through contacts. */
+typedef enum sim_geom_type {
+  SIM_GEOM_PLANE = 0,   /* the z = 0 plane of its frame, infinite; world body only */
+  SIM_GEOM_SPHERE = 1,  /* size[0] = radius */
+  SIM_GEOM_CAPSULE = 2, /* size[0] = radius, size[1] = half-length along its z axis */
+  SIM_GEOM_BOX = 3,     /* size[0..2] = half-extents */
+} sim_geom_type;
+
+typedef struct sim_geom {
+  char name[SIM_NAME_MAX];
+  sim_geom_type type;
+  int body;
+  double pos[3];            /* in the body frame, m */
+  double quat[4];           /* in the body frame */
+  double mat[9];            /* derived: rotation of quat */
+  double size[3];
+  double friction[3];       /* sliding, torsional, rolling (only sliding is used: condim 3) */
+  double solref[SIM_NREF];  /* contact soft-constraint reference */
+  double solimp[SIM_NIMP];  /* contact impedance */
+} sim_geom;
 
 /* Actuators turn a command (data.ctrl) into a generalized force on one joint (sim/actuator.c).
  * The command's meaning depends on the type; see docs/robot-format.md. */
@@ -121,14 +160,22 @@ typedef struct sim_model {
   int nv;                /* velocity coordinates (degrees of freedom) */
   int nsite;
   int nu;                /* actuators (commands in data.ctrl) */
+  int ngeom;             /* collision shapes */
+  int max_contacts;      /* contacts kept per evaluation (more are dropped) */
   int na;                /* actuator state variables (data.act) */
   sim_body *bodies;      /* [nbody] */
   sim_joint *joints;     /* [njnt] */
   sim_site *sites;       /* [nsite] */
   sim_actuator *actuators; /* [nu] */
+  sim_geom *geoms;       /* [ngeom] */
   int *dof_joint;        /* [nv] joint of each degree of freedom */
   int *dof_body;         /* [nv] body of each degree of freedom */
   double *qpos0;         /* [nq] initial positions from the description */
+  /* derived by the loader (sim_constraint_setconst) */
+  int *dof_parent;       /* [nv] dof of the nearest moving ancestor, -1 at a root: the
+                            sparsity of M along the tree */
+  int nefc_max;          /* most constraint rows one evaluation can produce */
+  double meaninertia;    /* mean diagonal of M at q = 0: scales the solver's tolerance */
   sim_option opt;
 } sim_model;
 
@@ -147,6 +194,12 @@ int sim_model_body(const sim_model *m, const char *name);
 int sim_model_joint(const sim_model *m, const char *name);
 int sim_model_site(const sim_model *m, const char *name);
 int sim_model_actuator(const sim_model *m, const char *name);
+
+/* Model constants of the constraint stage (constraint.c): dof_parent, each joint's invweight0
+ * and meaninertia (M at q = 0, as MuJoCo computes them at its qpos0), and nefc_max. Called by
+ * the loader; a caller that builds or edits a model by hand calls it again. Returns 0, or -1
+ * when out of memory. */
+int sim_constraint_setconst(sim_model *m);
 
 /* Number of position / velocity coordinates of a joint type. */
 int sim_joint_nq(sim_joint_type type);

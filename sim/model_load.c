@@ -107,12 +107,87 @@ static int check_inertia(const sim_json_ctx *L, const char *path, const double I
   return 0;
 }
 
+/* --- soft-constraint parameters ------------------------------------------------------------- */
+
+/* MuJoCo's defaults: a critically damped 20 ms spring, impedance 0.9 → 0.95 over 1 mm */
+static const double default_solref[SIM_NREF] = {0.02, 1};
+static const double default_solimp[SIM_NIMP] = {0.9, 0.95, 0.001, 0.5, 2};
+
+/* solref: [timeconst > 0, dampratio > 0] or direct [-stiffness <= 0, -damping <= 0] */
+static int read_solref(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
+                       double ref[SIM_NREF]) {
+  char p[SIM_JSON_PATH_MAX];
+  memcpy(ref, default_solref, sizeof default_solref);
+  if (sim_json_read_vector(L, obj, path, key, ref, SIM_NREF, 0)) {
+    return -1;
+  }
+  if ((ref[0] > 0) != (ref[1] > 0)) {
+    sim_json_path_join(p, path, key);
+    return sim_json_fail(L, p, "expected [timeconst > 0, dampratio > 0] or [-stiffness <= 0, "
+                         "-damping <= 0], not a mix (got [%g, %g])", ref[0], ref[1]);
+  }
+  return 0;
+}
+
+/* solimp: [dmin, dmax, width, midpoint, power], 0 < dmin, dmax < 1, width >= 0,
+ * 0 < midpoint < 1, power >= 1 */
+static int read_solimp(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
+                       double imp[SIM_NIMP]) {
+  char p[SIM_JSON_PATH_MAX];
+  memcpy(imp, default_solimp, sizeof default_solimp);
+  if (sim_json_read_vector(L, obj, path, key, imp, SIM_NIMP, 0)) {
+    return -1;
+  }
+  if (!(imp[0] > 0 && imp[0] < 1 && imp[1] > 0 && imp[1] < 1 && imp[2] >= 0 && imp[3] > 0 &&
+        imp[3] < 1 && imp[4] >= 1)) {
+    sim_json_path_join(p, path, key);
+    return sim_json_fail(L, p, "expected [dmin, dmax, width, midpoint, power] with dmin and dmax "
+                         "in (0, 1), width >= 0, midpoint in (0, 1), power >= 1");
+  }
+  return 0;
+}
+
+/* limited, range, solref_limit, solimp_limit, frictionloss, solref_friction, solimp_friction */
+static int parse_joint_constraints(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                                   sim_joint *j) {
+  char p[SIM_JSON_PATH_MAX];
+  const cJSON *limited = cJSON_GetObjectItemCaseSensitive(obj, "limited");
+  if (limited && !cJSON_IsBool(limited)) {
+    sim_json_path_join(p, path, "limited");
+    return sim_json_fail(L, p, "expected true or false");
+  }
+  if (cJSON_GetObjectItemCaseSensitive(obj, "range")) {
+    if (sim_json_read_vector(L, obj, path, "range", j->range, 2, 1)) {
+      return -1;
+    }
+    if (!(j->range[0] < j->range[1])) {
+      sim_json_path_join(p, path, "range");
+      return sim_json_fail(L, p, "lower bound %g must be below upper bound %g", j->range[0], j->range[1]);
+    }
+  }
+  j->limited = cJSON_IsTrue(limited);
+  if (j->limited && !cJSON_GetObjectItemCaseSensitive(obj, "range")) {
+    sim_json_path_join(p, path, "range");
+    return sim_json_fail(L, p, "missing (\"limited\": true needs [lo, hi])");
+  }
+  if (read_solref(L, obj, path, "solref_limit", j->solref_limit) ||
+      read_solimp(L, obj, path, "solimp_limit", j->solimp_limit) ||
+      sim_json_read_number(L, obj, path, "frictionloss", &j->frictionloss, 0) ||
+      sim_json_check_min(L, path, "frictionloss", j->frictionloss, 0, 0) ||
+      read_solref(L, obj, path, "solref_friction", j->solref_friction) ||
+      read_solimp(L, obj, path, "solimp_friction", j->solimp_friction)) {
+    return -1;
+  }
+  return 0;
+}
+
 /* --- bodies ------------------------------------------------------------------------------- */
 
 static int parse_joint(const sim_json_ctx *L, const cJSON *obj, const char *path, raw_body *rb) {
   static const char *const keys[] = {"name",     "type",      "axis",  "damping", "armature",
                                      "stiffness", "springref", "range", "initial", "comment",
-                                     NULL};
+                                     "limited", "solref_limit", "solimp_limit", "frictionloss",
+                                     "solref_friction", "solimp_friction", NULL};
   sim_joint *j = &rb->joint;
   char p[SIM_JSON_PATH_MAX];
   if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys)) {
@@ -149,17 +224,7 @@ static int parse_joint(const sim_json_ctx *L, const cJSON *obj, const char *path
       sim_json_check_min(L, path, "stiffness", j->stiffness, 0, 0)) {
     return -1;
   }
-  if (cJSON_GetObjectItemCaseSensitive(obj, "range")) {
-    if (sim_json_read_vector(L, obj, path, "range", j->range, 2, 1)) {
-      return -1;
-    }
-    if (!(j->range[0] < j->range[1])) {
-      sim_json_path_join(p, path, "range");
-      return sim_json_fail(L, p, "lower bound %g must be below upper bound %g", j->range[0], j->range[1]);
-    }
-    j->limited = 1;
-  }
-  return 0;
+  return parse_joint_constraints(L, obj, path, j);
 }
 
 static int parse_inertial(const sim_json_ctx *L, const cJSON *obj, const char *path, sim_body *b) {
@@ -306,13 +371,24 @@ static int parse_options(const sim_json_ctx *L, const cJSON *root, sim_option *o
   opt->gravity[0] = 0, opt->gravity[1] = 0, opt->gravity[2] = -9.81;
   opt->integrator = SIM_INTEGRATOR_EULER;
   opt->midpoint_iterations = 4;
-  double iterations = 4;
+  opt->solver_iterations = 20;
+  opt->solver_tolerance = 1e-8;
+  double iterations = 4, solver_iterations = 20;
   if (sim_json_read_number(L, root, "", "timestep", &opt->timestep, 0) ||
       sim_json_check_min(L, "", "timestep", opt->timestep, 0, 1) ||
       sim_json_read_vector(L, root, "", "gravity", opt->gravity, 3, 0) ||
-      sim_json_read_number(L, root, "", "midpoint_iterations", &iterations, 0)) {
+      sim_json_read_number(L, root, "", "midpoint_iterations", &iterations, 0) ||
+      sim_json_read_number(L, root, "", "solver_iterations", &solver_iterations, 0) ||
+      sim_json_read_number(L, root, "", "solver_tolerance", &opt->solver_tolerance, 0) ||
+      sim_json_check_min(L, "", "solver_tolerance", opt->solver_tolerance, 0, 0)) {
     return -1;
   }
+  if (solver_iterations != floor(solver_iterations) || solver_iterations < 1 ||
+      solver_iterations > 1000) {
+    return sim_json_fail(L, "solver_iterations", "expected an integer from 1 to 1000 (got %g)",
+                         solver_iterations);
+  }
+  opt->solver_iterations = (int)solver_iterations;
   if (iterations != floor(iterations) || iterations < 1 || iterations > 1000) {
     return sim_json_fail(L, "midpoint_iterations", "expected an integer from 1 to 1000 (got %g)",
                 iterations);
@@ -375,6 +451,101 @@ static int parse_sites(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
   return 0;
 }
 
+/* --- collision geometry --------------------------------------------------------------------- */
+
+static const char *const geom_type_names[] = {"plane", "sphere", "capsule", "box"};
+static const int geom_nsize[] = {0, 1, 2, 3};
+
+static int parse_geom_type(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                           sim_geom *g) {
+  char p[SIM_JSON_PATH_MAX];
+  sim_json_path_join(p, path, "type");
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj, "type");
+  for (int t = 0; cJSON_IsString(type) && t < 4; t++) {
+    if (strcmp(type->valuestring, geom_type_names[t]) == 0) {
+      g->type = (sim_geom_type)t;
+      return 0;
+    }
+  }
+  return sim_json_fail(L, p, "missing or unknown (expected \"plane\", \"sphere\", \"capsule\" "
+                       "or \"box\")");
+}
+
+static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                      const sim_model *m, sim_geom *g) {
+  static const char *const keys[] = {"name", "body", "type", "pos", "quat", "size",
+                                     "friction", "solref", "solimp", "comment", NULL};
+  char body[SIM_NAME_MAX] = "", p[SIM_JSON_PATH_MAX];
+  const double identity[4] = {1, 0, 0, 0}, friction[3] = {1, 0.005, 0.0001};
+  memcpy(g->quat, identity, sizeof identity);
+  memcpy(g->friction, friction, sizeof friction);
+  if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
+      sim_json_read_name(L, obj, path, "name", g->name, 1) ||
+      sim_json_read_name(L, obj, path, "body", body, 1) || parse_geom_type(L, obj, path, g) ||
+      sim_json_read_vector(L, obj, path, "pos", g->pos, 3, 0) ||
+      sim_json_read_vector(L, obj, path, "quat", g->quat, 4, 0) ||
+      sim_json_normalize_unit(L, path, "quat", g->quat, 4) ||
+      sim_json_read_vector(L, obj, path, "size", g->size, geom_nsize[g->type], g->type != 0) ||
+      sim_json_read_vector(L, obj, path, "friction", g->friction, 3, 0) ||
+      read_solref(L, obj, path, "solref", g->solref) ||
+      read_solimp(L, obj, path, "solimp", g->solimp)) {
+    return -1;
+  }
+  g->body = sim_model_body(m, body);
+  sim_json_path_join(p, path, "body");
+  if (g->body < 0) {
+    return sim_json_fail(L, p, "unknown body \"%s\"", body);
+  }
+  if (g->type == SIM_GEOM_PLANE && g->body != 0) {
+    return sim_json_fail(L, p, "a plane belongs to \"world\" (got \"%s\")", body);
+  }
+  for (int k = 0; k < geom_nsize[g->type]; k++) {
+    if (!(g->size[k] > 0)) {
+      sim_json_path_join(p, path, "size");
+      return sim_json_fail(L, p, "expected positive sizes (element %d is %g)", k, g->size[k]);
+    }
+  }
+  if (!(g->friction[0] >= 0 && g->friction[1] >= 0 && g->friction[2] >= 0)) {
+    sim_json_path_join(p, path, "friction");
+    return sim_json_fail(L, p, "expected [sliding, torsional, rolling] >= 0");
+  }
+  sim_quat_to_mat(g->mat, g->quat);
+  return 0;
+}
+
+static int parse_geoms(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
+  double max_contacts = 64;
+  if (sim_json_read_number(L, root, "", "max_contacts", &max_contacts, 0)) {
+    return -1;
+  }
+  if (max_contacts != floor(max_contacts) || max_contacts < 0 || max_contacts > 100000) {
+    return sim_json_fail(L, "max_contacts", "expected an integer from 0 to 100000 (got %g)",
+                         max_contacts);
+  }
+  const cJSON *geoms = cJSON_GetObjectItemCaseSensitive(root, "geoms");
+  if (!geoms) {
+    return 0;
+  }
+  if (!cJSON_IsArray(geoms)) {
+    return sim_json_fail(L, "geoms", "expected an array");
+  }
+  m->ngeom = cJSON_GetArraySize(geoms);
+  m->geoms = calloc((size_t)m->ngeom + 1, sizeof *m->geoms);
+  if (!m->geoms) {
+    return sim_json_fail(L, "geoms", "out of memory");
+  }
+  int i = 0;
+  for (const cJSON *g = geoms->child; g; g = g->next, i++) {
+    char p[SIM_JSON_PATH_MAX];
+    sim_json_path_index(p, "geoms", i);
+    if (parse_geom(L, g, p, m, &m->geoms[i])) {
+      return -1;
+    }
+  }
+  m->max_contacts = m->ngeom > 0 ? (int)max_contacts : 0;
+  return 0;
+}
+
 /* --- assembly ----------------------------------------------------------------------------- */
 
 static int allocate_model(sim_model *m, int nbody) {
@@ -423,7 +594,8 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
 }
 
 static const char *const root_keys[] = {
-    "name", "comment", "timestep", "integrator", "midpoint_iterations", "gravity", "bodies",
+    "name", "comment", "timestep", "integrator", "midpoint_iterations", "solver_iterations",
+    "solver_tolerance", "max_contacts", "gravity", "bodies", "geoms",
     "sites", "actuators",
     /* sections owned by other modules, validated there */
     "sensors", "runtime", "transports", NULL};
@@ -460,7 +632,11 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
     assemble(m, rb, order, n);
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     snprintf(m->name, sizeof m->name, "%s", cJSON_IsString(name) ? name->valuestring : "robot");
-    ok = parse_sites(L, root, m) == 0 && sim_actuators_parse(L, root, m) == 0;
+    ok = parse_sites(L, root, m) == 0 && sim_actuators_parse(L, root, m) == 0 &&
+         parse_geoms(L, root, m) == 0;
+  }
+  if (ok && sim_constraint_setconst(m)) {
+    ok = sim_json_fail(L, "", "out of memory") == 0;
   }
   free(rb);
   free(order);

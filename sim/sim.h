@@ -5,7 +5,8 @@
  * and the state in d, and writes its results into d. No stage allocates memory, reads a clock,
  * or draws a random number: the same inputs give the same bits.
  *
- * Pipeline of one step:  kinematics → passive forces → actuators → ABA (bias forces inside)
+ * Pipeline of one step:  kinematics → collision → passive forces → actuators → constraint rows
+ *                        → ABA (bias forces inside: a0) → [constraint solver, when rows exist]
  *                        → integrate → actuator state.
  */
 #ifndef ACHILLES_SIM_SIM_H
@@ -65,7 +66,41 @@ void sim_crba(const sim_model *m, sim_data *d);
  * sim_actuate. */
 void sim_aba(const sim_model *m, sim_data *d, double implicit_h);
 
-/* forward.c: kinematics, passive forces, actuators and ABA: qacc at the current state. */
+/* aba.c: body accelerations cacc from qacc (ABA's third pass alone). Needs sim_kinematics. */
+void sim_body_accelerations(const sim_model *m, sim_data *d);
+
+/* crba.c: the tree-sparse factorization M = Lᵀ·D·L of qM into qLD (needs sim_crba), the
+ * solve x ← M⁻¹·x with it, and out = M·x from qM's tree nonzeros. */
+void sim_factor_m(const sim_model *m, sim_data *d);
+void sim_solve_m(const sim_model *m, const sim_data *d, double *x);
+void sim_mul_m(const sim_model *m, const sim_data *d, double *out, const double *x);
+
+/* constraint.c: the Jacobians of a point p (world) moving with body b: jacp (3×nv, row-major)
+ * maps q̇ to the point's velocity, jacr (3×nv, may be NULL) to the body's angular velocity.
+ * Needs sim_kinematics. */
+void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *jacr, int b,
+                   const double p[3]);
+
+/* collision.c: contacts between geoms at the current poses (needs sim_kinematics): every
+ * plane against every sphere, capsule and box of another body, penetrating ones only (margin
+ * 0), at most max_contacts; ncon, con_*. */
+void sim_collide(const sim_model *m, sim_data *d);
+
+/* constraint.c: the constraint rows at the current state (joint friction, then reached joint
+ * limits, then four pyramid edges per contact): efc_J, efc_pos, efc_R/D, efc_aref; nefc and nf. Needs sim_kinematics. */
+void sim_constraint_make(const sim_model *m, sim_data *d);
+
+/* solver.c: the constrained acceleration qacc, efc_force and qfrc_constraint by CG from the
+ * rows and qacc_smooth (needs sim_constraint_make, sim_crba and sim_factor_m); fills
+ * d->solver and stores qacc in qacc_warmstart. */
+void sim_solve_constraints(const sim_model *m, sim_data *d);
+
+/* forward.c: kinematics, passive forces, actuators, constraint rows, ABA and the constraint
+ * solver: qacc at the current state, with h·damping implicit when implicit_h > 0 (the
+ * constraint solve itself uses the explicit M, as MuJoCo's Euler does). */
+void sim_forward_dynamics(const sim_model *m, sim_data *d, double implicit_h);
+
+/* forward.c: sim_forward_dynamics(m, d, 0): qacc at the current state. */
 void sim_forward(const sim_model *m, sim_data *d);
 
 /* integrate.c: advances the state by m->opt.timestep with m->opt.integrator. */

@@ -50,6 +50,9 @@ void sim_snapshot_restore(const sim_model *m, sim_data *d, const sim_snapshot *s
 #define SIM_X_COPY(name, rows, cols)                                                           \
   memcpy(d->name, s->name, (size_t)m->rows * (size_t)(cols) * sizeof(double));
   SIM_STATE_ARRAYS(SIM_X_COPY)
-#undef SIM_X_COPY
   sim_forward(m, d);
+  /* sim_forward stores its solution as the next warm start: put the saved one back, so
+   * that stepping on repeats the original run bit for bit */
+  SIM_X_COPY(qacc_warmstart, nv, 1)
+#undef SIM_X_COPY
 }

@@ -29,6 +29,8 @@ typedef struct mjcf {
   char eulerseq[4];  /* compiler eulerseq, default "xyz" */
   int geom_inertia;  /* compiler inertiafromgeom: 0 false, 1 true, 2 auto (default) */
   int autolimits;    /* a range without `limited` limits the joint (newer MuJoCo's default) */
+  int no_limits;     /* <option><flag limit="disable">: ranges are kept, not enforced */
+  int no_friction;   /* <option><flag frictionloss="disable"> */
   xmlNode *defaults; /* the top-level <default>, class "main", or NULL */
   cJSON *bodies, *sites, *actuators;
   int unnamed_bodies, unnamed_joints;
@@ -373,7 +375,8 @@ static int body_mass(mjcf *m, const xmlNode *b, const char *cls, imp_mass *mass,
 static const char *const joint_read[] = {"name",      "class",     "type",    "axis",
                                          "pos",       "range",     "limited", "damping",
                                          "armature",  "stiffness", "springref", "ref",
-                                         "frictionloss", NULL};
+                                         "frictionloss", "solreflimit", "solimplimit",
+                                         "solreffriction", "solimpfriction", NULL};
 
 static int joint_number(mjcf *m, const xmlNode *j, const char *cls, const char *name, double *v) {
   return numbers_of(m, j, "joint", cls, name, v, 1, 1) < 0 ? -1 : 0;
@@ -406,10 +409,6 @@ static cJSON *convert_joint(mjcf *m, const xmlNode *j, const char *cls, double p
     imp__fail(m->c, j, "<joint ref>: a reference position other than 0 is not imported");
     return NULL;
   }
-  if (friction != 0 && imp__report(m->c, j, "<joint frictionloss> ignored: joint friction is "
-                                             "not simulated yet") != 0) {
-    return NULL;
-  }
   const char *limited = attr_of(m, j, "joint", cls, "limited");
   int is_limited = limited ? strcmp(limited, "true") == 0 : (nrange == 2 && m->autolimits);
   normalize(axis, 3);
@@ -423,9 +422,32 @@ static cJSON *convert_joint(mjcf *m, const xmlNode *j, const char *cls, double p
   cJSON_AddStringToObject(o, "name", name);
   cJSON_AddStringToObject(o, "type", slide ? "slide" : "hinge");
   cJSON_AddItemToObject(o, "axis", vec(axis, 3));
-  if (is_limited) {
+  if (nrange == 2) {
     double r[2] = {slide ? range[0] : angle_of(m, range[0]), slide ? range[1] : angle_of(m, range[1])};
     cJSON_AddItemToObject(o, "range", vec(r, 2));
+    if (is_limited && !m->no_limits) {
+      cJSON_AddBoolToObject(o, "limited", 1);
+    }
+  }
+  if (friction != 0 && !m->no_friction) {
+    cJSON_AddNumberToObject(o, "frictionloss", friction);
+  }
+  /* the soft-constraint parameters keep MuJoCo's meaning and defaults in the native format */
+  static const char *const soft[4][2] = {{"solreflimit", "solref_limit"},
+                                         {"solimplimit", "solimp_limit"},
+                                         {"solreffriction", "solref_friction"},
+                                         {"solimpfriction", "solimp_friction"}};
+  for (int k = 0; k < 4; k++) {
+    double v[5];
+    const int want = k % 2 == 0 ? 2 : 5;
+    int n = numbers_of(m, j, "joint", cls, soft[k][0], v, want, want);
+    if (n < 0) {
+      cJSON_Delete(o);
+      return NULL;
+    }
+    if (n == want) {
+      cJSON_AddItemToObject(o, soft[k][1], vec(v, want));
+    }
   }
   if (damping != 0) {
     cJSON_AddNumberToObject(o, "damping", damping);
@@ -560,9 +582,9 @@ static int convert_children(mjcf *m, const xmlNode *b, const char *parent, const
       rc = convert_site(m, k, cls, parent, f);
     } else if (imp__is(k, "geom")) {
       /* mass is taken in body_mass; the rest of a geom is for contacts, not modelled yet */
-      rc = imp__check_attrs(m->c, k, geom_read, "contacts and looks are not modelled yet");
+      rc = imp__check_attrs(m->c, k, geom_read, "geoms give mass only (not converted to contacts yet)");
       if (rc == 0 && !parent) {
-        rc = imp__report(m->c, k, "<geom> on the world ignored: contacts are not modelled yet");
+        rc = imp__report(m->c, k, "<geom> on the world ignored: geoms are not converted to contacts yet");
       }
     } else if (imp__is(k, "camera") || imp__is(k, "light")) {
       rc = imp__report(m->c, k, "<%s> ignored: visual only", imp__name(k));
@@ -652,7 +674,7 @@ static int check_defaults(mjcf *m, const xmlNode *d) {
     } else if (imp__is(k, "joint")) {
       rc = imp__check_attrs(m->c, k, joint_read, "not modelled");
     } else if (imp__is(k, "geom")) {
-      rc = imp__check_attrs(m->c, k, geom_read, "contacts and looks are not modelled yet");
+      rc = imp__check_attrs(m->c, k, geom_read, "geoms give mass only (not converted to contacts yet)");
     } else if (imp__is(k, "site")) {
       rc = imp__check_attrs(m->c, k, site_read, "a site is a point here (no size, frame or look)");
     } else if (imp__is(k, "motor") || imp__is(k, "position") || imp__is(k, "velocity")) {
@@ -721,8 +743,16 @@ static int read_option(mjcf *m, const xmlNode *el, cJSON *root) {
     }
   }
   for (const xmlNode *k = el->children; k; k = k->next) {
-    if (k->type == XML_ELEMENT_NODE &&
-        imp__report(m->c, k, "<option><%s> ignored: not modelled", imp__name(k)) != 0) {
+    if (imp__is(k, "flag")) {
+      const char *limit = imp__attr(k, "limit"), *friction = imp__attr(k, "frictionloss");
+      m->no_limits = limit && strcmp(limit, "disable") == 0;
+      m->no_friction = friction && strcmp(friction, "disable") == 0;
+      static const char *const flags[] = {"limit", "frictionloss", NULL};
+      if (imp__check_attrs(m->c, k, flags, "not modelled") != 0) {
+        return -1;
+      }
+    } else if (k->type == XML_ELEMENT_NODE &&
+               imp__report(m->c, k, "<option><%s> ignored: not modelled", imp__name(k)) != 0) {
       return -1;
     }
   }

@@ -146,7 +146,7 @@ static int report_link_parts(urdf *u, const xmlNode *link) {
     if (imp__is(k, "visual")) {
       rc = imp__report(u->c, k, "<visual> ignored: visual only");
     } else if (imp__is(k, "collision")) {
-      rc = imp__report(u->c, k, "<collision> ignored: contacts are not modelled yet");
+      rc = imp__report(u->c, k, "<collision> ignored: not converted to contacts yet");
     } else if (k->type == XML_ELEMENT_NODE && !imp__is(k, "inertial")) {
       rc = imp__report(u->c, k, "<link><%s> ignored: not modelled", imp__name(k));
     }
@@ -205,10 +205,6 @@ static int joint_of(urdf *u, const xmlNode *j, cJSON **out, int *fixed) {
               numbers(u, dyn, "friction", "0", &friction, 1))) {
     return -1;
   }
-  if (friction != 0 &&
-      imp__report(u->c, dyn, "<dynamics friction> ignored: joint friction is not simulated yet")) {
-    return -1;
-  }
   for (const xmlNode *k = j->children; k; k = k->next) {
     if (k->type == XML_ELEMENT_NODE && !imp__is(k, "origin") && !imp__is(k, "axis") &&
         !imp__is(k, "limit") && !imp__is(k, "dynamics") && !imp__is(k, "parent") &&
@@ -221,8 +217,12 @@ static int joint_of(urdf *u, const xmlNode *j, cJSON **out, int *fixed) {
   cJSON_AddStringToObject(o, "name", name);
   cJSON_AddStringToObject(o, "type", prismatic ? "slide" : "hinge");
   cJSON_AddItemToObject(o, "axis", vec(axis, 3));
-  if (!continuous && lim && range[0] < range[1]) {
+  if (!continuous && lim && range[0] < range[1]) { /* URDF limits are hard stops */
     cJSON_AddItemToObject(o, "range", vec(range, 2));
+    cJSON_AddBoolToObject(o, "limited", 1);
+  }
+  if (friction != 0) {
+    cJSON_AddNumberToObject(o, "frictionloss", friction);
   }
   if (damping != 0) {
     cJSON_AddNumberToObject(o, "damping", damping);

@@ -85,6 +85,32 @@ static void write_sites(mjcf_out *o, const sim_model *m, int body, int depth) {
   }
 }
 
+static void write_geoms(mjcf_out *o, const sim_model *m, int body, int depth) {
+  static const char *const types[] = {"plane", "sphere", "capsule", "box"};
+  static const int nsize[] = {0, 1, 2, 3};
+  for (int g = 0; g < m->ngeom; g++) {
+    const sim_geom *geom = &m->geoms[g];
+    if (geom->body != body) {
+      continue;
+    }
+    out_indent(o, depth);
+    out_printf(o, "<geom name=\"");
+    out_name(o, geom->name);
+    out_printf(o, "\" type=\"%s\"", types[geom->type]);
+    out_vec(o, "pos", geom->pos, 3);
+    out_vec(o, "quat", geom->quat, 4);
+    if (geom->type == SIM_GEOM_PLANE) {
+      out_printf(o, " size=\"0 0 1\"");
+    } else {
+      out_vec(o, "size", geom->size, nsize[geom->type]);
+    }
+    out_vec(o, "friction", geom->friction, 3);
+    out_vec(o, "solref", geom->solref, SIM_NREF);
+    out_vec(o, "solimp", geom->solimp, SIM_NIMP);
+    out_printf(o, " condim=\"3\" margin=\"0\" gap=\"0\"/>\n");
+  }
+}
+
 static void write_joint(mjcf_out *o, const sim_joint *j, int depth) {
   if (j->type != SIM_JOINT_HINGE && j->type != SIM_JOINT_SLIDE) {
     return; /* fixed: the body is welded to its parent */
@@ -98,7 +124,16 @@ static void write_joint(mjcf_out *o, const sim_joint *j, int depth) {
   out_real(o, "armature", j->armature);
   out_real(o, "stiffness", j->stiffness);
   out_real(o, "springref", j->springref);
-  out_printf(o, " limited=\"false\"/>\n");
+  out_printf(o, " limited=\"%s\"", j->limited ? "true" : "false");
+  if (j->limited) {
+    out_vec(o, "range", j->range, 2);
+  }
+  out_vec(o, "solreflimit", j->solref_limit, SIM_NREF);
+  out_vec(o, "solimplimit", j->solimp_limit, SIM_NIMP);
+  out_real(o, "frictionloss", j->frictionloss);
+  out_vec(o, "solreffriction", j->solref_friction, SIM_NREF);
+  out_vec(o, "solimpfriction", j->solimp_friction, SIM_NIMP);
+  out_printf(o, " margin=\"0\"/>\n");
 }
 
 /* Principal axes of a symmetric 3x3 matrix by cyclic Jacobi rotations, run to convergence:
@@ -227,6 +262,7 @@ static void write_body(mjcf_out *o, const sim_model *m, int body, int depth) {
   }
   write_inertial(o, b, depth + 1);
   write_sites(o, m, body, depth + 1);
+  write_geoms(o, m, body, depth + 1);
   /* children follow their parent in index order (the loader sorts bodies topologically) */
   for (int c = body + 1; c < m->nbody; c++) {
     if (m->bodies[c].parent == body) {
@@ -237,7 +273,7 @@ static void write_body(mjcf_out *o, const sim_model *m, int body, int depth) {
   out_printf(o, "</body>\n");
 }
 
-static void write_option(mjcf_out *o, const sim_option *opt) {
+static void write_option(mjcf_out *o, const sim_option *opt, int ngeom) {
   const char *integrator = "Euler";
   if (opt->integrator == SIM_INTEGRATOR_RK4) {
     integrator = "RK4";
@@ -248,8 +284,12 @@ static void write_option(mjcf_out *o, const sim_option *opt) {
   out_printf(o, "  <option");
   out_real(o, "timestep", opt->timestep);
   out_vec(o, "gravity", opt->gravity, 3);
-  out_printf(o, " integrator=\"%s\">\n", integrator);
-  out_printf(o, "    <flag contact=\"disable\" limit=\"disable\" energy=\"enable\"/>\n");
+  out_printf(o, " integrator=\"%s\" solver=\"CG\" cone=\"pyramidal\" jacobian=\"dense\"",
+             integrator);
+  out_printf(o, " iterations=\"%d\"", opt->solver_iterations);
+  out_real(o, "tolerance", opt->solver_tolerance);
+  out_printf(o, ">\n");
+  out_printf(o, "    <flag contact=\"%s\" energy=\"enable\"/>\n", ngeom ? "enable" : "disable");
   out_printf(o, "  </option>\n");
 }
 
@@ -315,11 +355,12 @@ int mjcf_write(const sim_model *m, char *xml, size_t xml_sz) {
   out_printf(&o, "  <compiler angle=\"radian\" inertiafromgeom=\"false\" "
                  "balanceinertia=\"false\" boundmass=\"0\" boundinertia=\"0\" "
                  "settotalmass=\"-1\" fusestatic=\"false\"/>\n");
-  write_option(&o, &m->opt);
+  write_option(&o, &m->opt, m->ngeom);
 
   /* the tree: sites of the world, then every body whose parent is the world */
   out_printf(&o, "  <worldbody>\n");
   write_sites(&o, m, 0, 2);
+  write_geoms(&o, m, 0, 2);
   for (int b = 1; b < m->nbody; b++) {
     if (m->bodies[b].parent == 0) {
       write_body(&o, m, b, 2);

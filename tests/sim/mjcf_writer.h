@@ -3,15 +3,18 @@
  * Test and benchmark support only (MuJoCo is never a dependency of the library). The MJCF keeps
  * the dynamics identical:
  *  - one MuJoCo body per Achilles body, same nesting, `pos` and `quat` placement;
- *  - one joint at the body origin (hinge or slide, same axis, damping, armature, stiffness and
- *    springref; a fixed joint writes no joint element), never limited: Achilles stores ranges
- *    but does not enforce them yet (joint types added later, ball or free, are not written yet:
- *    extend write_joint with them);
+ *  - one joint at the body origin (hinge or slide, same axis, damping, armature, stiffness,
+ *    springref, limited/range, solreflimit/solimplimit, frictionloss, solreffriction/
+ *    solimpfriction, margin 0; a fixed joint writes no joint element; joint types added later,
+ *    ball or free, are not written yet: extend write_joint with them);
  *  - `<inertial pos=com quat mass diaginertia>` and no geoms: the writer finds the principal
  *    axes itself to full precision (MuJoCo 2.2.2's own diagonalization of `fullinertia` is off
  *    by up to 1e-7 relative), and the compiler is told not to touch the inertia
  *    (inertiafromgeom, balanceinertia, boundmass, boundinertia, settotalmass);
- *  - angles in radians (springref of hinges), contacts and limits disabled, energy enabled;
+ *  - geoms (plane, sphere, capsule, box) with friction, solref, solimp, condim 3, margin 0;
+ *    contacts enabled only when the model has geoms;
+ *  - angles in radians (springref of hinges), limits and friction loss enabled, energy enabled; the CG solver with the pyramidal cone, dense Jacobian, and the
+ *    model's solver_iterations and solver_tolerance;
  *  - actuators as MuJoCo general actuators with affine bias (motor, DC motor without
  *    inductance, position and velocity servos), in model order, ctrlrange and force limits
  *    included; a DC motor with inductance cannot be expressed and is left out (a comment);

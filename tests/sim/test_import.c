@@ -137,7 +137,7 @@ static void test_reports_name_lines(void **state) {
   print_message("%s", r.text);
   assert_non_null(strstr(r.text, "arm_deg.xml:15: <light> ignored: visual only"));
   assert_non_null(strstr(r.text, "arm_deg.xml:16: <geom> on the world ignored"));
-  assert_non_null(strstr(r.text, "<option><flag> ignored"));
+  assert_non_null(strstr(r.text, "<flag contact> ignored: not modelled"));
   assert_non_null(strstr(r.text, "<geom rgba> ignored")); /* a default's attribute, too */
   /* five bodies move (the massless mount is merged into fore), five joints, two sites */
   assert_int_equal(m->nbody, 5 + 1);
@@ -200,6 +200,40 @@ static void test_errors_name_file_and_line(void **state) {
                "inertia.xml (converted): bodies[0].inertial.inertia: violates the triangle");
 }
 
+/* ranges, limited, frictionloss and the soft parameters reach the model; the limit flag of
+ * <option> keeps the ranges but does not enforce them, as in MuJoCo */
+static void test_limits_and_friction(void **state) {
+  (void)state;
+  static const char xml[] =
+      "<mujoco>\n<compiler angle=\"radian\"/>\n<worldbody>\n<body>\n"
+      "<joint name=\"j\" range=\"-1 1\" limited=\"true\" frictionloss=\"0.3\"\n"
+      "       solreflimit=\"0.01 0.8\" solimpfriction=\"0.95 0.99 0.001 0.5 2\"/>\n"
+      "<geom type=\"sphere\" size=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n";
+  char path[256], err[1024];
+  write_file(path, sizeof path, "limits.xml", xml);
+  reports r = {"", 0};
+  sim_model *m = import(path, &r, 0, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  const sim_joint *j = &m->joints[sim_model_joint(m, "j")];
+  assert_true(j->limited && j->range[0] == -1 && j->range[1] == 1);
+  assert_true(j->frictionloss == 0.3);
+  assert_true(j->solref_limit[0] == 0.01 && j->solref_limit[1] == 0.8);
+  assert_true(j->solimp_friction[0] == 0.95 && j->solimp_friction[1] == 0.99);
+  sim_model_free(m);
+  char off[sizeof xml + 64];
+  const char *world = strstr(xml, "<worldbody>");
+  snprintf(off, sizeof off, "%.*s<option><flag limit=\"disable\"/></option>\n%s",
+           (int)(world - xml), xml, world);
+  write_file(path, sizeof path, "limits_off.xml", off);
+  m = import(path, &r, 0, err, sizeof err);
+  assert_non_null(m);
+  j = &m->joints[sim_model_joint(m, "j")];
+  assert_true(!j->limited && j->range[1] == 1);
+  sim_model_free(m);
+}
+
 /* A URDF and its MJCF twin load to the same model. */
 static const char twin_urdf[] =
     "<?xml version=\"1.0\"?>\n"
@@ -236,7 +270,6 @@ static const char twin_urdf[] =
 static const char twin_mjcf[] =
     "<mujoco model=\"twin\">\n"
     "  <compiler angle=\"radian\" eulerseq=\"XYZ\" autolimits=\"true\"/>\n"
-    "  <option><flag limit=\"disable\"/></option>\n"
     "  <worldbody>\n"
     "    <body name=\"base\" pos=\"0 0 0.1\">\n"
     "      <inertial pos=\"0 0 0.02\" mass=\"1.5\" diaginertia=\"0.002 0.002 0.003\"/>\n"
@@ -292,6 +325,7 @@ static void test_urdf_equals_mjcf_twin(void **state) {
     const sim_joint *y = &m->joints[sim_model_joint(m, x->name)];
     assert_int_equal(x->type, y->type);
     assert_true(x->limited && y->limited && x->range[0] == y->range[0] && x->range[1] == y->range[1]);
+    assert_true(x->frictionloss == y->frictionloss);
     assert_true(x->damping == y->damping);
     for (int k = 0; k < 3; k++) {
       assert_true(fabs(x->axis[k] - y->axis[k]) < 1e-15);
@@ -392,8 +426,12 @@ static void test_mjcf_radians_matches_mujoco(void **state) {
 
 static void test_urdf_twin_matches_mujoco(void **state) {
   (void)state;
-  char path[256];
-  write_file(path, sizeof path, "twin.xml", twin_mjcf);
+  /* limits off in both engines: the unconstrained dynamics agree to rounding */
+  char path[256], text[sizeof twin_mjcf + 64];
+  const char *world = strstr(twin_mjcf, "  <worldbody>");
+  snprintf(text, sizeof text, "%.*s  <option><flag limit=\"disable\"/></option>\n%s",
+           (int)(world - twin_mjcf), twin_mjcf, world);
+  write_file(path, sizeof path, "twin_free.xml", text);
   double worst = compare_with_mujoco(path, 4.0);
   print_message("URDF twin in MJCF, 4 s: max |dq| against MuJoCo %.3g\n", worst);
   assert_true(worst <= 1e-8);
@@ -426,6 +464,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reports_name_lines),
       cmocka_unit_test(test_errors_name_file_and_line),
+      cmocka_unit_test(test_limits_and_friction),
       cmocka_unit_test(test_urdf_equals_mjcf_twin),
       cmocka_unit_test(test_mjcf_degrees_matches_mujoco),
       cmocka_unit_test(test_mjcf_radians_matches_mujoco),

@@ -203,6 +203,127 @@ static void test_other_bad_values(void **state) {
                "bodies[0].name", "reserved");
 }
 
+/* A joint of body a with extra keys. */
+#define JOINT_A(extra)                                                                          \
+  "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"ja\",\"type\":"       \
+  "\"hinge\",\"axis\":[0,0,1]" extra "},\"inertial\":{\"mass\":1,\"com\":[0.5,0,0],"           \
+  "\"inertia\":[0.01,0.02,0.02,0,0,0]}}]}"
+
+/* limits and friction: MuJoCo's defaults, and every key read */
+static void test_constraint_keys(void **state) {
+  (void)state;
+  char err[256];
+  sim_model *m = sim_model_load_string(JOINT_A(""), "t", err, sizeof err);
+  assert_non_null(m);
+  const sim_joint *j = &m->joints[0];
+  assert_int_equal(j->limited, 0);
+  assert_true(j->frictionloss == 0);
+  const double ref[2] = {0.02, 1}, imp[5] = {0.9, 0.95, 0.001, 0.5, 2};
+  for (int k = 0; k < 2; k++) {
+    assert_true(j->solref_limit[k] == ref[k] && j->solref_friction[k] == ref[k]);
+  }
+  for (int k = 0; k < 5; k++) {
+    assert_true(j->solimp_limit[k] == imp[k] && j->solimp_friction[k] == imp[k]);
+  }
+  assert_int_equal(m->opt.solver_iterations, 20);
+  assert_true(m->opt.solver_tolerance == 1e-8);
+  assert_int_equal(m->nefc_max, 0);
+  /* M at q = 0 is the hinge's inertia about z: I_zz + m·r² */
+  assert_true(fabs(j->invweight0 - 1 / (0.02 + 0.25)) < 1e-12);
+  assert_true(fabs(m->meaninertia - (0.02 + 0.25)) < 1e-12);
+  sim_model_free(m);
+
+  m = sim_model_load_string(
+      "{\"solver_iterations\":7,\"solver_tolerance\":0,\"bodies\":[{\"name\":\"a\",\"parent\":"
+      "\"world\",\"joint\":{\"name\":\"ja\",\"type\":\"hinge\",\"axis\":[0,0,1],\"limited\":true,"
+      "\"range\":[-1,2],\"solref_limit\":[0.05,0.5],\"solimp_limit\":[0.8,0.9,0.01,0.4,3],"
+      "\"frictionloss\":0.7,\"solref_friction\":[-100,-10],"
+      "\"solimp_friction\":[0.5,0.6,0,0.5,1]},\"inertial\":{\"mass\":1,"
+      "\"inertia\":[0.01,0.02,0.02,0,0,0]}}]}", "t", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  j = &m->joints[0];
+  assert_int_equal(j->limited, 1);
+  assert_true(j->range[0] == -1 && j->range[1] == 2);
+  assert_true(j->solref_limit[0] == 0.05 && j->solref_limit[1] == 0.5);
+  assert_true(j->solimp_limit[2] == 0.01 && j->solimp_limit[4] == 3);
+  assert_true(j->frictionloss == 0.7);
+  assert_true(j->solref_friction[0] == -100 && j->solimp_friction[1] == 0.6);
+  assert_int_equal(m->opt.solver_iterations, 7);
+  assert_true(m->opt.solver_tolerance == 0);
+  assert_int_equal(m->nefc_max, 2);
+  sim_model_free(m);
+
+  /* a range alone is stored, not enforced (MuJoCo 2.2.2's limited="false") */
+  m = sim_model_load_string(JOINT_A(",\"range\":[-1,1]"), "t", err, sizeof err);
+  assert_non_null(m);
+  assert_int_equal(m->joints[0].limited, 0);
+  assert_int_equal(m->nefc_max, 0);
+  sim_model_free(m);
+}
+
+static void test_bad_constraint_keys(void **state) {
+  (void)state;
+  expect_error(JOINT_A(",\"limited\":1"), "bodies[0].joint.limited", "true or false");
+  expect_error(JOINT_A(",\"limited\":true"), "bodies[0].joint.range", "missing");
+  expect_error(JOINT_A(",\"limited\":true,\"range\":[1,1]"), "bodies[0].joint.range", "below");
+  expect_error(JOINT_A(",\"frictionloss\":-1"), "bodies[0].joint.frictionloss", NULL);
+  expect_error(JOINT_A(",\"solref_limit\":[0.02,-1]"), "bodies[0].joint.solref_limit", "mix");
+  expect_error(JOINT_A(",\"solref_friction\":[0.02]"), "bodies[0].joint.solref_friction", NULL);
+  expect_error(JOINT_A(",\"solimp_limit\":[0.9,1.5,0.001,0.5,2]"), "bodies[0].joint.solimp_limit",
+               "dmin and dmax");
+  expect_error(JOINT_A(",\"solimp_friction\":[0.9,0.95,0.001,0.5,0.5]"),
+               "bodies[0].joint.solimp_friction", "power");
+  expect_error(JOINT_A(",\"solimp_limit\":\"soft\""), "bodies[0].joint.solimp_limit", NULL);
+  expect_error("{\"solver_iterations\":0,\"bodies\":[" BODY_A "]}", "solver_iterations",
+               "integer");
+  expect_error("{\"solver_iterations\":2.5,\"bodies\":[" BODY_A "]}", "solver_iterations",
+               "integer");
+  expect_error("{\"solver_tolerance\":-1,\"bodies\":[" BODY_A "]}", "solver_tolerance", NULL);
+}
+
+#define GEOMS(list) "{\"bodies\":[" BODY_A "],\"geoms\":[" list "]}"
+
+static void test_geoms(void **state) {
+  (void)state;
+  char err[256];
+  sim_model *m = sim_model_load_string(
+      GEOMS("{\"name\":\"floor\",\"body\":\"world\",\"type\":\"plane\"},"
+            "{\"name\":\"s\",\"body\":\"a\",\"type\":\"sphere\",\"size\":[0.1],"
+            "\"pos\":[0.5,0,0],\"friction\":[0.7,0,0]}"), "t", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  assert_int_equal(m->ngeom, 2);
+  assert_int_equal(m->max_contacts, 64);
+  assert_int_equal(m->nefc_max, 4 * 64);
+  assert_int_equal(m->geoms[1].type, SIM_GEOM_SPHERE);
+  assert_int_equal(m->geoms[1].body, 1);
+  assert_true(m->geoms[0].friction[0] == 1 && m->geoms[1].friction[0] == 0.7);
+  assert_true(m->geoms[0].solref[0] == 0.02 && m->geoms[1].solimp[1] == 0.95);
+  sim_model_free(m);
+}
+
+static void test_bad_geoms(void **state) {
+  (void)state;
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"plane\"}"), "geoms[0].body",
+               "world");
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"nobody\",\"type\":\"sphere\",\"size\":[1]}"),
+               "geoms[0].body", "unknown");
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"cone\"}"), "geoms[0].type",
+               "sphere");
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"box\",\"size\":[1,0,1]}"),
+               "geoms[0].size", "positive");
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"capsule\"}"), "geoms[0].size",
+               NULL);
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"sphere\",\"size\":[1],"
+                     "\"friction\":[-1,0,0]}"), "geoms[0].friction", NULL);
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"sphere\",\"size\":[1],"
+                     "\"solref\":[1,-1]}"), "geoms[0].solref", "mix");
+  expect_error("{\"max_contacts\":-1,\"bodies\":[" BODY_A "]}", "max_contacts", "integer");
+}
+
 static void test_missing_file(void **state) {
   (void)state;
   char err[256];
@@ -226,6 +347,10 @@ int main(void) {
       cmocka_unit_test(test_non_finite_numbers),
       cmocka_unit_test(test_unknown_keys),
       cmocka_unit_test(test_other_bad_values),
+      cmocka_unit_test(test_constraint_keys),
+      cmocka_unit_test(test_bad_constraint_keys),
+      cmocka_unit_test(test_geoms),
+      cmocka_unit_test(test_bad_geoms),
       cmocka_unit_test(test_missing_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

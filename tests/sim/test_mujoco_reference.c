@@ -283,7 +283,7 @@ static void check_compiled(const pair *p, double *e_inertia_max) {
     }
     int id = mj_name2id(mm, mjOBJ_JOINT, jt->name);
     int dof = mm->jnt_dofadr[id];
-    assert_int_equal(mm->jnt_limited[id], 0);
+    assert_int_equal(mm->jnt_limited[id], jt->limited);
     assert_int_equal(mm->jnt_type[id], jt->type == SIM_JOINT_HINGE ? mjJNT_HINGE : mjJNT_SLIDE);
     assert_int_equal(mm->jnt_bodyid[id], mj_name2id(mm, mjOBJ_BODY, m->bodies[jt->body].name));
     for (int k = 0; k < 3; k++) {

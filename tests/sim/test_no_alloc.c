@@ -94,8 +94,53 @@ static void test_step_allocates_nothing(void **state) {
   sim_model_free(m);
 }
 
+/* with joint limits and friction active the constraint stage and its solver run every step */
+static const char limited_json[] =
+    "{ \"name\": \"limited\", \"solver_iterations\": 20,\n"
+    "  \"bodies\": [\n"
+    "  { \"name\": \"a\", \"parent\": \"world\",\n"
+    "    \"joint\": { \"name\": \"ja\", \"type\": \"hinge\", \"axis\": [0, 1, 0], \"damping\": 0.1,\n"
+    "               \"frictionloss\": 0.2, \"limited\": true, \"range\": [-0.3, 0.3] },\n"
+    "    \"inertial\": { \"mass\": 1, \"com\": [0.2, 0, 0], \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
+    "  { \"name\": \"b\", \"parent\": \"a\", \"pos\": [0.4, 0, 0],\n"
+    "    \"joint\": { \"name\": \"jb\", \"type\": \"slide\", \"axis\": [1, 0, 0],\n"
+    "               \"frictionloss\": 1, \"limited\": true, \"range\": [0, 0.05] },\n"
+    "    \"inertial\": { \"mass\": 0.5, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } },\n"
+    "  { \"name\": \"c\", \"parent\": \"world\", \"pos\": [2, 0, 0.2],\n"
+    "    \"joint\": { \"name\": \"jc\", \"type\": \"slide\", \"axis\": [0, 0, 1] },\n"
+    "    \"inertial\": { \"mass\": 0.5, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } } ],\n"
+    "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
+    "    { \"name\": \"cube\", \"body\": \"c\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }\n";
+
+static void test_constrained_step_allocates_nothing(void **state) {
+  (void)state;
+  char err[512];
+  sim_model *m = sim_model_load_string(limited_json, "limited", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  sim_data *d = sim_data_new(m);
+  assert_non_null(d);
+  int rows = 0;
+  for (int integrator = 0; integrator <= SIM_INTEGRATOR_RK4; integrator++) {
+    m->opt.integrator = (sim_integrator)integrator;
+    long before = allocations;
+    for (int s = 0; s < 200; s++) {
+      d->qfrc_applied[0] = s < 100 ? 5.0 : -5.0; /* into one stop, then the other */
+      sim_step(m, d);
+      rows += d->solver.nefc > d->nf;
+    }
+    assert_int_equal(allocations - before, 0);
+  }
+  assert_true(rows > 400); /* the limits were active most of the time */
+  assert_int_equal(d->ncon, 4); /* the cube rests on its four bottom corners */
+  sim_data_free(d);
+  sim_model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_step_allocates_nothing),
-                                     cmocka_unit_test(test_pool_step_allocates_nothing)};
+                                     cmocka_unit_test(test_pool_step_allocates_nothing),
+                                     cmocka_unit_test(test_constrained_step_allocates_nothing)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

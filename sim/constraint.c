@@ -1,0 +1,343 @@
+/* sim/constraint.c: constraint rows at the current state, in MuJoCo's soft-constraint model.
+ *
+ * Each row i is a scalar constraint on the acceleration, J_i·a, with a reference acceleration
+ *   aref_i = −b·(J_i·v) − k·imp·pos_i
+ * (a spring-damper pulling the violation pos_i back) and a regularisation
+ *   R_i = (1 − imp)/imp · invweight0,  D_i = 1/R_i,
+ * where (k, b) come from solref and the impedance imp from solimp and the violation. The
+ * solver (solver.c) then finds the acceleration that minimizes
+ *   ½(a − a0)ᵀM(a − a0) + Σ s_i(J_i·a − aref_i)
+ * with s_i the row's cost: for a limit ½D·x² when x < 0 and 0 otherwise (it can only push);
+ * for friction ½D·x² while |x| < R·F and F·|x| − ½R·F² beyond (|force| <= F).
+ * Rows are made only for limits that are reached (margin 0: pos < 0) and for joints with
+ * friction, so limits that stay inactive cost one comparison each.
+ *
+ * Semantics follow MuJoCo 2.2.2 (mj_instantiateFriction, mj_instantiateLimit, mj_diagApprox,
+ * mj_makeImpedance, mj_referenceConstraint); see docs/architecture.md.
+ */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CNSTR_MINVAL 1e-15  /* MuJoCo's mjMINVAL */
+#define CNSTR_MINIMP 0.0001 /* impedance is clamped to [MINIMP, MAXIMP] */
+#define CNSTR_MAXIMP 0.9999
+
+/* --- model constants ------------------------------------------------------------------------ */
+
+static void set_dof_parents(sim_model *m) {
+  for (int k = 0; k < m->nv; k++) {
+    int parent = -1;
+    for (int b = m->bodies[m->dof_body[k]].parent; b > 0 && parent < 0;
+         b = m->bodies[b].parent) {
+      parent = m->joints[m->bodies[b].joint].dofadr;
+    }
+    m->dof_parent[k] = parent;
+  }
+}
+
+void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *jacr, int b,
+                   const double p[3]) {
+  int nv = m->nv;
+  memset(jacp, 0, 3 * (size_t)nv * sizeof(double));
+  if (jacr) {
+    memset(jacr, 0, 3 * (size_t)nv * sizeof(double));
+  }
+  /* a dof's motion [ω; v0] about the world origin moves p at v0 + ω × p */
+  for (int i = b; i > 0; i = m->bodies[i].parent) {
+    int k = m->joints[m->bodies[i].joint].dofadr;
+    if (k < 0) {
+      continue;
+    }
+    const double *w = d->cdof + 6 * k, *v0 = w + 3;
+    double v[3] = {v0[0] + w[1] * p[2] - w[2] * p[1], v0[1] + w[2] * p[0] - w[0] * p[2],
+                   v0[2] + w[0] * p[1] - w[1] * p[0]};
+    for (int r = 0; r < 3; r++) {
+      jacp[r * nv + k] = v[r];
+      if (jacr) {
+        jacr[r * nv + k] = w[r];
+      }
+    }
+  }
+}
+
+/* body_invweight0: mean diagonal blocks of J·M⁻¹·Jᵀ for the body's COM Jacobian J = [jacp;
+ * jacr], as MuJoCo's mj_setConst (for contact rows' regularisation). */
+static int set_body_weights(sim_model *m, sim_data *d) {
+  int nv = m->nv;
+  double *jac = calloc(12 * (size_t)nv + 1, sizeof(double));
+  if (!jac) {
+    return -1;
+  }
+  double *sol = jac + 6 * nv;
+  for (int b = 1; b < m->nbody; b++) {
+    sim_jac_point(m, d, jac, jac + 3 * nv, b, d->xipos + 3 * b);
+    double diag[6];
+    for (int r = 0; r < 6; r++) {
+      memcpy(sol + r * nv, jac + r * nv, (size_t)nv * sizeof(double));
+      sim_solve_m(m, d, sol + r * nv);
+      diag[r] = 0;
+      for (int k = 0; k < nv; k++) {
+        diag[r] += jac[r * nv + k] * sol[r * nv + k];
+      }
+    }
+    m->bodies[b].invweight0[0] = (diag[0] + diag[1] + diag[2]) / 3;
+    m->bodies[b].invweight0[1] = (diag[3] + diag[4] + diag[5]) / 3;
+  }
+  free(jac);
+  return 0;
+}
+
+/* (M⁻¹)ₖₖ and the mean of diag(M) at q = 0, where MuJoCo computes them (its qpos0 is 0 for
+ * the models the MJCF writer produces). */
+static int set_inverse_weights(sim_model *m) {
+  int nefc_max = m->nefc_max;
+  m->nefc_max = 0; /* the scratch data needs no rows */
+  sim_data *d = sim_data_new(m);
+  m->nefc_max = nefc_max;
+  if (!d) {
+    return -1;
+  }
+  memset(d->qpos, 0, (size_t)m->nq * sizeof(double));
+  memset(d->qvel, 0, (size_t)m->nv * sizeof(double));
+  sim_kinematics(m, d);
+  sim_crba(m, d);
+  sim_factor_m(m, d);
+  double trace = 0;
+  for (int k = 0; k < m->nv; k++) {
+    trace += d->qM[k * m->nv + k];
+    memset(d->scratch, 0, (size_t)m->nv * sizeof(double));
+    d->scratch[k] = 1;
+    sim_solve_m(m, d, d->scratch);
+    m->joints[m->dof_joint[k]].invweight0 = d->scratch[k];
+  }
+  m->meaninertia = m->nv > 0 ? trace / m->nv : 1.0;
+  int rc = set_body_weights(m, d);
+  sim_data_free(d);
+  return rc;
+}
+
+int sim_constraint_setconst(sim_model *m) {
+  free(m->dof_parent);
+  m->dof_parent = calloc((size_t)m->nv + 1, sizeof *m->dof_parent);
+  if (!m->dof_parent) {
+    return -1;
+  }
+  set_dof_parents(m);
+  /* a joint has one row of friction and at most one limit row (lower and upper cannot both
+   * be violated while lo < hi) */
+  m->nefc_max = 0;
+  for (int j = 0; j < m->njnt; j++) {
+    const sim_joint *jt = &m->joints[j];
+    if (jt->dofadr >= 0) {
+      m->nefc_max += (jt->frictionloss > 0) + (jt->limited != 0);
+    }
+  }
+  m->nefc_max += 4 * m->max_contacts; /* condim 3, pyramidal: four edges per contact */
+  return set_inverse_weights(m);
+}
+
+/* --- impedance and reference ---------------------------------------------------------------- */
+
+/* solref safety and solimp clamps as MuJoCo applies them before use */
+static void sanitize(double ref[SIM_NREF], double imp[SIM_NIMP], const double *solref,
+                     const double *solimp, double timestep) {
+  ref[0] = solref[0], ref[1] = solref[1];
+  if (ref[0] > 0) { /* a time constant below two steps cannot be integrated: impose 2h */
+    ref[0] = fmax(ref[0], 2 * timestep);
+  }
+  for (int k = 0; k < SIM_NIMP; k++) {
+    imp[k] = solimp[k];
+  }
+  imp[0] = fmin(CNSTR_MAXIMP, fmax(CNSTR_MINIMP, imp[0]));
+  imp[1] = fmin(CNSTR_MAXIMP, fmax(CNSTR_MINIMP, imp[1]));
+  imp[2] = fmax(0, imp[2]);
+  imp[3] = fmin(CNSTR_MAXIMP, fmax(CNSTR_MINIMP, imp[3]));
+  imp[4] = fmax(1, imp[4]);
+}
+
+/* imp(x): dmin at x = 0 rising to dmax at x = width, x = |pos|, along two power curves that
+ * meet at the midpoint (MuJoCo's sigmoid). */
+static double impedance(const double solimp[SIM_NIMP], double pos) {
+  double dmin = solimp[0], dmax = solimp[1], width = solimp[2], mid = solimp[3], p = solimp[4];
+  if (dmin == dmax || width <= CNSTR_MINVAL) {
+    return 0.5 * (dmin + dmax);
+  }
+  double x = fabs(pos / width);
+  if (x >= 1 || x <= 0) {
+    return x >= 1 ? dmax : dmin;
+  }
+  double y;
+  if (p == 1) {
+    y = x;
+  } else if (x <= mid) {
+    double a = 1 / pow(mid, p - 1);
+    y = a * pow(x, p);
+  } else {
+    double b = 1 / pow(1 - mid, p - 1);
+    y = 1 - b * pow(1 - x, p);
+  }
+  return dmin + y * (dmax - dmin);
+}
+
+/* R, D and aref of row i from its solref/solimp, violation and velocity J·v */
+static void row_impedance(const sim_model *m, sim_data *d, int i, const double *solref,
+                          const double *solimp, double invweight, double vel, int friction) {
+  double ref[SIM_NREF], imp[SIM_NIMP];
+  sanitize(ref, imp, solref, solimp, m->opt.timestep);
+  double pos = d->efc_pos[i], I = impedance(imp, pos), dmax = imp[1], k, b;
+  d->efc_R[i] = fmax(CNSTR_MINVAL, (1 - I) * invweight / I);
+  d->efc_D[i] = 1 / d->efc_R[i];
+  if (friction) {
+    k = 0;
+  } else if (ref[0] > 0) { /* k = 1/(dmax²·timeconst²·dampratio²) */
+    k = 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1]);
+  } else { /* direct: k = −solref[0]/dmax² */
+    k = -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
+  }
+  b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
+  d->efc_aref[i] = -b * vel - k * I * pos;
+}
+
+/* --- rows ----------------------------------------------------------------------------------- */
+
+/* a row J = sign·e_dof; returns its index */
+static int add_row(const sim_model *m, sim_data *d, int dof, double sign, double pos,
+                   sim_constraint_type type, int joint) {
+  int i = d->nefc++;
+  double *J = d->efc_J + (size_t)i * m->nv;
+  memset(J, 0, (size_t)m->nv * sizeof(double));
+  J[dof] = sign;
+  d->efc_pos[i] = pos;
+  d->efc_type[i] = type;
+  d->efc_id[i] = joint;
+  d->efc_frictionloss[i] = 0;
+  d->efc_force[i] = 0;
+  d->efc_state[i] = SIM_CSTATE_SATISFIED;
+  return i;
+}
+
+static void make_friction(const sim_model *m, sim_data *d) {
+  for (int k = 0; k < m->nv; k++) {
+    const sim_joint *jt = &m->joints[m->dof_joint[k]];
+    if (jt->frictionloss > 0) {
+      int i = add_row(m, d, k, 1.0, 0.0, SIM_CNSTR_FRICTION_DOF, m->dof_joint[k]);
+      d->efc_frictionloss[i] = jt->frictionloss;
+      row_impedance(m, d, i, jt->solref_friction, jt->solimp_friction, jt->invweight0,
+                    d->qvel[k], 1);
+    }
+  }
+  d->nf = d->nefc;
+}
+
+/* lower side: dist = q − lo, J = +1; upper side: dist = hi − q, J = −1 (margin 0) */
+static void make_limits(const sim_model *m, sim_data *d) {
+  for (int j = 0; j < m->njnt; j++) {
+    const sim_joint *jt = &m->joints[j];
+    if (!jt->limited || jt->dofadr < 0) {
+      continue;
+    }
+    double q = d->qpos[jt->qposadr], v = d->qvel[jt->dofadr];
+    for (int side = -1; side <= 1; side += 2) {
+      double dist = side * (jt->range[(side + 1) / 2] - q);
+      if (dist < 0) {
+        int i = add_row(m, d, jt->dofadr, -side, dist, SIM_CNSTR_LIMIT_JOINT, j);
+        row_impedance(m, d, i, jt->solref_limit, jt->solimp_limit, jt->invweight0, -side * v,
+                      0);
+      }
+    }
+  }
+}
+
+/* --- contacts --------------------------------------------------------------------------------- */
+
+#define CNSTR_MINMU 1e-5 /* MuJoCo's mjMINMU: friction is at least this */
+
+/* friction, solref and solimp of a geom pair (equal priority): friction the larger, the soft
+ * parameters mixed half and half (MuJoCo's solmix 1; direct solrefs take the smaller) */
+static void contact_params(double *mu, double ref[SIM_NREF], double imp[SIM_NIMP],
+                           const sim_geom *g1, const sim_geom *g2) {
+  *mu = fmax(CNSTR_MINMU, fmax(g1->friction[0], g2->friction[0]));
+  const double mix = 0.5;
+  for (int k = 0; k < SIM_NREF; k++) {
+    ref[k] = g1->solref[0] > 0 && g2->solref[0] > 0
+                 ? mix * g1->solref[k] + (1 - mix) * g2->solref[k]
+                 : fmin(g1->solref[k], g2->solref[k]);
+  }
+  for (int k = 0; k < SIM_NIMP; k++) {
+    imp[k] = g1->solimp[k] * mix;
+    imp[k] += g2->solimp[k] * (1 - mix);
+  }
+}
+
+/* normal and tangent Jacobian rows of contact c: frame · (J₂ − J₁) at the contact point */
+static void contact_jacobian(const sim_model *m, sim_data *d, int c, int b1, int b2) {
+  int nv = m->nv;
+  double *j1 = d->con_jac, *j2 = j1 + 3 * nv, *jf = j2 + 3 * nv;
+  const double *p = d->con_pos + 3 * c, *f = d->con_frame + 9 * c;
+  sim_jac_point(m, d, j1, NULL, b1, p);
+  sim_jac_point(m, d, j2, NULL, b2, p);
+  for (int k = 0; k < 3 * nv; k++) {
+    j2[k] -= j1[k];
+  }
+  for (int r = 0; r < 3; r++) {
+    for (int k = 0; k < nv; k++) {
+      double s = 0;
+      for (int j = 0; j < 3; j++) {
+        s += f[3 * r + j] * j2[j * nv + k];
+      }
+      jf[r * nv + k] = s;
+    }
+  }
+}
+
+/* four rows per contact, the edges n ± μ·t₁ and n ± μ·t₂ of the friction pyramid, sharing
+ * R = 2μ²·(1 − imp)/imp·(1 + μ²)·(invweight0₁ + invweight0₂) (MuJoCo's pyramidal R) */
+static void make_contact(const sim_model *m, sim_data *d, int c) {
+  int nv = m->nv;
+  const sim_geom *g1 = &m->geoms[d->con_geom[2 * c]], *g2 = &m->geoms[d->con_geom[2 * c + 1]];
+  double mu, solref[SIM_NREF], solimp[SIM_NIMP], ref[SIM_NREF], imp[SIM_NIMP];
+  contact_params(&mu, solref, solimp, g1, g2);
+  sanitize(ref, imp, solref, solimp, m->opt.timestep);
+  contact_jacobian(m, d, c, g1->body, g2->body);
+  const double *jn = d->con_jac + 6 * nv, dist = d->con_dist[c];
+  double I = impedance(imp, dist), dmax = imp[1];
+  double tran = m->bodies[g1->body].invweight0[0] + m->bodies[g2->body].invweight0[0];
+  double R0 = fmax(CNSTR_MINVAL, (1 - I) * (tran + mu * mu * tran) / I);
+  double R = 2 * mu * mu * R0;
+  double k = ref[0] > 0 ? 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1])
+                        : -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
+  double b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
+  for (int e = 0; e < 4; e++) {
+    const double *jt = jn + (1 + e / 2) * nv, scale = e % 2 ? -mu : mu;
+    int i = d->nefc++;
+    double *J = d->efc_J + (size_t)i * nv, vel = 0;
+    for (int q = 0; q < nv; q++) {
+      J[q] = jn[q] + jt[q] * scale;
+      vel += J[q] * d->qvel[q];
+    }
+    d->efc_pos[i] = dist;
+    d->efc_type[i] = SIM_CNSTR_CONTACT_PYRAMIDAL;
+    d->efc_id[i] = c;
+    d->efc_frictionloss[i] = 0;
+    d->efc_force[i] = 0;
+    d->efc_state[i] = SIM_CSTATE_SATISFIED;
+    d->efc_R[i] = R;
+    d->efc_D[i] = 1 / R;
+    d->efc_aref[i] = -b * vel - k * I * dist;
+  }
+}
+
+void sim_constraint_make(const sim_model *m, sim_data *d) {
+  d->nefc = d->nf = 0;
+  if (m->nefc_max == 0) {
+    return;
+  }
+  make_friction(m, d);
+  make_limits(m, d);
+  for (int c = 0; c < d->ncon; c++) {
+    make_contact(m, d, c);
+  }
+}

@@ -1,0 +1,220 @@
+/* tests/sim/test_collision.c: the narrow phase against a plane (sim/collision.c).
+ *
+ * Closed forms (a sphere, a capsule and a box resting on a tilted plane), then random poses
+ * against MuJoCo 2.2.2's own collision functions (mj_forward on a model with a plane and a
+ * free body holding the shape): distance, point and the whole contact frame per contact. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/collision.h"
+
+#if !defined(ACHILLES_HAVE_MUJOCO)
+#define ACHILLES_HAVE_MUJOCO 0
+#endif
+#if ACHILLES_HAVE_MUJOCO
+#include <mujoco/mujoco.h>
+#endif
+
+static const double identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+
+/* rotation by angle a about x, row-major */
+static void rot_x(double R[9], double a) {
+  const double r[9] = {1, 0, 0, 0, cos(a), -sin(a), 0, sin(a), cos(a)};
+  memcpy(R, r, sizeof r);
+}
+
+static void check_frame(const double f[9]) {
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      double d = f[3 * i] * f[3 * j] + f[3 * i + 1] * f[3 * j + 1] + f[3 * i + 2] * f[3 * j + 2];
+      assert_true(fabs(d - (i == j)) < 1e-14);
+    }
+  }
+  /* right-handed: t2 = n × t1 */
+  assert_true(fabs(f[0] * f[4] - f[1] * f[3] - f[8]) < 1e-14);
+}
+
+/* a sphere of radius 0.1 whose centre is 0.08 above a plane tilted by 0.3 rad about x */
+static void test_plane_sphere(void **state) {
+  (void)state;
+  double P[9], p0[3] = {0.5, -0.2, 0.1}, n[3];
+  rot_x(P, 0.3);
+  n[0] = P[2], n[1] = P[5], n[2] = P[8];
+  double c[3] = {p0[0] + 0.3, p0[1] + 0.08 * n[1], p0[2] + 0.08 * n[2]};
+  sim_contact con[SIM_COLLIDE_MAX];
+  assert_int_equal(sim_collide_plane_sphere(con, 0, p0, P, c, 0.1), 1);
+  assert_true(fabs(con[0].dist - (-0.02)) < 1e-15);
+  for (int k = 0; k < 3; k++) {
+    /* halfway into the overlap: 0.09 below the centre along the normal */
+    assert_true(fabs(con[0].pos[k] - (c[k] - 0.09 * n[k])) < 1e-15);
+    assert_true(fabs(con[0].frame[k] - n[k]) < 1e-15);
+  }
+  check_frame(con[0].frame);
+  /* apart by more than the margin: nothing; within it: a contact with dist > 0 */
+  double up[3] = {p0[0], p0[1] + 0.15 * n[1], p0[2] + 0.15 * n[2]};
+  assert_int_equal(sim_collide_plane_sphere(con, 0, p0, P, up, 0.1), 0);
+  assert_int_equal(sim_collide_plane_sphere(con, 0.06, p0, P, up, 0.1), 1);
+  assert_true(fabs(con[0].dist - 0.05) < 1e-15);
+}
+
+/* a capsule lying flat (axis along world x) 0.01 into the ground, and standing on one end */
+static void test_plane_capsule(void **state) {
+  (void)state;
+  const double ground[3] = {0, 0, 0}, size[2] = {0.05, 0.2};
+  double lying[9] = {0, 0, 1, 0, 1, 0, -1, 0, 0}; /* capsule z axis = world x */
+  double pos[3] = {1, 2, 0.04};
+  sim_contact con[SIM_COLLIDE_MAX];
+  assert_int_equal(sim_collide_plane_capsule(con, 0, ground, identity, pos, lying, size), 2);
+  for (int i = 0; i < 2; i++) {
+    assert_true(fabs(con[i].dist + 0.01) < 1e-15);
+    assert_true(fabs(con[i].pos[0] - (1 + (i == 0 ? 0.2 : -0.2))) < 1e-15);
+    assert_true(fabs(con[i].pos[2] - (-0.005)) < 1e-15);
+    /* the first tangent follows the capsule's axis */
+    assert_true(fabs(con[i].frame[3] - 1) < 1e-15);
+    check_frame(con[i].frame);
+  }
+  pos[2] = 0.24;
+  assert_int_equal(sim_collide_plane_capsule(con, 0, ground, identity, pos, identity, size), 1);
+  assert_true(fabs(con[0].dist - (0.24 - 0.2 - 0.05)) < 1e-15);
+}
+
+/* a cube of half-size 0.1 resting 0.002 into the ground: four contacts at the bottom
+ * corners; tipped on an edge: two */
+static void test_plane_box(void **state) {
+  (void)state;
+  const double ground[3] = {0, 0, 0}, size[3] = {0.1, 0.1, 0.1};
+  double pos[3] = {0, 0, 0.098};
+  sim_contact con[SIM_COLLIDE_MAX];
+  assert_int_equal(sim_collide_plane_box(con, 0, ground, identity, pos, identity, size), 4);
+  for (int i = 0; i < 4; i++) {
+    assert_true(fabs(con[i].dist + 0.002) < 1e-15);
+    assert_true(fabs(fabs(con[i].pos[0]) - 0.1) < 1e-15 && fabs(fabs(con[i].pos[1]) - 0.1) < 1e-15);
+    assert_true(fabs(con[i].pos[2] + 0.001) < 1e-15);
+    check_frame(con[i].frame);
+  }
+  double R[9];
+  rot_x(R, 0.78539816339744830962); /* on the edge along x: lowest points at z = −0.1·√2 relative */
+  pos[2] = 0.1 * sqrt(2.0) - 0.003;
+  assert_int_equal(sim_collide_plane_box(con, 0, ground, identity, pos, R, size), 2);
+  assert_true(fabs(con[0].dist + 0.003) < 1e-15 && fabs(con[1].dist + 0.003) < 1e-15);
+}
+
+static void test_frame_hints(void **state) {
+  (void)state;
+  double f[9] = {0, 0, 2, 0, 0, 0, 0, 0, 0};
+  assert_int_equal(sim_contact_frame(f), 0);
+  check_frame(f);
+  assert_true(f[2] == 1 && f[4] == 1); /* no hint: tangent 1 is world y */
+  double g[9] = {0, 1, 0, 0, 0, 0, 0, 0, 0};
+  assert_int_equal(sim_contact_frame(g), 0);
+  assert_true(g[5] == 1); /* normal along y: tangent 1 is world z */
+  double bad[9] = {0.1, 0, 0, 0, 0, 0, 0, 0, 0};
+  assert_int_equal(sim_contact_frame(bad), -1);
+}
+
+#if ACHILLES_HAVE_MUJOCO
+
+static double rnd(uint64_t *s, double lo, double hi) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  uint64_t r = *s * 2685821657736338717ull;
+  return lo + (hi - lo) * (double)(r >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* a tilted plane and a free body holding one shape; contacts compared for random poses */
+static void compare_with_mujoco(const char *shape, int type) {
+  char xml[1024];
+  snprintf(xml, sizeof xml,
+           "<mujoco><option><flag gravity=\"disable\"/></option><worldbody>"
+           "<geom name=\"plane\" type=\"plane\" size=\"0 0 1\" pos=\"0.1 -0.2 0.05\" "
+           "quat=\"0.98 0.1 -0.15 0.05\"/>"
+           "<body name=\"b\"><freejoint/><geom name=\"g\" %s/></body>"
+           "</worldbody></mujoco>", shape);
+  char err[1000] = "";
+  mjVFS *vfs = malloc(sizeof *vfs);
+  assert_non_null(vfs);
+  mj_defaultVFS(vfs);
+  assert_int_equal(mj_makeEmptyFileVFS(vfs, "c.xml", (int)strlen(xml)), 0);
+  memcpy(vfs->filedata[mj_findFileVFS(vfs, "c.xml")], xml, strlen(xml));
+  mjModel *mm = mj_loadXML("c.xml", vfs, err, sizeof err);
+  mj_deleteVFS(vfs);
+  free(vfs);
+  if (!mm) {
+    fail_msg("%s", err);
+  }
+  mjData *md = mj_makeData(mm);
+  uint64_t s = 0x853c49e6748fea9bull + (uint64_t)type;
+  int ncontact = 0;
+  double e = 0;
+  for (int k = 0; k < 300; k++) {
+    double q[4] = {rnd(&s, -1, 1), rnd(&s, -1, 1), rnd(&s, -1, 1), rnd(&s, -1, 1)};
+    double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    md->qpos[0] = rnd(&s, -1, 1);
+    md->qpos[1] = rnd(&s, -1, 1);
+    md->qpos[2] = rnd(&s, -0.2, 0.4);
+    for (int i = 0; i < 4; i++) {
+      md->qpos[3 + i] = q[i] / nq;
+    }
+    mj_forward(mm, md);
+    const double *pp = md->geom_xpos, *pm = md->geom_xmat; /* geom 0: the plane */
+    const double *gp = md->geom_xpos + 3, *gm = md->geom_xmat + 9, *size = mm->geom_size + 3;
+    sim_contact con[SIM_COLLIDE_MAX];
+    int n = type == 0   ? sim_collide_plane_sphere(con, 0, pp, pm, gp, size[0])
+            : type == 1 ? sim_collide_plane_capsule(con, 0, pp, pm, gp, gm, size)
+                        : sim_collide_plane_box(con, 0, pp, pm, gp, gm, size);
+    assert_int_equal(n, md->ncon);
+    for (int c = 0; c < n; c++) {
+      const mjContact *mc = &md->contact[c];
+      assert_int_equal(mc->geom1, 0);
+      e = fmax(e, fabs(con[c].dist - mc->dist));
+      for (int i = 0; i < 3; i++) {
+        e = fmax(e, fabs(con[c].pos[i] - mc->pos[i]));
+      }
+      for (int i = 0; i < 9; i++) {
+        e = fmax(e, fabs(con[c].frame[i] - mc->frame[i]));
+      }
+    }
+    ncontact += n;
+  }
+  print_message("%s: %d contacts in 300 poses, max difference from MuJoCo %.2g\n", shape,
+                ncontact, e);
+  assert_true(ncontact > 100);
+  assert_true(e <= 1e-15);
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+}
+
+static void test_against_mujoco(void **state) {
+  (void)state;
+  compare_with_mujoco("type=\"sphere\" size=\"0.3\"", 0);
+  compare_with_mujoco("type=\"capsule\" size=\"0.1 0.3\"", 1);
+  compare_with_mujoco("type=\"box\" size=\"0.2 0.15 0.1\"", 2);
+}
+
+#else
+
+static void test_against_mujoco(void **state) {
+  (void)state;
+  print_message("MuJoCo (libmujoco-dev) not found: comparison skipped\n");
+  skip();
+}
+
+#endif
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_plane_sphere),   cmocka_unit_test(test_plane_capsule),
+      cmocka_unit_test(test_plane_box),      cmocka_unit_test(test_frame_hints),
+      cmocka_unit_test(test_against_mujoco),
+  };
+  return cmocka_run_group_tests_name("collision", tests, NULL, NULL);
+}
