@@ -1395,28 +1395,29 @@ static double ref_cutoff(const double *x, const double *ref, double *tmp, size_t
   return exp(0.5 * (a + b));
 }
 
-/* Against a moving reference: the whole-sample latency (the shift of the reference with the
- * least residual variance), then the first-order low-pass that explains what is left of the lag
- * (used when it lowers the residual variance by more than 10%), the regression on the reference
- * delayed and filtered so, and the noise models on the residual. The noise alone cannot tell a
- * drift from a filter of similar time constant; the lag's cutoff, when there is one, is
- * therefore the filter's (fixed) in the noise models. */
+/* Against a moving reference. Its lag (latency plus a filter's delay: a moving reference alone
+ * cannot tell them apart) is measured first, and the noise models are fitted to the residual
+ * after that lag. When they find no filter, the lag is latency: whole samples, and the fit is
+ * redone aligned on it. When they find one, the first-order low-pass that explains the lag
+ * (used when it lowers the residual variance by more than 10%) filters the reference, and its
+ * cutoff is the filter's in the final noise fit: the noise alone cannot tell a drift from a
+ * filter of similar time constant. */
 static int fit_moving(sens_fit_result *r, const double *x, const double *ref, double *e,
                       double *tmp, double dt) {
   const double rate = r->rate_hz;
   const size_t n = r->n;
   const double lag = ref_lag(x, ref, tmp, n, rate);
-  double *al = malloc(n * sizeof *al);
+  double *al = calloc(n, sizeof *al);
   if (!al) {
     return -1;
   }
-  /* first without latency: a low-pass that explains the lag wins over a latency */
-  r->ref_cutoff_hz = ref_cutoff(x, ref, tmp, n, rate);
-  const double d = r->ref_cutoff_hz > 0 ? 0.0 : round(lag);
+  align_ref(al, ref, n, lag, SENS_FILTER_NONE, 0.0, rate);
+  fit_reference(r, x, al, e);
+  int rc = fit_noise(r, e, dt, SENS_FILTER_NONE, 0.0);
+  const int filtered = r->filter_type != SENS_FILTER_NONE;
+  const double d = filtered ? 0.0 : round(lag);
   align_ref(al, ref, n, d, SENS_FILTER_NONE, 0.0, rate);
-  if (d > 0) {
-    r->ref_cutoff_hz = ref_cutoff(x, al, tmp, n, rate);
-  }
+  r->ref_cutoff_hz = filtered ? ref_cutoff(x, al, tmp, n, rate) : 0.0;
   if (r->ref_cutoff_hz > 0) {
     lowpass(tmp, al, n, r->ref_cutoff_hz, rate);
     memcpy(al, tmp, n * sizeof *al);
@@ -1424,15 +1425,18 @@ static int fit_moving(sens_fit_result *r, const double *x, const double *ref, do
   fit_reference(r, x, al, e);
   free(al);
   set_value(&r->latency_samples, d, 0.0);
-  note(&r->latency_samples, "whole samples (the lag behind the reference: %.3g samples)", lag);
+  note(&r->latency_samples, "whole samples; the lag behind the reference is %.3g samples%s", lag,
+       filtered ? ", taken as the filter's" : "");
+  if (rc != 0 || (!filtered && fabs(lag - d) < 0.05)) {
+    return rc; /* aligned as it was fitted */
+  }
   if (r->ref_cutoff_hz > 0) {
-    const int rc = fit_noise(r, e, dt, SENS_FILTER_FIRST_ORDER, r->ref_cutoff_hz);
-    if (!r->cutoff_hz.ok) {
-      return rc;
+    rc = fit_noise(r, e, dt, SENS_FILTER_FIRST_ORDER, r->ref_cutoff_hz);
+    if (r->cutoff_hz.ok) {
+      note(&r->cutoff_hz, "first order, from the lag behind the reference (the noise alone cannot "
+                          "tell a drift from a filter)");
+      r->cutoff_hz.sigma = NAN;
     }
-    note(&r->cutoff_hz, "first order, from the lag behind the reference (the noise alone cannot "
-                        "tell a drift from a filter)");
-    r->cutoff_hz.sigma = NAN;
     return rc;
   }
   return fit_noise(r, e, dt, SENS_FILTER_NONE, 0.0);
