@@ -10,16 +10,16 @@
  *  - scale error and offset: least squares of x against r, x = offset + (1 + scale)·r; the
  *    uncertainty is the spread of the same regression over 10 consecutive blocks / √10
  *    (blocks keep the drift's correlation, which the textbook formula would ignore);
- *  - white σ, Gauss–Markov σ and τ: weighted least squares of the overlapping Allan variance of
- *    the residual (x - reference fit, or x - mean without a reference) at √2-spaced cluster
- *    sizes against the exact discrete closed forms (below), weights from each point's
- *    equivalent degrees of freedom; the quantization, treated as white noise of variance q²/12,
- *    is subtracted from the white part; uncertainties from the fit's covariance;
+ *  - latency: against a moving reference, the shift with the least residual variance, in
+ *    whole samples when the noise shows no filter;
+ *  - white σ, Gauss–Markov σ and τ, and a first-order or Butterworth low-pass: six models of
+ *    the chain's noise (white; + drift; + either filter; both), each fitted by exact Gaussian
+ *    maximum likelihood (a Kalman filter's innovations), the lowest BIC chosen; uncertainties
+ *    from the inverse Hessian of the likelihood;
+ *  - the overlapping Allan variance (the figure, a starting point, a goodness-of-fit check);
  *  - τ cross-check: the lag at which the residual's autocovariance falls to 1/e of its value
  *    after the white noise (lag ≥ 1);
- *  - low-pass cutoff: least squares of the Welch PSD of the residual (Hann, 50% overlap) against
- *    the first-order low-pass shape of chain.h plus a flat floor, at frequencies where the
- *    drift is negligible.
+ *  - the Welch PSD of the residual (the figure).
  *
  * The fit allocates scratch memory (it is an offline tool); sens_fit_free() releases the result's
  * spectrum.

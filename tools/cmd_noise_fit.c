@@ -85,9 +85,10 @@ static void nf_usage(FILE *out) {
           "recorded at rest or while moving with a known reference:\n"
           "  - quantization step (the grid the values sit on; for an encoder, counts_per_rev)\n"
           "  - scale error and offset (regression against the reference; needs --reference)\n"
-          "  - white-noise sigma, Gauss-Markov sigma and tau (weighted least squares of the\n"
-          "    overlapping Allan variance; tau cross-checked with the autocorrelation)\n"
-          "  - first-order low-pass cutoff (Welch spectrum, or the lag behind the reference)\n"
+          "  - white-noise sigma, Gauss-Markov sigma and tau, first-order or Butterworth\n"
+          "    low-pass cutoff: six noise models fitted by maximum likelihood, the one with\n"
+          "    the lowest BIC chosen (tau cross-checked with the autocorrelation)\n"
+          "  - latency in whole samples (the lag behind a moving reference)\n"
           "Each estimate is printed with its 1-sigma uncertainty, or with the reason it could\n"
           "not be estimated (e.g. a record too short for tau). Method: docs/noise-fit.md.\n\n"
           "options:\n"
@@ -751,8 +752,8 @@ static int nf_run(nf_args *a, hil_series *s, sim_model **pm) {
   } else if (!unit[0] && strcmp(a->channel, "angle") == 0) {
     snprintf(unit, sizeof unit, "rad");
   }
-  nf_say(stderr, "noise-fit: %zu samples of %s.%s; fitting (quantization, reference, Allan "
-                  "deviation, spectrum, autocorrelation)\n",
+  nf_say(stderr, "noise-fit: %zu samples of %s.%s; fitting (quantization, reference and latency, "
+                  "noise models, Allan deviation, autocorrelation)\n",
           s->n, a->sensor, a->channel);
   sens_fit_result r;
   char err[512];
