@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <zmq.h>
 
-#include "hil/runtime.h"
+#include "hil/runtime/runtime.h"
 
 typedef struct hil_transport_ops {
   const char *name;
@@ -29,6 +29,10 @@ typedef struct hil_transport_ops {
   /* One sensor sample, just taken. */
   void (*publish_sample)(hil_transport *t, hil_runtime *rt, const sens_sensor *s,
                          const sens_sample *smp);
+  /* Every sample of the state at simulation time t (after `steps` physics steps) has been
+   * published: sent after the samples of each step, of the state at t = 0 and after a reset.
+   * May be NULL. */
+  void (*publish_step)(hil_transport *t, hil_runtime *rt, uint64_t steps, double sim_time);
   /* The periodic status (also sent once at exit). */
   void (*publish_status)(hil_transport *t, hil_runtime *rt, const hil_status *st);
   /* A short fragment for the console status line, e.g. "pty /dev/pts/3: 1200 frames". */

@@ -19,8 +19,9 @@ static inline double sens__chain_step(sens_chain *c, double x, sens_rng *events)
     y += c->gm.b;
   }
   if (p->rw_density > 0.0) {
-    c->rw.b += c->rw.k * sens__rng_normal(&c->rng);
+    /* the sample at t = k·Δt after reset holds b[k], b[0] = 0: Var = N_b²·t at every sample */
     y += c->rw.b;
+    c->rw.b += c->rw.k * sens__rng_normal(&c->rng);
   }
   if (c->white_k > 0.0) {
     y += c->white_k * sens__rng_normal(&c->rng);

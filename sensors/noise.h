@@ -50,7 +50,7 @@ static inline double sens_gm_step(sens_gm *g, sens_rng *r) {
 
 /* --- random walk (the τ → ∞ limit) --------------------------------------------------------- */
 
-/* b[k+1] = b[k] + N_b·√Δt·w; starts at 0 at reset. */
+/* b[k+1] = b[k] + N_b·√Δt·w; b[0] = 0 at reset. Sample k (at t = k·Δt) holds b[k]. */
 typedef struct sens_rw {
   double density; /* N_b, unit/√s */
   double k;       /* N_b·√Δt */
@@ -60,9 +60,11 @@ typedef struct sens_rw {
 void sens_rw_init(sens_rw *w, double density, double dt_s);
 void sens_rw_retune(sens_rw *w, double density, double dt_s);
 void sens_rw_reset(sens_rw *w);
+/* The value of this sample, b[k]; then advances to b[k+1]. */
 static inline double sens_rw_step(sens_rw *w, sens_rng *r) {
+  const double b = w->b;
   w->b += w->k * sens_rng_normal(r);
-  return w->b;
+  return b;
 }
 
 #endif

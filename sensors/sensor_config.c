@@ -299,11 +299,44 @@ static int cfg_encoder_outputs(const cfg_ctx *c, const cJSON *obj, const char *p
   return 0;
 }
 
+/* "mode": absolute (the default: counts from the joint angle "zero_offset") or incremental
+ * (counts from 0 at start and reset, index mark at the joint angle "index_angle"); each origin
+ * key belongs to its own mode, so a misplaced one is an error rather than silently ignored. */
+static int cfg_encoder_mode(const cfg_ctx *c, const cJSON *obj, const char *path,
+                            sens_encoder *e) {
+  const char *mode = "absolute";
+  char p[CFG_PATH_MAX];
+  if (cfg_string(c, obj, path, "mode", &mode) != 0) {
+    return SENS_EINVAL;
+  }
+  e->incremental = strcmp(mode, "incremental") == 0;
+  if (!e->incremental && strcmp(mode, "absolute") != 0) {
+    cfg_join(p, path, "mode");
+    return cfg_fail(c, p, "expected \"absolute\" or \"incremental\" (got \"%s\")", mode);
+  }
+  const char *key = e->incremental ? "index_angle" : "zero_offset";
+  const char *other = e->incremental ? "zero_offset" : "index_angle";
+  if (cJSON_GetObjectItemCaseSensitive(obj, other)) {
+    cfg_join(p, path, other);
+    return cfg_fail(c, p, "only for an %s encoder (this one is %s; use \"%s\")",
+                    e->incremental ? "absolute" : "incremental", mode, key);
+  }
+  e->origin = 0.0;
+  if (cfg_number(c, obj, path, key, &e->origin) != 0) {
+    return SENS_EINVAL;
+  }
+  if (!(fabs(e->origin) <= 1e3)) {
+    cfg_join(p, path, key);
+    return cfg_fail(c, p, "must be a joint angle in rad within ±1000 (got %g)", e->origin);
+  }
+  return 0;
+}
+
 static int cfg_encoder(const cfg_ctx *c, const cJSON *obj, const char *path, sens_sensor *s) {
   static const char *const keys[] = {
       "name",     "type",     "rate_hz", "latency_s", "drop_probability", "joint", "counts_per_rev",
       "quadrature", "output", "velocity", "index",    "wrap",             "noise", "filter",
-      "fault",    NULL};
+      "fault",    "mode",   "zero_offset", "index_angle", NULL};
   sens_encoder *e = &s->u.enc;
   double cpr = 0.0;
   char cp[CFG_PATH_MAX];
@@ -329,7 +362,7 @@ static int cfg_encoder(const cfg_ctx *c, const cJSON *obj, const char *path, sen
   e->inv_step = (double)e->counts_per_turn / CFG_TWO_PI;
   e->qposadr = c->m->joints[e->joint].qposadr;
   e->dofadr = c->m->joints[e->joint].dofadr;
-  if (cfg_encoder_outputs(c, obj, path, s) != 0) {
+  if (cfg_encoder_mode(c, obj, path, e) != 0 || cfg_encoder_outputs(c, obj, path, s) != 0) {
     return SENS_EINVAL;
   }
   sens_chain_params p;

@@ -74,7 +74,12 @@ typedef struct sens_encoder {
   int ch_counts, ch_angle, ch_velocity, ch_index; /* channel indices, -1 when not output */
   int wrap;                /* angle output wrapped into [-π, π) */
   double inv_step;         /* counts per rad */
+  int incremental;          /* 1: the counter reads 0 at the first sample after each reset;
+                               0: absolute, 0 at `origin` (a magnetic absolute encoder) */
+  double origin;            /* rad: joint angle where the code wheel's count is 0 and its index
+                               mark sits (absolute: "zero_offset"; incremental: "index_angle") */
   int have_prev, have_true; /* a previous measured / true count exists (velocity, index) */
+  int64_t start_count, true_start_count; /* wheel counts at the first sample (incremental) */
   int64_t prev_count, prev_true_count;
   int64_t rem, true_rem;   /* previous counts modulo counts_per_turn, in [0, counts_per_turn) */
 } sens_encoder;

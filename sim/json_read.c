@@ -134,13 +134,19 @@ int sim_json_check_min(const sim_json_ctx *L, const char *path, const char *key,
   return sim_json_fail(L, p, "must be %s %g (got %g)", strict ? ">" : ">=", min, value);
 }
 
-int sim_json_check_unit(const sim_json_ctx *L, const char *path, const char *key, const double *v,
-                      int n) {
+int sim_json_normalize_unit(const sim_json_ctx *L, const char *path, const char *key, double *v,
+                            int n) {
   double norm2 = 0;
   for (int i = 0; i < n; i++) {
     norm2 += v[i] * v[i];
   }
   if (fabs(sqrt(norm2) - 1) <= SIM_JSON_UNIT_TOL) {
+    /* typed digits are rarely exactly unit; an unnormalised axis or quaternion makes rotation
+     * matrices that are not orthonormal, and the error grows with every step (as in MuJoCo) */
+    double norm = sqrt(norm2);
+    for (int i = 0; i < n; i++) {
+      v[i] /= norm;
+    }
     return 0;
   }
   char p[SIM_JSON_PATH_MAX];

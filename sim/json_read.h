@@ -48,9 +48,9 @@ int sim_json_read_name(const sim_json_ctx *L, const cJSON *obj, const char *path
 /* value >= min (or > min when strict), reported at PATH.KEY. */
 int sim_json_check_min(const sim_json_ctx *L, const char *path, const char *key, double value,
                        double min, int strict);
-/* |v| = 1 within SIM_JSON_UNIT_TOL. */
-int sim_json_check_unit(const sim_json_ctx *L, const char *path, const char *key,
-                        const double *v, int n);
+/* |v| = 1 within SIM_JSON_UNIT_TOL; then v is divided by its norm, so it is unit to round-off. */
+int sim_json_normalize_unit(const sim_json_ctx *L, const char *path, const char *key, double *v,
+                            int n);
 
 /* 1-based line and column of `at` inside `text`, for parse errors. */
 void sim_json_line_and_column(const char *text, const char *at, int *line, int *col);

@@ -50,6 +50,8 @@ typedef struct sim_body {
   double com[3];         /* centre of mass in the body frame, m */
   double inertia[9];     /* rotational inertia about the COM in body axes, kg·m², row-major */
   int joint;             /* index into model.joints; every non-world body has one, -1 for world */
+  int described;         /* index in the description's "bodies" array (-1 for the world): the
+                          * loader orders parents first, tools that promise file order use this */
   /* derived by the loader */
   double mat[9];         /* rotation matrix of quat, row-major */
   int identity_quat;     /* quat is [1 0 0 0]: kinematics skips a rotation */

@@ -143,7 +143,7 @@ static int parse_joint(const sim_json_ctx *L, const cJSON *obj, const char *path
       sim_json_read_number(L, obj, path, "initial", &rb->qpos_initial, 0)) {
     return -1;
   }
-  if ((moving && sim_json_check_unit(L, path, "axis", j->axis, 3)) ||
+  if ((moving && sim_json_normalize_unit(L, path, "axis", j->axis, 3)) ||
       sim_json_check_min(L, path, "damping", j->damping, 0, 0) ||
       sim_json_check_min(L, path, "armature", j->armature, 0, 0) ||
       sim_json_check_min(L, path, "stiffness", j->stiffness, 0, 0)) {
@@ -192,7 +192,7 @@ static int parse_placement(const sim_json_ctx *L, const cJSON *obj, const char *
   }
   if (has_quat) {
     return sim_json_read_vector(L, obj, path, "quat", b->quat, 4, 1) ||
-                   sim_json_check_unit(L, path, "quat", b->quat, 4)
+                   sim_json_normalize_unit(L, path, "quat", b->quat, 4)
                ? -1
                : 0;
   }
@@ -393,6 +393,7 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
   strcpy(world->name, "world");
   world->parent = -1;
   world->joint = -1;
+  world->described = -1;
   world->quat[0] = 1;
   sim_quat_to_mat(world->mat, world->quat);
   for (int k = 0; k < n; k++) {
@@ -403,6 +404,7 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
     *j = src->joint;
     b->parent = strcmp(src->parent, "world") == 0 ? 0 : sim_model_body(m, src->parent);
     b->joint = k;
+    b->described = order[k];
     j->body = k + 1;
     j->qposadr = j->dofadr = -1;
     if (sim_joint_nv(j->type) > 0) {

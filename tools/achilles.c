@@ -18,6 +18,7 @@ static const subcommand subcommands[] = {
      "a recorded log or CSV sent to firmware with its original timing (ZeroMQ or serial)"},
     {"noise-fit", achilles_cmd_noise_fit,
      "noise parameters of a sensor from a log or CSV, as sensor JSON, with plots"},
+    {"convert", achilles_cmd_convert, "an MJCF or URDF robot file into the native robot JSON"},
 };
 
 static void usage(FILE *out) {

@@ -34,7 +34,7 @@
 #include <cjson/cJSON.h>
 
 #include "achilles_client.h"
-#include "hil/cpu.h"
+#include "hil/runtime/cpu.h"
 
 #define MAX_TRIALS 100000
 #define TRIAL_TIMEOUT_S 0.2

@@ -15,10 +15,13 @@ jobs=$(nproc 2>/dev/null || echo 2)
 packages=(
   gcc make cmake pkg-config
   libcjson-dev libcmocka-dev libzmq3-dev libserialport-dev
+  libxml2-dev            # MJCF and URDF import (sim/import)
   libmujoco-dev          # test-only reference oracle and benchmark baseline
   python3 python3-zmq    # the example subscriber (tools/zmq_subscriber.py) and its test
   gnuplot-nox            # noise-fit plots
   rt-tests               # cyclictest, the reference of tools/bench_loop.py
+  g++ libdragonbox-dev     # number text (hil/number_format.cc, the one C++ unit)
+  libdouble-conversion-dev # benchmark baseline only (tools/bench_messages)
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -42,7 +42,10 @@ void cli_on_stop_signals(void (*handler)(int)) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
-  signal(SIGPIPE, SIG_IGN);
+  sigaction(SIGHUP, &sa, NULL);  /* the terminal closed: stop as cleanly as on Ctrl-C */
+  sigaction(SIGQUIT, &sa, NULL); /* Ctrl-\: the same, rather than a core dump */
+  signal(SIGPIPE, SIG_IGN);      /* a closed socket or pipe is an error value, not a death */
+  signal(SIGXFSZ, SIG_IGN);      /* a file size limit is a write error (EFBIG) we report */
 }
 
 static void list_moving_joints(const sim_model *m, char *out, size_t out_sz) {

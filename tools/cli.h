@@ -16,8 +16,9 @@ int cli_parse_double(const char *option, const char *text, double *out, char *er
 int cli_number_at_least(const char *program, const char *option, const char *text, double min,
                         double *out);
 
-/* SIGINT and SIGTERM call handler (which should only ask a loop to stop); SIGPIPE is ignored,
- * so a reader that vanishes (a closed pty, a dead socket peer) cannot kill the process. */
+/* SIGINT, SIGTERM, SIGHUP (a closed terminal) and SIGQUIT call handler (which should only ask a
+ * loop to stop); SIGPIPE is ignored, so a reader that vanishes (a closed pty, a dead socket peer)
+ * cannot kill the process, and SIGXFSZ too, so a file size limit is a write error to report. */
 void cli_on_stop_signals(void (*handler)(int));
 
 /* Parses "JOINT=VALUE" against a model's joints that have a degree of freedom. Writes the

@@ -13,7 +13,7 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "hil/log.h"
+#include "hil/record/log.h"
 #include "noise_plot.h"
 #include "sensors/chain.h"
 #include "sensors/fit.h"

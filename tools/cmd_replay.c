@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "hil/error.h"
-#include "hil/replay.h"
+#include "hil/record/replay.h"
 
 typedef struct replay_args {
   const char *file;
@@ -43,15 +43,21 @@ static void usage(FILE *out) {
           "  --rate R             speed factor (2 plays twice as fast; default 1)\n"
           "  --loop               start again after the end; t and seq keep counting up\n"
           "  --loops N            with --loop: stop after N passes (default: until stopped)\n"
-          "  --from T, --to T     play only samples with T_from <= t <= T_to (s)\n"
+          "  --from T, --to T     play only samples with T_from <= t <= T_to (s; both ends\n"
+          "                       included, within 1/1000 of the physics period)\n"
+          "  --max-gap S          a jump of t longer than S between two samples is damage\n"
+          "                       (default 10)\n"
+          "  --skip-gaps          play across such a jump without waiting for it\n"
           "  --topics PATTERNS    comma-separated topic prefixes or globs (\"enc/,imu/*\")\n"
           "  --zmq ENDPOINT       publish on a PUB bound to ENDPOINT\n"
           "                       (default tcp://127.0.0.1:5555, as the live simulator)\n"
           "  --allow-remote       accept an ENDPOINT that is not local\n"
           "  --truth              also publish truth/<topic> when the file has the truth\n"
           "  --no-wait            start at once instead of waiting for the first subscriber\n"
-          "  --ctl ENDPOINT       answer control requests (hello, status) on a REP bound to\n"
-          "                       ENDPOINT (default tcp://127.0.0.1:5557, as the live simulator)\n"
+          "  --wait-hello         start after answering a controller's hello (with a subscriber\n"
+          "                       to status connected): the way to replay to a controller\n"
+          "  --ctl ENDPOINT       answer control requests (hello, status, latest) on a REP\n"
+          "                       bound to ENDPOINT (default tcp://127.0.0.1:5557, as live)\n"
           "  --no-ctl             no control socket\n"
           "  --cmd ENDPOINT       read and discard motor commands on a PULL bound to ENDPOINT\n"
           "                       (default tcp://127.0.0.1:5556)\n"
@@ -95,8 +101,8 @@ static int apply_option(replay_args *a, int opt, const char *arg) {
   int rc = 0;
   switch (opt) {
   case 'r':
-    rc = number("--rate", arg, 0, &a->opt.rate);
-    if (rc == 0 && !(a->opt.rate > 0)) {
+    rc = number("--rate", arg, -INFINITY, &a->opt.rate);
+    if (rc == 0 && !(a->opt.rate > 0)) { /* one bound, one message */
       fprintf(stderr, "achilles replay: --rate: must be > 0 (got %s)\n", arg);
       rc = -1;
     }
@@ -133,6 +139,14 @@ static int apply_option(replay_args *a, int opt, const char *arg) {
     return 0;
   case 'W':
     a->opt.wait_subscriber = 0;
+    return 0;
+  case 'H':
+    a->opt.wait_hello = 1;
+    return 0;
+  case 'g':
+    return number("--max-gap", arg, 1e-9, &a->sel.max_gap_s);
+  case 'G':
+    a->sel.skip_gaps = 1;
     return 0;
   case 'x':
     a->have_sides = 1;
@@ -210,7 +224,8 @@ static const struct option long_options[] = {
     {"cpu", required_argument, NULL, 'c'},      {"overrun", required_argument, NULL, 'C'},
     {"keep-awake", no_argument, NULL, 'K'},     {"ctl", required_argument, NULL, 'x'},
     {"no-ctl", no_argument, NULL, 'X'},         {"cmd", required_argument, NULL, 'y'},
-    {"no-cmd", no_argument, NULL, 'Y'},
+    {"no-cmd", no_argument, NULL, 'Y'},         {"wait-hello", no_argument, NULL, 'H'},
+    {"max-gap", required_argument, NULL, 'g'},  {"skip-gaps", no_argument, NULL, 'G'},
     {"status-period", required_argument, NULL, 'P'}, {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
 
@@ -238,6 +253,12 @@ static int parse_args(replay_args *a, int argc, char **argv) {
   a->file = argv[optind];
   if (a->have_zmq && a->have_serial) {
     fprintf(stderr, "achilles replay: --zmq and --serial exclude each other\n");
+    return -1;
+  }
+  if (a->opt.wait_hello && (a->have_serial || !a->opt.ctl_endpoint[0] ||
+                            !a->opt.wait_subscriber)) {
+    fprintf(stderr, "achilles replay: --wait-hello needs ZeroMQ output with a control socket, "
+                    "not --serial, --no-ctl or --no-wait\n");
     return -1;
   }
   if (a->have_sides && a->have_serial) {
@@ -290,6 +311,15 @@ int achilles_cmd_replay(int argc, char **argv) {
                                                 "to go on past damaged records)"
                                               : "skipping damaged records");
   }
+  if (s.incomplete) {
+    fprintf(stderr, "replay: warning: %s has no end record: the recording was not closed "
+            "(a killed or crashed recorder); playing what it holds\n", a.file);
+  }
+  if (s.gap_note[0]) {
+    fprintf(stderr, "%s\nreplay: %zu gap%s longer than %g s played across (--skip-gaps)\n",
+            s.gap_note, (size_t)s.gaps_met, s.gaps_met == 1 ? "" : "s",
+            a.sel.max_gap_s > 0 ? a.sel.max_gap_s : HIL_REPLAY_MAX_GAP_S);
+  }
   if (s.n == 0) {
     fprintf(stderr, "achilles replay: %s: no samples to play (%lld sample records read%s)\n",
             a.file, s.samples_read,
@@ -313,7 +343,7 @@ int achilles_cmd_replay(int argc, char **argv) {
   } else if (a.opt.output == HIL_REPLAY_ZMQ) {
     fprintf(stderr, "replay: publishing on %s\n", hil_replay_where(r));
     if (a.opt.progress && hil_replay_ctl_where(r)[0]) {
-      fprintf(stderr, "replay: control requests on %s (hello and status answered)\n",
+      fprintf(stderr, "replay: control requests on %s (hello, status and latest answered)\n",
               hil_replay_ctl_where(r));
     }
     if (a.opt.progress && hil_replay_cmd_where(r)[0]) {
@@ -349,6 +379,9 @@ int achilles_cmd_replay(int argc, char **argv) {
   if (rep.motor_commands) {
     fprintf(stderr, "replay: %llu MOTOR_COMMAND frames received and ignored\n",
             (unsigned long long)rep.motor_commands);
+  }
+  if (s.incomplete) {
+    fprintf(stderr, "replay: warning: the recording has no end record (incomplete)\n");
   }
   if (s.stopped) {
     fprintf(stderr, "replay: stopped at the damaged record: %s\n", s.damage);

@@ -8,9 +8,9 @@
 #include "cli.h"
 #include "commands.h"
 #include "hil/error.h"
-#include "hil/runtime.h"
-#include "hil/serial_transport.h"
-#include "hil/zmq_transport.h"
+#include "hil/runtime/runtime.h"
+#include "hil/serial/serial_transport.h"
+#include "hil/zmq/zmq_transport.h"
 
 typedef struct run_args {
   const char *config;
@@ -59,6 +59,8 @@ static void usage(FILE *out) {
           "  --pty-link PATH      make PATH a symlink to the pseudo-terminal\n"
           "  --baud N             device baud rate (default 1000000)\n"
           "  --record FILE        record every sample, command and status (docs/logs.md)\n"
+          "  --on-record-error A  stop (default) | continue: when the recording fails (disk\n"
+          "                       full, I/O error); said at once either way, exit status 1\n"
           "  --status-period S    console status line period (default 1, 0 = never)\n"
           "  --quiet              no console status lines\n"
           "  -h, --help           this text\n");
@@ -83,6 +85,7 @@ static int number(const char *option, const char *arg, double min, double *out) 
 static int apply_option(run_args *a, int opt, const char *arg) {
   static const char *const modes[] = {"realtime", "lockstep", "fast", NULL};
   static const char *const policies[] = {"skip", "catchup", NULL};
+  static const char *const record_actions[] = {"stop", "continue", NULL};
   double v = 0;
   int k = 0, rc = 0;
   switch (opt) {
@@ -140,6 +143,10 @@ static int apply_option(run_args *a, int opt, const char *arg) {
   case 'F':
     a->record = arg;
     return 0;
+  case 'E':
+    rc = choice("--on-record-error", arg, record_actions, &k);
+    a->opt.on_record_error = (hil_record_error_action)k;
+    return rc;
   default:
     return -1;
   }
@@ -157,6 +164,7 @@ static const struct option long_options[] = {
     {"baud", required_argument, NULL, 'b'},    {"status-period", required_argument, NULL, 'P'},
     {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
     {"record", required_argument, NULL, 'F'},
+    {"on-record-error", required_argument, NULL, 'E'},
     {NULL, 0, NULL, 0}};
 
 /* Two passes: find CONFIG and --help first, read the config's runtime section, then let the
@@ -310,6 +318,10 @@ int achilles_cmd_run(int argc, char **argv) {
   int rc = hil_runtime_run(rt);
   running = NULL;
   hil_runtime_destroy(&rt);
+  if (rc == HIL_EIO && a.record) {
+    fprintf(stderr, "achilles run: --record %s: records were lost (said above)\n", a.record);
+    return 1;
+  }
   if (rc != HIL_OK) {
     fprintf(stderr, "achilles run: %s\n", hil_strerror(rc));
     return 1;

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "sim/import/import.h"
 #include "sim/sim.h"
 
 #define MAX_ASSIGNMENTS 64
@@ -23,9 +24,10 @@ typedef struct sim_args {
 static void usage(FILE *out) {
   fprintf(out,
           "usage: achilles sim CONFIG --duration SECONDS [options]\n\n"
-          "Runs the robot described by CONFIG (JSON) without real-time pacing and writes CSV:\n"
+          "Runs the robot described by CONFIG (robot JSON, MJCF or URDF) without real-time pacing and writes CSV:\n"
           "  time,<joint>.q,...,<joint>.qd,...,energy\n"
-          "(joints in description order; time in s of simulation time; q in rad or m; qd in\n"
+          "(joints in the order the file lists their bodies, even where a child comes before its\n"
+          "parent; time in s of simulation time; q in rad or m; qd in\n"
           "rad/s or m/s; energy = kinetic + potential in J; 17 significant digits).\n\n"
           "options:\n"
           "  --duration S          simulated seconds to run (required)\n"
@@ -161,30 +163,50 @@ static int apply_args(const sim_args *a, sim_model *m, sim_data *d) {
   return 0;
 }
 
-static void write_header(FILE *out, const sim_model *m) {
-  fputs("time", out);
+/* Joints in the order the description lists their bodies (the model orders parents first). */
+static void order_as_described(const sim_model *m, int *joints) {
   for (int j = 0; j < m->njnt; j++) {
-    if (m->joints[j].qposadr >= 0) {
-      fprintf(out, ",%s.q", m->joints[j].name);
+    joints[j] = j;
+  }
+  for (int i = 1; i < m->njnt; i++) { /* insertion sort: a robot has few joints */
+    int j = joints[i], k = i;
+    int key = m->bodies[m->joints[j].body].described;
+    while (k > 0 && m->bodies[m->joints[joints[k - 1]].body].described > key) {
+      joints[k] = joints[k - 1];
+      k--;
+    }
+    joints[k] = j;
+  }
+}
+
+static void write_header(FILE *out, const sim_model *m, const int *joints) {
+  fputs("time", out);
+  for (int k = 0; k < m->njnt; k++) {
+    if (m->joints[joints[k]].qposadr >= 0) {
+      fprintf(out, ",%s.q", m->joints[joints[k]].name);
     }
   }
-  for (int j = 0; j < m->njnt; j++) {
-    if (m->joints[j].dofadr >= 0) {
-      fprintf(out, ",%s.qd", m->joints[j].name);
+  for (int k = 0; k < m->njnt; k++) {
+    if (m->joints[joints[k]].dofadr >= 0) {
+      fprintf(out, ",%s.qd", m->joints[joints[k]].name);
     }
   }
   fputs(",energy\n", out);
 }
 
 /* One row at the current state; refreshes the derived values the energy needs. */
-static void write_row(FILE *out, const sim_model *m, sim_data *d) {
+static void write_row(FILE *out, const sim_model *m, sim_data *d, const int *joints) {
   sim_kinematics(m, d);
   fprintf(out, "%.17g", d->time);
-  for (int k = 0; k < m->nq; k++) {
-    fprintf(out, ",%.17g", d->qpos[k]);
+  for (int k = 0; k < m->njnt; k++) {
+    if (m->joints[joints[k]].qposadr >= 0) {
+      fprintf(out, ",%.17g", d->qpos[m->joints[joints[k]].qposadr]);
+    }
   }
-  for (int k = 0; k < m->nv; k++) {
-    fprintf(out, ",%.17g", d->qvel[k]);
+  for (int k = 0; k < m->njnt; k++) {
+    if (m->joints[joints[k]].dofadr >= 0) {
+      fprintf(out, ",%.17g", d->qvel[m->joints[joints[k]].dofadr]);
+    }
   }
   fprintf(out, ",%.17g\n", sim_energy_kinetic(m, d) + sim_energy_potential(m, d));
 }
@@ -192,14 +214,20 @@ static void write_row(FILE *out, const sim_model *m, sim_data *d) {
 static int simulate(const sim_args *a, sim_model *m, sim_data *d, FILE *out) {
   /* round so that 4 s at 2 ms is exactly 2000 steps despite binary fractions */
   long long steps = llround(a->duration / m->opt.timestep);
-  write_header(out, m);
-  write_row(out, m, d);
+  int *joints = malloc((size_t)m->njnt * sizeof *joints + 1);
+  if (!joints) {
+    return -1;
+  }
+  order_as_described(m, joints);
+  write_header(out, m, joints);
+  write_row(out, m, d, joints);
   for (long long s = 1; s <= steps; s++) {
     sim_step(m, d);
     if (s % a->every == 0) {
-      write_row(out, m, d);
+      write_row(out, m, d, joints);
     }
   }
+  free(joints);
   return ferror(out) ? -1 : 0;
 }
 
@@ -210,7 +238,9 @@ int achilles_cmd_sim(int argc, char **argv) {
     return parsed > 0 ? 0 : 2;
   }
   char err[1024];
-  sim_model *m = sim_model_load_file(a.config, err, sizeof err);
+  /* MJCF and URDF too; what they hold that the model does not take is listed by convert */
+  const sim_import_options import = {0, NULL, NULL};
+  sim_model *m = sim_import_load_file(a.config, &import, err, sizeof err);
   if (!m) {
     fprintf(stderr, "achilles sim: %s\n", err);
     return 1;

@@ -8,5 +8,6 @@ int achilles_cmd_sensors(int argc, char **argv);
 int achilles_cmd_run(int argc, char **argv);
 int achilles_cmd_noise_fit(int argc, char **argv);
 int achilles_cmd_replay(int argc, char **argv);
+int achilles_cmd_convert(int argc, char **argv);
 
 #endif

@@ -28,7 +28,7 @@
 #include <zmq.h>
 
 #include "achilles_client.h"
-#include "hil/cpu.h"
+#include "hil/runtime/cpu.h"
 
 #define LATE_WINDOW 1000 /* ticks of lateness kept for the status reply */
 
@@ -135,7 +135,8 @@ static void on_serial_message(responder *r, const ach_message *m) {
   if (m->type == ACH_MSG_HELLO) {
     ach_hello_ack ack = {ACH_PROTOCOL_VERSION_MAJOR, ACH_PROTOCOL_VERSION_MINOR, ACH_HELLO_OK, 1,
                          1, (uint32_t)lround(1.0 / r->period),
-                         (uint64_t)llround(1e9 * (double)r->tick * r->period)};
+                         (uint64_t)llround(1e9 * (double)r->tick * r->period), ACH_MAX_PAYLOAD,
+                         ACH_MAX_JOINTS};
     send_frame(r, frame, ach_encode_hello_ack(frame, sizeof frame, r->tx_seq++, &ack));
     r->connected = 1;
   } else if (m->type == ACH_MSG_MOTOR_COMMAND && m->u.motor_command.count > 0) {

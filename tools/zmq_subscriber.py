@@ -62,6 +62,9 @@ def format_sample(topic, msg):
                                          msg.get("mode"), " (paused)" if msg.get("paused") else "",
                                          c.get("accepted"), c.get("rejected_nonfinite"),
                                          c.get("rejected_unknown"), c.get("rejected_malformed")))
+    if topic == "step":  # the end-of-step marker (docs/messages.md, section 3)
+        return "step %s t=%.6f samples=%s" % (msg.get("step"), msg.get("t", float("nan")),
+                                              msg.get("samples"))
     units = msg.get("units", {})
     values = " ".join("%s=%s%s" % (k, "null" if v is None else "%.9g" % v,
                                    " " + units[k] if k in units and v is not None else "")

@@ -214,11 +214,13 @@ int ach_cobs_decode(uint8_t *out, size_t out_sz, const uint8_t *in, size_t n) {
 /* ---- payload sizes ------------------------------------------------------------------------ */
 
 #define HELLO_SIZE (4 + 2 + ACH_NAME_LEN)
-#define HELLO_ACK_SIZE 17
+#define HELLO_ACK_SIZE 20      /* 17 frozen bytes of 1.0, then the receive limits of 1.1 */
 #define HEARTBEAT_SIZE 16
 #define STATUS_SIZE (8 + 4 + 8 * 4)
 #define ERROR_FIXED_SIZE 5
 #define STEP_REQUEST_SIZE 4
+#define DESCRIBE_SIZE 1
+#define SENSOR_INFO_FIXED_SIZE 14 /* id, kind, type, joint, cpr u32, rate f32, two lengths */
 
 /* length of a string in a char array of cap bytes, cap if not terminated */
 static size_t bounded_len(const char *s, size_t cap) {
@@ -256,6 +258,15 @@ static int size_error(const ach_error *m) {
   return m->text_len > ACH_ERROR_TEXT_MAX ? ACH_E_RANGE : ERROR_FIXED_SIZE + (int)m->text_len;
 }
 
+static int size_sensor_info(const ach_sensor_info *m) {
+  size_t units = bounded_len(m->units, sizeof m->units);
+  size_t name = bounded_len(m->name, sizeof m->name);
+  if (units > ACH_UNITS_LEN || name > ACH_INFO_NAME_LEN) {
+    return ACH_E_RANGE;
+  }
+  return SENSOR_INFO_FIXED_SIZE + (int)units + (int)name;
+}
+
 int ach_payload_size(const ach_message *msg) {
   if (!msg) {
     return ACH_E_ARG;
@@ -277,6 +288,10 @@ int ach_payload_size(const ach_message *msg) {
     return size_error(&msg->u.error);
   case ACH_MSG_STEP_REQUEST:
     return STEP_REQUEST_SIZE;
+  case ACH_MSG_DESCRIBE:
+    return DESCRIBE_SIZE;
+  case ACH_MSG_SENSOR_INFO:
+    return size_sensor_info(&msg->u.sensor_info);
   default:
     return ACH_E_TYPE;
   }
@@ -332,6 +347,8 @@ int ach_encode_hello_ack(uint8_t *out, size_t out_sz, uint16_t seq, const ach_he
   w_u8(&w, msg->n_sensors);
   w_u32(&w, msg->physics_rate_hz);
   w_u64(&w, msg->sim_time_ns);
+  w_u16(&w, msg->rx_max_payload);
+  w_u8(&w, msg->max_joints);
   return w_finish(&w);
 }
 
@@ -437,6 +454,43 @@ int ach_encode_step_request(uint8_t *out, size_t out_sz, uint16_t seq,
   return w_finish(&w);
 }
 
+int ach_encode_describe(uint8_t *out, size_t out_sz, uint16_t seq, const ach_describe *msg) {
+  writer w;
+  int rc = begin_frame(&w, out, out_sz, msg, DESCRIBE_SIZE, ACH_MSG_DESCRIBE, seq);
+  if (rc) {
+    return rc;
+  }
+  w_u8(&w, msg->sensor_id);
+  return w_finish(&w);
+}
+
+/* a length byte, then the string's bytes up to its NUL */
+static void w_string(writer *w, const char *s, size_t cap) {
+  size_t n = bounded_len(s, cap);
+  w_u8(w, (uint8_t)n);
+  for (size_t i = 0; i < n; i++) {
+    w_u8(w, (uint8_t)s[i]);
+  }
+}
+
+int ach_encode_sensor_info(uint8_t *out, size_t out_sz, uint16_t seq, const ach_sensor_info *msg) {
+  writer w;
+  int rc = begin_frame(&w, out, out_sz, msg, msg ? size_sensor_info(msg) : 0, ACH_MSG_SENSOR_INFO,
+                       seq);
+  if (rc) {
+    return rc;
+  }
+  w_u8(&w, msg->sensor_id);
+  w_u8(&w, msg->kind);
+  w_u8(&w, msg->sensor_type);
+  w_u8(&w, msg->joint);
+  w_u32(&w, msg->counts_per_rev);
+  w_f32(&w, msg->rate_hz);
+  w_string(&w, msg->units, sizeof msg->units);
+  w_string(&w, msg->name, sizeof msg->name);
+  return w_finish(&w);
+}
+
 int ach_encode(uint8_t *out, size_t out_sz, uint16_t seq, const ach_message *msg) {
   if (!msg) {
     return ACH_E_ARG;
@@ -458,6 +512,10 @@ int ach_encode(uint8_t *out, size_t out_sz, uint16_t seq, const ach_message *msg
     return ach_encode_error(out, out_sz, seq, &msg->u.error);
   case ACH_MSG_STEP_REQUEST:
     return ach_encode_step_request(out, out_sz, seq, &msg->u.step_request);
+  case ACH_MSG_DESCRIBE:
+    return ach_encode_describe(out, out_sz, seq, &msg->u.describe);
+  case ACH_MSG_SENSOR_INFO:
+    return ach_encode_sensor_info(out, out_sz, seq, &msg->u.sensor_info);
   default:
     return ACH_E_TYPE;
   }
@@ -553,6 +611,13 @@ static int read_hello_ack(reader *r, ach_hello_ack *m) {
   m->n_sensors = r_u8(r);
   m->physics_rate_hz = r_u32(r);
   m->sim_time_ns = r_u64(r);
+  /* the receive limits of 1.1; a 1.0 simulator sends only the frozen 17 bytes */
+  m->rx_max_payload = 0;
+  m->max_joints = 0;
+  if (r->n >= HELLO_ACK_SIZE) {
+    m->rx_max_payload = r_u16(r);
+    m->max_joints = r_u8(r);
+  }
   return 0;
 }
 
@@ -633,8 +698,39 @@ static int read_step_request(reader *r, ach_step_request *m) {
   return 0;
 }
 
+static int read_describe(reader *r, ach_describe *m) {
+  m->sensor_id = r_u8(r);
+  return 0;
+}
+
+/* a length byte and that many bytes into a NUL-padded field of cap bytes; longer is an error */
+static int read_string(reader *r, char *out, size_t cap) {
+  uint8_t n = r_u8(r);
+  memset(out, 0, cap + 1);
+  if (n > cap) {
+    return ACH_E_PAYLOAD;
+  }
+  for (size_t i = 0; i < n; i++) {
+    out[i] = (char)r_u8(r);
+  }
+  return 0;
+}
+
+static int read_sensor_info(reader *r, ach_sensor_info *m) {
+  m->sensor_id = r_u8(r);
+  m->kind = r_u8(r);
+  m->sensor_type = r_u8(r);
+  m->joint = r_u8(r);
+  m->counts_per_rev = r_u32(r);
+  m->rate_hz = r_f32(r);
+  if (read_string(r, m->units, ACH_UNITS_LEN)) {
+    return ACH_E_PAYLOAD;
+  }
+  return read_string(r, m->name, ACH_INFO_NAME_LEN);
+}
+
 static int known_type(uint8_t type) {
-  return type >= ACH_MSG_HELLO && type <= ACH_MSG_STEP_REQUEST;
+  return type >= ACH_MSG_HELLO && type <= ACH_MSG_SENSOR_INFO;
 }
 
 static int read_payload(reader *r, ach_message *m) {
@@ -663,6 +759,12 @@ static int read_payload(reader *r, ach_message *m) {
     break;
   case ACH_MSG_STEP_REQUEST:
     rc = read_step_request(r, &m->u.step_request);
+    break;
+  case ACH_MSG_DESCRIBE:
+    rc = read_describe(r, &m->u.describe);
+    break;
+  case ACH_MSG_SENSOR_INFO:
+    rc = read_sensor_info(r, &m->u.sensor_info);
     break;
   default:
     return ACH_E_TYPE;

@@ -22,7 +22,7 @@
  *                              as fit in ACH_MAX_PAYLOAD, 16 for 256)
  *   ACH_MAX_JOINTS             joint entries held by one ach_motor_command (default 16)
  * RAM: an ach_decoder is 616 bytes with the defaults, 240 with ACH_MAX_PAYLOAD 72 and
- * ACH_MAX_JOINTS 3 (x86-64); code is about 6 kB (gcc -Os).
+ * ACH_MAX_JOINTS 3 (x86-64, sizeof); code is 6.7 kB (`size` of gcc 12 -std=c99 -Os -c, x86-64).
  *
  * USE ON A BOARD (sketch):
  *     static ach_decoder dec;                     // caller-owned, about 0.6 kB with defaults
@@ -60,13 +60,16 @@ extern "C" {
 #ifndef ACH_MAX_PAYLOAD
 #define ACH_MAX_PAYLOAD 256
 #endif
-#if ACH_MAX_PAYLOAD < 72 || ACH_MAX_PAYLOAD > 65535
+/* The smallest receive limit of any build: the longest fixed message (ERROR, 69 bytes) fits. A
+ * simulator refuses a HELLO whose rx_max_payload is below it. */
+#define ACH_MIN_PAYLOAD 72
+#if ACH_MAX_PAYLOAD < ACH_MIN_PAYLOAD || ACH_MAX_PAYLOAD > 65535
 #error "ACH_MAX_PAYLOAD must be in [72, 65535]: the longest fixed message (ERROR, 69) must fit"
 #endif
 
 /* Fixed by the protocol (not options). */
 #define ACH_PROTOCOL_VERSION_MAJOR 1 /* in every header; a different major is rejected */
-#define ACH_PROTOCOL_VERSION_MINOR 0 /* only in HELLO / HELLO_ACK; minors are compatible */
+#define ACH_PROTOCOL_VERSION_MINOR 1 /* only in HELLO / HELLO_ACK; minors are compatible */
 #define ACH_HEADER_SIZE 6            /* version, type, sequence u16, payload length u16 */
 #define ACH_CRC_SIZE 2
 #define ACH_NAME_LEN 16               /* HELLO board name field, bytes, NUL-padded */
@@ -75,6 +78,8 @@ extern "C" {
 #define ACH_SENSOR_FIXED_SIZE 9       /* time u64 + count u8 */
 #define ACH_MOTOR_ENTRY_SIZE 6        /* bytes of one MOTOR_COMMAND entry on the wire */
 #define ACH_MOTOR_FIXED_SIZE 5        /* board time u32 + count u8 */
+#define ACH_UNITS_LEN 8               /* SENSOR_INFO units field, bytes at most */
+#define ACH_INFO_NAME_LEN 32          /* SENSOR_INFO name field, bytes at most */
 
 #ifndef ACH_MAX_SENSORS_PER_FRAME
 #define ACH_MAX_SENSORS_PER_FRAME \
@@ -132,7 +137,9 @@ typedef enum ach_msg_type {
   ACH_MSG_HEARTBEAT = 0x05,      /* both: sender's time and the last time heard from the peer */
   ACH_MSG_STATUS = 0x06,         /* S→B  state flags, counters, sim time */
   ACH_MSG_ERROR = 0x07,          /* both: code + short text */
-  ACH_MSG_STEP_REQUEST = 0x08    /* B→S  lockstep: advance n physics steps */
+  ACH_MSG_STEP_REQUEST = 0x08,   /* B→S  lockstep: advance n physics steps */
+  ACH_MSG_DESCRIBE = 0x09,       /* B→S  (1.1) which sensor ids exist: asks for SENSOR_INFO */
+  ACH_MSG_SENSOR_INFO = 0x0A     /* S→B  (1.1) one sensor id: name, kind, joint, cpr, rate, units */
 } ach_msg_type;
 
 /* HELLO flags. */
@@ -152,7 +159,8 @@ typedef struct ach_hello {
 #define ACH_HELLO_VERSION_MISMATCH 1 /* major versions differ: the simulator ignores the board */
 #define ACH_HELLO_REFUSED 2          /* refused for another reason (see a following ERROR) */
 
-/* HELLO_ACK (S→B). Its layout is frozen across all versions, like HELLO. */
+/* HELLO_ACK (S→B). Its first 17 bytes are frozen across all versions, like HELLO; fields from
+ * minor 1 on are appended after them, and decode as 0 from a 1.0 simulator (unknown). */
 typedef struct ach_hello_ack {
   uint8_t version_major;           /* the simulator's versions */
   uint8_t version_minor;
@@ -161,6 +169,8 @@ typedef struct ach_hello_ack {
   uint8_t n_sensors;               /* sensors the simulator publishes (ids 0..n_sensors-1) */
   uint32_t physics_rate_hz;        /* physics steps per second of simulation time */
   uint64_t sim_time_ns;            /* simulation time now, ns */
+  uint16_t rx_max_payload;         /* (1.1) largest payload the simulator accepts; 0 unknown */
+  uint8_t max_joints;              /* (1.1) entries per MOTOR_COMMAND it accepts; 0 unknown */
 } ach_hello_ack;
 
 /* Sensor sample kinds: what the 4 value bytes hold. */
@@ -255,7 +265,9 @@ typedef struct ach_status {
   X(ACH_ERRC_BAD_SENSOR, 6)       /* sensor id out of range */                \
   X(ACH_ERRC_WATCHDOG, 7)         /* no command in time: safe state */        \
   X(ACH_ERRC_UNSUPPORTED, 8)      /* request not supported in this mode */    \
-  X(ACH_ERRC_INTERNAL, 9)         /* the sender failed; the text says why */
+  X(ACH_ERRC_INTERNAL, 9)         /* the sender failed; the text says why */  \
+  X(ACH_ERRC_TOO_LONG, 10)        /* (1.1) frame over the receiver's limit */ \
+  X(ACH_ERRC_BAD_PAYLOAD, 11)     /* (1.1) payload short, or too many entries */
 
 typedef enum ach_error_code {
 #define ACH_X_ERRC(name, value) name = value,
@@ -281,6 +293,32 @@ typedef struct ach_step_request {
                                       SENSOR_SAMPLES at the end */
 } ach_step_request;
 
+/* DESCRIBE (B→S, 1.1): asks for the SENSOR_INFO of one sensor id, or of every id. */
+#define ACH_DESCRIBE_ALL 0xFFu
+typedef struct ach_describe {
+  uint8_t sensor_id;               /* an id, or ACH_DESCRIBE_ALL: one SENSOR_INFO per id, in order */
+} ach_describe;
+
+/* SENSOR_INFO sensor types (what kind of device the id belongs to). */
+#define ACH_SENSOR_ENCODER 0
+#define ACH_SENSOR_IMU 1
+#define ACH_SENSOR_TORQUE 2
+#define ACH_SENSOR_OTHER 255
+#define ACH_NO_JOINT 0xFFu         /* SENSOR_INFO.joint of a sensor on no commanded joint */
+
+/* SENSOR_INFO (S→B, 1.1): the answer to DESCRIBE, one per sensor id. */
+typedef struct ach_sensor_info {
+  uint8_t sensor_id;
+  uint8_t kind;                    /* ACH_KIND_* of its samples */
+  uint8_t sensor_type;             /* ACH_SENSOR_* */
+  uint8_t joint;                   /* joint id (as in MOTOR_COMMAND) of the actuator on the joint
+                                      it measures, ACH_NO_JOINT if none */
+  uint32_t counts_per_rev;         /* encoders: counter counts per revolution; else 0 */
+  float rate_hz;                   /* samples per second of simulation time */
+  char units[ACH_UNITS_LEN + 1];   /* ASCII, NUL-terminated: "count", "rad", "rad/s", ... */
+  char name[ACH_INFO_NAME_LEN + 1]; /* ASCII, NUL-terminated: "sensor.channel" */
+} ach_sensor_info;
+
 /* Any message: what the decoder delivers and what ach_encode() takes. */
 typedef struct ach_message {
   uint8_t type;                    /* ach_msg_type: selects the member of u */
@@ -296,6 +334,8 @@ typedef struct ach_message {
     ach_status status;
     ach_error error;
     ach_step_request step_request;
+    ach_describe describe;
+    ach_sensor_info sensor_info;
   } u;
 } ach_message;
 
@@ -334,6 +374,9 @@ int ach_encode_status(uint8_t *out, size_t out_sz, uint16_t seq, const ach_statu
 int ach_encode_error(uint8_t *out, size_t out_sz, uint16_t seq, const ach_error *msg);
 int ach_encode_step_request(uint8_t *out, size_t out_sz, uint16_t seq,
                             const ach_step_request *msg);
+int ach_encode_describe(uint8_t *out, size_t out_sz, uint16_t seq, const ach_describe *msg);
+/* units and name are sent up to their first NUL (ACH_E_RANGE if longer than the field). */
+int ach_encode_sensor_info(uint8_t *out, size_t out_sz, uint16_t seq, const ach_sensor_info *msg);
 /* Encodes msg->u according to msg->type (msg->seq, version and payload_len are ignored: seq is
  * the argument). ACH_E_TYPE for an unknown type. */
 int ach_encode(uint8_t *out, size_t out_sz, uint16_t seq, const ach_message *msg);

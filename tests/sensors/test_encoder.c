@@ -122,6 +122,100 @@ static void test_index(void **state) {
   fixture_free(&f);
 }
 
+/* incremental: the counter reads 0 at the first sample wherever the joint stands, again after a
+ * reset, counts from there, and the index pulse comes at index_angle + 2πk, not at 0 */
+static void test_incremental_mode(void **state) {
+  (void)state;
+  fixture f;
+  assert_int_equal(fixture_load(&f, "{\"list\": [{\"name\": \"e\", \"type\": \"encoder\","
+                                    " \"joint\": \"j\", \"counts_per_rev\": 1000,"
+                                    " \"mode\": \"incremental\", \"index_angle\": 1.0,"
+                                    " \"index\": true, \"velocity\": true}]}"), 0);
+  const sens_sensor *e = sens_set_sensor(f.set, 0);
+  const int cc = sens_sensor_channel(e, "counts"), ca = sens_sensor_channel(e, "angle");
+  const int ci = sens_sensor_channel(e, "index"), cv = sens_sensor_channel(e, "velocity");
+  const sens_sample *s = &e->sample;
+  const double step = two_pi / 1000.0;
+  const double q0 = 0.7301; /* power-up angle: not on a count of the wheel */
+  fixture_at(&f, 0, q0, 0.0);
+  assert_true(s->meas[cc] == 0.0 && s->truth[cc] == 0.0);
+  assert_true(s->meas[ca] == 0.0);
+  assert_true(fabs(s->truth[ca]) <= 0.5 * step);
+  assert_true(s->meas[cv] == 0.0);
+  /* sweep up 0.4 rad: the index at 1.0 rad is crossed once, the counter follows the wheel */
+  int pulses = 0, pulse_n = -1;
+  for (int n = 1; n <= 400; n++) {
+    const double q = q0 + 0.001 * n;
+    fixture_at(&f, n, q, 1.0);
+    const double wheel0 = (double)lround((q0 - 1.0) / step);
+    assert_true(s->meas[cc] == (double)lround((q - 1.0) / step) - wheel0);
+    assert_true(s->meas[cc] == s->truth[cc]);
+    assert_true(fabs(s->meas[ca] - s->meas[cc] * step) <= 1e-15);
+    if (s->meas[ci] == 1.0) {
+      pulses++, pulse_n = n;
+    }
+  }
+  assert_int_equal(pulses, 1);
+  assert_true(fabs(q0 + 0.001 * pulse_n - 1.0) <= 0.001 + step); /* at the configured angle */
+  /* a reset (the runtime's reset, a power cycle of the board): 0 again where the joint is */
+  sens_set_reset(f.set, 9);
+  fixture_at(&f, 401, 2.5, 0.0);
+  assert_true(s->meas[cc] == 0.0 && s->truth[cc] == 0.0);
+  fixture_at(&f, 402, 2.5 - 10 * step, 0.0);
+  assert_true(s->meas[cc] == -10.0);
+  fixture_free(&f);
+}
+
+/* absolute with zero_offset: counts from the configured joint angle, index mark there too */
+static void test_absolute_zero_offset(void **state) {
+  (void)state;
+  fixture f;
+  assert_int_equal(fixture_load(&f, "{\"list\": [{\"name\": \"e\", \"type\": \"encoder\","
+                                    " \"joint\": \"j\", \"counts_per_rev\": 1000,"
+                                    " \"mode\": \"absolute\", \"zero_offset\": -0.25,"
+                                    " \"index\": true}]}"), 0);
+  const sens_sensor *e = sens_set_sensor(f.set, 0);
+  const int cc = sens_sensor_channel(e, "counts"), ca = sens_sensor_channel(e, "angle");
+  const int ci = sens_sensor_channel(e, "index");
+  const sens_sample *s = &e->sample;
+  const double step = two_pi / 1000.0;
+  int pulses = 0;
+  for (int n = 0; n < 300; n++) {
+    const double q = 0.1 - 0.002 * n; /* 0.1 → -0.498: crosses the zero at -0.25 once */
+    fixture_at(&f, n, q, 0.0);
+    assert_true(s->meas[cc] == (double)lround((q + 0.25) / step));
+    assert_true(s->truth[ca] == q + 0.25);
+    pulses += s->meas[ci] == 1.0;
+  }
+  assert_int_equal(pulses, 1);
+  fixture_free(&f);
+}
+
+/* the mode keys: unknown mode, an origin key of the other mode, a non-finite origin */
+static void test_mode_errors(void **state) {
+  (void)state;
+  static const char *const bad[][2] = {
+      {"\"mode\": \"relative\"", "list[0].mode: expected \"absolute\" or \"incremental\""},
+      {"\"mode\": \"incremental\", \"zero_offset\": 1",
+       "list[0].zero_offset: only for an absolute encoder"},
+      {"\"index_angle\": 1", "list[0].index_angle: only for an incremental encoder"},
+      {"\"zero_offset\": 1e9", "list[0].zero_offset: must be a joint angle"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"list\": [{\"name\": \"e\", \"type\": \"encoder\", \"joint\": \"j\","
+             " \"counts_per_rev\": 100, %s}]}",
+             bad[k][0]);
+    fixture f;
+    assert_int_not_equal(fixture_load(&f, json), 0);
+    if (!strstr(f.err, bad[k][1])) {
+      fail_msg("%s: got '%s', expected '%s'", bad[k][0], f.err, bad[k][1]);
+    }
+    fixture_free(&f);
+  }
+}
+
 /* rate dividing the physics rate: every k-th step; any other rate: own clock, truth held */
 static void test_rates(void **state) {
   (void)state;
@@ -298,6 +392,8 @@ int main(void) {
       cmocka_unit_test(test_rates),        cmocka_unit_test(test_drops),
       cmocka_unit_test(test_faults),       cmocka_unit_test(test_live_tuning),
       cmocka_unit_test(test_torque_scale_offset),
+      cmocka_unit_test(test_incremental_mode), cmocka_unit_test(test_absolute_zero_offset),
+      cmocka_unit_test(test_mode_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

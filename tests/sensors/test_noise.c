@@ -120,7 +120,7 @@ static void check_random_walk(double rate, double duration, int runs) {
     sens_rng_seed(&r, 5, (uint64_t)j);
     sens_rw_init(&w, density, 1.0 / rate);
     double b = 0.0;
-    for (int i = 0; i < steps; i++) {
+    for (int i = 0; i <= steps; i++) { /* samples 0 .. steps: the last is at t = duration */
       b = sens_rw_step(&w, &r);
     }
     s2 += b * b;
@@ -134,6 +134,31 @@ static void test_random_walk_two_rates(void **state) {
   (void)state;
   check_random_walk(100.0, 1.0, 20000);
   check_random_walk(1000.0, 0.1, 20000);
+}
+
+/* docs/sensors.md: the walk starts at 0 at reset, so the first sample of a chain with only a
+ * random walk is the input itself, and the second is one step of N_b·√Δt away (any seed) */
+static void test_random_walk_starts_at_zero(void **state) {
+  (void)state;
+  sens_chain_params p;
+  sens_chain_params_default(&p);
+  p.rw_density = 0.5;
+  double second2 = 0.0;
+  const int runs = 20000;
+  for (int j = 0; j < runs; j++) {
+    sens_chain c;
+    sens_rng ev;
+    sens_rng_seed(&ev, 1, 0);
+    sens_chain_init(&c, &p, 100.0, 77, (uint64_t)j);
+    assert_true(sens_chain_step(&c, 1.25, &ev) == 1.25);
+    const double b1 = sens_chain_step(&c, 1.25, &ev) - 1.25;
+    second2 += b1 * b1;
+    sens_chain_reset(&c, 77, (uint64_t)j);
+    assert_true(sens_chain_step(&c, 1.25, &ev) == 1.25);
+  }
+  /* Var b[1] = N_b²·Δt, mean of b² over `runs` draws has relative std sqrt(2/runs) */
+  const double expected = p.rw_density * p.rw_density / 100.0;
+  assert_true(fabs(second2 / runs / expected - 1.0) < 5.0 * sqrt(2.0 / runs));
 }
 
 /* the turn-on bias is constant within a run and N(0, sigma²) across runs */
@@ -239,6 +264,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_white_sigma),        cmocka_unit_test(test_white_density),
       cmocka_unit_test(test_gauss_markov_two_rates), cmocka_unit_test(test_random_walk_two_rates),
+      cmocka_unit_test(test_random_walk_starts_at_zero),
       cmocka_unit_test(test_turn_on_bias),       cmocka_unit_test(test_scale_offset_fit),
       cmocka_unit_test(test_retune_keeps_state), cmocka_unit_test(test_check_messages),
   };

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim/pool.h"
 #include "sim/sim.h"
 
 void *__real_malloc(size_t size);
@@ -32,6 +33,31 @@ void *__wrap_calloc(size_t n, size_t size) {
 void *__wrap_realloc(void *p, size_t size) {
   allocations++;
   return __real_realloc(p, size);
+}
+
+/* a batch of the world pool: its workers step from data made in sim_pool_new */
+static void test_pool_step_allocates_nothing(void **state) {
+  (void)state;
+  char path[512], err[512];
+  snprintf(path, sizeof path, "%s/configs/club_arm.json", ACHILLES_SOURCE_DIR);
+  sim_model *m = sim_model_load_file(path, err, sizeof err);
+  assert_non_null(m);
+  long before_new = allocations;
+  sim_pool *p = sim_pool_new(m, 8, 2, err, sizeof err);
+  assert_non_null(p);
+  assert_true(allocations > before_new);
+  sim_pool_step(p, 1); /* the worker thread's first wake-up is not a step */
+  long before = allocations;
+  double ctrl[8 * 16] = {0.1};
+  double obs[8 * 64];
+  for (int b = 0; b < 50; b++) {
+    sim_pool_set_ctrl(p, ctrl);
+    sim_pool_step(p, 10);
+    sim_pool_observe(p, 0, obs);
+  }
+  assert_int_equal(allocations - before, 0);
+  sim_pool_free(&p);
+  sim_model_free(m);
 }
 
 static void test_step_allocates_nothing(void **state) {
@@ -69,6 +95,7 @@ static void test_step_allocates_nothing(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_step_allocates_nothing)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_step_allocates_nothing),
+                                     cmocka_unit_test(test_pool_step_allocates_nothing)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

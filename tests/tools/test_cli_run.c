@@ -12,12 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "hil/log.h"
+#include "hil/record/log.h"
 
 static char dir[64];
 
@@ -270,6 +271,94 @@ static void test_record_survives_kill(void **state) {
   }
 }
 
+/* Like spawn, with the child's file size limited to fsize bytes (RLIMIT_FSIZE) and SIGXFSZ
+ * ignored, so a write past the limit fails with EFBIG as a full disk fails with ENOSPC: a
+ * failing disk without root or a small file system. */
+static pid_t spawn_limited(char *const argv[], const char *out_path, const char *err_path,
+                           rlim_t fsize) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, 1);
+    dup2(err, 2);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {fsize, fsize};
+    setrlimit(RLIMIT_FSIZE, &lim);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+/* A recording that cannot be written is never silent: the first failed write is said on stderr
+ * at once (with the system's reason), counted in the status, and the exit status is 1. With
+ * --on-record-error stop (the default) the run stops there; with continue it runs to the end. */
+static void test_failed_recording_is_reported(void **state) {
+  (void)state;
+  static const char *const policies[] = {"stop", "continue"};
+  for (int k = 0; k < 2; k++) {
+    char out[128], err[128], log[128];
+    snprintf(out, sizeof out, "%s/full.out", dir);
+    snprintf(err, sizeof err, "%s/full.err", dir);
+    snprintf(log, sizeof log, "%s/full.log", dir);
+    char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
+                    "--mode", "fast", "--duration", "3", "--no-zmq", "--status-period", "0",
+                    "--record", log, "--on-record-error", (char *)policies[k], NULL};
+    const int rc = wait_exit(spawn_limited(argv, out, err, 200 * 1024));
+    const char *text = slurp(err);
+    if (rc != 1 || !strstr(text, "recording to") || !strstr(text, "File too large") ||
+        !strstr(text, "record errors")) {
+      fail_msg("%s: exit %d, stderr:\n%s", policies[k], rc, text);
+    }
+    const char *whole = strstr(text, "whole run: t=");
+    assert_non_null(whole);
+    const double t_end = atof(whole + strlen("whole run: t="));
+    if (k == 0 ? !(t_end < 3.0) : !(t_end > 2.99)) {
+      fail_msg("%s: the run ended at t = %g s\n%s", policies[k], t_end, text);
+    }
+  }
+}
+
+/* SIGHUP (the terminal closed), SIGTERM and SIGQUIT stop a realtime run as SIGINT does: the
+ * final status and the end record written, the pty link removed, exit 0. */
+static void test_hangup_stops_cleanly(void **state) {
+  (void)state;
+  static const int sigs[] = {SIGHUP, SIGTERM, SIGQUIT};
+  for (int k = 0; k < 3; k++) {
+    char out[128], err[128], link[128], log[128];
+    snprintf(out, sizeof out, "%s/hup.out", dir);
+    snprintf(err, sizeof err, "%s/hup.err", dir);
+    snprintf(link, sizeof link, "%s/hup.pty", dir);
+    snprintf(log, sizeof log, "%s/hup.log", dir);
+    char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
+                    "--serial", "pty", "--pty-link", link, "--no-zmq", "--record", log, NULL};
+    pid_t pid = spawn(argv, out, err);
+    assert_int_equal(wait_for_file(link, 10.0), 0);
+    sleep_s(0.2);
+    kill(pid, sigs[k]);
+    const int rc = wait_exit(pid);
+    const char *text = slurp(err);
+    if (rc != 0 || !strstr(text, "whole run:")) {
+      fail_msg("signal %d: exit %d, stderr:\n%s", sigs[k], rc, text);
+    }
+    struct stat st;
+    assert_int_not_equal(lstat(link, &st), 0); /* the symlink was removed */
+    char msg[512];
+    hil_log_reader *r = hil_log_reader_open(log, msg, sizeof msg);
+    assert_non_null(r);
+    hil_log_record rec;
+    int next;
+    while ((next = hil_log_next(r, &rec, msg, sizeof msg)) == 1) {
+    }
+    if (next != 0 || !hil_log_reader_saw_end(r)) {
+      fail_msg("signal %d: the log has no end record (%d: %s)", sigs[k], next, msg);
+    }
+    hil_log_reader_close(&r);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fast_run_finishes),
@@ -278,6 +367,8 @@ int main(void) {
       cmocka_unit_test(test_sigint_stops_cleanly),
       cmocka_unit_test(test_firmware_holds_setpoints_in_realtime),
       cmocka_unit_test(test_record_survives_kill),
+      cmocka_unit_test(test_failed_recording_is_reported),
+      cmocka_unit_test(test_hangup_stops_cleanly),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

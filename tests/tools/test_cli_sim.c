@@ -96,6 +96,42 @@ static void test_errors(void **state) {
   expect_failure(args, "expected a finite number");
 }
 
+/* A file that lists a child before its parent: columns still follow the file, and each column
+ * holds its own joint's value (the model itself orders parents first). */
+static void test_columns_in_file_order(void **state) {
+  (void)state;
+  char path[] = "/tmp/achilles_order_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fputs("{ \"name\": \"child_first\", \"timestep\": 0.002, \"gravity\": [0, 0, 0],\n"
+        "  \"bodies\": [\n"
+        "    { \"name\": \"lower\", \"parent\": \"upper\", \"pos\": [0.5, 0, 0],\n"
+        "      \"joint\": { \"name\": \"elbow\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
+        "      \"inertial\": { \"mass\": 0.5, \"com\": [0.2, 0, 0],\n"
+        "                    \"inertia\": [0.001, 0.01, 0.01, 0, 0, 0] } },\n"
+        "    { \"name\": \"upper\", \"parent\": \"world\",\n"
+        "      \"joint\": { \"name\": \"shoulder\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
+        "      \"inertial\": { \"mass\": 1, \"com\": [0.25, 0, 0],\n"
+        "                    \"inertia\": [0.001, 0.02, 0.02, 0, 0, 0] } }\n"
+        "  ] }\n",
+        f);
+  fclose(f);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd,
+           "%s sim %s --duration 0.002 --qpos elbow=0.3 --qpos shoulder=-0.2 --csv -",
+           ACHILLES_BIN, path);
+  int rc = run(cmd, output, sizeof output);
+  remove(path);
+  assert_int_equal(rc, 0);
+  const char *header = "time,elbow.q,shoulder.q,elbow.qd,shoulder.qd,energy\n";
+  assert_memory_equal(output, header, strlen(header));
+  double t, q_elbow, q_shoulder;
+  assert_int_equal(sscanf(output + strlen(header), "%lf,%lf,%lf", &t, &q_elbow, &q_shoulder), 3);
+  assert_true(t == 0 && q_elbow == 0.3 && q_shoulder == -0.2);
+}
+
 static void test_help(void **state) {
   (void)state;
   assert_int_equal(run(ACHILLES_BIN " sim --help", output, sizeof output), 0);
@@ -109,6 +145,7 @@ int main(void) {
       cmocka_unit_test(test_csv_layout),
       cmocka_unit_test(test_every_and_qpos),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_columns_in_file_order),
       cmocka_unit_test(test_help),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

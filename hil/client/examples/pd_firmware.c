@@ -12,6 +12,11 @@
  * where angle = counts·2π/cpr and velocity is the filtered difference of consecutive angles over
  * their measurement times (frame time − age). Joints without a setpoint hold angle 0.
  *
+ * Homing (--home J=CMD): a joint whose encoder is incremental (it reads 0 at power-up wherever the
+ * joint stands) is first driven with the constant command CMD until its encoder's index channel
+ * reads 1; the count of that sample becomes the joint's zero, and the PD loop then holds the set
+ * point measured from the index mark. Until then set points count from the power-up position.
+ *
  * Defaults fit the club arm (configs/club_arm.json): its encoder counts at sensor ids 0, 4, 7,
  * 10 with 8192, 16384, 16384 and 4096 counts per turn (configs/club_arm.sensors.json), its DC
  * motors with duty input (stall torque per unit duty 4.0, 12.6, 5.0 and 0.96 N·m), and gains
@@ -39,9 +44,17 @@ typedef struct joint {
   double kp, kd;   /* command per rad, command per rad/s */
   int encoder;     /* sensor id of the joint's counts channel, -1: none */
   double cpr;      /* counts per revolution of that counter */
+  int index;       /* sensor id of the same encoder's index channel, -1: none */
+  int index_given; /* --index set: DESCRIBE does not change it */
+  double home_cmd; /* command while homing (0: this joint does not home) */
+  int homing;      /* 1 until the index mark has been seen */
+  int32_t counts;  /* last good reading */
+  int32_t zero;    /* counts at the index mark once homed, else 0 */
+  int given;       /* encoder or cpr set on the command line: DESCRIBE does not change them */
   /* state */
   int have;     /* a reading arrived */
   double q, v;  /* angle (rad) and filtered velocity (rad/s) */
+  double qmin, qmax; /* range of q over the run (the exit line prints it) */
   double t;     /* measurement time of q, s */
   uint32_t seq; /* sample_seq of q */
 } joint;
@@ -72,8 +85,14 @@ static const char usage[] =
     "  --setpoint J=RAD   target angle of joint J (repeatable; others hold 0)\n"
     "  --kp K | J=K       proportional gain, command per rad (defaults: 20 20 20 2)\n"
     "  --kd K | J=K       derivative gain, command per rad/s (defaults: 0.3 0.3 0.3 0.01)\n"
-    "  --encoder J=ID     sensor id of joint J's encoder counts (defaults: 0=0 1=4 2=7 3=10)\n"
-    "  --cpr N | J=N      counts per revolution (defaults: 8192 16384 16384 4096)\n"
+    "  --encoder J=ID     sensor id of joint J's encoder counts (defaults: 0=0 1=4 2=7 3=10,\n"
+    "                     then what DESCRIBE reports for the joint)\n"
+    "  --cpr N | J=N      counts per revolution (defaults: 8192 16384 16384 4096, then\n"
+    "                     what DESCRIBE reports)\n"
+    "  --home J=CMD       home joint J first: command CMD until its index pulse, then\n"
+    "                     count set points from the index mark (repeatable)\n"
+    "  --index J=ID       sensor id of joint J's index channel (default: 0=3, then what\n"
+    "                     DESCRIBE reports)\n"
     "  --mode NAME        duty (default), torque, voltage, position or velocity\n"
     "  --limit X          clamp of the command (default 1, a full duty cycle)\n"
     "  --cutoff HZ        velocity filter cutoff (default 50)\n"
@@ -148,7 +167,9 @@ static int send_command(firmware *f) {
   for (int i = 0; i < f->n; i++) {
     joint *j = &f->j[i];
     double u = 0;
-    if (j->have) {
+    if (j->homing) {
+      u = j->home_cmd;
+    } else if (j->have) {
       u = j->kp * (j->setpoint - j->q) - j->kd * j->v;
       u = u > f->limit ? f->limit : u < -f->limit ? -f->limit : u;
     }
@@ -164,11 +185,18 @@ static int send_command(firmware *f) {
 
 /* a new reading of joint j: angle from counts, velocity from the last two readings */
 static void update_joint(firmware *f, joint *j, const ach_sample *s, double t) {
-  double q = (double)s->v.counts * 2 * PI / j->cpr;
+  double q = (double)(s->v.counts - j->zero) * 2 * PI / j->cpr;
+  j->counts = s->v.counts;
   if (j->have && s->sample_seq != j->seq && t > j->t) {
     double raw = (q - j->q) / (t - j->t);
     double a = 1 - exp(-2 * PI * f->cutoff_hz * (t - j->t));
     j->v += a * (raw - j->v);
+  }
+  if (!j->have || q < j->qmin) {
+    j->qmin = q;
+  }
+  if (!j->have || q > j->qmax) {
+    j->qmax = q;
   }
   j->q = q, j->t = t, j->seq = s->sample_seq;
   j->have = 1;
@@ -181,6 +209,20 @@ static void print_line(firmware *f) {
   }
   printf("  (%lu frames, %lu commands)\n", f->frames, f->commands);
   fflush(stdout);
+}
+
+/* The index channel of a homing joint read 1: the last count (of the same sample, which comes
+ * first in the frame) is the mark. Shifting q with the zero keeps the velocity filter smooth. */
+static void home_joint(firmware *f, int i) {
+  joint *j = &f->j[i];
+  if (!j->homing || !j->have) {
+    return;
+  }
+  j->q -= (double)(j->counts - j->zero) * 2 * PI / j->cpr;
+  j->zero = j->counts;
+  j->homing = 0;
+  fprintf(stderr, "pd_firmware: joint %d homed: index mark at count %ld (t=%.3f s)\n", i,
+          (long)j->zero, f->sim_time);
 }
 
 /* A frame with an entry of a controlled joint's encoder (good or not) is answered with one
@@ -198,6 +240,9 @@ static int on_samples(firmware *f, const ach_sensor_samples *ss) {
         if (good) {
           update_joint(f, &f->j[i], s, 1e-9 * ((double)ss->sim_time_ns - (double)s->age_ns));
         }
+      } else if (f->j[i].index == s->sensor_id && s->kind == ACH_KIND_VALUE &&
+                 !(s->flags & (ACH_SAMPLE_DROPPED | ACH_SAMPLE_FAULT)) && s->v.value == 1.0f) {
+        home_joint(f, i);
       }
     }
   }
@@ -206,6 +251,37 @@ static int on_samples(firmware *f, const ach_sensor_samples *ss) {
     f->next_print = floor(f->sim_time) + 1;
   }
   return seen ? send_command(f) : 0;
+}
+
+/* DESCRIBE (protocol 1.1): the encoder counts channel of each joint and its counts per turn,
+ * for the joints whose --encoder / --cpr were not given. A 1.0 simulator does not answer; the
+ * defaults stay. */
+static int send_describe(firmware *f) {
+  ach_message m;
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_DESCRIBE;
+  m.u.describe.sensor_id = ACH_DESCRIBE_ALL;
+  return send_message(f, &m);
+}
+
+static void on_sensor_info(firmware *f, const ach_sensor_info *in) {
+  const size_t len = strlen(in->name);
+  if (in->sensor_type == ACH_SENSOR_ENCODER && in->joint < f->n && len > 6 &&
+      strcmp(in->name + len - 6, ".index") == 0 && !f->j[in->joint].index_given) {
+    f->j[in->joint].index = in->sensor_id; /* the channel homing watches */
+    return;
+  }
+  if (in->sensor_type != ACH_SENSOR_ENCODER || in->kind != ACH_KIND_COUNTS ||
+      in->joint >= f->n || in->counts_per_rev == 0 || f->j[in->joint].given) {
+    return;
+  }
+  joint *j = &f->j[in->joint];
+  if (j->encoder != in->sensor_id || j->cpr != (double)in->counts_per_rev) {
+    fprintf(stderr, "pd_firmware: joint %u: encoder %s, id %u, %lu counts per turn\n", in->joint,
+            in->name, in->sensor_id, (unsigned long)in->counts_per_rev);
+  }
+  j->encoder = in->sensor_id;
+  j->cpr = (double)in->counts_per_rev;
 }
 
 /* Returns 1 to stop (duration reached), -1 on a write error, else 0. */
@@ -218,8 +294,12 @@ static int on_message(firmware *f, const ach_message *m) {
     }
     f->n = m->u.hello_ack.n_joints < MAX_J ? m->u.hello_ack.n_joints : MAX_J;
     f->connected = 1;
-    fprintf(stderr, "pd_firmware: connected: %d joints, %u sensor ids, %u Hz\n", f->n,
-            m->u.hello_ack.n_sensors, (unsigned)m->u.hello_ack.physics_rate_hz);
+    fprintf(stderr, "pd_firmware: connected: %d joints, %u sensor ids, %u Hz (protocol %u.%u)\n",
+            f->n, m->u.hello_ack.n_sensors, (unsigned)m->u.hello_ack.physics_rate_hz,
+            m->u.hello_ack.version_major, m->u.hello_ack.version_minor);
+    return m->u.hello_ack.version_minor >= 1 && send_describe(f) ? -1 : 0;
+  case ACH_MSG_SENSOR_INFO:
+    on_sensor_info(f, &m->u.sensor_info);
     return 0;
   case ACH_MSG_SENSOR_SAMPLES:
     if (!f->connected) {
@@ -282,6 +362,7 @@ static void defaults(firmware *f) {
     f->j[i].kd = i < 4 ? kd[i] : 0.3;
     f->j[i].encoder = i < 4 ? encoders[i] : -1;
     f->j[i].cpr = i < 4 ? cpr[i] : 4096;
+    f->j[i].index = i == 0 ? 3 : -1; /* the club arm's base encoder has one */
   }
 }
 
@@ -300,6 +381,14 @@ static void set_field(firmware *f, int jnt, char which, double v) {
       j->kd = v;
     } else if (which == 'e') {
       j->encoder = (int)v;
+    } else if (which == 'i') {
+      j->index = (int)v;
+      j->index_given = 1;
+    } else if (which == 'h') {
+      j->home_cmd = v;
+      j->homing = v != 0;
+    } else if (which == 'g') {
+      j->given = 1;
     } else {
       j->cpr = v;
     }
@@ -334,7 +423,8 @@ static int parse_args(firmware *f, int argc, char **argv) {
       return -1;
     } else {
       i++;
-      int needs_joint = strcmp(a, "--setpoint") == 0 || strcmp(a, "--encoder") == 0;
+      int needs_joint = strcmp(a, "--setpoint") == 0 || strcmp(a, "--encoder") == 0 ||
+                        strcmp(a, "--home") == 0 || strcmp(a, "--index") == 0;
       if (needs_joint && jnt < 0) {
         fprintf(stderr, "pd_firmware: %s %s: expected JOINT=VALUE\n", a, v);
         return -1;
@@ -347,8 +437,14 @@ static int parse_args(firmware *f, int argc, char **argv) {
         set_field(f, jnt, 'd', x);
       } else if (strcmp(a, "--encoder") == 0) {
         set_field(f, jnt, 'e', x);
+        set_field(f, jnt, 'g', 1);
+      } else if (strcmp(a, "--index") == 0) {
+        set_field(f, jnt, 'i', x);
+      } else if (strcmp(a, "--home") == 0 && x != 0) {
+        set_field(f, jnt, 'h', x);
       } else if (strcmp(a, "--cpr") == 0 && x > 0) {
         set_field(f, jnt, 'c', x);
+        set_field(f, jnt, 'g', 1);
       } else if (strcmp(a, "--limit") == 0 && jnt < 0 && x > 0) {
         f->limit = x;
       } else if (strcmp(a, "--cutoff") == 0 && jnt < 0 && x > 0) {
@@ -429,5 +525,13 @@ int main(int argc, char **argv) {
   }
   int rc = run(&f);
   close(f.fd);
+  /* the range each joint went through: overshoot past a set point shows here */
+  fprintf(stderr, "pd_firmware: range of q:");
+  for (int i = 0; i < f.n; i++) {
+    if (f.j[i].have) {
+      fprintf(stderr, "  j%d [%+.4f, %+.4f]", i, f.j[i].qmin, f.j[i].qmax);
+    }
+  }
+  fprintf(stderr, "\n");
   return rc;
 }

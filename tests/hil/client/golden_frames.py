@@ -6,6 +6,8 @@ CRC-16/CCITT-FALSE, a separate COBS implementation), independently of achilles_c
 Prints each frame as hex (for the document) and as a C initializer (for
 test_client_messages.c). With --check C_FILE DOC_FILE it verifies instead that the test's golden
 arrays and the document's examples are exactly these bytes (run by ctest).
+With --cobs it prints the COBS cases as C arrays (for test_client_framing.c), and with
+--check-cobs C_FILE it verifies them.
 Run: /usr/bin/python3 tests/hil/client/golden_frames.py [--check test.c doc.md]
 """
 import binascii
@@ -40,6 +42,9 @@ assert cobs(bytes.fromhex("11 22 00 33")) == bytes.fromhex("03 11 22 02 33 00")
 assert cobs(bytes(range(1, 255))) == b"\xff" + bytes(range(1, 255)) + b"\x00"
 assert cobs(bytes(range(0, 255))) == b"\x01\xff" + bytes(range(1, 255)) + b"\x00"
 assert cobs(bytes(range(1, 256))) == b"\xff" + bytes(range(1, 255)) + b"\x02\xff\x00"
+# a zero-free run of exactly 254 bytes followed by a zero: the full block implies no zero, so
+# an empty block (code 01) stands for it
+assert cobs(bytes(range(1, 255)) + b"\x00") == b"\xff" + bytes(range(1, 255)) + b"\x01\x01\x00"
 
 
 def frame(msg_type, seq, payload):
@@ -54,7 +59,7 @@ EXAMPLES = [
     ("hello", 0x01, 0,
      struct.pack("<BBHH16s", 1, 0, 0x0001, 256, b"club-arm")),
     ("hello_ack", 0x02, 0,
-     struct.pack("<BBBBBIQ", 1, 0, 0, 2, 3, 1000, 1_500_000_000)),
+     struct.pack("<BBBBBIQHB", 1, 1, 0, 2, 3, 1000, 1_500_000_000, 256, 16)),
     ("sensor_samples", 0x03, 42,
      struct.pack("<QB", 1_500_000_000, 2)
      + struct.pack("<BBBIIi", 0, 0x00, 0, 1500, 250_000, -1234)
@@ -68,6 +73,19 @@ EXAMPLES = [
     ("error", 0x07, 10,
      struct.pack("<HHB", 3, 7, 20) + b"joint 5 out of range"),
     ("step_request", 0x08, 11, struct.pack("<I", 10)),
+    ("describe", 0x09, 12, struct.pack("<B", 0xFF)),
+    ("sensor_info", 0x0A, 13,
+     struct.pack("<BBBBIf", 0, 0, 0, 0, 8192, 1000.0) + struct.pack("<B", 5) + b"count"
+     + struct.pack("<B", 19) + b"enc_base_yaw.counts"),
+]
+
+# COBS cases checked byte for byte in test_client_framing.c (input and wire bytes): zero-free
+# runs of exactly 254·k bytes, at the end of the input and followed by a zero
+RUN = bytes(range(1, 255))
+COBS_EXAMPLES = [
+    ("run254_end", RUN),
+    ("run254_zero", RUN + b"\x00"),
+    ("run508_zero_tail", RUN + RUN + b"\x00\x11"),
 ]
 
 def doc_examples(text):
@@ -103,9 +121,36 @@ def check(c_file, doc_file):
     return bad
 
 
+def check_cobs(c_file):
+    """the COBS cases of test_client_framing.c: golden_cobs_NAME_in[] and _wire[]"""
+    c_text = open(c_file).read()
+    arrays = {m.group(1): bytes(int(x, 16) for x in re.findall(r"0x[0-9a-fA-F]{2}", m.group(2)))
+              for m in re.finditer(r"golden_cobs_(\w+)\[\] = \{([^}]*)\}", c_text)}
+    bad = 0
+    for name, data in COBS_EXAMPLES:
+        if arrays.get(name + "_in") != data or arrays.get(name + "_wire") != cobs(data):
+            print(f"{c_file}: golden_cobs_{name} differs from the specification's bytes")
+            bad += 1
+    print(f"{len(COBS_EXAMPLES)} COBS cases, {bad} mismatches")
+    return bad
+
+
+def c_array(name, data):
+    body = ",\n    ".join(", ".join("0x%02x" % b for b in data[i:i + 12])
+                          for i in range(0, len(data), 12))
+    return "static const uint8_t %s[] = {\n    %s};" % (name, body)
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--check":
         sys.exit(1 if check(sys.argv[2], sys.argv[3]) else 0)
+    if len(sys.argv) == 3 and sys.argv[1] == "--check-cobs":
+        sys.exit(1 if check_cobs(sys.argv[2]) else 0)
+    if len(sys.argv) == 2 and sys.argv[1] == "--cobs":
+        for name, data in COBS_EXAMPLES:
+            print(c_array(f"golden_cobs_{name}_in", data))
+            print(c_array(f"golden_cobs_{name}_wire", cobs(data)))
+        sys.exit(0)
     for name, t, seq, payload in EXAMPLES:
         raw = frame(t, seq, payload)
         wire = cobs(raw)

@@ -21,8 +21,9 @@ static const uint8_t golden_hello[] = {
     0x03, 0x01, 0x01, 0x01, 0x02, 0x16, 0x02, 0x01, 0x02, 0x01, 0x01, 0x0a, 0x01, 0x63, 0x6c, 0x75,
     0x62, 0x2d, 0x61, 0x72, 0x6d, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x03, 0x49, 0xef, 0x00};
 static const uint8_t golden_hello_ack[] = {
-    0x03, 0x01, 0x02, 0x01, 0x02, 0x11, 0x02, 0x01, 0x01, 0x05, 0x02, 0x03, 0xe8, 0x03,
-    0x01, 0x01, 0x04, 0x2f, 0x68, 0x59, 0x01, 0x01, 0x01, 0x03, 0x32, 0xce, 0x00};
+    0x03, 0x01, 0x02, 0x01, 0x02, 0x14, 0x03, 0x01, 0x01, 0x05, 0x02, 0x03, 0xe8, 0x03,
+    0x01, 0x01, 0x04, 0x2f, 0x68, 0x59, 0x01, 0x01, 0x01, 0x01, 0x05, 0x01, 0x10, 0x87,
+    0x6b, 0x00};
 static const uint8_t golden_sensor_samples[] = {
     0x04, 0x01, 0x03, 0x2a, 0x02, 0x27, 0x01, 0x04, 0x2f, 0x68, 0x59, 0x01, 0x01, 0x01, 0x02, 0x02,
     0x01, 0x01, 0x03, 0xdc, 0x05, 0x01, 0x04, 0x90, 0xd0, 0x03, 0x0a, 0x2e, 0xfb, 0xff, 0xff, 0x01,
@@ -45,6 +46,13 @@ static const uint8_t golden_error[] = {
     0x6f, 0x66, 0x20, 0x72, 0x61, 0x6e, 0x67, 0x65, 0x3d, 0xf3, 0x00};
 static const uint8_t golden_step_request[] = {0x04, 0x01, 0x08, 0x0b, 0x02, 0x04, 0x02,
                                               0x0a, 0x01, 0x01, 0x03, 0x26, 0x1f, 0x00};
+static const uint8_t golden_describe[] = {
+    0x04, 0x01, 0x09, 0x0c, 0x02, 0x01, 0x04, 0xff, 0xa6, 0xa3, 0x00};
+static const uint8_t golden_sensor_info[] = {
+    0x04, 0x01, 0x0a, 0x0d, 0x02, 0x26, 0x01, 0x01, 0x01, 0x01, 0x01, 0x02, 0x20, 0x01,
+    0x01, 0x01, 0x1f, 0x7a, 0x44, 0x05, 0x63, 0x6f, 0x75, 0x6e, 0x74, 0x13, 0x65, 0x6e,
+    0x63, 0x5f, 0x62, 0x61, 0x73, 0x65, 0x5f, 0x79, 0x61, 0x77, 0x2e, 0x63, 0x6f, 0x75,
+    0x6e, 0x74, 0x73, 0x0e, 0x2e, 0x00};
 
 /* the messages golden_frames.py encodes, with the sequence numbers it uses */
 typedef struct golden {
@@ -55,7 +63,8 @@ typedef struct golden {
   ach_message msg;
 } golden;
 
-static golden goldens[8];
+#define NGOLDEN 10
+static golden goldens[NGOLDEN];
 
 static uint32_t f32_bits(float f) {
   uint32_t u;
@@ -70,7 +79,7 @@ static void fill_goldens(void) {
   g[0].msg.u.hello = (ach_hello){1, 0, ACH_HELLO_LOCKSTEP, 256, "club-arm"};
   g[1] = (golden){"hello_ack", golden_hello_ack, sizeof golden_hello_ack, 0,
                   {.type = ACH_MSG_HELLO_ACK}};
-  g[1].msg.u.hello_ack = (ach_hello_ack){1, 0, ACH_HELLO_OK, 2, 3, 1000, 1500000000ull};
+  g[1].msg.u.hello_ack = (ach_hello_ack){1, 1, ACH_HELLO_OK, 2, 3, 1000, 1500000000ull, 256, 16};
   g[2] = (golden){"sensor_samples", golden_sensor_samples, sizeof golden_sensor_samples, 42,
                   {.type = ACH_MSG_SENSOR_SAMPLES}};
   ach_sensor_samples *ss = &g[2].msg.u.sensor_samples;
@@ -96,6 +105,13 @@ static void fill_goldens(void) {
   g[7] = (golden){"step_request", golden_step_request, sizeof golden_step_request, 11,
                   {.type = ACH_MSG_STEP_REQUEST}};
   g[7].msg.u.step_request.steps = 10;
+  g[8] = (golden){"describe", golden_describe, sizeof golden_describe, 12,
+                  {.type = ACH_MSG_DESCRIBE}};
+  g[8].msg.u.describe.sensor_id = ACH_DESCRIBE_ALL;
+  g[9] = (golden){"sensor_info", golden_sensor_info, sizeof golden_sensor_info, 13,
+                  {.type = ACH_MSG_SENSOR_INFO}};
+  g[9].msg.u.sensor_info = (ach_sensor_info){0, ACH_KIND_COUNTS, ACH_SENSOR_ENCODER, 0, 8192,
+                                             1000.0f, "count", "enc_base_yaw.counts"};
 }
 
 /* ---- field-by-field comparison (structs have padding; floats compare by bits) ------------ */
@@ -133,6 +149,8 @@ static void assert_message_equal(const ach_message *a, const ach_message *b) {
     assert_int_equal(a->u.hello_ack.n_sensors, b->u.hello_ack.n_sensors);
     assert_int_equal(a->u.hello_ack.physics_rate_hz, b->u.hello_ack.physics_rate_hz);
     assert_true(a->u.hello_ack.sim_time_ns == b->u.hello_ack.sim_time_ns);
+    assert_int_equal(a->u.hello_ack.rx_max_payload, b->u.hello_ack.rx_max_payload);
+    assert_int_equal(a->u.hello_ack.max_joints, b->u.hello_ack.max_joints);
     break;
   case ACH_MSG_SENSOR_SAMPLES:
     assert_true(a->u.sensor_samples.sim_time_ns == b->u.sensor_samples.sim_time_ns);
@@ -177,6 +195,19 @@ static void assert_message_equal(const ach_message *a, const ach_message *b) {
     break;
   case ACH_MSG_STEP_REQUEST:
     assert_int_equal(a->u.step_request.steps, b->u.step_request.steps);
+    break;
+  case ACH_MSG_DESCRIBE:
+    assert_int_equal(a->u.describe.sensor_id, b->u.describe.sensor_id);
+    break;
+  case ACH_MSG_SENSOR_INFO:
+    assert_int_equal(a->u.sensor_info.sensor_id, b->u.sensor_info.sensor_id);
+    assert_int_equal(a->u.sensor_info.kind, b->u.sensor_info.kind);
+    assert_int_equal(a->u.sensor_info.sensor_type, b->u.sensor_info.sensor_type);
+    assert_int_equal(a->u.sensor_info.joint, b->u.sensor_info.joint);
+    assert_int_equal(a->u.sensor_info.counts_per_rev, b->u.sensor_info.counts_per_rev);
+    assert_int_equal(f32_bits(a->u.sensor_info.rate_hz), f32_bits(b->u.sensor_info.rate_hz));
+    assert_string_equal(a->u.sensor_info.units, b->u.sensor_info.units);
+    assert_string_equal(a->u.sensor_info.name, b->u.sensor_info.name);
     break;
   default:
     fail_msg("unexpected type %d", a->type);
@@ -223,7 +254,7 @@ static void test_golden_frames_encode(void **state) {
   (void)state;
   uint8_t wire[ACH_ENCODED_MAX(ACH_MAX_FRAME)];
   fill_goldens();
-  for (size_t i = 0; i < 8; i++) {
+  for (size_t i = 0; i < NGOLDEN; i++) {
     const golden *g = &goldens[i];
     int len = ach_encode(wire, sizeof wire, g->seq, &g->msg);
     if (len != (int)g->len || memcmp(wire, g->wire, g->len) != 0) {
@@ -241,7 +272,7 @@ static void test_golden_frames_encode(void **state) {
 static void test_golden_frames_decode(void **state) {
   (void)state;
   fill_goldens();
-  for (size_t i = 0; i < 8; i++) {
+  for (size_t i = 0; i < NGOLDEN; i++) {
     ach_message back;
     decode_one(goldens[i].wire, goldens[i].len, &back);
     assert_int_equal(back.seq, goldens[i].seq);
@@ -262,7 +293,7 @@ static void test_round_trip_boundaries(void **state) {
   memset(&m, 0, sizeof m);
   m.type = ACH_MSG_HELLO_ACK;
   round_trip(&m, 1);
-  m.u.hello_ack = (ach_hello_ack){255, 255, 255, 255, 255, UINT32_MAX, UINT64_MAX};
+  m.u.hello_ack = (ach_hello_ack){255, 255, 255, 255, 255, UINT32_MAX, UINT64_MAX, 0xFFFF, 255};
   round_trip(&m, 0x8000);
   /* SENSOR_SAMPLES: none, then a full frame with extreme and special values */
   memset(&m, 0, sizeof m);
@@ -357,6 +388,18 @@ static void test_encoder_range_errors(void **state) {
   m.type = ACH_MSG_ERROR;
   m.u.error.text_len = ACH_ERROR_TEXT_MAX + 1;
   assert_int_equal(ach_encode(wire, sizeof wire, 0, &m), ACH_E_RANGE);
+  /* SENSOR_INFO strings without a terminator within their field are too long */
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_SENSOR_INFO;
+  memset(m.u.sensor_info.units, 'u', sizeof m.u.sensor_info.units);
+  assert_int_equal(ach_encode(wire, sizeof wire, 0, &m), ACH_E_RANGE);
+  m.u.sensor_info.units[ACH_UNITS_LEN] = '\0';
+  memset(m.u.sensor_info.name, 'n', sizeof m.u.sensor_info.name);
+  assert_int_equal(ach_encode(wire, sizeof wire, 0, &m), ACH_E_RANGE);
+  m.u.sensor_info.name[ACH_INFO_NAME_LEN] = '\0'; /* both full: the longest SENSOR_INFO */
+  assert_int_equal(ach_payload_size(&m), 14 + ACH_UNITS_LEN + ACH_INFO_NAME_LEN);
+  assert_true(ach_payload_size(&m) <= ACH_MIN_PAYLOAD); /* every build can receive it */
+  round_trip(&m, 77);
   m.type = 0x42;
   assert_int_equal(ach_encode(wire, sizeof wire, 0, &m), ACH_E_TYPE);
   assert_int_equal(ach_payload_size(&m), ACH_E_TYPE);
@@ -402,7 +445,7 @@ static void check_small_buffers(const ach_message *msg) {
 static void test_encoder_small_buffers(void **state) {
   (void)state;
   fill_goldens();
-  for (size_t i = 0; i < 8; i++) {
+  for (size_t i = 0; i < NGOLDEN; i++) {
     check_small_buffers(&goldens[i].msg);
   }
   /* the largest message the build holds: COBS blocks of exactly 254 bytes happen inside */
@@ -466,6 +509,20 @@ static void test_payload_length_rules(void **state) {
     assert_int_equal(dec.counters.bad_payload, 1);
   }
 
+  /* SENSOR_INFO with a units length above the field (9 > 8): rejected */
+  uint8_t si[14 + 9] = {0};
+  si[12] = ACH_UNITS_LEN + 1;
+  ach_decoder_init(&dec);
+  n = make_frame(wire, sizeof wire, 1, ACH_MSG_SENSOR_INFO, 0, sizeof si, si, sizeof si);
+  assert_int_equal(ach_decoder_push(&dec, wire, n, NULL, NULL), 0);
+  assert_int_equal(dec.counters.bad_payload, 1);
+  si[12] = 0; /* no units, and a name length byte (0) missing at the end: still short */
+  n = make_frame(wire, sizeof wire, 1, ACH_MSG_SENSOR_INFO, 1, 13, si, 13);
+  assert_int_equal(ach_decoder_push(&dec, wire, n, NULL, NULL), 0);
+  assert_int_equal(dec.counters.bad_payload, 2);
+  n = make_frame(wire, sizeof wire, 1, ACH_MSG_SENSOR_INFO, 2, 14, si, 14);
+  assert_int_equal(ach_decoder_push(&dec, wire, n, NULL, NULL), 1);
+
   /* ERROR with text_len above the protocol maximum */
   uint8_t er[5 + ACH_ERROR_TEXT_MAX + 1] = {1, 0, 0xFF, 0xFF, ACH_ERROR_TEXT_MAX + 1};
   memset(er + 5, 'x', ACH_ERROR_TEXT_MAX + 1);
@@ -504,15 +561,26 @@ static void test_versions(void **state) {
   assert_int_equal(dec.counters.seq_gaps, 1);
   assert_int_equal(dec.counters.seq_lost, 2);
 
+  /* a 1.0 simulator's HELLO_ACK (the frozen 17 bytes only): receive limits unknown (0) */
+  uint8_t ack10[17] = {1, 0, 0, 2, 3, 0xe8, 0x03, 0, 0, 1};
+  n = make_frame(wire, sizeof wire, 1, ACH_MSG_HELLO_ACK, 4, sizeof ack10, ack10, sizeof ack10);
+  assert_int_equal(ach_decoder_push(&dec, wire, n, NULL, NULL), 1);
+  assert_int_equal(dec.msg.u.hello_ack.physics_rate_hz, 1000);
+  assert_true(dec.msg.u.hello_ack.sim_time_ns == 1);
+  assert_int_equal(dec.msg.u.hello_ack.rx_max_payload, 0);
+  assert_int_equal(dec.msg.u.hello_ack.max_joints, 0);
+  n = make_frame(wire, sizeof wire, 1, ACH_MSG_HEARTBEAT, 5, sizeof hb, hb, sizeof hb);
+  assert_int_equal(ach_decoder_push(&dec, wire, n, NULL, NULL), 1); 
+
   /* an unknown type with a good CRC is counted and skipped, not delivered */
-  n = make_frame(wire, sizeof wire, 1, 0x7F, 4, sizeof hb, hb, sizeof hb);
+  n = make_frame(wire, sizeof wire, 1, 0x7F, 6, sizeof hb, hb, sizeof hb);
   assert_int_equal(ach_decoder_push(&dec, wire, n, NULL, NULL), 0);
   assert_int_equal(dec.counters.unknown_type, 1);
-  n = make_frame(wire, sizeof wire, 1, 0x00, 5, 0, NULL, 0);
+  n = make_frame(wire, sizeof wire, 1, 0x00, 7, 0, NULL, 0);
   assert_int_equal(ach_decoder_push(&dec, wire, n, NULL, NULL), 0);
   assert_int_equal(dec.counters.unknown_type, 2);
   /* the skipped frames still count for the sequence: no gap after them */
-  n = make_frame(wire, sizeof wire, 1, ACH_MSG_HEARTBEAT, 6, sizeof hb, hb, sizeof hb);
+  n = make_frame(wire, sizeof wire, 1, ACH_MSG_HEARTBEAT, 8, sizeof hb, hb, sizeof hb);
   assert_int_equal(ach_decoder_push(&dec, wire, n, NULL, NULL), 1);
   assert_int_equal(dec.counters.seq_gaps, 1);
   assert_int_equal(dec.counters.seq_lost, 2);

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hil/log.h"
+#include "hil/record/log.h"
 
 /* --- helpers ---------------------------------------------------------------------------------- */
 
@@ -595,6 +595,8 @@ static void test_csv_errors(void **state) {
       {"time,enc.angle\n,1\n", "line 2, column 1: expected a number (time may not be blank)",
        HIL_LOG_EFORMAT},
       {"time,enc.angle\n0,nan\n", "line 2, column 2: expected a number", HIL_LOG_EFORMAT},
+      {"time,enc.angle\n0,1\n0.002,2\n0.002,3\n0.001,4\n",
+       "line 5: time 0.001 goes back (the row before has 0.002)", HIL_LOG_EFORMAT},
       {"", "empty file", HIL_LOG_EFORMAT},
   };
   char path[300], err[512];
@@ -613,6 +615,51 @@ static void test_csv_errors(void **state) {
   }
 }
 
+/* issue 11, item 5: a sample record whose t is null (CRC-valid) is damage named by its record;
+ * readers skip it as any damaged record (noise-fit counts it) */
+static void test_sample_without_time(void **state) {
+  (void)state;
+  char path[300], err[512];
+  tmp_path(path, sizeof path, "null_t.ndjson");
+  write_small_log(path);
+  size_t n;
+  char *buf = read_all(path, &n);
+  const char *text = "{\"type\":\"sample\",\"sensor\":\"enc_shoulder\","
+                     "\"topic\":\"enc/enc_shoulder\","
+                     "\"seq\":99,\"t\":null,\"t_truth\":0,\"wall\":0,\"valid\":true,"
+                     "\"values\":{\"counts\":1,\"angle\":2}}";
+  char line[512];
+  const int len = snprintf(line, sizeof line, "%08x %s\n",
+                           (unsigned)hil_crc32(0, text, strlen(text)), text);
+  char *second = strchr(buf, '\n') + 1; /* the null-t record becomes record 2 */
+  const size_t head = (size_t)(second - buf);
+  char *out = malloc(n + (size_t)len);
+  assert_non_null(out);
+  memcpy(out, buf, head);
+  memcpy(out + head, line, (size_t)len);
+  memcpy(out + head + (size_t)len, second, n - head);
+  write_file(path, out, n + (size_t)len);
+  free(out);
+  free(buf);
+  hil_log_reader *r = hil_log_reader_open(path, err, sizeof err);
+  assert_non_null(r);
+  hil_log_record *rec = malloc(sizeof *rec);
+  assert_non_null(rec);
+  char want[400];
+  snprintf(want, sizeof want, "%s: record 2 at byte %zu: t is not a number", path, head);
+  assert_int_equal(hil_log_next(r, rec, err, sizeof err), HIL_LOG_EFORMAT);
+  assert_non_null(strstr(err, want));
+  assert_int_equal(hil_log_next(r, rec, err, sizeof err), 1); /* and it goes on */
+  assert_int_equal(rec->index, 3);
+  free(rec);
+  hil_log_reader_close(&r);
+  hil_series s;
+  assert_int_equal(hil_series_load(&s, path, "enc_shoulder", "angle", err, sizeof err), 0);
+  assert_int_equal(s.skipped, 1);
+  assert_non_null(strstr(s.warning, "t is not a number"));
+  hil_series_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_crc32_check_value),
@@ -626,6 +673,7 @@ int main(void) {
       cmocka_unit_test(test_series_from_log),
       cmocka_unit_test(test_csv_import),
       cmocka_unit_test(test_csv_errors),
+      cmocka_unit_test(test_sample_without_time),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

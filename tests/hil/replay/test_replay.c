@@ -31,9 +31,9 @@
 #include <zmq.h>
 
 #include "hil/error.h"
-#include "hil/json_messages.h"
-#include "hil/log.h"
-#include "hil/replay.h"
+#include "hil/zmq/json_messages.h"
+#include "hil/record/log.h"
+#include "hil/record/replay.h"
 
 #define RECV_TIMEOUT_MS 10000 /* liveness guard only */
 #define MAX_MSGS 8000
@@ -884,7 +884,8 @@ static void test_control_socket(void **state) {
     if (strcmp(topic, "status") == 0) {
       finished = strstr(body, "\"finished\":true") != NULL;
       if (finished) {
-        assert_non_null(strstr(body, "\"cmd_messages\":3,\"ctl_requests\":5,\"ctl_errors\":2}"));
+        assert_non_null(strstr(
+            body, "\"cmd_messages\":3,\"oversized\":0,\"ctl_requests\":5,\"ctl_errors\":2}"));
       }
       continue;
     }
@@ -897,7 +898,8 @@ static void test_control_socket(void **state) {
       assert_non_null(strstr(reply, "\"ctl_requests\":1,\"ctl_errors\":0}"));
       snprintf(want, sizeof want, "\"replay\":{\"file\":\"%s\",\"played\":", path);
       assert_non_null(strstr(reply, want));
-      assert_non_null(strstr(reply, ",\"total\":700,\"pass\":1,\"rate\":1,\"finished\":false}}}"));
+      assert_non_null(strstr(reply, ",\"total\":700,\"pass\":1,\"rate\":1,\"instants\":"));
+      assert_non_null(strstr(reply, ",\"finished\":false}}}"));
       request(req, "{\"cmd\":\"pause\"}", reply, sizeof reply);
       assert_string_equal(reply, "{\"ok\":false,\"error\":\"replay: pause is not available in "
                                  "a replay\"}");
@@ -1167,6 +1169,458 @@ static void test_serial_pty(void **state) {
   hil_replay_free(&s);
 }
 
+/* --- issue 18 and issue 11 (item 5): time windows, steps, start on hello, time checks -------- */
+
+/* A log of the test's sensors with the header's physics rate set to rate_hz and no samples yet:
+ * the caller writes its own records with put() and closes it. */
+static hil_log_writer *custom_log(const char *path, double rate_hz) {
+  write_log(path, 0);
+  char err[512];
+  hil_log_reader *rd = hil_log_reader_open(path, err, sizeof err);
+  assert_non_null(rd);
+  hil_log_header h = *hil_log_reader_header(rd);
+  hil_log_reader_close(&rd);
+  h.rate_hz = rate_hz;
+  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
+  assert_non_null(w);
+  return w;
+}
+
+/* a sample of sensor i (its values of step 0) at t, t_truth, with seq */
+static void put(hil_log_writer *w, int i, double t, double t_truth, uint64_t seq) {
+  sens_sample smp;
+  assert_true(sample_of(i, 0, &smp));
+  smp.t = t;
+  smp.t_truth = t_truth;
+  smp.seq = seq;
+  assert_int_equal(hil_log_write_sample(w, &test_sensor[i], &smp, 0), 0);
+}
+
+/* Issue 18, item 1: simulation time accumulates rounding (t += 0.001 a thousand times gives
+ * 1.0000000000000007), so --from 0.5 --to 1 must still hold the sample at "1.000": both ends
+ * are included within 1/1000 of the physics period (1 µs here), and no further. */
+static void test_window_tolerance(void **state) {
+  (void)state;
+  char path[128];
+  tmp_path(path, sizeof path, "accumulated.log");
+  hil_log_writer *w = custom_log(path, 1000);
+  double t = 0;
+  for (int k = 0; k <= 1200; k++, t += 0.001) {
+    put(w, 0, t, t, (uint64_t)k);
+  }
+  assert_int_equal(hil_log_close(&w), 0);
+  hil_replay_select sel = {0};
+  sel.has_from = sel.has_to = 1;
+  sel.from = 0.5;
+  sel.to = 1.0;
+  hil_replay_schedule s;
+  load(&s, path, &sel);
+  print_message("t of the last sample in the window: %.17g\n", s.t_last);
+  assert_true(s.t_last > 1.0); /* the rounding the window must absorb */
+  assert_int_equal(s.n, 501);  /* k = 500 .. 1000 */
+  assert_int_equal(s.entry[0].seq, 500);
+  assert_int_equal(s.entry[500].seq, 1000);
+  assert_true(fabs(s.window_tol - 1e-6) < 1e-15);
+  hil_replay_free(&s);
+  /* 2 µs short of the next sample is not "within rounding": k = 1001 stays out */
+  sel.to = 1.001 - 2e-6;
+  load(&s, path, &sel);
+  assert_int_equal(s.n, 501);
+  hil_replay_free(&s);
+  /* the same for a CSV: its tolerance is 1/1000 of its smallest time step */
+  tmp_path(path, sizeof path, "accumulated.csv");
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "time,enc.counts\n");
+  t = 0;
+  for (int k = 0; k <= 1200; k++, t += 0.001) {
+    fprintf(f, "%.17g,%d\n", t, k);
+  }
+  fclose(f);
+  sel.to = 1.0;
+  load(&s, path, &sel);
+  assert_int_equal(s.n, 501);
+  hil_replay_free(&s);
+}
+
+/* Issue 18, items 3 and 4: a sensor on its own clock publishes samples taken since the last
+ * physics step, so its t is earlier than its step's and splits the step into several instants
+ * (here 3 per step: enc at t, imu at t - 0.09, trq at t - 0.045, at a 10 Hz physics rate).
+ * Status "steps" counts steps as the recording did (20, not 60 instants), "t" is the latest t,
+ * and the timing error is measured from the running maximum of t: the lagging instants go out
+ * right after their step's and are not late (measured from their own t, two thirds of the
+ * instants would be 22.5 ms or 45 ms late at rate 2). */
+static void test_steps_and_timing_with_own_clock(void **state) {
+  (void)state;
+  char path[128];
+  tmp_path(path, sizeof path, "own_clock.log");
+  hil_log_writer *w = custom_log(path, 10);
+  for (int k = 1; k <= 20; k++) {
+    const double t = 0.1 * k;
+    put(w, 0, t, t, (uint64_t)k);
+    put(w, 1, t - 0.09, t - 0.09, (uint64_t)k);
+    put(w, 2, t - 0.045, t - 0.045, (uint64_t)k);
+  }
+  assert_int_equal(hil_log_close(&w), 0);
+  hil_replay_select sel = {0};
+  hil_replay_schedule s;
+  load(&s, path, &sel);
+  assert_int_equal(s.damage[0], '\0');
+  assert_int_equal(s.n, 60);
+  hil_replay_options o;
+  options(&o);
+  o.rate = 2;
+  hil_replay_report rep;
+  replay_zmq(&s, &o, &rep);
+  assert_int_equal(rx->n, 60);
+  assert_int_equal(rep.instants, 60);
+  print_message("final status: %s\n", rx->final_status);
+  assert_int_equal((long)json_number(rx->final_status, "steps"), 20);
+  assert_true(json_number(rx->final_status, "t") == 2.0);
+  assert_int_equal((long)json_number(rx->final_status, "instants"), 60);
+  assert_int_equal(rep.steps, 20);
+  print_message("timing error p50 %.1f us p99 %.1f us max %.1f us\n", rep.err_p50 * 1e6,
+                rep.err_p99 * 1e6, rep.err_max * 1e6);
+  assert_true(rep.err_p50 < 10e-3);
+  hil_replay_free(&s);
+}
+
+/* Issue 11, item 5: times are checked at load. A CRC-valid sample at t = 1e9 s is damage named by
+ * its record (the player would wait 31 years for it); --skip-damaged leaves out that record only.
+ * A t of null, and a t more than one physics period earlier than the latest, are damage too; a
+ * t earlier by less (a sensor on its own clock) is not. */
+static void test_time_checks_at_load(void **state) {
+  (void)state;
+  char path[128];
+  tmp_path(path, sizeof path, "times.log");
+  hil_log_writer *w = custom_log(path, 1000);
+  for (int k = 0; k < 30; k++) {
+    const double t = 0.001 * k;
+    put(w, 0, k == 12 ? 1e9 : k == 20 ? NAN : k == 25 ? t - 0.0021 : t, t, (uint64_t)k);
+    if (k == 5) {
+      put(w, 1, t - 0.0009, t - 0.0009, 0); /* less than one period back: fine */
+    }
+  }
+  assert_int_equal(hil_log_close(&w), 0);
+  hil_replay_select sel = {0};
+  hil_replay_schedule s;
+  load(&s, path, &sel);
+  char want[256];
+  /* record 1 is the header; k = 0..5 are records 2..7, the imu record 8, k = 12 record 15 */
+  snprintf(want, sizeof want, "times.log: record 15 at byte %ld: t jumps from 0.011 s to 1e+09 s",
+           line_offset(path, 15));
+  print_message("%s\n", s.damage);
+  assert_non_null(strstr(s.damage, want));
+  assert_non_null(strstr(s.damage, "longer than the 10 s limit"));
+  assert_true(s.stopped);
+  assert_int_equal(s.n, 13); /* k = 0..11 and the imu sample */
+  hil_replay_free(&s);
+  sel.skip_damaged = 1;
+  load(&s, path, &sel);
+  assert_int_equal(s.damaged, 3);
+  assert_int_equal(s.n, 31 - 3);
+  assert_true(s.t_last < 0.03);
+  hil_replay_free(&s);
+  /* the null t is named by the log reader (noise-fit meets it too) */
+  char err[512];
+  hil_log_reader *rd = hil_log_reader_open(path, err, sizeof err);
+  assert_non_null(rd);
+  hil_log_record *rec = malloc(sizeof *rec);
+  assert_non_null(rec);
+  int k, bad = 0;
+  while ((k = hil_log_next(rd, rec, err, sizeof err)) != 0) {
+    if (k < 0) {
+      assert_int_equal(k, HIL_LOG_EFORMAT);
+      print_message("%s\n", err);
+      assert_non_null(strstr(err, "record 23 at byte"));
+      assert_non_null(strstr(err, "t is not a number"));
+      bad++;
+    }
+  }
+  assert_int_equal(bad, 1);
+  free(rec);
+  hil_log_reader_close(&rd);
+  /* the replay names a t going back more than one period */
+  tmp_path(path, sizeof path, "back.log");
+  w = custom_log(path, 1000);
+  for (int i = 0; i < 10; i++) {
+    put(w, 0, i == 6 ? 0.0025 : 0.001 * i, 0, (uint64_t)i);
+  }
+  assert_int_equal(hil_log_close(&w), 0);
+  sel.skip_damaged = 0;
+  load(&s, path, &sel);
+  print_message("%s\n", s.damage);
+  snprintf(want, sizeof want, "back.log: record 8 at byte %ld: t = 0.0025 s goes back from "
+           "t = 0.005 s of an earlier sample by more than one physics period (0.001 s)",
+           line_offset(path, 8));
+  assert_string_equal(s.damage + strlen(s.damage) - strlen(want), want);
+  assert_int_equal(s.n, 6);
+  hil_replay_free(&s);
+}
+
+/* Issue 11, item 5: a gap longer than the limit is damage by default; with skip_gaps it is
+ * reported and played across without waiting: 10 samples, a 99.99 s pause, 10 more, replayed
+ * in well under a second with their recorded t. */
+static void test_gap_skipped_on_request(void **state) {
+  (void)state;
+  char path[128];
+  tmp_path(path, sizeof path, "gap.log");
+  hil_log_writer *w = custom_log(path, 1000);
+  for (int k = 0; k < 20; k++) {
+    const double t = 0.001 * k + (k >= 10 ? 100 - 0.01 : 0);
+    put(w, 0, t, t, (uint64_t)k);
+  }
+  assert_int_equal(hil_log_close(&w), 0);
+  hil_replay_select sel = {0};
+  hil_replay_schedule s;
+  load(&s, path, &sel);
+  assert_true(s.stopped);
+  assert_int_equal(s.n, 10);
+  assert_non_null(strstr(s.damage, "record 12 at byte"));
+  hil_replay_free(&s);
+  sel.max_gap_s = 200; /* a longer limit lets it through (and the player would wait) */
+  load(&s, path, &sel);
+  assert_int_equal(s.n, 20);
+  assert_int_equal(s.damage[0], '\0');
+  hil_replay_free(&s);
+  sel.max_gap_s = 0;
+  sel.skip_gaps = 1;
+  load(&s, path, &sel);
+  assert_int_equal(s.n, 20);
+  assert_int_equal(s.damage[0], '\0');
+  assert_int_equal(s.gaps_met, 1);
+  assert_int_equal(s.ngaps, 1);
+  print_message("%s\n", s.gap_note);
+  assert_non_null(strstr(s.gap_note, "gap.log: record 12 at byte"));
+  assert_non_null(strstr(s.gap_note, "played across without waiting"));
+  hil_replay_options o;
+  options(&o);
+  hil_replay_report rep;
+  const double t0 = now_s();
+  replay_zmq(&s, &o, &rep);
+  const double took = now_s() - t0;
+  print_message("20 samples across a 99.99 s gap played in %.3f s\n", took);
+  assert_int_equal(rx->n, 20);
+  assert_true(took < 5.0);
+  assert_true(json_number(rx->body[10], "t") == 0.001 * 10 + 100 - 0.01);
+  /* the gap is cut to one period: entries 10.. are due 99.991 - 0.001 s earlier */
+  assert_int_equal(s.gap[0].entry, 10);
+  assert_true(fabs(s.gap[0].cut - 99.99) < 1e-9);
+  assert_true(fabs(s.gap_cut - 99.99) < 1e-9);
+  hil_replay_free(&s);
+}
+
+/* Issue 18, item 7, and issue 11, item 12 (replay): a log without its end record (a killed
+ * recorder) is said to be incomplete; a CSV whose time goes back is damage named by its line. */
+static void test_incomplete_log_and_csv_time_back(void **state) {
+  (void)state;
+  char path[128];
+  tmp_path(path, sizeof path, "no_end.log");
+  write_log(path, 20);
+  hil_replay_select sel = {0};
+  hil_replay_schedule s;
+  load(&s, path, &sel);
+  assert_false(s.incomplete);
+  hil_replay_free(&s);
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  int lines = 0, c;
+  while ((c = fgetc(f)) != EOF) {
+    lines += c == '\n';
+  }
+  fclose(f);
+  assert_int_equal(truncate(path, line_offset(path, lines)), 0); /* the end record goes */
+  load(&s, path, &sel);
+  assert_true(s.incomplete);
+  assert_int_equal(s.damage[0], '\0');
+  assert_int_equal(s.n, 20 + 10 + 5);
+  hil_replay_free(&s);
+
+  tmp_path(path, sizeof path, "back.csv");
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "time,enc.counts\n0,1\n0.001,2\n0.001,3\n0.0005,4\n0.002,5\n");
+  fclose(f);
+  load(&s, path, &sel);
+  print_message("%s\n", s.damage);
+  assert_non_null(strstr(s.damage, "back.csv: line 5 at byte 36: time 0.0005 goes back (an "
+                                   "earlier row has 0.001; time must not decrease)"));
+  assert_true(s.stopped);
+  assert_int_equal(s.n, 3); /* an equal time is not going back */
+  hil_replay_free(&s);
+}
+
+/* Issue 18, item 2: --wait-hello. The replay starts right after answering a hello while a
+ * subscription receiving "status" is in place, so a controller doing the handshake of
+ * docs/messages.md section 8 (drain, hello, read up to 20 ms for the status it publishes, again
+ * if none) gets every sample from the first. A hello before any subscription does not start it. */
+static void test_wait_hello_controller(void **state) {
+  (void)state;
+  char path[128];
+  tmp_path(path, sizeof path, "hello.log");
+  write_log(path, 300);
+  hil_replay_select sel = {0};
+  snprintf(sel.topics, sizeof sel.topics, "enc/");
+  hil_replay_schedule s;
+  load(&s, path, &sel);
+  hil_replay_options o;
+  options(&o);
+  o.wait_hello = 1;
+  snprintf(o.zmq_endpoint, sizeof o.zmq_endpoint, "ipc://%s/pub", tmp);
+  char err[512];
+  hil_replay *r = hil_replay_new(&s, &o, err, sizeof err);
+  if (!r) {
+    fail_msg("hil_replay_new: %s", err);
+  }
+  void *ctx = zmq_ctx_new();
+  void *req = zmq_socket(ctx, ZMQ_REQ), *sub = zmq_socket(ctx, ZMQ_SUB);
+  const int timeout = RECV_TIMEOUT_MS, linger = 0;
+  zmq_setsockopt(req, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+  zmq_setsockopt(req, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(sub, ZMQ_LINGER, &linger, sizeof linger);
+  assert_int_equal(zmq_connect(req, hil_replay_ctl_where(r)), 0);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, run_thread, r), 0);
+  static char reply[64 * 1024];
+  /* no subscriber yet: a hello is answered, the replay keeps waiting */
+  request(req, "{\"cmd\":\"hello\"}", reply, sizeof reply);
+  assert_true(strncmp(reply, "{\"ok\":true", 10) == 0);
+  request(req, "{\"cmd\":\"status\"}", reply, sizeof reply);
+  assert_non_null(strstr(reply, "\"played\":0,"));
+  /* the controller of section 8 */
+  zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "enc/enc_a", 9);
+  zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "status", 6);
+  assert_int_equal(zmq_connect(sub, hil_replay_where(r)), 0);
+  char topic[HIL_MSG_TOPIC_MAX + 1];
+  static char body[HIL_MSG_SAMPLE_MAX * 8];
+  int hellos = 0, live = 0;
+  const double give_up = now_s() + RECV_TIMEOUT_MS / 1000.0;
+  while (!live && now_s() < give_up) {
+    while (zmq_recv(sub, topic, sizeof topic, ZMQ_DONTWAIT) >= 0) { /* drain */
+      zmq_recv(sub, body, sizeof body, 0);
+    }
+    request(req, "{\"cmd\":\"hello\"}", reply, sizeof reply);
+    hellos++;
+    for (const double until = now_s() + 0.02; !live && now_s() < until;) {
+      zmq_pollitem_t it = {.socket = sub, .fd = 0, .events = ZMQ_POLLIN, .revents = 0};
+      if (zmq_poll(&it, 1, 5) == 1) {
+        const int tl = zmq_recv(sub, topic, sizeof topic - 1, 0);
+        assert_true(tl >= 0);
+        topic[tl] = '\0';
+        zmq_recv(sub, body, sizeof body, 0);
+        live = strcmp(topic, "status") == 0;
+      }
+    }
+  }
+  if (!live) {
+    fail_msg("no status on the SUB after %d hellos", hellos);
+  }
+  print_message("handshake: %d hellos\n", hellos);
+  /* every sample, from the first */
+  const int timeout_sub = RECV_TIMEOUT_MS;
+  zmq_setsockopt(sub, ZMQ_RCVTIMEO, &timeout_sub, sizeof timeout_sub);
+  long next = 0;
+  for (;;) {
+    const int tl = zmq_recv(sub, topic, sizeof topic - 1, 0);
+    if (tl < 0) {
+      fail_msg("no message within %d ms (%ld samples)", RECV_TIMEOUT_MS, next);
+    }
+    topic[tl] = '\0';
+    const int bl = zmq_recv(sub, body, sizeof body - 1, 0);
+    assert_true(bl >= 0);
+    body[bl] = '\0';
+    if (strcmp(topic, "status") == 0) {
+      if (strstr(body, "\"finished\":true")) {
+        break;
+      }
+      continue;
+    }
+    assert_int_equal((long)json_number(body, "seq"), next);
+    next++;
+  }
+  assert_int_equal(next, 300);
+  pthread_join(th, NULL);
+  hil_replay_destroy(&r);
+  zmq_close(req);
+  zmq_close(sub);
+  zmq_ctx_term(ctx);
+  hil_replay_free(&s);
+
+  /* without a control socket there is no hello to wait for */
+  o.ctl_endpoint[0] = '\0';
+  assert_null(hil_replay_new(&s, &o, err, sizeof err));
+  assert_non_null(strstr(err, "--wait-hello: no control socket"));
+}
+
+/* Issue 18, item 8: how times are rounded on the serial wire (docs/replay.md, section 2):
+ * sim_time_ns = t·10⁹ rounded to the nearest ns (0 for t <= 0), age_ns = (t − t_truth)·10⁹
+ * rounded to the nearest ns, 0 when t_truth is not before t, saturated at 2³² − 1 ns
+ * (4.29 s). */
+static void test_serial_time_rounding(void **state) {
+  (void)state;
+  char path[128];
+  tmp_path(path, sizeof path, "rounding.log");
+  hil_log_writer *w = custom_log(path, 1000);
+  const double t[4] = {0.1 + 0.2, 0.30000000000000004 + 0.0000000015, 0.4, 0.5};
+  const double t_truth[4] = {0.1 + 0.2 - 0.0025, t[1] - 2.5e-10, 0.4 + 0.001, 0.5 - 5.0};
+  const uint64_t want_time[4] = {300000000, 300000002, 400000000, 500000000};
+  const uint32_t want_age[4] = {2500000, 0, 0, UINT32_MAX};
+  for (int k = 0; k < 4; k++) {
+    put(w, 2, t[k], t_truth[k], (uint64_t)k);
+  }
+  assert_int_equal(hil_log_close(&w), 0);
+  hil_replay_select sel = {0};
+  hil_replay_schedule s;
+  load(&s, path, &sel);
+  assert_int_equal(s.n, 4);
+  hil_replay_options o;
+  options(&o);
+  o.output = HIL_REPLAY_SERIAL;
+  o.serial.use_pty = 1;
+  char err[512];
+  hil_replay *r = hil_replay_new(&s, &o, err, sizeof err);
+  if (!r) {
+    fail_msg("hil_replay_new: %s", err);
+  }
+  board b = {0};
+  b.fd = open(hil_replay_where(r), O_RDWR | O_NOCTTY | O_NONBLOCK);
+  assert_true(b.fd >= 0);
+  struct termios tio;
+  tcgetattr(b.fd, &tio);
+  cfmakeraw(&tio);
+  tcsetattr(b.fd, TCSANOW, &tio);
+  ach_decoder_init(&b.dec);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, run_thread, r), 0);
+  ach_message m;
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_HELLO;
+  m.u.hello.version_major = ACH_PROTOCOL_VERSION_MAJOR;
+  m.u.hello.rx_max_payload = ACH_MAX_PAYLOAD;
+  const uint8_t zero = 0;
+  assert_int_equal(write(b.fd, &zero, 1), 1);
+  board_send(&b, &m);
+  ach_message ack = board_next(&b);
+  assert_int_equal(ack.type, ACH_MSG_HELLO_ACK);
+  assert_int_equal(ack.u.hello_ack.sim_time_ns, want_time[0]);
+  for (int k = 0; k < 4; k++) {
+    ach_message f = board_next(&b);
+    while (f.type == ACH_MSG_STATUS) {
+      f = board_next(&b);
+    }
+    assert_int_equal(f.type, ACH_MSG_SENSOR_SAMPLES);
+    print_message("t %.17g: sim_time_ns %llu, age_ns %u\n", t[k],
+                  (unsigned long long)f.u.sensor_samples.sim_time_ns,
+                  f.u.sensor_samples.samples[0].age_ns);
+    assert_int_equal(f.u.sensor_samples.sim_time_ns, want_time[k]);
+    assert_int_equal(f.u.sensor_samples.samples[0].age_ns, want_age[k]);
+  }
+  pthread_join(th, NULL);
+  close(b.fd);
+  hil_replay_destroy(&r);
+  hil_replay_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_topic_patterns),
@@ -1182,6 +1636,13 @@ int main(void) {
       cmocka_unit_test(test_serial_pty),
       cmocka_unit_test(test_control_socket),
       cmocka_unit_test(test_timing_p99),
+      cmocka_unit_test(test_window_tolerance),
+      cmocka_unit_test(test_steps_and_timing_with_own_clock),
+      cmocka_unit_test(test_time_checks_at_load),
+      cmocka_unit_test(test_gap_skipped_on_request),
+      cmocka_unit_test(test_incomplete_log_and_csv_time_back),
+      cmocka_unit_test(test_wait_hello_controller),
+      cmocka_unit_test(test_serial_time_rounding),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hil/json_messages.h"
-#include "hil/log.h"
+#include "hil/zmq/json_messages.h"
+#include "hil/record/log.h"
 
 int achilles_cmd_replay(int argc, char **argv); /* tools/commands.h */
 
@@ -233,6 +233,79 @@ static void test_damaged_log_exit_1(void **state) {
   assert_non_null(strstr(errors, "replay: skipped 1 damaged record; the first: "));
 }
 
+/* Issue 18, item 5: one bound, one message, whatever side of it the value falls */
+static void test_rate_one_message(void **state) {
+  (void)state;
+  write_log(log_path);
+  assert_int_equal(replay(log_path, "--rate", "-1", NULL), 2);
+  assert_non_null(strstr(errors, "achilles replay: --rate: must be > 0 (got -1)"));
+  assert_null(strstr(errors, ">="));
+  assert_int_equal(replay(log_path, "--rate", "0", NULL), 2);
+  assert_non_null(strstr(errors, "achilles replay: --rate: must be > 0 (got 0)"));
+}
+
+/* Issue 18, item 6: --help and the start-up line name every control request answered */
+static void test_help_and_startup_name_latest(void **state) {
+  (void)state;
+  write_log(log_path);
+  assert_int_equal(replay("--help", NULL), 0);
+  assert_non_null(strstr(errors, "answer control requests (hello, status, latest)"));
+  assert_non_null(strstr(errors, "--wait-hello"));
+  char ep[160], ctl[160];
+  snprintf(ep, sizeof ep, "ipc://%s/pub-latest", tmp);
+  snprintf(ctl, sizeof ctl, "ipc://%s/ctl-latest", tmp);
+  assert_int_equal(replay(log_path, "--zmq", ep, "--ctl", ctl, "--no-cmd", "--no-wait", "--rate",
+                          "10", NULL),
+                   0);
+  assert_non_null(strstr(errors, "(hello, status and latest answered)"));
+}
+
+/* Issue 18, items 2 and 7, issue 11, items 5 and 12: --wait-hello needs a control socket; a log
+ * without its end record plays with a warning; --max-gap takes a positive number */
+static void test_wait_hello_gap_and_end_record(void **state) {
+  (void)state;
+  write_log(log_path);
+  assert_int_equal(replay(log_path, "--wait-hello", "--no-ctl", NULL), 2);
+  assert_non_null(strstr(errors, "--wait-hello needs ZeroMQ output with a control socket"));
+  assert_int_equal(replay(log_path, "--wait-hello", "--serial", "pty", NULL), 2);
+  assert_int_equal(replay(log_path, "--max-gap", "0", NULL), 2);
+  assert_non_null(strstr(errors, "--max-gap"));
+  /* the end record is the last line: cut it off (as a killed recorder leaves a log) */
+  FILE *f = fopen(log_path, "rb");
+  assert_non_null(f);
+  long last = 0, off = 0;
+  int c;
+  while ((c = fgetc(f)) != EOF) {
+    off++;
+    if (c == '\n' && fgetc(f) != EOF) {
+      last = off;
+      fseek(f, off, SEEK_SET);
+    }
+  }
+  fclose(f);
+  assert_int_equal(truncate(log_path, last), 0);
+  char ep[160];
+  snprintf(ep, sizeof ep, "ipc://%s/pub-end", tmp);
+  assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", NULL), 0);
+  print_message("%s", errors);
+  assert_int_equal(count(errors, "no end record"), 2); /* at the start, and in the summary */
+  assert_non_null(strstr(errors, "replay: done: 100/100 samples"));
+  /* a pause of 0.05 s is longer than --max-gap 0.01: damage, or played across with --skip-gaps */
+  snprintf(log_path + strlen(log_path) - 4, 5, ".csv");
+  f = fopen(log_path, "w");
+  assert_non_null(f);
+  fprintf(f, "time,enc.counts\n0,1\n0.001,2\n0.051,3\n0.052,4\n");
+  fclose(f);
+  assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--max-gap", "0.01", NULL), 1);
+  assert_non_null(strstr(errors, "good.csv: line 4 at byte 28: t jumps from 0.001 s to 0.051 s"));
+  assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--max-gap", "0.01", "--skip-gaps",
+                          NULL),
+                   0);
+  assert_non_null(strstr(errors, "replay: 1 gap longer than 0.01 s played across"));
+  assert_non_null(strstr(errors, "replay: done: 4/4 samples"));
+  snprintf(log_path + strlen(log_path) - 4, 5, ".log");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_usage_errors_exit_2),
@@ -242,6 +315,9 @@ int main(void) {
       cmocka_unit_test(test_plays_and_summarises),
       cmocka_unit_test(test_unusable_cpu_plays_on),
       cmocka_unit_test(test_damaged_log_exit_1),
+      cmocka_unit_test(test_rate_one_message),
+      cmocka_unit_test(test_help_and_startup_name_latest),
+      cmocka_unit_test(test_wait_hello_gap_and_end_record),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -117,11 +117,18 @@ static void on_message(const ach_message *m, void *user) {
     break;
   case ACH_MSG_SENSOR_SAMPLES:
     b->sample_frames++;
+    if (m->payload_len > b->max_samples_payload) {
+      b->max_samples_payload = m->payload_len;
+    }
     for (int i = 0; i < m->u.sensor_samples.count; i++) {
       const ach_sample *s = &m->u.sensor_samples.samples[i];
       b->latest[s->sensor_id] = *s;
       b->latest_time[s->sensor_id] = m->u.sensor_samples.sim_time_ns + 1;
     }
+    break;
+  case ACH_MSG_SENSOR_INFO:
+    b->info[m->u.sensor_info.sensor_id] = m->u.sensor_info;
+    b->infos++;
     break;
   default:
     break;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "achilles_client.h"
-#include "hil/runtime.h"
+#include "hil/runtime/runtime.h"
 #include "hil/transport.h"
 
 #define BOARD_MAX_IDS 256
@@ -36,6 +36,9 @@ typedef struct board {
   unsigned long sample_frames;
   ach_sample latest[BOARD_MAX_IDS];    /* latest entry of each sensor id */
   uint64_t latest_time[BOARD_MAX_IDS]; /* frame time of that entry, ns + 1 (0: never) */
+  int max_samples_payload;             /* longest SENSOR_SAMPLES payload received, bytes */
+  int infos;                           /* SENSOR_INFO messages received */
+  ach_sensor_info info[BOARD_MAX_IDS]; /* the latest of each sensor id */
 } board;
 
 /* Opens a pty slave (or any tty path) raw and non-blocking. Returns 0 or -1. */

@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "hil/error.h"
-#include "hil/serial_codec.h"
-#include "hil/serial_transport.h"
+#include "hil/serial/serial_codec.h"
+#include "hil/serial/serial_transport.h"
 #include "sensors/sensors.h"
 #include "sim/sim.h"
 
@@ -177,6 +177,49 @@ static void test_modes_follow_actuator_types(void **state) {
   sim_model_free(m);
 }
 
+/* SENSOR_INFO of every kind of channel of the club arm, against configs/club_arm.json and
+ * configs/club_arm.sensors.json as written: ids from the table printed at start, actuators in
+ * the order base, shoulder, elbow, wrist */
+static void test_sensor_info_from_the_config(void **state) {
+  fixture *f = *state;
+  hil_serial_table t;
+  hil_serial_table_build(&t, f->s);
+  typedef struct expect {
+    int id;
+    const char *name, *units;
+    int kind, type, joint;
+    uint32_t cpr;
+    float rate;
+  } expect;
+  static const expect cases[] = {
+      {0, "enc_base_yaw.counts", "count", ACH_KIND_COUNTS, ACH_SENSOR_ENCODER, 0, 8192, 1000},
+      {1, "enc_base_yaw.angle", "rad", ACH_KIND_VALUE, ACH_SENSOR_ENCODER, 0, 8192, 1000},
+      {2, "enc_base_yaw.velocity", "rad/s", ACH_KIND_VALUE, ACH_SENSOR_ENCODER, 0, 8192, 1000},
+      {3, "enc_base_yaw.index", "1", ACH_KIND_VALUE, ACH_SENSOR_ENCODER, 0, 8192, 1000},
+      {4, "enc_shoulder.counts", "count", ACH_KIND_COUNTS, ACH_SENSOR_ENCODER, 1, 16384, 1000},
+      {10, "enc_wrist_roll.counts", "count", ACH_KIND_COUNTS, ACH_SENSOR_ENCODER, 3, 4096, 500},
+      {12, "imu_wrist.gyro.x", "rad/s", ACH_KIND_VALUE, ACH_SENSOR_IMU, ACH_NO_JOINT, 0, 800},
+      {17, "imu_wrist.accel.z", "m/s^2", ACH_KIND_VALUE, ACH_SENSOR_IMU, ACH_NO_JOINT, 0, 800},
+      {18, "torque_shoulder.torque", "N*m", ACH_KIND_VALUE, ACH_SENSOR_TORQUE, 1, 0, 1000},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const expect *e = &cases[i];
+    ach_sensor_info in;
+    assert_int_equal(hil_serial_sensor_info(&in, &t, f->s, f->m, e->id), 0);
+    assert_int_equal(in.sensor_id, e->id);
+    assert_string_equal(in.name, e->name);
+    assert_string_equal(in.units, e->units);
+    assert_int_equal(in.kind, e->kind);
+    assert_int_equal(in.sensor_type, e->type);
+    assert_int_equal(in.joint, e->joint);
+    assert_int_equal(in.counts_per_rev, e->cpr);
+    assert_true(in.rate_hz == e->rate);
+  }
+  ach_sensor_info in;
+  assert_int_equal(hil_serial_sensor_info(&in, &t, f->s, f->m, t.n), -1);
+  assert_int_equal(hil_serial_sensor_info(&in, &t, f->s, f->m, -1), -1);
+}
+
 static void test_time_ns(void **state) {
   (void)state;
   assert_int_equal(hil_serial_time_ns(0), 0);
@@ -286,6 +329,7 @@ int main(void) {
       cmocka_unit_test(test_sample_entries_values_and_age),
       cmocka_unit_test(test_invalid_samples_keep_last_good_value),
       cmocka_unit_test(test_modes_follow_actuator_types),
+      cmocka_unit_test(test_sensor_info_from_the_config),
       cmocka_unit_test(test_time_ns),
       cmocka_unit_test(test_options_defaults_and_device),
       cmocka_unit_test(test_options_errors_name_the_path),

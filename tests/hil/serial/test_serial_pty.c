@@ -25,8 +25,8 @@
 #include <cmocka.h>
 
 #include "hil/error.h"
-#include "hil/runtime.h"
-#include "hil/serial_transport.h"
+#include "hil/runtime/runtime.h"
+#include "hil/serial/serial_transport.h"
 #include "hil/transport.h"
 #include "serial_board.h"
 

@@ -1,0 +1,1868 @@
+/* hil/record/replay.c: a log or CSV file into a schedule, and the player that sends it with the original
+ * timing on the live wire formats (ZeroMQ JSON or the serial protocol); see replay.h and
+ * docs/replay.md. */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#include "hil/record/replay.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <zmq.h>
+
+#include "hil/runtime/cpu.h"
+#include "hil/error.h"
+#include "hil/record/log.h"
+#include "hil/serial/serial_codec.h"
+#include "hil/serial/serial_port.h"
+
+#define GROUP_MAX 64   /* messages of one instant encoded ahead of their deadline */
+#define STAGE_FRAMES 256 /* serial frames of one instant built ahead (255 ids, 1 per frame) */
+#define TX_CAP 8192    /* serial bytes waiting for the board; whole frames beyond are dropped */
+#define FRAME_MAX ACH_ENCODED_MAX(ACH_MAX_FRAME)
+#define STATUS_MAX 2048
+#define SERVICE_S 0.05 /* longest sleep between two looks at the input while waiting */
+#define CSV_COLUMNS_MAX 1024
+#define REPLY_MAX (64 * 1024) /* largest control reply (hello lists every sensor) */
+#define CTL_BATCH 8    /* control requests answered per look at the input */
+#define CMD_BATCH 64   /* command messages discarded per look at the input */
+#define SIDE_S 0.002   /* while playing, the control and command sockets at most this often */
+
+/* --- topic patterns --------------------------------------------------------------------------- */
+
+int hil_replay_topic_match(const char *patterns, const char *topic) {
+  if (!patterns || !patterns[0]) {
+    return 1;
+  }
+  const char *p = patterns;
+  for (;;) {
+    const char *comma = strchr(p, ',');
+    const size_t n = comma ? (size_t)(comma - p) : strlen(p);
+    char pat[HIL_REPLAY_TOPICS_MAX];
+    if (n > 0 && n < sizeof pat) {
+      memcpy(pat, p, n);
+      pat[n] = '\0';
+      const int glob = strpbrk(pat, "*?[") != NULL;
+      if (glob ? fnmatch(pat, topic, 0) == 0 : strncmp(topic, pat, n) == 0) {
+        return 1;
+      }
+    }
+    if (!comma) {
+      return 0;
+    }
+    p = comma + 1;
+  }
+}
+
+/* --- building a schedule ---------------------------------------------------------------------- */
+
+static const char *type_prefix(const char *type) {
+  if (strcmp(type, "encoder") == 0) {
+    return "enc";
+  }
+  if (strcmp(type, "imu") == 0) {
+    return "imu";
+  }
+  return strcmp(type, "torque") == 0 ? "trq" : "csv";
+}
+
+static void sensor_set_type(hil_replay_sensor *sn, const char *type, const char *patterns) {
+  snprintf(sn->type, sizeof sn->type, "%s", type);
+  snprintf(sn->topic, sizeof sn->topic, "%s/%s", type_prefix(type), sn->name);
+  sn->selected = hil_replay_topic_match(patterns, sn->topic);
+}
+
+static int find_sensor(const hil_replay_schedule *s, const char *name, int hint) {
+  if (hint >= 0 && hint < s->nsensors && strcmp(s->sensor[hint].name, name) == 0) {
+    return hint;
+  }
+  for (int i = 0; i < s->nsensors; i++) {
+    if (strcmp(s->sensor[i].name, name) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+/* both ends included, with the schedule's tolerance: simulation time accumulates rounding */
+static int in_window(const hil_replay_schedule *s, const hil_replay_select *sel, double t) {
+  return (!sel->has_from || t >= sel->from - s->window_tol) &&
+         (!sel->has_to || t <= sel->to + s->window_tol);
+}
+
+/* the period the window tolerance and the gaps are measured in: the header's physics period, or
+ * a CSV's smallest time step (1 ms when neither is known) */
+static void set_time_base(hil_replay_schedule *s, double period, double *base) {
+  *base = period > 0 && isfinite(period) ? period : 1e-3;
+  s->window_tol = HIL_REPLAY_WINDOW_TOL * *base;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) {
+    return 0;
+  }
+  size_t ncap = *cap ? *cap : 4096;
+  while (ncap < need) {
+    ncap *= 2;
+  }
+  void *np = realloc(*p, ncap * elem);
+  if (!np) {
+    return HIL_LOG_EIO;
+  }
+  *p = np;
+  *cap = ncap;
+  return 0;
+}
+
+/* appends one sample: nch values, and nch truth values when truth is not NULL */
+static int push_entry(hil_replay_schedule *s, hil_replay_entry e, const double *value,
+                      const double *truth) {
+  const hil_replay_sensor *sn = &s->sensor[e.sensor];
+  const size_t nv = (size_t)sn->nch * (truth ? 2u : 1u);
+  if (grow((void **)&s->entry, &s->entry_cap, s->n + 1, sizeof *s->entry) ||
+      grow((void **)&s->pool, &s->pool_cap, s->npool + nv, sizeof *s->pool) ||
+      s->npool + nv > UINT32_MAX) {
+    return HIL_LOG_EIO;
+  }
+  e.pool = (uint32_t)s->npool;
+  e.has_truth = truth != NULL;
+  memcpy(s->pool + s->npool, value, (size_t)sn->nch * sizeof *value);
+  if (truth) {
+    memcpy(s->pool + s->npool + sn->nch, truth, (size_t)sn->nch * sizeof *truth);
+  }
+  s->npool += nv;
+  s->entry[s->n++] = e;
+  return 0;
+}
+
+/* the first damage is kept; `stop` tells the reader whether to go on */
+static int note_damage(hil_replay_schedule *s, const hil_replay_select *sel, const char *msg) {
+  if (s->damaged++ == 0) {
+    snprintf(s->damage, sizeof s->damage, "%s", msg);
+  }
+  if (!sel->skip_damaged) {
+    s->stopped = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* The latest t of the sample records read (selected or not), for the time checks. */
+typedef struct time_track {
+  int have;
+  double max;
+  double base; /* the period (set_time_base) */
+} time_track;
+
+/* a gap played across: the entries from the next one on are due `cut` earlier, so the next
+ * instant comes one period after the last before the gap. A gap before the first entry cuts
+ * nothing (the schedule starts after it). */
+static int add_gap(hil_replay_schedule *s, double gap, double base, const char *note) {
+  if (s->gaps_met++ == 0) {
+    snprintf(s->gap_note, sizeof s->gap_note, "%s", note);
+  }
+  if (s->n == 0) {
+    return 0;
+  }
+  if (grow((void **)&s->gap, &s->gap_cap, s->ngaps + 1, sizeof *s->gap)) {
+    return HIL_LOG_EIO;
+  }
+  const double cut = fmax(gap - base, 0.0);
+  s->gap[s->ngaps++] = (hil_replay_gap){.entry = s->n, .cut = cut};
+  s->gap_cut += cut;
+  return 0;
+}
+
+/* The time of a sample record against the latest t of the records before it (damaged ones left
+ * out, so one absurd time costs one record):
+ *   - earlier by more than back_tol: damage (a log's sensor on its own clock publishes a sample
+ *     taken since the last physics step, so its t may lag the latest by less than one period);
+ *   - later by more than the gap limit: damage (a bad time would make the player wait for it),
+ *     or with skip_gaps a gap played across.
+ * 1 when damaged (what filled), 0 when the record goes on, HIL_LOG_EIO when out of memory.
+ * place: "FILE: record N at byte B". */
+static int check_time(hil_replay_schedule *s, const hil_replay_select *sel, time_track *tt,
+                      double t, double back_tol, const char *place, char *what,
+                      size_t what_sz) {
+  const double limit = sel->max_gap_s > 0 ? sel->max_gap_s : HIL_REPLAY_MAX_GAP_S;
+  if (tt->have && t < tt->max - back_tol) {
+    snprintf(what, what_sz, "t = %.9g s goes back from t = %.9g s of an earlier sample by more "
+             "than one physics period (%g s)", t, tt->max, back_tol);
+    return 1;
+  }
+  if (tt->have && t - tt->max > limit) {
+    const double gap = t - tt->max;
+    if (!sel->skip_gaps) {
+      snprintf(what, what_sz, "t jumps from %.9g s to %.9g s, a gap of %g s, longer than the "
+               "%g s limit (a bad time, or a pause in the recording: --skip-gaps plays across "
+               "it, --max-gap S sets the limit)", tt->max, t, gap, limit);
+      return 1;
+    }
+    char note[512];
+    snprintf(note, sizeof note, "%s: t jumps from %.9g s to %.9g s, a gap of %g s: played "
+             "across without waiting", place, tt->max, t, gap);
+    if (add_gap(s, gap, tt->base, note)) {
+      return HIL_LOG_EIO;
+    }
+  }
+  tt->max = tt->have ? fmax(tt->max, t) : t;
+  tt->have = 1;
+  return 0;
+}
+
+/* t range, period, and each sensor's sample count and seq span */
+static void finish_schedule(hil_replay_schedule *s) {
+  double min_step = INFINITY;
+  for (size_t i = 0; i < s->n; i++) {
+    const hil_replay_entry *e = &s->entry[i];
+    hil_replay_sensor *sn = &s->sensor[e->sensor];
+    if (sn->samples++ == 0) {
+      sn->seq_first = e->seq;
+    }
+    sn->seq_first = e->seq < sn->seq_first ? e->seq : sn->seq_first;
+    sn->seq_last = e->seq > sn->seq_last ? e->seq : sn->seq_last;
+    if (i == 0) {
+      s->t_first = s->t_last = e->t;
+    }
+    s->t_first = fmin(s->t_first, e->t);
+    s->t_last = fmax(s->t_last, e->t);
+    if (i > 0 && e->t > s->entry[i - 1].t) {
+      min_step = fmin(min_step, e->t - s->entry[i - 1].t);
+    }
+  }
+  if (!(s->rate_hz > 0) && isfinite(min_step)) {
+    s->rate_hz = 1.0 / min_step;
+  }
+  s->period = s->rate_hz > 0 ? 1.0 / s->rate_hz : 1e-3;
+  for (int k = 0; k < s->nsensors; k++) { /* CSV: no rate per sensor */
+    if (!(s->sensor[k].rate_hz > 0)) {
+      s->sensor[k].rate_hz = s->rate_hz;
+    }
+  }
+  if (!s->robot[0]) { /* CSV: the file's name */
+    const char *slash = strrchr(s->path, '/');
+    snprintf(s->robot, sizeof s->robot, "%s", slash ? slash + 1 : s->path);
+  }
+}
+
+/* --- logs ------------------------------------------------------------------------------------- */
+
+static void sensors_from_header(hil_replay_schedule *s, const hil_log_header *h,
+                                const char *patterns) {
+  s->rate_hz = h->rate_hz;
+  s->nactuators = h->nactuators;
+  for (int a = 0; a < h->nactuators && a < HIL_LOG_MAX_ACTUATORS; a++) {
+    snprintf(s->actuator[a], sizeof s->actuator[a], "%s", h->actuator[a]);
+  }
+  snprintf(s->robot, sizeof s->robot, "%s", h->robot);
+  s->has_seed = 1;
+  s->seed = h->seed;
+  s->nsensors = h->nsensors;
+  for (int i = 0; i < h->nsensors; i++) {
+    const hil_log_sensor_info *si = &h->sensor[i];
+    hil_replay_sensor *sn = &s->sensor[i];
+    snprintf(sn->name, sizeof sn->name, "%s", si->name);
+    sn->nch = si->nch;
+    sn->rate_hz = si->rate_hz;
+    memcpy(sn->channel, si->channel, sizeof sn->channel);
+    for (int c = 0; c < si->nch; c++) {
+      snprintf(sn->unit[c], sizeof sn->unit[c], "%s", si->unit[c]);
+    }
+    sensor_set_type(sn, si->type, patterns);
+  }
+}
+
+/* the sensor of a sample record, or -1 when the header does not describe it that way */
+static int record_sensor(const hil_replay_schedule *s, const hil_log_record *rec, int hint) {
+  const int k = find_sensor(s, rec->sensor, hint);
+  if (k < 0 || s->sensor[k].nch != rec->nch) {
+    return -1;
+  }
+  for (int c = 0; c < rec->nch; c++) {
+    if (strcmp(s->sensor[k].channel[c], rec->channel[c]) != 0) {
+      return -1;
+    }
+  }
+  return k;
+}
+
+static int load_log(hil_replay_schedule *s, const char *path, const hil_replay_select *sel,
+                    char *err, size_t err_sz) {
+  hil_log_reader *r = hil_log_reader_open(path, err, err_sz);
+  if (!r) {
+    return HIL_LOG_EFORMAT;
+  }
+  sensors_from_header(s, hil_log_reader_header(r), sel->topics);
+  time_track tt = {0};
+  set_time_base(s, s->rate_hz > 0 ? 1.0 / s->rate_hz : 0, &tt.base);
+  hil_log_record *rec = malloc(sizeof *rec);
+  char msg[512], place[320], what[300];
+  int rc = rec ? 0 : HIL_LOG_EIO, k, hint = 0;
+  while (rc == 0 && (k = hil_log_next(r, rec, msg, sizeof msg)) != 0) {
+    if (k < 0) {
+      if (k == HIL_LOG_EIO) {
+        snprintf(err, err_sz, "%s", msg);
+        rc = k;
+      } else if (note_damage(s, sel, msg) || k == HIL_LOG_ETRUNC) {
+        break;
+      }
+      continue;
+    }
+    if (rec->type != HIL_LOG_SAMPLE) {
+      continue;
+    }
+    s->samples_read++;
+    const int i = record_sensor(s, rec, hint);
+    if (i < 0) {
+      snprintf(msg, sizeof msg, "%s: record %lld at byte %lld: sample of \"%s\" does not match "
+               "the header's sensors and channels", path, rec->index, rec->offset, rec->sensor);
+      if (note_damage(s, sel, msg)) {
+        break;
+      }
+      continue;
+    }
+    hint = i;
+    snprintf(place, sizeof place, "%s: record %lld at byte %lld", path, rec->index, rec->offset);
+    const int gap = check_time(s, sel, &tt, rec->t, tt.base * (1 + 1e-6), place, what,
+                               sizeof what);
+    if (gap == 1) {
+      snprintf(msg, sizeof msg, "%s: %s", place, what);
+      if (note_damage(s, sel, msg)) {
+        break;
+      }
+      continue;
+    }
+    if (gap < 0) {
+      snprintf(err, err_sz, "%s: out of memory", path);
+      rc = gap;
+      break;
+    }
+    if (!s->sensor[i].selected || !in_window(s, sel, rec->t)) {
+      continue;
+    }
+    const hil_replay_entry e = {.t = rec->t, .t_truth = rec->t_truth, .seq = rec->seq,
+                                .sensor = (int16_t)i, .valid = (uint8_t)(rec->valid != 0)};
+    rc = push_entry(s, e, rec->value, rec->truth);
+    if (rc) {
+      snprintf(err, err_sz, "%s: out of memory", path);
+    }
+  }
+  /* read to its end (not stopped at damage) without an end record: the recorder was killed */
+  s->incomplete = rc == 0 && !s->stopped && !hil_log_reader_saw_end(r);
+  free(rec);
+  hil_log_reader_close(&r);
+  return rc;
+}
+
+/* --- CSV -------------------------------------------------------------------------------------- */
+
+typedef struct csv_column {
+  int sensor;  /* -1: the time column */
+  int kind;    /* 0 measured, 1 truth, 2 seq */
+  int channel;
+} csv_column;
+
+typedef struct csv_state {
+  int ncol;
+  csv_column col[CSV_COLUMNS_MAX];
+  char *field[CSV_COLUMNS_MAX];
+  int has_seq[HIL_REPLAY_MAX_SENSORS], has_truth[HIL_REPLAY_MAX_SENSORS];
+  uint64_t next_seq[HIL_REPLAY_MAX_SENSORS];
+  time_track tt; /* the latest time of the rows read */
+} csv_state;
+
+static int all_in(const hil_replay_sensor *sn, const char *const *names) {
+  for (int c = 0; c < sn->nch; c++) {
+    int found = 0;
+    for (const char *const *k = names; *k && !found; k++) {
+      found = strcmp(sn->channel[c], *k) == 0;
+    }
+    if (!found) {
+      return 0;
+    }
+  }
+  return sn->nch > 0;
+}
+
+/* a CSV sensor whose channels are all those of one sensor type is published as that type, on
+ * its live topic with its live units; any other under csv/<name> without units */
+static void csv_infer_type(hil_replay_sensor *sn, const char *patterns) {
+  static const char *const enc[] = {"counts", "angle", "velocity", "index", NULL};
+  static const char *const imu[] = {"gyro.x",  "gyro.y",  "gyro.z", "accel.x",
+                                    "accel.y", "accel.z", NULL};
+  static const char *const trq[] = {"torque", "current", NULL};
+  const char *type = all_in(sn, enc) ? "encoder" : all_in(sn, imu) ? "imu"
+                     : all_in(sn, trq)                             ? "torque"
+                                                                   : "csv";
+  for (int c = 0; c < sn->nch; c++) {
+    const char *ch = sn->channel[c], *unit = "";
+    if (strcmp(type, "encoder") == 0) {
+      unit = strcmp(ch, "counts") == 0 ? "count" : strcmp(ch, "angle") == 0 ? "rad"
+             : strcmp(ch, "velocity") == 0                                 ? "rad/s"
+                                                                           : "flag";
+    } else if (strcmp(type, "imu") == 0) {
+      unit = strncmp(ch, "gyro", 4) == 0 ? "rad/s" : "m/s^2";
+    } else if (strcmp(type, "torque") == 0) {
+      unit = strcmp(ch, "current") == 0 ? "A" : "N*m";
+    }
+    snprintf(sn->unit[c], sizeof sn->unit[c], "%s", unit);
+  }
+  sensor_set_type(sn, type, patterns);
+}
+
+/* one header column "<sensor>.<channel>[.meas|.true]" or "<sensor>.seq" */
+static int csv_column_add(hil_replay_schedule *s, csv_state *cs, int i, char *name, char *what,
+                          size_t what_sz) {
+  char *dot = strchr(name, '.');
+  if (!dot || dot == name || !dot[1]) {
+    snprintf(what, what_sz, "column %d \"%s\": expected <sensor>.<channel>", i + 1, name);
+    return -1;
+  }
+  *dot = '\0';
+  char *rest = dot + 1;
+  const size_t rl = strlen(rest);
+  csv_column *col = &cs->col[i];
+  col->kind = 0;
+  if (strcmp(rest, "seq") == 0) {
+    col->kind = 2;
+  } else if (rl > 5 && (strcmp(rest + rl - 5, ".true") == 0 ||
+                         strcmp(rest + rl - 5, ".meas") == 0)) {
+    col->kind = strcmp(rest + rl - 5, ".true") == 0;
+    rest[rl - 5] = '\0';
+  }
+  int k = find_sensor(s, name, -1);
+  if (k < 0) {
+    k = s->nsensors; /* a new sensor */
+  }
+  for (int prev = 1; prev < i && k < s->nsensors; prev++) {
+    const csv_column *pc = &cs->col[prev];
+    const int same_channel =
+        pc->kind == 2 || strcmp(s->sensor[k].channel[pc->channel], rest) == 0;
+    if (pc->sensor == k && pc->kind == col->kind && same_channel) {
+      snprintf(what, what_sz, "columns %d and %d are the same: %s.%s%s", prev + 1, i + 1, name,
+               col->kind == 2 ? "seq" : rest, col->kind == 1 ? ".true" : "");
+      return -1;
+    }
+  }
+  if (k == s->nsensors) {
+    if (s->nsensors >= HIL_REPLAY_MAX_SENSORS || strlen(name) >= HIL_LOG_NAME_MAX) {
+      snprintf(what, what_sz, "column %d: more than %d sensors, or a name too long", i + 1,
+               HIL_REPLAY_MAX_SENSORS);
+      return -1;
+    }
+    k = s->nsensors++;
+    snprintf(s->sensor[k].name, sizeof s->sensor[k].name, "%s", name);
+  }
+  col->sensor = k;
+  if (col->kind == 2) {
+    cs->has_seq[k] = 1;
+    return 0;
+  }
+  hil_replay_sensor *sn = &s->sensor[k];
+  int c = 0;
+  while (c < sn->nch && strcmp(sn->channel[c], rest) != 0) {
+    c++;
+  }
+  if (c == sn->nch) {
+    if (sn->nch >= SENS_MAX_CHANNELS || strlen(rest) >= SENS_CHANNEL_NAME_MAX) {
+      snprintf(what, what_sz, "column %d: more than %d channels for %s, or a name too long",
+               i + 1, SENS_MAX_CHANNELS, name);
+      return -1;
+    }
+    snprintf(sn->channel[sn->nch++], SENS_CHANNEL_NAME_MAX, "%s", rest);
+  }
+  col->channel = c;
+  cs->has_truth[k] |= col->kind == 1;
+  return 0;
+}
+
+static int csv_header(hil_replay_schedule *s, csv_state *cs, char *line, const char *patterns,
+                      char *what, size_t what_sz) {
+  cs->ncol = hil_csv_split(line, cs->field, CSV_COLUMNS_MAX);
+  if (cs->ncol > CSV_COLUMNS_MAX || strcmp(cs->field[0], "time") != 0) {
+    snprintf(what, what_sz, "expected a header \"time,<sensor>.<channel>,...\" of at most %d "
+             "columns", CSV_COLUMNS_MAX);
+    return -1;
+  }
+  cs->col[0].sensor = -1;
+  for (int i = 1; i < cs->ncol; i++) {
+    if (csv_column_add(s, cs, i, cs->field[i], what, what_sz)) {
+      return -1;
+    }
+  }
+  for (int k = 0; k < s->nsensors; k++) {
+    csv_infer_type(&s->sensor[k], patterns);
+  }
+  return 0;
+}
+
+static int csv_number(const char *cell, double *out) {
+  char *end;
+  errno = 0;
+  *out = strtod(cell, &end);
+  return (end == cell || *end != '\0' || errno == ERANGE || !isfinite(*out)) ? -1 : 0;
+}
+
+/* the time of a row: a number, not earlier than any row before (docs/logs.md: time increases),
+ * and no jump beyond the gap limit. 0 or -1 (what filled), -2 out of memory. */
+static int csv_time(hil_replay_schedule *s, csv_state *cs, const hil_replay_select *sel,
+                    double t, const char *place, char *what, size_t what_sz) {
+  if (cs->tt.have && t < cs->tt.max) {
+    snprintf(what, what_sz, "time %.9g goes back (an earlier row has %.9g; time must not "
+             "decrease)", t, cs->tt.max);
+    return -1;
+  }
+  const int gap = check_time(s, sel, &cs->tt, t, INFINITY, place, what, what_sz);
+  return gap == 1 ? -1 : gap < 0 ? -2 : 0;
+}
+
+/* one data row: a sample of every sensor with a non-blank cell */
+static int csv_row(hil_replay_schedule *s, csv_state *cs, const hil_replay_select *sel,
+                   const char *place, char *what, size_t what_sz) {
+  double t, value[HIL_REPLAY_MAX_SENSORS][SENS_MAX_CHANNELS],
+      truth[HIL_REPLAY_MAX_SENSORS][SENS_MAX_CHANNELS], seq[HIL_REPLAY_MAX_SENSORS];
+  int present[HIL_REPLAY_MAX_SENSORS] = {0};
+  for (int k = 0; k < s->nsensors; k++) {
+    seq[k] = NAN;
+    for (int c = 0; c < SENS_MAX_CHANNELS; c++) {
+      value[k][c] = truth[k][c] = NAN;
+    }
+  }
+  if (csv_number(cs->field[0], &t)) {
+    snprintf(what, what_sz, "column 1: expected a time in s (got \"%s\")", cs->field[0]);
+    return -1;
+  }
+  for (int i = 1; i < cs->ncol; i++) {
+    const csv_column *col = &cs->col[i];
+    double v = NAN;
+    if (cs->field[i][0] && csv_number(cs->field[i], &v)) {
+      snprintf(what, what_sz, "column %d: expected a number or a blank (got \"%s\")", i + 1,
+               cs->field[i]);
+      return -1;
+    }
+    present[col->sensor] |= cs->field[i][0] != '\0';
+    if (col->kind == 2) {
+      seq[col->sensor] = v;
+    } else if (col->kind == 1) {
+      truth[col->sensor][col->channel] = v;
+    } else {
+      value[col->sensor][col->channel] = v;
+    }
+  }
+  const int bad_time = csv_time(s, cs, sel, t, place, what, what_sz);
+  if (bad_time) {
+    return bad_time;
+  }
+  for (int k = 0; k < s->nsensors; k++) {
+    if (!present[k]) {
+      continue;
+    }
+    int valid = 1; /* every channel measured (a channel with only a truth column never is) */
+    for (int c = 0; c < s->sensor[k].nch; c++) {
+      valid &= !isnan(value[k][c]);
+    }
+    hil_replay_entry e = {.t = t, .t_truth = t, .sensor = (int16_t)k, .valid = (uint8_t)valid};
+    e.seq = cs->has_seq[k] && seq[k] >= 0 ? (uint64_t)seq[k] : cs->next_seq[k];
+    cs->next_seq[k] = e.seq + 1;
+    if (s->sensor[k].selected && in_window(s, sel, t) &&
+        push_entry(s, e, value[k], cs->has_truth[k] ? truth[k] : NULL)) {
+      return -2;
+    }
+    s->samples_read++;
+  }
+  return 0;
+}
+
+/* The smallest positive step between the times of consecutive rows (a first pass over the time
+ * column; unreadable rows are left to the second), or 0; rewinds f. */
+static double csv_min_step(FILE *f) {
+  char *line = NULL;
+  size_t cap = 0;
+  double prev = NAN, step = INFINITY;
+  for (long long lineno = 1; getline(&line, &cap, f) > 0; lineno++) {
+    char *end;
+    const double t = strtod(line, &end);
+    if (lineno == 1 || end == line || !isfinite(t)) {
+      continue;
+    }
+    if (t > prev) {
+      step = fmin(step, t - prev);
+    }
+    prev = t;
+  }
+  free(line);
+  rewind(f);
+  return isfinite(step) ? step : 0;
+}
+
+static int load_csv(hil_replay_schedule *s, FILE *f, const char *path, const hil_replay_select *sel,
+                    char *err, size_t err_sz) {
+  csv_state *cs = calloc(1, sizeof *cs);
+  char *line = NULL, what[300], msg[700], place[320];
+  size_t cap = 0;
+  long long lineno = 0, offset = 0;
+  ssize_t n;
+  int rc = cs ? 0 : HIL_LOG_EIO;
+  if (cs) {
+    set_time_base(s, csv_min_step(f), &cs->tt.base);
+  }
+  while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+    const long long at = offset;
+    offset += n;
+    lineno++;
+    const int cut = line[n - 1] != '\n';
+    if (lineno == 1) {
+      if (csv_header(s, cs, line, sel->topics, what, sizeof what)) {
+        snprintf(err, err_sz, "%s: line 1: %s", path, what);
+        rc = HIL_LOG_EFORMAT;
+      }
+      continue;
+    }
+    if (line[0] == '\n' || (line[0] == '\r' && line[1] == '\n')) {
+      continue;
+    }
+    const int nf = hil_csv_split(line, cs->field, CSV_COLUMNS_MAX);
+    int bad = 0;
+    if (nf != cs->ncol) {
+      snprintf(what, sizeof what, "%s%d fields, the header has %d",
+               cut ? "truncated line (no end of line): " : "", nf, cs->ncol);
+      bad = -1;
+    } else {
+      snprintf(place, sizeof place, "%s: line %lld at byte %lld", path, lineno, at);
+      bad = csv_row(s, cs, sel, place, what, sizeof what);
+    }
+    if (bad == -2) {
+      snprintf(err, err_sz, "%s: out of memory", path);
+      rc = HIL_LOG_EIO;
+    } else if (bad) {
+      snprintf(msg, sizeof msg, "%s: line %lld at byte %lld: %s", path, lineno, at, what);
+      if (note_damage(s, sel, msg)) {
+        break;
+      }
+    }
+  }
+  if (rc == 0 && lineno == 0) {
+    snprintf(err, err_sz, "%s: empty file (expected a log, or a CSV header \"time,...\")", path);
+    rc = HIL_LOG_EFORMAT;
+  }
+  free(line);
+  free(cs);
+  return rc;
+}
+
+int hil_replay_load(hil_replay_schedule *s, const char *path, const hil_replay_select *sel,
+                    char *err, size_t err_sz) {
+  memset(s, 0, sizeof *s);
+  snprintf(s->path, sizeof s->path, "%s", path);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, err_sz, "%s: %s", path, strerror(errno));
+    return HIL_LOG_EIO;
+  }
+  char head[10] = {0};
+  int is_log = fread(head, 1, sizeof head, f) == sizeof head && head[8] == ' ' && head[9] == '{';
+  for (int i = 0; is_log && i < 8; i++) {
+    is_log = (head[i] >= '0' && head[i] <= '9') || (head[i] >= 'a' && head[i] <= 'f');
+  }
+  int rc;
+  if (is_log) {
+    fclose(f);
+    rc = load_log(s, path, sel, err, err_sz);
+  } else {
+    rewind(f);
+    s->is_csv = 1;
+    rc = load_csv(s, f, path, sel, err, err_sz);
+    fclose(f);
+  }
+  if (rc != 0) {
+    hil_replay_free(s);
+    return rc;
+  }
+  finish_schedule(s);
+  return 0;
+}
+
+void hil_replay_free(hil_replay_schedule *s) {
+  free(s->entry);
+  free(s->pool);
+  free(s->gap);
+  s->entry = NULL;
+  s->pool = NULL;
+  s->gap = NULL;
+  s->n = s->npool = s->entry_cap = s->pool_cap = s->ngaps = s->gap_cap = 0;
+}
+
+/* --- samples and their JSON ------------------------------------------------------------------- */
+
+double hil_replay_pass_length(const hil_replay_schedule *s) {
+  return s->t_last - s->t_first + s->period;
+}
+
+void hil_replay_sample_at(hil_replay_sample *out, const hil_replay_schedule *s, size_t i,
+                          long long pass) {
+  const hil_replay_entry *e = &s->entry[i];
+  const hil_replay_sensor *sn = &s->sensor[e->sensor];
+  const double shift = (double)pass * hil_replay_pass_length(s);
+  out->sensor = e->sensor;
+  out->seq = e->seq + (uint64_t)pass * (sn->seq_last - sn->seq_first + 1);
+  out->t = e->t + shift;
+  out->t_truth = e->t_truth + shift;
+  out->valid = e->valid;
+  out->has_truth = e->has_truth;
+  const double *v = s->pool + e->pool;
+  for (int c = 0; c < sn->nch; c++) {
+    out->value[c] = e->valid ? v[c] : NAN;
+    out->truth[c] = e->has_truth ? v[sn->nch + c] : NAN;
+  }
+}
+
+int hil_replay_topic(char *out, size_t out_sz, const hil_replay_sensor *sn, int truth) {
+  const int n = snprintf(out, out_sz, "%s%s", truth ? "truth/" : "", sn->topic);
+  return n < 0 || (size_t)n >= out_sz ? HIL_EINVAL : n;
+}
+
+/* the live layout (hil_msg_encode_sample_view), units from the file */
+int hil_replay_encode_json(char *out, size_t out_sz, const hil_replay_sensor *sn,
+                           const hil_replay_sample *smp, int truth) {
+  hil_msg_sample_view v = {.sensor = sn->name,
+                           .type = sn->type,
+                           .truth = truth,
+                           .seq = smp->seq,
+                           .t = smp->t,
+                           .t_truth = smp->t_truth,
+                           .valid = smp->valid,
+                           .nch = sn->nch,
+                           .values = truth ? smp->truth : smp->value};
+  for (int c = 0; c < sn->nch; c++) {
+    v.channel[c] = sn->channel[c];
+    v.unit[c] = sn->unit[c];
+  }
+  return hil_msg_encode_sample_view(out, out_sz, &v);
+}
+
+/* --- the player ------------------------------------------------------------------------------- */
+
+typedef struct pending_msg {
+  int stream; /* sensor * 2 + truth */
+  int topic_len, len;
+  char topic[HIL_MSG_TOPIC_MAX];
+  char body[HIL_MSG_SAMPLE_MAX];
+} pending_msg;
+
+struct hil_replay {
+  const hil_replay_schedule *s;
+  hil_replay_options o;
+  volatile sig_atomic_t stop;
+  int rt;                    /* SCHED_FIFO granted */
+  double start;              /* monotonic s of the first deadline */
+  char where[HIL_SERIAL_PATH_MAX];
+  /* ZeroMQ */
+  void *ctx, *pub;
+  void *ctl, *cmd;           /* REP (hello, status) and PULL (read and discarded); may be NULL */
+  char ctl_where[HIL_ZMQ_ENDPOINT_MAX], cmd_where[HIL_ZMQ_ENDPOINT_MAX];
+  char *reply;               /* [REPLY_MAX] */
+  int status_subs;           /* subscriptions in place that receive "status" (wait_hello) */
+  int hello_start;           /* wait_hello: a hello answered with such a subscription in place */
+  double next_side;          /* monotonic s: the next look at ctl and cmd while playing */
+  pending_msg *group;        /* [GROUP_MAX] */
+  pending_msg *newest;       /* [2 * nsensors]: the last message sent of each stream (latest) */
+  int ngroup;
+  char status[STATUS_MAX];
+  /* serial */
+  hil_serial_port *port;
+  ach_decoder dec;
+  int connected, per_frame;
+  uint16_t tx_seq;
+  uint8_t tx[TX_CAP];
+  size_t tx_len;
+  ach_sensor_samples stage[STAGE_FRAMES]; /* frames of the next instant, encoded when due */
+  int nstage;
+  hil_serial_table table;
+  sens_sensor fake;          /* what hil_serial_sample_entries reads of a sensor */
+  /* figures */
+  hil_histogram all, period;
+  hil_replay_report rep;
+  double next_status;
+};
+
+static double mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void sleep_until(double t) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)t;
+  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+}
+
+void hil_replay_options_default(hil_replay_options *o) {
+  memset(o, 0, sizeof *o);
+  o->rate = 1.0;
+  o->output = HIL_REPLAY_ZMQ;
+  snprintf(o->zmq_endpoint, sizeof o->zmq_endpoint, "tcp://127.0.0.1:5555");
+  o->sndhwm = 1000;
+  o->wait_subscriber = 1;
+  snprintf(o->ctl_endpoint, sizeof o->ctl_endpoint, "tcp://127.0.0.1:5557");
+  snprintf(o->cmd_endpoint, sizeof o->cmd_endpoint, "tcp://127.0.0.1:5556");
+  hil_serial_options_default(&o->serial);
+  o->spin_s = 500e-6;
+  o->shift_after_s = 0.5e-3;
+  o->cpu = -1;
+  o->lead_s = 2e-3;
+  o->status_period_s = 1.0;
+}
+
+/* --- ZeroMQ output ---------------------------------------------------------------------------- */
+
+/* 1 when ep is local (127.0.0.1, localhost, ipc://, inproc://) or remote endpoints are allowed */
+static int endpoint_allowed(const char *ep, int allow_remote) {
+  hil_zmq_options zo;
+  hil_zmq_options_default(&zo);
+  snprintf(zo.pub, sizeof zo.pub, "%s", ep);
+  zo.allow_remote = allow_remote;
+  char err[512];
+  return hil_zmq_options_check(&zo, err, sizeof err) == HIL_OK;
+}
+
+/* ep, with tcp://localhost:P as tcp://127.0.0.1:P (libzmq binds to addresses, not names) */
+static const char *bind_address(const char *ep, char *buf, size_t n) {
+  if (strncmp(ep, "tcp://localhost:", 16) == 0) {
+    snprintf(buf, n, "tcp://127.0.0.1:%s", ep + 16);
+    return buf;
+  }
+  return ep;
+}
+
+/* The REP or PULL at ep; NULL when ep is "" or the bind failed (an error when required, else
+ * said on progress). *rc = HIL_ESYSTEM on a required failure. */
+static void *bind_side(hil_replay *r, int type, const char *ep, const char *option, int required,
+                       char *where, size_t where_sz, int *rc, char *err, size_t err_sz) {
+  where[0] = '\0';
+  if (!ep[0]) {
+    return NULL;
+  }
+  char buf[HIL_ZMQ_ENDPOINT_MAX + 16];
+  const char *addr = bind_address(ep, buf, sizeof buf);
+  const int linger = 0;
+  void *sock = zmq_socket(r->ctx, type);
+  if (!sock || zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger) ||
+      zmq_bind(sock, addr) != 0) {
+    const char *why = zmq_strerror(zmq_errno());
+    if (sock) {
+      zmq_close(sock);
+    }
+    if (required) {
+      snprintf(err, err_sz, "%s: cannot bind \"%s\": %s", option, addr, why);
+      *rc = HIL_ESYSTEM;
+    } else if (r->o.progress) {
+      fprintf(r->o.progress, "replay: %s: cannot bind \"%s\": %s; playing without it\n", option,
+              addr, why);
+    }
+    return NULL;
+  }
+  size_t sz = where_sz;
+  if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, where, &sz) != 0) {
+    snprintf(where, where_sz, "%s", addr);
+  }
+  return sock;
+}
+
+static int zmq_open(hil_replay *r, char *err, size_t err_sz) {
+  const char *const eps[3] = {r->o.zmq_endpoint, r->o.ctl_endpoint, r->o.cmd_endpoint};
+  const char *const opts[3] = {"--zmq", "--ctl", "--cmd"};
+  for (int i = 0; i < 3; i++) {
+    if ((i == 0 || eps[i][0]) && !endpoint_allowed(eps[i], r->o.allow_remote)) {
+      snprintf(err, err_sz, "%s: \"%s\" is not a local endpoint (127.0.0.1, localhost, ipc://, "
+               "inproc://); pass --allow-remote to bind it", opts[i], eps[i]);
+      return HIL_ECONFIG;
+    }
+  }
+  char bind_ep[HIL_ZMQ_ENDPOINT_MAX + 16];
+  const char *ep = bind_address(r->o.zmq_endpoint, bind_ep, sizeof bind_ep);
+  const int linger = 1000; /* what was sent before the end still reaches the subscribers */
+  const int hwm = r->o.sndhwm > 0 ? r->o.sndhwm : 1000;
+  r->ctx = zmq_ctx_new();
+  if (r->ctx) { /* the I/O thread carries every message: same priority and CPU as the player */
+    hil_cpu_place_zmq_io(r->ctx, r->o.cpu, r->rt ? r->o.rt_priority : 0);
+  }
+  r->pub = r->ctx ? zmq_socket(r->ctx, ZMQ_XPUB) : NULL;
+  if (!r->pub || zmq_setsockopt(r->pub, ZMQ_LINGER, &linger, sizeof linger) ||
+      zmq_setsockopt(r->pub, ZMQ_SNDHWM, &hwm, sizeof hwm) || zmq_bind(r->pub, ep) != 0) {
+    snprintf(err, err_sz, "--zmq: cannot bind \"%s\": %s", ep, zmq_strerror(zmq_errno()));
+    return HIL_ESYSTEM;
+  }
+  size_t sz = sizeof r->where;
+  if (zmq_getsockopt(r->pub, ZMQ_LAST_ENDPOINT, r->where, &sz) != 0) {
+    snprintf(r->where, sizeof r->where, "%s", ep);
+  }
+  int rc = HIL_OK;
+  r->ctl = bind_side(r, ZMQ_REP, r->o.ctl_endpoint, "--ctl", r->o.ctl_required, r->ctl_where,
+                     sizeof r->ctl_where, &rc, err, err_sz);
+  if (rc == HIL_OK) {
+    r->cmd = bind_side(r, ZMQ_PULL, r->o.cmd_endpoint, "--cmd", r->o.cmd_required, r->cmd_where,
+                       sizeof r->cmd_where, &rc, err, err_sz);
+  }
+  if (rc != HIL_OK) {
+    return rc;
+  }
+  r->group = calloc(GROUP_MAX, sizeof *r->group);
+  r->newest = calloc(2 * (size_t)(r->s->nsensors > 0 ? r->s->nsensors : 1), sizeof *r->newest);
+  r->reply = r->ctl ? malloc(REPLY_MAX) : NULL;
+  return r->group && r->newest && (r->reply || !r->ctl) ? HIL_OK : HIL_ENOMEM;
+}
+
+/* subscription messages of the XPUB: returns 1 when a subscription (not an unsubscription)
+ * came. Counts those whose prefix receives "status" (the XPUB passes on the first subscription
+ * to a prefix and the last unsubscription from it). */
+static int zmq_drain(hil_replay *r) {
+  int subscribed = 0;
+  char buf[256];
+  int n;
+  while ((n = zmq_recv(r->pub, buf, sizeof buf, ZMQ_DONTWAIT)) >= 0) {
+    const int len = n < (int)sizeof buf ? n : (int)sizeof buf;
+    const int on = len >= 1 && buf[0] == 1;
+    subscribed |= on;
+    const int to_status =
+        len >= 1 && buf[0] <= 1 && len - 1 <= 6 && memcmp(buf + 1, "status", (size_t)len - 1) == 0;
+    if (to_status) {
+      r->status_subs += on ? 1 : r->status_subs > 0 ? -1 : 0;
+    }
+  }
+  return subscribed;
+}
+
+static void zmq_send_two(hil_replay *r, const char *topic, size_t tlen, const char *body,
+                         size_t len) {
+  if (zmq_send(r->pub, topic, tlen, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+      zmq_send(r->pub, body, len, ZMQ_DONTWAIT) < 0) {
+    r->rep.send_failed++;
+    return;
+  }
+  r->rep.messages++;
+}
+
+/* Sends m and keeps it as its stream's newest (the answer to `latest`). */
+static void zmq_send_msg(hil_replay *r, const pending_msg *m) {
+  zmq_send_two(r, m->topic, (size_t)m->topic_len, m->body, (size_t)m->len);
+  pending_msg *keep = &r->newest[m->stream];
+  if (keep->topic_len != m->topic_len) {
+    memcpy(keep->topic, m->topic, (size_t)m->topic_len + 1);
+    keep->topic_len = m->topic_len;
+  }
+  memcpy(keep->body, m->body, (size_t)m->len + 1);
+  keep->len = m->len;
+}
+
+static int zmq_encode(pending_msg *m, const hil_replay_schedule *s, const hil_replay_sample *smp,
+                      int truth) {
+  const hil_replay_sensor *sn = &s->sensor[smp->sensor];
+  m->stream = 2 * smp->sensor + truth;
+  m->topic_len = hil_replay_topic(m->topic, sizeof m->topic, sn, truth);
+  m->len = hil_replay_encode_json(m->body, sizeof m->body, sn, smp, truth);
+  return m->topic_len < 0 || m->len < 0 ? -1 : 0;
+}
+
+/* now = 0: encodes into the group sent at the deadline (beyond GROUP_MAX messages, nothing:
+ * send_instant encodes those); now = 1: encodes and sends at once */
+static void zmq_add(hil_replay *r, const hil_replay_sample *smp, int truth, int now) {
+  pending_msg local, *m = now ? &local : r->ngroup < GROUP_MAX ? &r->group[r->ngroup] : NULL;
+  if (!m) {
+    return;
+  }
+  if (zmq_encode(m, r->s, smp, truth) != 0) {
+    r->rep.send_failed++;
+  } else if (now) {
+    zmq_send_msg(r, m);
+  } else {
+    r->ngroup++;
+  }
+}
+
+/* Physics steps as the recording counted them: a log's simulation starts at t = 0 and steps
+ * 1 / rate_hz at a time, so the steps at the latest t are round(t * rate_hz) (one sample per
+ * instant would count a step split by a sensor on its own clock several times); a CSV holds no
+ * steps: its rows played. */
+static uint64_t played_steps(const hil_replay *r) {
+  if (r->s->is_csv || !(r->s->rate_hz > 0) || !(r->rep.t > 0)) {
+    return r->s->is_csv ? r->rep.instants : 0;
+  }
+  return (uint64_t)llround(r->rep.t * r->s->rate_hz);
+}
+
+/* the "replay" object: progress of the replay (status message, status and hello replies) */
+static void write_replay_object(hil_replay *r, hil_jw *w, int final) {
+  hil_jw_key(w, "replay");
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "file");
+  hil_jw_string(w, r->s->path);
+  hil_jw_key(w, "played");
+  hil_jw_uint(w, r->rep.played);
+  hil_jw_key(w, "total");
+  hil_jw_uint(w, (uint64_t)r->s->n);
+  hil_jw_key(w, "pass");
+  hil_jw_uint(w, (uint64_t)(r->rep.passes > 0 ? r->rep.passes : 1));
+  hil_jw_key(w, "rate");
+  hil_jw_number(w, r->o.rate);
+  hil_jw_key(w, "instants");
+  hil_jw_uint(w, r->rep.instants);
+  hil_jw_key(w, "finished");
+  hil_jw_bool(w, final);
+  hil_jw_end_object(w);
+}
+
+/* the status object of the live layout plus "replay" */
+static void write_status_object(hil_replay *r, hil_jw *w, int final) {
+  hil_status st;
+  memset(&st, 0, sizeof st);
+  st.sim_time = r->rep.t;
+  st.wall_time = r->rep.wall;
+  st.steps = played_steps(r);
+  st.mode = HIL_MODE_REALTIME;
+  st.overruns = r->rep.late_1ms;
+  const hil_histogram *h = final ? &r->all : &r->period;
+  st.late_p50 = hil_histogram_quantile(h, 0.5);
+  st.late_p99 = hil_histogram_quantile(h, 0.99);
+  st.late_max = h->count ? h->max : 0;
+  st.whole_run = final;
+  st.samples_published = r->rep.played;
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "v");
+  hil_jw_uint(w, HIL_MSG_VERSION);
+  hil_msg_write_status_fields(w, &st);
+  /* sent counts the status message that goes out with this object */
+  const hil_zmq_counters zmq = {.sent = r->rep.messages + 1,
+                                 .send_failed = r->rep.send_failed,
+                                 .cmd_messages = r->rep.cmd_messages,
+                                 .ctl_requests = r->rep.ctl_requests,
+                                 .ctl_errors = r->rep.ctl_errors};
+  hil_zmq_write_counters(w, &zmq);
+  write_replay_object(r, w, final);
+  hil_jw_end_object(w);
+}
+
+static void zmq_status(hil_replay *r, int final) {
+  hil_jw w;
+  hil_jw_init(&w, r->status, sizeof r->status);
+  write_status_object(r, &w, final);
+  const int len = hil_jw_finish(&w);
+  if (len > 0) {
+    zmq_send_two(r, "status", 6, r->status, (size_t)len);
+  }
+}
+
+/* --- ZeroMQ control and commands -------------------------------------------------------------- */
+
+/* As live (docs/messages.md, section 7): t and steps as in the status, and the last
+ * message sent of every stream. */
+static void reply_latest(hil_replay *r, hil_jw *w) {
+  hil_msg_begin_latest(w, r->rep.t, played_steps(r));
+  for (int i = 0; r->newest && i < 2 * r->s->nsensors; i++) {
+    hil_msg_latest_sample(w, r->newest[i].topic, r->newest[i].body, r->newest[i].len);
+  }
+  hil_msg_end_latest(w);
+}
+
+/* the live hello reply (hil/zmq_transport.c) from what the file holds; what it cannot hold gets
+ * neutral values (docs/replay.md) */
+static void reply_hello(hil_replay *r, hil_jw *w) {
+  const hil_replay_schedule *s = r->s;
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "ok");
+  hil_jw_bool(w, 1);
+  hil_jw_key(w, "v");
+  hil_jw_uint(w, HIL_MSG_VERSION);
+  hil_jw_key(w, "model");
+  hil_jw_string(w, s->robot);
+  hil_jw_key(w, "rate_hz");
+  hil_jw_number(w, s->rate_hz);
+  hil_jw_key(w, "timestep");
+  hil_jw_number(w, s->period);
+  hil_jw_key(w, "mode");
+  hil_jw_string(w, hil_mode_name(HIL_MODE_REALTIME));
+  hil_jw_key(w, "t");
+  hil_jw_number(w, r->rep.t);
+  hil_jw_key(w, "steps");
+  hil_jw_uint(w, played_steps(r));
+  hil_jw_key(w, "paused");
+  hil_jw_bool(w, 0);
+  hil_jw_key(w, "truth");
+  hil_jw_bool(w, r->o.truth);
+  if (s->has_seed) {
+    hil_jw_key(w, "seed");
+    hil_jw_uint(w, s->seed);
+  }
+  hil_jw_key(w, "joints"); /* a log names no joints */
+  hil_jw_begin_array(w);
+  hil_jw_end_array(w);
+  hil_jw_key(w, "actuators");
+  hil_jw_begin_array(w);
+  for (int a = 0; a < s->nactuators && a < HIL_LOG_MAX_ACTUATORS; a++) {
+    hil_jw_begin_object(w);
+    hil_jw_key(w, "name");
+    hil_jw_string(w, s->actuator[a]);
+    hil_jw_key(w, "joint");
+    hil_jw_string(w, "");
+    hil_jw_key(w, "type");
+    hil_jw_string(w, "unknown");
+    hil_jw_key(w, "ctrlrange");
+    hil_jw_begin_array(w);
+    hil_jw_null(w);
+    hil_jw_null(w);
+    hil_jw_end_array(w);
+    hil_jw_end_object(w);
+  }
+  hil_jw_end_array(w);
+  hil_jw_key(w, "sensors");
+  hil_jw_begin_array(w);
+  for (int i = 0; i < s->nsensors; i++) {
+    const hil_replay_sensor *sn = &s->sensor[i];
+    if (!sn->selected) {
+      continue;
+    }
+    /* what a log does not record (latency, drops, faults) reads as zero */
+    hil_msg_sensor_view v = {.name = sn->name,
+                             .type = sn->type,
+                             .topic = sn->topic,
+                             .rate_hz = sn->rate_hz,
+                             .nch = sn->nch};
+    for (int c = 0; c < sn->nch; c++) {
+      v.channel[c] = sn->channel[c];
+      v.unit[c] = sn->unit[c];
+    }
+    hil_jw_begin_object(w);
+    hil_msg_write_sensor_fields(w, &v);
+    hil_jw_end_object(w);
+  }
+  hil_jw_end_array(w);
+  hil_jw_key(w, "endpoints");
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "pub");
+  hil_jw_string(w, r->where);
+  hil_jw_key(w, "cmd");
+  hil_jw_string(w, r->cmd_where);
+  hil_jw_key(w, "ctl");
+  hil_jw_string(w, r->ctl_where);
+  hil_jw_end_object(w);
+  write_replay_object(r, w, 0);
+  hil_jw_end_object(w);
+}
+
+/* Answers one request: always exactly one reply, so the REP socket stays in step. hello and
+ * status also publish a status message, as live. */
+static void ctl_answer(hil_replay *r, zmq_msg_t *req, int parts) {
+  char err[512];
+  const char *failure = NULL;
+  int publish = 0;
+  hil_ctl_request q;
+  hil_jw w;
+  hil_jw_init(&w, r->reply, REPLY_MAX);
+  if (parts > 1) {
+    failure = "control requests are one-part messages";
+  } else if (hil_msg_decode_control(&q, zmq_msg_data(req), zmq_msg_size(req), err,
+                                    sizeof err) != HIL_OK) {
+    failure = err;
+  } else if (q.op == HIL_CTL_HELLO) {
+    reply_hello(r, &w);
+    publish = 1;
+    /* the status published below reaches a subscriber to status: its handshake ends with it */
+    r->hello_start |= r->status_subs > 0;
+  } else if (q.op == HIL_CTL_LATEST) {
+    reply_latest(r, &w);
+  } else if (q.op == HIL_CTL_STATUS) {
+    hil_jw_begin_object(&w);
+    hil_jw_key(&w, "ok");
+    hil_jw_bool(&w, 1);
+    hil_jw_key(&w, "status");
+    write_status_object(r, &w, 0);
+    hil_jw_end_object(&w);
+    publish = 1;
+  } else {
+    snprintf(err, sizeof err, "replay: %s is not available in a replay", hil_ctl_op_name(q.op));
+    failure = err;
+  }
+  int len = failure ? -1 : hil_jw_finish(&w);
+  if (!failure && len < 0) {
+    failure = "reply too large";
+    publish = 0;
+  }
+  r->rep.ctl_requests++;
+  if (failure) {
+    r->rep.ctl_errors++;
+    len = hil_msg_encode_error(r->reply, REPLY_MAX, failure);
+  }
+  zmq_send(r->ctl, r->reply, (size_t)(len > 0 ? len : 0), ZMQ_DONTWAIT);
+  if (publish) {
+    zmq_status(r, 0);
+  }
+}
+
+/* control requests and command messages waiting, without blocking */
+static void zmq_service_sides(hil_replay *r) {
+  for (int i = 0; r->ctl && i < CTL_BATCH; i++) {
+    zmq_msg_t msg;
+    const int parts = hil_zmq_recv_message(r->ctl, &msg);
+    if (parts > 0) {
+      ctl_answer(r, &msg, parts);
+    }
+    zmq_msg_close(&msg);
+    if (parts == 0) {
+      break;
+    }
+  }
+  for (int i = 0; r->cmd && i < CMD_BATCH; i++) {
+    zmq_msg_t msg;
+    const int parts = hil_zmq_recv_message(r->cmd, &msg);
+    zmq_msg_close(&msg);
+    if (parts == 0) {
+      break;
+    }
+    r->rep.cmd_messages++;
+  }
+}
+
+/* --- serial output ---------------------------------------------------------------------------- */
+
+/* the flat id table of docs/serial-transport.md, from the file's sensors */
+static void serial_table(hil_replay *r) {
+  hil_serial_table_clear(&r->table);
+  for (int i = 0; i < r->s->nsensors; i++) {
+    const hil_replay_sensor *sn = &r->s->sensor[i];
+    for (int c = 0; c < sn->nch; c++) {
+      const int counts = strcmp(sn->type, "encoder") == 0 && strcmp(sn->channel[c], "counts") == 0;
+      hil_serial_table_add(&r->table, i, c, counts ? ACH_KIND_COUNTS : ACH_KIND_VALUE);
+    }
+  }
+}
+
+static void serial_print_table(const hil_replay *r, FILE *out) {
+  for (int i = 0; i < r->s->nsensors; i++) {
+    const hil_replay_sensor *sn = &r->s->sensor[i];
+    fprintf(out, "replay:   %-16s %s", sn->name, sn->type);
+    for (int id = r->table.first_id[i]; id >= 0 && id < r->table.n && r->table.id[id].sensor == i;
+         id++) {
+      fprintf(out, " %d=%s%s", id, sn->channel[r->table.id[id].channel],
+              r->table.id[id].kind == ACH_KIND_COUNTS ? "(int32)" : "");
+    }
+    fputc('\n', out);
+  }
+}
+
+static void serial_flush(hil_replay *r) {
+  while (r->tx_len > 0) {
+    const long put = hil_serial_port_write(r->port, r->tx, r->tx_len, mono_now());
+    if (put <= 0) {
+      if (put < 0) {
+        r->tx_len = 0;
+        r->connected = 0;
+      }
+      return;
+    }
+    memmove(r->tx, r->tx + put, r->tx_len - (size_t)put);
+    r->tx_len -= (size_t)put;
+  }
+}
+
+/* queues whole frames, or drops them whole when the board does not read */
+static void serial_queue(hil_replay *r, const uint8_t *bytes, size_t n, int frames) {
+  if (!hil_serial_port_is_up(r->port) || r->tx_len + n > TX_CAP) {
+    r->rep.send_failed += (uint64_t)frames;
+    return;
+  }
+  memcpy(r->tx + r->tx_len, bytes, n);
+  r->tx_len += n;
+  r->rep.messages += (uint64_t)frames;
+  serial_flush(r);
+}
+
+static void serial_send(hil_replay *r, const ach_message *m) {
+  uint8_t frame[FRAME_MAX];
+  const int n = ach_encode(frame, sizeof frame, r->tx_seq++, m);
+  if (n > 0) {
+    serial_queue(r, frame, (size_t)n, 1);
+  }
+}
+
+static void serial_error(hil_replay *r, uint16_t code, uint16_t about, const char *text) {
+  ach_message m;
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_ERROR;
+  ach_error_set(&m.u.error, code, about, text);
+  serial_send(r, &m);
+}
+
+static void on_hello(hil_replay *r, const ach_message *m) {
+  const ach_hello *h = &m->u.hello;
+  ach_message ack;
+  memset(&ack, 0, sizeof ack);
+  ack.type = ACH_MSG_HELLO_ACK;
+  ack.u.hello_ack.version_major = ACH_PROTOCOL_VERSION_MAJOR;
+  ack.u.hello_ack.version_minor = ACH_PROTOCOL_VERSION_MINOR;
+  ack.u.hello_ack.n_joints = (uint8_t)(r->s->nactuators < 255 ? r->s->nactuators : 255);
+  ack.u.hello_ack.n_sensors = (uint8_t)r->table.n;
+  ack.u.hello_ack.physics_rate_hz = (uint32_t)lround(r->s->rate_hz > 0 ? r->s->rate_hz : 0);
+  ack.u.hello_ack.sim_time_ns = hil_serial_time_ns(r->rep.t);
+  if (h->version_major != ACH_PROTOCOL_VERSION_MAJOR) {
+    ack.u.hello_ack.result = ACH_HELLO_VERSION_MISMATCH;
+    r->connected = 0;
+    serial_send(r, &ack);
+    return;
+  }
+  const int fit = ((int)h->rx_max_payload - ACH_SENSOR_FIXED_SIZE) / ACH_SENSOR_ENTRY_SIZE;
+  r->per_frame = fit < 1 ? 1 : fit > ACH_MAX_SENSORS_PER_FRAME ? ACH_MAX_SENSORS_PER_FRAME : fit;
+  ack.u.hello_ack.result = ACH_HELLO_OK;
+  serial_send(r, &ack);
+  if (!r->connected && r->o.progress) {
+    fprintf(r->o.progress, "replay: board \"%s\" connected on %s\n", h->name, r->where);
+  }
+  r->connected = 1;
+}
+
+static void on_message(const ach_message *m, void *user) {
+  hil_replay *r = user;
+  r->rep.frames_in++;
+  if (m->type == ACH_MSG_HELLO) {
+    on_hello(r, m);
+    return;
+  }
+  if (!r->connected) {
+    serial_error(r, ACH_ERRC_NOT_CONNECTED, m->seq, "send HELLO first");
+    return;
+  }
+  if (m->type == ACH_MSG_MOTOR_COMMAND) {
+    if (r->rep.motor_commands++ == 0 && r->o.progress) {
+      fprintf(r->o.progress, "replay: MOTOR_COMMAND frames are counted and ignored (a replay "
+                             "moves nothing)\n");
+    }
+  } else if (m->type == ACH_MSG_HEARTBEAT) {
+    ach_message out;
+    memset(&out, 0, sizeof out);
+    out.type = ACH_MSG_HEARTBEAT;
+    out.u.heartbeat.time_ns = hil_serial_time_ns(r->rep.t);
+    out.u.heartbeat.echo_ns = m->u.heartbeat.time_ns;
+    serial_send(r, &out);
+  } else if (m->type == ACH_MSG_STEP_REQUEST) {
+    serial_error(r, ACH_ERRC_UNSUPPORTED, m->seq, "STEP_REQUEST needs lockstep mode");
+  } else if (m->type == ACH_MSG_ERROR) {
+    if (r->o.progress) {
+      fprintf(r->o.progress, "replay: board reports error %u: %s\n", m->u.error.code,
+              m->u.error.text);
+    }
+  } else {
+    serial_error(r, ACH_ERRC_UNSUPPORTED, m->seq, "message goes from simulator to board");
+  }
+}
+
+/* reads what the board sent; follows the link going down and coming back */
+static void serial_service(hil_replay *r) {
+  const double now = mono_now();
+  if (!hil_serial_port_is_up(r->port)) {
+    if (hil_serial_port_service(r->port, now)) {
+      ach_decoder_init(&r->dec);
+    }
+    return;
+  }
+  uint8_t buf[1024];
+  long n;
+  while ((n = hil_serial_port_read(r->port, buf, sizeof buf, now)) > 0) {
+    ach_decoder_push(&r->dec, buf, (size_t)n, on_message, r);
+  }
+  if (n < 0) {
+    r->connected = 0;
+    r->tx_len = 0;
+    if (r->o.progress) {
+      fprintf(r->o.progress, "replay: the board went away; waiting for a new HELLO\n");
+    }
+  }
+  serial_flush(r);
+}
+
+static void serial_status(hil_replay *r) {
+  if (!r->connected) {
+    return;
+  }
+  ach_message m;
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_STATUS;
+  m.u.status.sim_time_ns = hil_serial_time_ns(r->rep.t);
+  m.u.status.state = ACH_STATE_RUNNING | ACH_STATE_CONNECTED;
+  const ach_counters *c = &r->dec.counters;
+  m.u.status.rx_frames_ok = c->frames_ok;
+  m.u.status.rx_bad_crc = c->bad_crc;
+  m.u.status.rx_framing_errors = c->cobs_errors + c->truncated + c->too_long + c->bad_length;
+  m.u.status.rx_seq_lost = c->seq_lost;
+  m.u.status.rx_rejected = c->bad_version + c->unknown_type + c->bad_payload;
+  m.u.status.overruns = (uint32_t)r->rep.late_1ms;
+  serial_send(r, &m);
+}
+
+/* appends the entries of one sample to the frames of the instant, opening a new frame when the
+ * current one holds what the board accepts */
+static void serial_add(hil_replay *r, const hil_replay_sample *smp) {
+  const hil_replay_sensor *sn = &r->s->sensor[smp->sensor];
+  sens_sample ss;
+  memset(&ss, 0, sizeof ss);
+  ss.t = smp->t;
+  ss.t_truth = smp->t_truth;
+  ss.seq = smp->seq;
+  ss.valid = smp->valid;
+  memcpy(ss.meas, smp->value, sizeof ss.meas);
+  r->fake.nch = sn->nch;
+  ach_sample e[SENS_MAX_CHANNELS];
+  const int n = hil_serial_sample_entries(e, SENS_MAX_CHANNELS, &r->table, smp->sensor, &r->fake,
+                                          &ss, smp->t);
+  for (int i = 0; i < n; i++) {
+    ach_sensor_samples *f = &r->stage[r->nstage - 1];
+    if (f->count >= r->per_frame) {
+      if (r->nstage == STAGE_FRAMES) {
+        r->rep.send_failed++; /* more than 255 entries in one instant cannot happen */
+        return;
+      }
+      r->stage[r->nstage] = (ach_sensor_samples){.sim_time_ns = f->sim_time_ns, .count = 0};
+      f = &r->stage[r->nstage++];
+    }
+    f->samples[f->count++] = e[i];
+  }
+}
+
+/* encodes the frames of the instant with the next sequence numbers and queues them at once */
+static void serial_send_stage(hil_replay *r) {
+  uint8_t bytes[TX_CAP];
+  size_t len = 0;
+  int frames = 0;
+  for (int k = 0; k < r->nstage; k++) {
+    if (r->stage[k].count == 0) {
+      continue;
+    }
+    const int n =
+        ach_encode_sensor_samples(bytes + len, sizeof bytes - len, r->tx_seq, &r->stage[k]);
+    if (n <= 0) {
+      r->rep.send_failed++;
+      continue;
+    }
+    r->tx_seq++;
+    len += (size_t)n;
+    frames++;
+  }
+  if (frames > 0) {
+    serial_queue(r, bytes, len, frames);
+  }
+}
+
+/* --- creation --------------------------------------------------------------------------------- */
+
+/* Whether this process may use SCHED_FIFO at prio: tried on the calling thread, then undone
+ * (libzmq aborts when it cannot give its I/O thread the policy it was asked for). */
+static int realtime_allowed(int prio) {
+  int policy;
+  struct sched_param old, sp = {.sched_priority = prio};
+  if (pthread_getschedparam(pthread_self(), &policy, &old) != 0 ||
+      pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0) {
+    return 0;
+  }
+  pthread_setschedparam(pthread_self(), policy, &old);
+  return 1;
+}
+
+hil_replay *hil_replay_new(const hil_replay_schedule *s, const hil_replay_options *o, char *err,
+                           size_t err_sz) {
+  if (!(o->rate > 0) || !isfinite(o->rate)) {
+    snprintf(err, err_sz, "--rate: must be a positive number");
+    return NULL;
+  }
+  hil_replay *r = calloc(1, sizeof *r);
+  if (!r) {
+    snprintf(err, err_sz, "out of memory");
+    return NULL;
+  }
+  r->s = s;
+  r->o = *o;
+  r->rep.t = s->t_first;
+  r->rt = o->rt_priority > 0 && realtime_allowed(o->rt_priority);
+  if (o->rt_priority > 0 && !r->rt && o->progress) {
+    fprintf(o->progress, "replay: SCHED_FIFO not granted (needs root or CAP_SYS_NICE); playing "
+                         "without it\n");
+  }
+  hil_histogram_clear(&r->all);
+  hil_histogram_clear(&r->period);
+  int rc;
+  if (o->output == HIL_REPLAY_ZMQ) {
+    rc = zmq_open(r, err, err_sz);
+  } else {
+    r->o.serial.quiet = 1;
+    r->port = hil_serial_port_new(&r->o.serial, err, err_sz);
+    rc = r->port ? HIL_OK : HIL_ESYSTEM;
+    if (r->port) {
+      snprintf(r->where, sizeof r->where, "%s", hil_serial_port_path(r->port));
+      ach_decoder_init(&r->dec);
+      serial_table(r);
+      r->per_frame = ACH_MAX_SENSORS_PER_FRAME;
+    }
+  }
+  if (rc == HIL_OK && o->output == HIL_REPLAY_ZMQ && o->wait_hello && !r->ctl) {
+    snprintf(err, err_sz, "--wait-hello: no control socket to hear a hello on (--ctl)");
+    rc = HIL_ECONFIG;
+  }
+  if (rc != HIL_OK) {
+    hil_replay_destroy(&r);
+  }
+  return r;
+}
+
+void hil_replay_destroy(hil_replay **pr) {
+  if (!pr || !*pr) {
+    return;
+  }
+  hil_replay *r = *pr;
+  if (r->pub) {
+    zmq_close(r->pub);
+  }
+  if (r->ctl) {
+    zmq_close(r->ctl);
+  }
+  if (r->cmd) {
+    zmq_close(r->cmd);
+  }
+  if (r->ctx) {
+    zmq_ctx_term(r->ctx);
+  }
+  if (r->port) {
+    serial_flush(r);
+    hil_serial_port_destroy(&r->port);
+  }
+  free(r->group);
+  free(r->newest);
+  free(r->reply);
+  free(r);
+  *pr = NULL;
+}
+
+const char *hil_replay_where(const hil_replay *r) { return r->where; }
+const char *hil_replay_ctl_where(const hil_replay *r) { return r->ctl_where; }
+const char *hil_replay_cmd_where(const hil_replay *r) { return r->cmd_where; }
+void hil_replay_request_stop(hil_replay *r) { r->stop = 1; }
+
+void hil_replay_get_report(const hil_replay *r, hil_replay_report *out) {
+  *out = r->rep;
+  out->steps = played_steps(r);
+  out->err_p50 = hil_histogram_quantile(&r->all, 0.5);
+  out->err_p99 = hil_histogram_quantile(&r->all, 0.99);
+  out->err_max = r->all.count ? r->all.max : 0;
+}
+
+/* --- playing ---------------------------------------------------------------------------------- */
+
+static void service_input(hil_replay *r) {
+  if (r->pub) {
+    zmq_drain(r);
+  } else {
+    serial_service(r);
+  }
+}
+
+/* ZeroMQ: the first subscription, or (wait_hello) a hello answered while a subscriber to status
+ * is connected; serial: an accepted HELLO. 0, or -1 when stopped. */
+static int wait_for_peer(hil_replay *r) {
+  const int hello = r->pub && r->o.wait_hello && r->ctl;
+  if (r->pub && !r->o.wait_subscriber && !hello) {
+    return 0;
+  }
+  if (r->o.progress && hello) {
+    fprintf(r->o.progress, "replay: waiting for a controller's hello on %s (with a subscriber to "
+            "status on %s)\n", r->ctl_where, r->where);
+  } else if (r->o.progress) {
+    fprintf(r->o.progress, r->pub ? "replay: waiting for a subscriber on %s\n"
+                                  : "replay: waiting for HELLO on %s (firmware should open it)\n",
+            r->where);
+  }
+  while (!r->stop) {
+    if (r->pub) {
+      zmq_pollitem_t it[3] = {{.socket = r->pub, .fd = 0, .events = ZMQ_POLLIN, .revents = 0}};
+      int n = 1;
+      void *const side[2] = {r->ctl, r->cmd};
+      for (int k = 0; k < 2; k++) {
+        if (side[k]) {
+          it[n++] = (zmq_pollitem_t){.socket = side[k], .fd = 0, .events = ZMQ_POLLIN,
+                                     .revents = 0};
+        }
+      }
+      zmq_poll(it, n, (long)(SERVICE_S * 1000));
+      const int subscribed = zmq_drain(r); /* first: a hello sees the subscriptions so far */
+      zmq_service_sides(r);                /* a controller's hello is answered while waiting */
+      if (hello ? r->hello_start : subscribed) {
+        return 0;
+      }
+      continue;
+    }
+    serial_service(r);
+    if (r->connected) {
+      return 0;
+    }
+    const int fd = hil_serial_port_fd(r->port);
+    struct pollfd pfd = {.fd = fd, .events = POLLIN, .revents = 0};
+    if (fd < 0 || poll(&pfd, 1, (int)(SERVICE_S * 1000)) < 0 || (pfd.revents & POLLHUP)) {
+      sleep_until(mono_now() + 0.01);
+    }
+  }
+  return -1;
+}
+
+/* The control and command sockets while playing: non-blocking, at most every SIDE_S, and only
+ * once the player has slept since its last send (on a shared CPU, work right after a send delays
+ * the I/O thread that delivers it), unless that has not happened for SERVICE_S (catching up). */
+static void service_sides(hil_replay *r, double now, int slept) {
+  if ((r->ctl || r->cmd) && now >= r->next_side && (slept || now >= r->next_side + SERVICE_S)) {
+    r->next_side = now + SIDE_S;
+    zmq_service_sides(r);
+  }
+}
+
+/* sleeps until spin_s before the deadline (looking at the input every SERVICE_S), then spins */
+static void wait_deadline(hil_replay *r, double deadline) {
+  for (int slept = 0;; slept = 1) {
+    service_input(r);
+    const double now = mono_now(), wake = deadline - r->o.spin_s;
+    if (r->pub) {
+      service_sides(r, now, slept);
+    }
+    if (now >= wake || r->stop) {
+      break;
+    }
+    sleep_until(fmin(wake, now + SERVICE_S));
+  }
+  while (!r->stop && mono_now() < deadline) {
+    sched_yield(); /* threads of the same priority on this CPU (the I/O thread) still run */
+  }
+}
+
+static void format_s(char *out, size_t n, double s) {
+  if (s < 1e-3) {
+    snprintf(out, n, "%.0f us", s * 1e6);
+  } else if (s < 1.0) {
+    snprintf(out, n, "%.2f ms", s * 1e3);
+  } else {
+    snprintf(out, n, "%.3f s", s);
+  }
+}
+
+static void print_progress(hil_replay *r, const char *what, const hil_histogram *h) {
+  if (!r->o.progress) {
+    return;
+  }
+  char p50[32], p99[32], mx[32];
+  format_s(p50, sizeof p50, hil_histogram_quantile(h, 0.5));
+  format_s(p99, sizeof p99, hil_histogram_quantile(h, 0.99));
+  format_s(mx, sizeof mx, h->count ? h->max : 0);
+  const uint64_t total = (uint64_t)r->s->n;
+  char behind[64] = "";
+  if (r->rep.shifts) {
+    snprintf(behind, sizeof behind, ", %.2f ms behind after %llu stalls", r->rep.behind * 1e3,
+             (unsigned long long)r->rep.shifts);
+  }
+  fprintf(r->o.progress,
+          "replay: %s %llu/%llu samples (pass %lld), t %.3f s, wall %.3f s, timing error p50 %s "
+          "p99 %s max %s, %llu late > 1 ms%s\n",
+          what, (unsigned long long)(total ? r->rep.played - (uint64_t)(r->rep.passes - 1) * total
+                                           : 0),
+          (unsigned long long)total, r->rep.passes, r->rep.t, r->rep.wall, p50, p99, mx,
+          (unsigned long long)r->rep.late_1ms, behind);
+}
+
+static void periodic(hil_replay *r, double now) {
+  if (r->o.status_period_s <= 0 || now < r->next_status) {
+    return;
+  }
+  r->next_status += r->o.status_period_s;
+  if (r->next_status < now) {
+    r->next_status = now + r->o.status_period_s;
+  }
+  print_progress(r, "played", &r->period);
+  if (r->pub) {
+    zmq_status(r, 0);
+  } else {
+    serial_status(r);
+  }
+  hil_histogram_clear(&r->period);
+}
+
+/* encodes every sample of the instant [i, j) ahead of its deadline */
+static void prepare(hil_replay *r, size_t i, size_t j, long long pass) {
+  hil_replay_sample smp;
+  r->ngroup = 0;
+  for (size_t k = i; k < j && r->pub; k++) {
+    hil_replay_sample_at(&smp, r->s, k, pass);
+    zmq_add(r, &smp, 0, 0);
+    if (r->o.truth && smp.has_truth) {
+      zmq_add(r, &smp, 1, 0);
+    }
+  }
+  if (r->pub) {
+    return;
+  }
+  r->nstage = 1;
+  r->stage[0].count = 0;
+  r->stage[0].sim_time_ns =
+      hil_serial_time_ns(r->s->entry[i].t + (double)pass * hil_replay_pass_length(r->s));
+  for (size_t k = i; k < j; k++) {
+    hil_replay_sample_at(&smp, r->s, k, pass);
+    serial_add(r, &smp);
+  }
+}
+
+/* sends what prepare() encoded, and the messages that did not fit in the group */
+static void send_instant(hil_replay *r, size_t i, size_t j, long long pass) {
+  if (!r->pub) {
+    if (r->connected) {
+      serial_send_stage(r);
+    } else {
+      r->rep.send_failed += (uint64_t)r->nstage; /* the board went away: said on stderr */
+    }
+    return;
+  }
+  for (int k = 0; k < r->ngroup; k++) {
+    zmq_send_msg(r, &r->group[k]);
+  }
+  /* an instant with more messages than the group holds: the rest encoded now, in order */
+  int m = 0;
+  hil_replay_sample smp;
+  for (size_t k = i; k < j; k++) {
+    const int truth = r->o.truth && r->s->entry[k].has_truth;
+    if (m + 1 + truth > GROUP_MAX) {
+      hil_replay_sample_at(&smp, r->s, k, pass);
+      if (m >= GROUP_MAX) {
+        zmq_add(r, &smp, 0, 1);
+      }
+      if (truth && m + 1 >= GROUP_MAX) {
+        zmq_add(r, &smp, 1, 1);
+      }
+    }
+    m += 1 + truth;
+  }
+}
+
+/* Instant [i, j) of pass `pass`, `cut` s of gaps before it (skip_gaps). Its due time is that of
+ * its t; one earlier than the latest t (a sensor on its own clock) is due with the latest, so it
+ * goes out right after it and its timing error is measured from there. */
+static void play_instant(hil_replay *r, size_t i, size_t j, long long pass, double cut,
+                         double *deadline) {
+  const hil_replay_schedule *s = r->s;
+  const double t = s->entry[i].t + (double)pass * hil_replay_pass_length(s);
+  const double on_clock = s->entry[i].t - s->t_first +
+                          (double)pass * (hil_replay_pass_length(s) - s->gap_cut) - cut;
+  const double due = r->start + r->rep.behind + on_clock / r->o.rate;
+  *deadline = fmax(*deadline, due);
+  prepare(r, i, j, pass);
+  wait_deadline(r, *deadline);
+  if (r->stop) {
+    return;
+  }
+  send_instant(r, i, j, pass);
+  const double now = mono_now(), late = fmax(now - *deadline, 0.0);
+  hil_histogram_add(&r->all, late);
+  hil_histogram_add(&r->period, late);
+  r->rep.late_1ms += late > 1e-3;
+  if (r->o.shift && late > r->o.shift_after_s) { /* the rest keeps its intervals */
+    r->rep.behind += late;
+    r->rep.shifts++;
+    *deadline += late;
+  }
+  r->rep.instants++;
+  r->rep.played += (uint64_t)(j - i);
+  r->rep.t = fmax(r->rep.t, t);
+  r->rep.wall = now - r->start;
+  periodic(r, now);
+}
+
+/* the passes, then the final status and the summary */
+static void play(hil_replay *r) {
+  const hil_replay_schedule *s = r->s;
+  r->start = mono_now() + r->o.lead_s;
+  r->next_status = r->start + r->o.status_period_s;
+  double deadline = r->start;
+  for (long long pass = 0; !r->stop; pass++) {
+    r->rep.passes = pass + 1;
+    double cut = 0;
+    size_t g = 0;
+    for (size_t i = 0; i < s->n && !r->stop;) {
+      size_t j = i + 1;
+      while (j < s->n && s->entry[j].t == s->entry[i].t) {
+        j++;
+      }
+      for (; g < s->ngaps && s->gap[g].entry <= i; g++) {
+        cut += s->gap[g].cut;
+      }
+      play_instant(r, i, j, pass, cut, &deadline);
+      i = j;
+    }
+    if (!r->o.loop || (r->o.loops > 0 && pass + 1 >= r->o.loops)) {
+      break;
+    }
+  }
+  r->rep.stopped = r->stop != 0;
+  if (r->pub) {
+    zmq_status(r, 1);
+  } else {
+    serial_status(r);
+    serial_flush(r);
+  }
+  print_progress(r, r->rep.stopped ? "stopped after" : "done:", &r->all);
+}
+
+int hil_replay_run(hil_replay *r) {
+  if (r->s->n == 0) {
+    return HIL_EINVAL;
+  }
+  if (r->port && r->o.progress) {
+    fprintf(r->o.progress, "replay: sensor ids on %s:\n", r->where);
+    serial_print_table(r, r->o.progress);
+  }
+  int policy = SCHED_OTHER;
+  struct sched_param old, sp = {.sched_priority = r->o.rt_priority};
+  const int rt = r->rt && pthread_getschedparam(pthread_self(), &policy, &old) == 0 &&
+                 pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+  r->rep.realtime = rt;
+  cpu_set_t old_cpus;
+  const int pinned = r->o.cpu >= 0 && r->o.cpu < CPU_SETSIZE &&
+                     sched_getaffinity(0, sizeof old_cpus, &old_cpus) == 0;
+  if (pinned) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(r->o.cpu, &one);
+    sched_setaffinity(0, sizeof one, &one);
+  }
+  char why[128];
+  hil_cpu_awake *awake =
+      pinned && r->o.keep_awake ? hil_cpu_awake_start(r->o.cpu, why, sizeof why) : NULL;
+  if (pinned && r->o.keep_awake && !awake && r->o.progress) {
+    fprintf(r->o.progress, "replay: %s; playing on\n", why);
+  }
+  if (wait_for_peer(r) == 0) {
+    play(r);
+  } else if (r->o.progress) {
+    fprintf(r->o.progress, "replay: stopped before the first sample\n");
+  }
+  r->rep.stopped = r->stop != 0;
+  hil_cpu_awake_stop(&awake);
+  if (rt) {
+    pthread_setschedparam(pthread_self(), policy, &old);
+  }
+  if (pinned) {
+    sched_setaffinity(0, sizeof old_cpus, &old_cpus);
+  }
+  return HIL_OK;
+}

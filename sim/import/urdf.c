@@ -1,0 +1,378 @@
+/* sim/import/urdf.c: URDF (the subset in docs/import.md) into the native robot JSON.
+ *
+ * A URDF joint's origin is its child link's frame in the parent link's frame, and its axis is in
+ * that frame: exactly a native body's placement, with the joint at the body origin. A root link
+ * without mass (the usual "world" or "base_footprint") is the world itself; a link without mass
+ * on a fixed joint (a tool frame, a mounting plate) is merged into its parent, so the links below
+ * it keep their places.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/import/import_internal.h"
+#include "sim/import/xml_read.h"
+
+#define URDF_MAX 1024
+
+typedef struct urdf {
+  imp_ctx *c;
+  const xmlNode *links[URDF_MAX], *joints[URDF_MAX];
+  int nlinks, njoints;
+  cJSON *bodies;
+} urdf;
+
+/* a transform from a native body's frame: x = t + R·x_urdf */
+typedef struct frame {
+  double t[3], R[9];
+} frame;
+
+static cJSON *vec(const double *v, int n) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) {
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i] == 0 ? 0.0 : v[i]));
+  }
+  return a;
+}
+
+static const xmlNode *child(const xmlNode *el, const char *name) {
+  for (const xmlNode *k = el->children; k; k = k->next) {
+    if (imp__is(k, name)) {
+      return k;
+    }
+  }
+  return NULL;
+}
+
+/* attribute numbers with a default text when absent */
+static int numbers(urdf *u, const xmlNode *el, const char *attr, const char *dflt, double *out,
+                   int n) {
+  const char *v = el ? imp__attr(el, attr) : NULL;
+  return imp__numbers(u->c, el, attr, v ? v : dflt, out, n, n) < 0 ? -1 : 0;
+}
+
+/* <origin xyz rpy>: R = Rz(yaw)·Ry(pitch)·Rx(roll), fixed axes */
+static int origin_of(urdf *u, const xmlNode *el, frame *f) {
+  static const char *const read[] = {"xyz", "rpy", NULL};
+  const xmlNode *o = el ? child(el, "origin") : NULL;
+  double rpy[3];
+  if ((o && imp__check_attrs(u->c, o, read, "not URDF")) || numbers(u, o, "xyz", "0 0 0", f->t, 3) ||
+      numbers(u, o, "rpy", "0 0 0", rpy, 3)) {
+    return -1;
+  }
+  const double cr = cos(rpy[0]), sr = sin(rpy[0]), cp = cos(rpy[1]), sp = sin(rpy[1]);
+  const double cy = cos(rpy[2]), sy = sin(rpy[2]);
+  const double R[9] = {cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr,
+                       sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr,
+                       -sp,     cp * sr,                cp * cr};
+  memcpy(f->R, R, sizeof R);
+  return 0;
+}
+
+/* a after b: x = a.t + a.R·(b.t + b.R·x) */
+static void compose(frame *out, const frame *a, const frame *b) {
+  frame r;
+  imp__rotate(r.t, a->R, b->t);
+  for (int i = 0; i < 3; i++) {
+    r.t[i] += a->t[i];
+    for (int j = 0; j < 3; j++) {
+      r.R[3 * i + j] = a->R[3 * i] * b->R[j] + a->R[3 * i + 1] * b->R[3 + j] + a->R[3 * i + 2] * b->R[6 + j];
+    }
+  }
+  *out = r;
+}
+
+static const xmlNode *find_link(const urdf *u, const char *name) {
+  for (int i = 0; i < u->nlinks; i++) {
+    const char *n = imp__attr(u->links[i], "name");
+    if (n && strcmp(n, name) == 0) {
+      return u->links[i];
+    }
+  }
+  return NULL;
+}
+
+static const char *attr_link(const xmlNode *joint, const char *which) {
+  const xmlNode *el = child(joint, which);
+  return el ? imp__attr(el, "link") : NULL;
+}
+
+/* the link's <inertial> as a native inertial object in the frame given; NULL: no mass */
+static int inertial_of(urdf *u, const xmlNode *link, cJSON **out) {
+  static const char *const inertia_keys[] = {"ixx", "ixy", "ixz", "iyy", "iyz", "izz", NULL};
+  const xmlNode *in = child(link, "inertial");
+  *out = NULL;
+  if (!in) {
+    return 0;
+  }
+  frame f;
+  double mass, v[6];
+  const xmlNode *me = child(in, "mass"), *ie = child(in, "inertia");
+  if (!me || !ie) {
+    return imp__fail(u->c, in, "<inertial>: needs <mass value> and <inertia ixx ... izz>");
+  }
+  if (origin_of(u, in, &f) || numbers(u, me, "value", "", &mass, 1) ||
+      imp__check_attrs(u->c, ie, inertia_keys, "not URDF")) {
+    return -1;
+  }
+  for (int i = 0; i < 6; i++) {
+    if (!imp__attr(ie, inertia_keys[i])) {
+      return imp__fail(u->c, ie, "<inertia>: %s is required", inertia_keys[i]);
+    }
+    if (numbers(u, ie, inertia_keys[i], "", &v[i], 1)) {
+      return -1;
+    }
+  }
+  if (mass == 0) {
+    return 0;
+  }
+  const double I[9] = {v[0], v[1], v[2], v[1], v[3], v[4], v[2], v[4], v[5]};
+  double Ib[9];
+  imp__rotate_inertia(Ib, f.R, I);
+  const double six[6] = {Ib[0], Ib[4], Ib[8], Ib[1], Ib[2], Ib[5]};
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "mass", mass);
+  cJSON_AddItemToObject(o, "com", vec(f.t, 3));
+  cJSON_AddItemToObject(o, "inertia", vec(six, 6));
+  *out = o;
+  return 0;
+}
+
+static int report_link_parts(urdf *u, const xmlNode *link) {
+  for (const xmlNode *k = link->children; k; k = k->next) {
+    int rc = 0;
+    if (imp__is(k, "visual")) {
+      rc = imp__report(u->c, k, "<visual> ignored: visual only");
+    } else if (imp__is(k, "collision")) {
+      rc = imp__report(u->c, k, "<collision> ignored: contacts are not modelled yet");
+    } else if (k->type == XML_ELEMENT_NODE && !imp__is(k, "inertial")) {
+      rc = imp__report(u->c, k, "<link><%s> ignored: not modelled", imp__name(k));
+    }
+    if (rc != 0) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* <joint> into a native joint object (NULL for fixed); *type_out names the URDF type */
+static int joint_of(urdf *u, const xmlNode *j, cJSON **out, int *fixed) {
+  static const char *const read[] = {"name", "type", NULL};
+  const char *type = imp__attr(j, "type"), *name = imp__attr(j, "name");
+  *out = NULL;
+  *fixed = 0;
+  if (imp__check_attrs(u->c, j, read, "not URDF") != 0) {
+    return -1;
+  }
+  if (!type || !name) {
+    return imp__fail(u->c, j, "<joint>: name and type are required");
+  }
+  if (strcmp(type, "fixed") == 0) {
+    *fixed = 1;
+    return 0;
+  }
+  int revolute = strcmp(type, "revolute") == 0, continuous = strcmp(type, "continuous") == 0;
+  int prismatic = strcmp(type, "prismatic") == 0;
+  if (!revolute && !continuous && !prismatic) {
+    return imp__fail(u->c, j, "<joint type=\"%s\">: floating and planar joints are not imported "
+                              "yet", type);
+  }
+  double axis[3], range[2] = {0, 0}, damping = 0, friction = 0;
+  const xmlNode *ax = child(j, "axis"), *lim = child(j, "limit"), *dyn = child(j, "dynamics");
+  if (numbers(u, ax, "xyz", "1 0 0", axis, 3)) {
+    return -1;
+  }
+  double n = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+  if (!(n > 0)) {
+    return imp__fail(u->c, ax, "<axis xyz>: must not be zero");
+  }
+  for (int i = 0; i < 3; i++) {
+    axis[i] /= n;
+  }
+  if (!continuous && lim) {
+    if (numbers(u, lim, "lower", "0", &range[0], 1) || numbers(u, lim, "upper", "0", &range[1], 1)) {
+      return -1;
+    }
+    if ((imp__attr(lim, "effort") || imp__attr(lim, "velocity")) &&
+        imp__report(u->c, lim, "<limit effort/velocity> ignored: actuator limits are set on "
+                               "actuators in the robot JSON") != 0) {
+      return -1;
+    }
+  }
+  if (dyn && (numbers(u, dyn, "damping", "0", &damping, 1) ||
+              numbers(u, dyn, "friction", "0", &friction, 1))) {
+    return -1;
+  }
+  if (friction != 0 &&
+      imp__report(u->c, dyn, "<dynamics friction> ignored: joint friction is not simulated yet")) {
+    return -1;
+  }
+  for (const xmlNode *k = j->children; k; k = k->next) {
+    if (k->type == XML_ELEMENT_NODE && !imp__is(k, "origin") && !imp__is(k, "axis") &&
+        !imp__is(k, "limit") && !imp__is(k, "dynamics") && !imp__is(k, "parent") &&
+        !imp__is(k, "child") &&
+        imp__report(u->c, k, "<joint><%s> ignored: not modelled", imp__name(k)) != 0) {
+      return -1;
+    }
+  }
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", name);
+  cJSON_AddStringToObject(o, "type", prismatic ? "slide" : "hinge");
+  cJSON_AddItemToObject(o, "axis", vec(axis, 3));
+  if (!continuous && lim && range[0] < range[1]) {
+    cJSON_AddItemToObject(o, "range", vec(range, 2));
+  }
+  if (damping != 0) {
+    cJSON_AddNumberToObject(o, "damping", damping);
+  }
+  *out = o;
+  return 0;
+}
+
+static int convert_link(urdf *u, const xmlNode *link, const char *parent, const frame *f,
+                        const xmlNode *joint, int depth);
+
+/* every joint whose parent is this link; f: the native parent's frame to this link's frame */
+static int convert_below(urdf *u, const char *link_name, const char *parent, const frame *f,
+                         int depth) {
+  for (int i = 0; i < u->njoints; i++) {
+    const char *p = attr_link(u->joints[i], "parent");
+    if (!p || strcmp(p, link_name) != 0) {
+      continue;
+    }
+    const char *c = attr_link(u->joints[i], "child");
+    const xmlNode *cl = c ? find_link(u, c) : NULL;
+    if (!cl) {
+      return imp__fail(u->c, u->joints[i], "<joint>: child link \"%s\" not found", c ? c : "");
+    }
+    frame origin, at;
+    if (origin_of(u, u->joints[i], &origin)) {
+      return -1;
+    }
+    compose(&at, f, &origin);
+    if (convert_link(u, cl, parent, &at, u->joints[i], depth + 1) != 0) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int convert_link(urdf *u, const xmlNode *link, const char *parent, const frame *f,
+                        const xmlNode *joint, int depth) {
+  const char *name = imp__attr(link, "name");
+  if (depth > URDF_MAX) {
+    return imp__fail(u->c, link, "<link name=\"%s\">: the joints form a cycle", name);
+  }
+  cJSON *inertial = NULL, *jo = NULL;
+  int fixed = 1;
+  if (report_link_parts(u, link) || inertial_of(u, link, &inertial) ||
+      (joint && joint_of(u, joint, &jo, &fixed))) {
+    cJSON_Delete(inertial);
+    return -1;
+  }
+  if (!inertial) {
+    if (!fixed) {
+      cJSON_Delete(jo);
+      return imp__fail(u->c, link, "<link name=\"%s\">: a link on a moving joint needs an "
+                                   "<inertial> with mass", name);
+    }
+    return convert_below(u, name, parent, f, depth); /* a frame only: merged into the parent */
+  }
+  double q[4];
+  imp__mat_to_quat(q, f->R);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", name);
+  cJSON_AddStringToObject(o, "parent", parent);
+  cJSON_AddItemToObject(o, "pos", vec(f->t, 3));
+  cJSON_AddItemToObject(o, "quat", vec(q, 4));
+  if (jo) {
+    cJSON_AddItemToObject(o, "joint", jo);
+  }
+  cJSON_AddItemToObject(o, "inertial", inertial);
+  cJSON_AddItemToArray(u->bodies, o);
+  const frame here = {{0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 1}};
+  return convert_below(u, name, name, &here, depth);
+}
+
+static int collect(urdf *u, const xmlNode *top) {
+  for (const xmlNode *k = top->children; k; k = k->next) {
+    int rc = 0;
+    if (imp__is(k, "link") || imp__is(k, "joint")) {
+      int is_link = imp__is(k, "link");
+      if ((is_link ? u->nlinks : u->njoints) >= URDF_MAX) {
+        return imp__fail(u->c, k, "more than %d links or joints", URDF_MAX);
+      }
+      if (!imp__attr(k, "name")) {
+        return imp__fail(u->c, k, "<%s>: name is required", imp__name(k));
+      }
+      if (is_link) {
+        u->links[u->nlinks++] = k;
+      } else {
+        u->joints[u->njoints++] = k;
+      }
+    } else if (imp__is(k, "material")) {
+      rc = imp__report(u->c, k, "<material> ignored: visual only");
+    } else if (k->type == XML_ELEMENT_NODE) {
+      rc = imp__report(u->c, k, "<%s> ignored: not modelled", imp__name(k));
+    }
+    if (rc != 0) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* the link that is no joint's child */
+static const xmlNode *root_link(urdf *u) {
+  const xmlNode *root = NULL;
+  for (int i = 0; i < u->nlinks; i++) {
+    const char *name = imp__attr(u->links[i], "name");
+    int is_child = 0;
+    for (int j = 0; j < u->njoints && !is_child; j++) {
+      const char *c = attr_link(u->joints[j], "child");
+      is_child = c && strcmp(c, name) == 0;
+    }
+    if (!is_child) {
+      if (root) {
+        imp__fail(u->c, u->links[i], "<link name=\"%s\">: a second root link (\"%s\" is one): "
+                                     "a URDF robot is one tree", name, imp__attr(root, "name"));
+        return NULL;
+      }
+      root = u->links[i];
+    }
+  }
+  if (!root) {
+    imp__fail(u->c, NULL, "no root link (every link is some joint's child)");
+  }
+  return root;
+}
+
+cJSON *imp__urdf(imp_ctx *c, const xmlNode *top) {
+  static urdf u; /* large tables; the importer is not re-entrant anyway (libxml2 error hook) */
+  memset(&u, 0, sizeof u);
+  u.c = c;
+  cJSON *root = cJSON_CreateObject();
+  const char *model = imp__attr(top, "name");
+  cJSON_AddStringToObject(root, "name", model ? model : "robot");
+  char comment[600];
+  snprintf(comment, sizeof comment, "converted from URDF %s by achilles", c->file);
+  cJSON_AddStringToObject(root, "comment", comment);
+  const double g[3] = {0, 0, -9.81};
+  cJSON_AddItemToObject(root, "gravity", vec(g, 3));
+  u.bodies = cJSON_AddArrayToObject(root, "bodies");
+  const xmlNode *base = NULL;
+  const frame world = {{0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 1}};
+  if (collect(&u, top) != 0 || !(base = root_link(&u)) ||
+      convert_link(&u, base, "world", &world, NULL, 0) != 0) {
+    cJSON_Delete(root);
+    return NULL;
+  }
+  if (cJSON_GetArraySize(u.bodies) == 0) {
+    imp__fail(c, top, "no link with mass");
+    cJSON_Delete(root);
+    return NULL;
+  }
+  return root;
+}

@@ -1,0 +1,73 @@
+/* sim/import/xml_read.h: what both importers need from an XML tree (libxml2): attributes as
+ * numbers with messages naming file and line, the report list, and a check that every attribute
+ * of an element is one the importer reads or knowingly ignores. Internal to sim/import. */
+#ifndef ACHILLES_SIM_IMPORT_XML_READ_H
+#define ACHILLES_SIM_IMPORT_XML_READ_H
+
+#include <libxml/tree.h>
+#include <stddef.h>
+
+#include "sim/import/import.h"
+
+#define IMP_REPORTS_MAX 256
+
+typedef struct imp_report {
+  char message[256]; /* without the line: equal messages are counted, not repeated */
+  long line;         /* of the first occurrence */
+  int count;
+} imp_report;
+
+typedef struct imp_ctx {
+  const char *file;
+  const sim_import_options *opt;
+  char *err;
+  size_t err_sz;
+  int failed; /* an error has been written to err */
+  imp_report reports[IMP_REPORTS_MAX];
+  int nreports;
+} imp_ctx;
+
+void imp__init(imp_ctx *c, const char *file, const sim_import_options *o, char *err,
+               size_t err_sz);
+
+/* An error at node's line (or the file when node is NULL); returns -1. The first one sticks. */
+int imp__fail(imp_ctx *c, const xmlNode *node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Something in the file the model does not take: recorded for the report (strict: an error,
+ * returns -1); else returns 0. */
+int imp__report(imp_ctx *c, const xmlNode *node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Hands the collected reports to the caller's callback, one line each, in file order. */
+void imp__flush_reports(imp_ctx *c);
+
+/* Parses an XML file; NULL (with the parser's message and line) on failure. */
+xmlDoc *imp__parse(imp_ctx *c);
+
+/* Names are compared with these helpers so libxml2's unsigned chars stay here. */
+int imp__is(const xmlNode *node, const char *name);
+const char *imp__name(const xmlNode *node);
+/* The attribute's value, or NULL when absent. */
+const char *imp__attr(const xmlNode *node, const char *name);
+
+/* Space-separated numbers of a string: fills up to max, returns how many were read, or -1
+ * (with an error at node naming the attribute) when the text is not max_n finite numbers with
+ * at least min_n. */
+int imp__numbers(imp_ctx *c, const xmlNode *node, const char *attr, const char *text,
+                 double *out, int min_n, int max_n);
+
+/* Reports each attribute of node that is not in `read` (NULL-terminated) with `why`, e.g.
+ * "not modelled". Returns -1 if strict turned a report into an error. */
+int imp__check_attrs(imp_ctx *c, const xmlNode *node, const char *const *read,
+                     const char *why);
+
+/* Quaternion product and rotations used by both formats ([w x y z], row-major matrices). */
+void imp__quat_mul(double out[4], const double a[4], const double b[4]);
+void imp__quat_to_mat(double R[9], const double q[4]);
+void imp__mat_to_quat(double q[4], const double R[9]);
+void imp__rotate(double out[3], const double R[9], const double v[3]);
+/* I' = R·I·Rᵀ for a symmetric 3×3 inertia. */
+void imp__rotate_inertia(double out[9], const double R[9], const double in[9]);
+
+#endif

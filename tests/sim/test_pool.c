@@ -1,0 +1,163 @@
+/* tests/sim/test_pool.c: many worlds stepped in parallel (sim/pool.c) are each bit for bit the
+ * world stepped alone, whatever the thread count; reset from a snapshot; the observation layout. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/pool.h"
+
+#define ARM ACHILLES_SOURCE_DIR "/configs/club_arm.json"
+#define NWORLD 37 /* not a multiple of any thread count tried */
+
+static sim_model *load(void) {
+  char err[512];
+  sim_model *m = sim_model_load_file(ARM, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  return m;
+}
+
+/* a different start and command per world, so a mix-up between worlds shows */
+static void world_input(const sim_model *m, int w, double *qpos, double *ctrl) {
+  for (int i = 0; i < m->nq; i++) {
+    qpos[i] = 0.01 * w - 0.2 * i;
+  }
+  for (int i = 0; i < m->nu; i++) {
+    ctrl[i] = sin(0.3 * w + i);
+  }
+}
+
+static void test_each_world_as_alone(void **state) {
+  (void)state;
+  sim_model *m = load();
+  const int size = sim_observation_size(m, 0);
+  double *expect = calloc((size_t)NWORLD * (size_t)size, sizeof *expect);
+  double *got = calloc((size_t)NWORLD * (size_t)size, sizeof *got);
+  double *ctrl = calloc((size_t)NWORLD * (size_t)m->nu, sizeof *ctrl);
+  assert_non_null(expect);
+  assert_non_null(got);
+  assert_non_null(ctrl);
+  /* the reference: each world alone, 300 steps */
+  for (int w = 0; w < NWORLD; w++) {
+    sim_data *d = sim_data_new(m);
+    world_input(m, w, d->qpos, ctrl + w * m->nu);
+    memcpy(d->ctrl, ctrl + w * m->nu, (size_t)m->nu * sizeof *ctrl);
+    for (int s = 0; s < 300; s++) {
+      sim_step(m, d);
+    }
+    sim_observe(m, d, 0, expect + w * size);
+    sim_data_free(d);
+  }
+  const int threads[] = {1, 2, 3, 8};
+  for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+    char err[256];
+    sim_pool *p = sim_pool_new(m, NWORLD, threads[t], err, sizeof err);
+    if (!p) {
+      fail_msg("%s", err);
+    }
+    for (int w = 0; w < NWORLD; w++) {
+      double unused[16];
+      world_input(m, w, sim_pool_data(p, w)->qpos, unused);
+    }
+    sim_pool_set_ctrl(p, ctrl);
+    sim_pool_step(p, 100); /* three batches make 300 steps */
+    sim_pool_step(p, 150);
+    sim_pool_step(p, 50);
+    sim_pool_observe(p, 0, got);
+    assert_memory_equal(got, expect, (size_t)NWORLD * (size_t)size * sizeof *got);
+    sim_pool_free(&p);
+    assert_null(p);
+  }
+  free(expect);
+  free(got);
+  free(ctrl);
+  sim_model_free(m);
+}
+
+/* a world reset from a snapshot of another replays that world's future exactly */
+static void test_reset_from_snapshot(void **state) {
+  (void)state;
+  sim_model *m = load();
+  char err[256];
+  sim_pool *p = sim_pool_new(m, 4, 2, err, sizeof err);
+  assert_non_null(p);
+  double ctrl[4 * 16] = {0};
+  for (int w = 0; w < 4; w++) {
+    world_input(m, w, sim_pool_data(p, w)->qpos, ctrl + w * m->nu);
+  }
+  sim_pool_set_ctrl(p, ctrl);
+  sim_pool_step(p, 200);
+  sim_snapshot *s = sim_snapshot_new(m);
+  sim_snapshot_save(m, sim_pool_data(p, 1), s);
+  sim_pool_step(p, 200);
+  const int size = sim_observation_size(m, 0);
+  double after[64], replay[64];
+  sim_observe(m, sim_pool_data(p, 1), 0, after);
+  sim_pool_reset(p, 3, s); /* world 3 becomes world 1 at step 200, its command included */
+  sim_pool_step(p, 200);
+  sim_observe(m, sim_pool_data(p, 3), 0, replay);
+  assert_memory_equal(after, replay, (size_t)size * sizeof *after);
+  sim_snapshot_free(s);
+  sim_pool_free(&p);
+  sim_model_free(m);
+}
+
+static void test_observation_layout(void **state) {
+  (void)state;
+  sim_model *m = load();
+  sim_data *d = sim_data_new(m);
+  for (int i = 0; i < m->nq; i++) {
+    d->qpos[i] = 10 + i;
+  }
+  for (int i = 0; i < m->nv; i++) {
+    d->qvel[i] = 20 + i;
+  }
+  double out[64];
+  assert_int_equal(sim_observation_size(m, 1), m->nq - 1 + m->nv);
+  sim_observe(m, d, 1, out);
+  for (int i = 1; i < m->nq; i++) {
+    assert_true(out[i - 1] == 10 + i);
+  }
+  for (int i = 0; i < m->nv; i++) {
+    assert_true(out[m->nq - 1 + i] == 20 + i);
+  }
+  assert_int_equal(sim_observation_size(m, 99), m->nv); /* a skip past qpos skips all of it */
+  sim_data_free(d);
+  sim_model_free(m);
+}
+
+static void test_bad_arguments(void **state) {
+  (void)state;
+  sim_model *m = load();
+  char err[256];
+  assert_null(sim_pool_new(m, 0, 1, err, sizeof err));
+  assert_non_null(strstr(err, "at least one world"));
+  assert_null(sim_pool_new(m, 4, 0, err, sizeof err));
+  assert_null(sim_pool_new(m, 4, SIM_POOL_MAX_THREADS + 1, err, sizeof err));
+  sim_pool_free(NULL);
+  sim_pool *p = sim_pool_new(m, 2, 4, err, sizeof err); /* more threads than worlds */
+  assert_non_null(p);
+  assert_null(sim_pool_data(p, 2));
+  sim_pool_step(p, 3);
+  assert_true(sim_pool_data(p, 0)->nstep == 3 && sim_pool_data(p, 1)->nstep == 3);
+  sim_pool_free(&p);
+  sim_model_free(m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_each_world_as_alone),
+      cmocka_unit_test(test_reset_from_snapshot),
+      cmocka_unit_test(test_observation_layout),
+      cmocka_unit_test(test_bad_arguments),
+  };
+  return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
+}

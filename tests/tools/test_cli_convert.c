@@ -1,0 +1,87 @@
+/* tests/tools/test_cli_convert.c: `achilles convert` and `achilles sim` on a URDF, as a user runs
+ * them: the JSON written loads and simulates exactly as the URDF read directly; notes and
+ * --strict; exit codes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int run(const char *cmd, char *out, size_t out_sz) {
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t n = fread(out, 1, out_sz - 1, p);
+  out[n] = '\0';
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static const char urdf[] =
+    "<robot name=\"pendulum\">\n"
+    "  <link name=\"world\"/>\n"
+    "  <link name=\"rod\">\n"
+    "    <inertial><origin xyz=\"0 0 -0.5\"/><mass value=\"1\"/>\n"
+    "      <inertia ixx=\"0.0834\" ixy=\"0\" ixz=\"0\" iyy=\"0.0834\" iyz=\"0\" izz=\"0.0002\"/>\n"
+    "    </inertial>\n"
+    "    <visual><geometry><cylinder radius=\"0.01\" length=\"1\"/></geometry></visual>\n"
+    "  </link>\n"
+    "  <joint name=\"pivot\" type=\"continuous\"><parent link=\"world\"/><child link=\"rod\"/>\n"
+    "    <axis xyz=\"0 1 0\"/></joint>\n"
+    "</robot>\n";
+
+static char out_direct[1 << 16], out_converted[1 << 16], text[1 << 16];
+
+static void test_convert_then_sim(void **state) {
+  (void)state;
+  char dir[] = "/tmp/achilles_convert_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[256], json[256], cmd[1024];
+  snprintf(path, sizeof path, "%s/pendulum.urdf", dir);
+  snprintf(json, sizeof json, "%s/pendulum.json", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(urdf, f);
+  fclose(f);
+  /* the note names the line of what was ignored; the JSON goes to --out */
+  snprintf(cmd, sizeof cmd, "%s convert %s --out %s 2>&1", ACHILLES_BIN, path, json);
+  assert_int_equal(run(cmd, text, sizeof text), 0);
+  assert_non_null(strstr(text, "pendulum.urdf:7: <visual> ignored: visual only"));
+  /* the converted file and the URDF simulate to the same digits */
+  snprintf(cmd, sizeof cmd, "%s sim %s --duration 1 --qpos pivot=0.5 --every 100", ACHILLES_BIN,
+           path);
+  assert_int_equal(run(cmd, out_direct, sizeof out_direct), 0);
+  snprintf(cmd, sizeof cmd, "%s sim %s --duration 1 --qpos pivot=0.5 --every 100", ACHILLES_BIN,
+           json);
+  assert_int_equal(run(cmd, out_converted, sizeof out_converted), 0);
+  assert_string_equal(out_direct, out_converted);
+  assert_non_null(strstr(out_direct, "time,pivot.q,pivot.qd,energy\n"));
+  /* --strict: the visual element is an error, exit 1, nothing written */
+  remove(json);
+  snprintf(cmd, sizeof cmd, "%s convert %s --strict --out %s 2>&1", ACHILLES_BIN, path, json);
+  assert_int_equal(run(cmd, text, sizeof text), 1);
+  assert_non_null(strstr(text, "pendulum.urdf:7: <visual> ignored: visual only (an error with "
+                               "--strict)"));
+  assert_int_not_equal(access(json, F_OK), 0);
+  /* a JSON file is not converted; a missing argument is a usage error */
+  snprintf(cmd, sizeof cmd, "%s convert %s 2>&1", ACHILLES_BIN, ACHILLES_SOURCE_DIR "/configs/club_arm.json");
+  assert_int_equal(run(cmd, text, sizeof text), 2);
+  assert_non_null(strstr(text, "expected an MJCF (.xml, .mjcf) or URDF (.urdf) file"));
+  snprintf(cmd, sizeof cmd, "%s convert --help", ACHILLES_BIN);
+  assert_int_equal(run(cmd, text, sizeof text), 0);
+  assert_non_null(strstr(text, "usage: achilles convert"));
+  remove(path);
+  rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_convert_then_sim),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,355 @@
+/* tools/soak.c: a long run of the realtime loop with a client, watched from outside.
+ *
+ * A child process runs the simulator (CONFIG in realtime mode, its ZeroMQ sockets on ipc://
+ * endpoints in a temporary directory); this process is its controller: it subscribes to every
+ * stream, sends one command message per period to every actuator, and asks for the status once
+ * per interval. Each interval prints the simulator's resident memory, open descriptors and
+ * threads (from /proc/PID/status and /proc/PID/fd: the child alone), its overruns and lateness
+ * and its counters, and what the client received. A leak shows as a growing column.
+ *
+ *   soak CONFIG [--duration S] [--interval S] [--flood] [--input-budget-us US]
+ *
+ * --flood replaces the paced commands by a flood (as fast as ZeroMQ takes them), to watch the
+ * input budget (docs/runtime.md); --input-budget-us -1 switches the budget off for comparison.
+ * Exit status 0 when the run ended cleanly and nothing failed to send, 1 otherwise.
+ */
+#define _GNU_SOURCE /* mkdtemp */
+#include <dirent.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <cjson/cJSON.h>
+
+#include "hil/error.h"
+#include "hil/runtime/runtime.h"
+#include "hil/zmq/zmq_transport.h"
+
+typedef struct soak_args {
+  const char *config;
+  double duration_s, interval_s, input_budget_s;
+  int flood;
+} soak_args;
+
+static volatile sig_atomic_t child_stop;
+static hil_runtime *child_rt;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_term(int sig) {
+  (void)sig;
+  child_stop = 1;
+  if (child_rt) {
+    hil_runtime_request_stop(child_rt);
+  }
+}
+
+/* The simulator: CONFIG in realtime with its zmq sockets at dir; returns the exit status. */
+static int run_simulator(const soak_args *a, const char *dir) {
+  char err[1024];
+  hil_options o;
+  hil_options_default(&o);
+  if (hil_options_parse(&o, a->config, err, sizeof err) != HIL_OK) {
+    fprintf(stderr, "soak: %s\n", err);
+    return 1;
+  }
+  o.mode = HIL_MODE_REALTIME;
+  o.quiet = 1;
+  o.input_budget_s = a->input_budget_s;
+  hil_zmq_options zo;
+  if (hil_zmq_options_parse(&zo, a->config, err, sizeof err) != HIL_OK) {
+    fprintf(stderr, "soak: %s\n", err);
+    return 1;
+  }
+  snprintf(zo.pub, sizeof zo.pub, "ipc://%s/pub", dir);
+  snprintf(zo.cmd, sizeof zo.cmd, "ipc://%s/cmd", dir);
+  snprintf(zo.ctl, sizeof zo.ctl, "ipc://%s/ctl", dir);
+  hil_runtime *rt = hil_runtime_new(a->config, &o, err, sizeof err);
+  hil_transport *t = rt ? hil_zmq_transport_new(&zo, err, sizeof err) : NULL;
+  if (!rt || !t || hil_runtime_add_transport(rt, t) != HIL_OK) {
+    fprintf(stderr, "soak: simulator: %s\n", err);
+    hil_runtime_destroy(&rt);
+    return 1;
+  }
+  child_rt = rt;
+  signal(SIGTERM, on_term);
+  if (child_stop) {
+    hil_runtime_request_stop(rt);
+  }
+  const int rc = hil_runtime_run(rt);
+  child_rt = NULL;
+  hil_runtime_destroy(&rt);
+  return rc == HIL_OK ? 0 : 1;
+}
+
+/* --- the watcher --------------------------------------------------------------------------- */
+
+typedef struct proc_figures {
+  double rss_mb;
+  int threads, fds;
+} proc_figures;
+
+static proc_figures read_proc(pid_t pid) {
+  proc_figures p = {0, 0, 0};
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f)) {
+    long kb = 0;
+    if (sscanf(line, "VmRSS: %ld kB", &kb) == 1) {
+      p.rss_mb = (double)kb / 1024.0;
+    }
+    sscanf(line, "Threads: %d", &p.threads);
+  }
+  if (f) {
+    fclose(f);
+  }
+  snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+  DIR *d = opendir(path);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    p.fds += e->d_name[0] != '.';
+  }
+  if (d) {
+    closedir(d);
+  }
+  return p;
+}
+
+typedef struct client {
+  void *ctx, *sub, *push, *req;
+  long received, markers;
+  char names[32][64];
+  int nact;
+} client;
+
+static void *connect_socket(client *c, int type, const char *dir, const char *name) {
+  char ep[300];
+  snprintf(ep, sizeof ep, "ipc://%s/%s", dir, name);
+  void *s = zmq_socket(c->ctx, type);
+  const int linger = 0, timeout = 2000, hwm = 100000;
+  zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(s, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+  zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof hwm);
+  if (type == ZMQ_SUB) {
+    zmq_setsockopt(s, ZMQ_SUBSCRIBE, "", 0);
+  }
+  if (type == ZMQ_REQ) {
+    const int on = 1;
+    zmq_setsockopt(s, ZMQ_REQ_RELAXED, &on, sizeof on);
+    zmq_setsockopt(s, ZMQ_REQ_CORRELATE, &on, sizeof on);
+  }
+  zmq_connect(s, ep);
+  return s;
+}
+
+/* One control round trip; NULL when the simulator does not answer. */
+static cJSON *request(client *c, const char *text) {
+  char buf[1 << 16];
+  if (zmq_send(c->req, text, strlen(text), 0) < 0) {
+    return NULL;
+  }
+  const int n = zmq_recv(c->req, buf, sizeof buf - 1, 0);
+  if (n < 0) {
+    return NULL;
+  }
+  buf[n < (int)sizeof buf - 1 ? n : (int)sizeof buf - 1] = '\0';
+  return cJSON_Parse(buf);
+}
+
+/* hello until it answers; keeps the actuator names. */
+static int hello(client *c, double give_up_at) {
+  while (now_s() < give_up_at) {
+    cJSON *h = request(c, "{\"cmd\":\"hello\"}");
+    if (!h) {
+      continue; /* the REQ is relaxed: it may ask again */
+    }
+    const cJSON *a;
+    cJSON_ArrayForEach(a, cJSON_GetObjectItem(h, "actuators")) {
+      const cJSON *n = cJSON_GetObjectItem(a, "name");
+      if (c->nact < 32 && cJSON_IsString(n)) {
+        snprintf(c->names[c->nact++], sizeof c->names[0], "%s", n->valuestring);
+      }
+    }
+    cJSON_Delete(h);
+    return 0;
+  }
+  return -1;
+}
+
+static void send_commands(client *c, double t) {
+  char msg[2048];
+  int len = snprintf(msg, sizeof msg, "{\"v\":1,\"commands\":{");
+  for (int i = 0; i < c->nact && len < (int)sizeof msg - 100; i++) {
+    len += snprintf(msg + len, sizeof msg - (size_t)len, "%s\"%s\":%.6f", i ? "," : "",
+                    c->names[i], 0.05 * sin(t + i));
+  }
+  len += snprintf(msg + len, sizeof msg - (size_t)len, "}}");
+  zmq_send(c->push, msg, (size_t)len, ZMQ_DONTWAIT);
+}
+
+static void drain(client *c) {
+  char topic[128], body[4096];
+  for (;;) {
+    const int n = zmq_recv(c->sub, topic, sizeof topic - 1, ZMQ_DONTWAIT);
+    if (n < 0) {
+      return;
+    }
+    zmq_recv(c->sub, body, sizeof body, 0);
+    c->received++;
+    c->markers += n == 4 && memcmp(topic, "step", 4) == 0;
+  }
+}
+
+static double num(const cJSON *o, const char *a, const char *b) {
+  const cJSON *x = cJSON_GetObjectItem(o, a);
+  x = b ? cJSON_GetObjectItem(x, b) : x;
+  return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+/* One line: the process's figures, the status, what the client saw. Returns send_failed. */
+static double print_interval(client *c, pid_t pid, double elapsed) {
+  const proc_figures p = read_proc(pid);
+  cJSON *r = request(c, "{\"cmd\":\"status\"}");
+  const cJSON *st = r ? cJSON_GetObjectItem(r, "status") : NULL;
+  if (!st) {
+    printf("%7.1f s  no status (the simulator does not answer)\n", elapsed);
+    cJSON_Delete(r);
+    return NAN;
+  }
+  const double steps = num(st, "steps", NULL), overruns = num(st, "overruns", NULL);
+  const cJSON *late = cJSON_GetObjectItem(st, "late_s");
+  printf("%7.1f s  rss %.1f MB  fds %d  threads %d | steps %.0f overruns %.0f (%.2f %%) skipped"
+         " %.0f late p50/p99/max %.0f/%.0f/%.0f us | cmds %.0f ok, %.0f rejected, %.0f trips,"
+         " input deferred %.0f | samples %.0f, zmq sent %.0f failed %.0f | client got %ld"
+         " (%ld step markers)\n",
+         elapsed, p.rss_mb, p.fds, p.threads, steps, overruns, 100 * overruns / fmax(steps, 1),
+         num(st, "skipped", NULL), 1e6 * num(late, "p50", NULL), 1e6 * num(late, "p99", NULL),
+         1e6 * num(late, "max", NULL), num(st, "commands", "accepted"),
+         num(st, "commands", "rejected_malformed") + num(st, "commands", "rejected_unknown") +
+             num(st, "commands", "rejected_nonfinite"),
+         num(st, "commands", "watchdog_trips"), num(st, "input_deferred", NULL),
+         num(st, "samples_published", NULL), num(st, "zmq", "sent"),
+         num(st, "zmq", "send_failed"), c->received, c->markers);
+  fflush(stdout);
+  const double failed = num(st, "zmq", "send_failed");
+  cJSON_Delete(r);
+  return failed;
+}
+
+static int watch(const soak_args *a, pid_t pid, const char *dir) {
+  client c;
+  memset(&c, 0, sizeof c);
+  c.ctx = zmq_ctx_new();
+  c.sub = connect_socket(&c, ZMQ_SUB, dir, "pub");
+  c.push = connect_socket(&c, ZMQ_PUSH, dir, "cmd");
+  c.req = connect_socket(&c, ZMQ_REQ, dir, "ctl");
+  const double start = now_s();
+  int rc = hello(&c, start + 10) == 0 ? 0 : 1;
+  double next_cmd = now_s(), next_print = now_s() + a->interval_s, failed = 0;
+  while (rc == 0 && now_s() - start < a->duration_s) {
+    drain(&c);
+    const double now = now_s();
+    if (a->flood || now >= next_cmd) {
+      send_commands(&c, now - start);
+      next_cmd += 1e-3;
+    }
+    if (now >= next_print) {
+      failed = print_interval(&c, pid, now - start);
+      rc = isnan(failed) || failed > 0 ? 1 : 0;
+      next_print += a->interval_s;
+    }
+    if (!a->flood) {
+      zmq_pollitem_t item = {c.sub, 0, ZMQ_POLLIN, 0};
+      zmq_poll(&item, 1, 1);
+    }
+  }
+  if (rc == 0) { /* the end of the run */
+    failed = print_interval(&c, pid, now_s() - start);
+    rc = isnan(failed) || failed > 0 ? 1 : 0;
+  }
+  zmq_close(c.sub);
+  zmq_close(c.push);
+  zmq_close(c.req);
+  zmq_ctx_term(c.ctx);
+  return rc;
+}
+
+static int parse_args(soak_args *a, int argc, char **argv) {
+  static const struct option opts[] = {{"duration", required_argument, NULL, 'd'},
+                                       {"interval", required_argument, NULL, 'i'},
+                                       {"flood", no_argument, NULL, 'f'},
+                                       {"input-budget-us", required_argument, NULL, 'b'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+  *a = (soak_args){.duration_s = 600, .interval_s = 10};
+  int opt;
+  while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (opt) {
+    case 'd':
+      a->duration_s = atof(optarg);
+      break;
+    case 'i':
+      a->interval_s = atof(optarg);
+      break;
+    case 'f':
+      a->flood = 1;
+      break;
+    case 'b':
+      a->input_budget_s = atof(optarg) * 1e-6;
+      break;
+    default:
+      return -1;
+    }
+  }
+  if (optind != argc - 1 || !(a->duration_s > 0) || !(a->interval_s > 0)) {
+    return -1;
+  }
+  a->config = argv[optind];
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  soak_args a;
+  if (parse_args(&a, argc, argv) != 0) {
+    fprintf(stderr, "usage: soak CONFIG [--duration S (600)] [--interval S (10)] [--flood]"
+                    " [--input-budget-us US (-1: off)]\n");
+    return 2;
+  }
+  char dir[] = "/tmp/achilles-soak-XXXXXX";
+  if (!mkdtemp(dir)) {
+    perror("soak: mkdtemp");
+    return 1;
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    _exit(run_simulator(&a, dir));
+  }
+  printf("soak: %s, simulator pid %d, %.0f s, a line every %.0f s%s\n", a.config, (int)pid,
+         a.duration_s, a.interval_s, a.flood ? ", command flood" : "");
+  int rc = pid > 0 ? watch(&a, pid, dir) : 1;
+  int status = 0;
+  if (pid > 0) {
+    kill(pid, SIGTERM);
+    waitpid(pid, &status, 0);
+  }
+  const int child_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  printf("soak: simulator %s\n", child_ok ? "exited cleanly" : "failed");
+  char path[64];
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, (const char *[]){"pub", "cmd", "ctl"}[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+  return rc == 0 && child_ok ? 0 : 1;
+}
