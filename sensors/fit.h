@@ -10,16 +10,16 @@
  *  - scale error and offset: least squares of x against r, x = offset + (1 + scale)·r; the
  *    uncertainty is the spread of the same regression over 10 consecutive blocks / √10
  *    (blocks keep the drift's correlation, which the textbook formula would ignore);
- *  - white σ, Gauss–Markov σ and τ: weighted least squares of the overlapping Allan variance of
- *    the residual (x - reference fit, or x - mean without a reference) at √2-spaced cluster
- *    sizes against the exact discrete closed forms (below), weights from each point's
- *    equivalent degrees of freedom; the quantization, treated as white noise of variance q²/12,
- *    is subtracted from the white part; uncertainties from the fit's covariance;
+ *  - latency: against a moving reference, the shift with the least residual variance, in
+ *    whole samples when the noise shows no filter;
+ *  - white σ, Gauss–Markov σ and τ, and a first-order or Butterworth low-pass: six models of
+ *    the chain's noise (white; + drift; + either filter; both), each fitted by exact Gaussian
+ *    maximum likelihood (a Kalman filter's innovations), the lowest BIC chosen; uncertainties
+ *    from the inverse Hessian of the likelihood;
+ *  - the overlapping Allan variance (the figure, a starting point, a goodness-of-fit check);
  *  - τ cross-check: the lag at which the residual's autocovariance falls to 1/e of its value
  *    after the white noise (lag ≥ 1);
- *  - low-pass cutoff: least squares of the Welch PSD of the residual (Hann, 50% overlap) against
- *    the first-order low-pass shape of chain.h plus a flat floor, at frequencies where the
- *    drift is negligible.
+ *  - the Welch PSD of the residual (the figure).
  *
  * The fit allocates scratch memory (it is an offline tool); sens_fit_free() releases the result's
  * spectrum.
@@ -37,6 +37,7 @@
  * enough to separate scale from drift. */
 #define SENS_FIT_MAX_SCALE_SIGMA 0.01
 #define SENS_FIT_TAU_RECORDS 10.0  /* τ needs a record at least this many τ long */
+#define SENS_FIT_MAX_LATENCY_S 0.25 /* the longest latency searched (and at most a tenth of the record) */
 
 /* --- estimators ------------------------------------------------------------------------------ */
 
@@ -81,6 +82,8 @@ int sens_psd_welch(double *freq, double *psd, size_t seg, const double *x, size_
 
 /* Power of the first-order low-pass of chain.h (y = a·y + (1-a)·x, a = e^{-2π·fc/rate}) at f. */
 double sens_lowpass1_gain2(double cutoff_hz, double rate_hz, double f);
+/* Power gain at f of the chain's filter of type `type` (sens_filter_type; 0: none → 1). */
+double sens_filter_gain2(int type, double cutoff_hz, double rate_hz, double f);
 
 /* Quantization step of the values: the largest q such that every difference between distinct
  * values is a multiple of q (to a relative 1e-9), or 0 when the values are not on a grid (then a
@@ -96,27 +99,40 @@ typedef struct sens_fit_value {
   char note[SENS_FIT_NOTE_MAX]; /* why it was not estimated, or a caveat */
 } sens_fit_value;
 
+/* One noise model fitted by maximum likelihood (docs/noise-fit.md). */
+typedef struct sens_fit_model {
+  int gm;        /* 1: with a Gauss–Markov drift */
+  int filter;    /* sens_filter_type: 0 none, 1 first order, 2 Butterworth (second order) */
+  int k;         /* free parameters */
+  double loglik; /* maximum log-likelihood */
+  double bic;    /* Bayesian information criterion, -2·loglik + k·ln n: lower is better */
+} sens_fit_model;
+
+#define SENS_FIT_NMODELS 6
+
 typedef struct sens_fit_result {
   size_t n;           /* samples */
   double rate_hz;     /* from the median time step */
   double duration_s;  /* n / rate */
   long gaps;          /* time steps longer than 1.5 periods (missing samples) */
   int have_reference;
+  int reference_resting;       /* the reference is constant: at rest, only the offset */
   sens_fit_value quant_step, scale_error, offset;
   sens_fit_value white_sigma, gm_sigma, gm_tau_s;
   sens_fit_value tau_acf_s;    /* cross-check of gm_tau_s */
   sens_fit_value cutoff_hz;
-  double white_total_sigma;    /* white part of the Allan fit, quantization included */
-  double chi2_red;             /* reduced χ² of the Allan fit (≈ 1 when the model fits) */
-  double allan_fc;             /* cutoff used by the last Allan fit (0: none) */
+  sens_fit_value latency_samples; /* delay behind a moving reference, whole samples */
+  int nmodels, model;          /* the models compared, and the one chosen (lowest BIC) */
+  sens_fit_model models[SENS_FIT_NMODELS];
+  int filter_type;             /* the chosen model's filter (sens_filter_type) */
+  double model_white_var, model_gm_var, model_gm_tau_s, model_fc; /* its parameters */
+  long likelihood_evals;       /* evaluations of the likelihood (cost) */
+  double chi2_red;             /* reduced χ² of the chosen model against the Allan points */
   double ref_cutoff_hz;        /* low-pass that explains the lag behind the reference (0: none) */
-  double allan_white_var, allan_gm_var, allan_gm_tau_s; /* the Allan fit's raw A, B, T */
   int nallan;
   sens_allan_point allan[SENS_FIT_MAX_ALLAN];
   size_t npsd;                 /* Welch bins (0 when the series was too short) */
   double *psd_f, *psd;         /* [npsd], allocated; released by sens_fit_free */
-  double psd_floor;            /* fitted flat floor of the PSD (unit²/Hz) */
-  double psd_level;            /* fitted white level before the low-pass (unit²/Hz) */
 } sens_fit_result;
 
 /* Fits x (n samples at times t, s) with optional reference ref (NULL: the sensor was at rest,

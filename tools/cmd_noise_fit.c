@@ -3,6 +3,7 @@
  * an optional figure (docs/noise-fit.md). */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,44 @@ typedef struct nf_sensor_def {
   int quadrature;
 } nf_sensor_def;
 
+/* Writes s with control characters (C0, DEL, C1 whether UTF-8 or raw) and bytes that are not
+ * UTF-8 shown as \xNN, so that names, paths and file contents echoed in a message cannot drive
+ * the terminal; a final newline is kept. */
+static void nf_puts_clean(FILE *out, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    if (*p == '\n' && p[1] == '\0') {
+      fputc('\n', out);
+      return;
+    }
+    int len = *p < 0x80 ? 1 : (*p >= 0xc2 && *p <= 0xdf) ? 2 : (*p >= 0xe0 && *p <= 0xef) ? 3
+                          : (*p >= 0xf0 && *p <= 0xf4) ? 4 : 0;
+    for (int i = 1; i < len; i++) {
+      len = (p[i] & 0xc0) == 0x80 ? len : 0;
+    }
+    const int c1 = len == 2 && p[0] == 0xc2 && p[1] <= 0x9f;
+    if (len == 0 || c1 || (len == 1 && (*p < 0x20 || *p == 0x7f))) {
+      fprintf(out, "\\x%02x", c1 ? p[1] : *p);
+      p += c1 ? 2 : 1;
+      continue;
+    }
+    fwrite(p, 1, (size_t)len, out);
+    p += len;
+  }
+}
+
+/* printf through nf_puts_clean: every message that echoes input goes through here */
+static void nf_say(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void nf_say(FILE *out, const char *fmt, ...) {
+  char buf[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  nf_puts_clean(out, buf);
+}
+
 static void nf_usage(FILE *out) {
   fprintf(out,
           "usage: achilles noise-fit LOG --sensor NAME[.CHANNEL] [options]\n\n"
@@ -46,9 +85,10 @@ static void nf_usage(FILE *out) {
           "recorded at rest or while moving with a known reference:\n"
           "  - quantization step (the grid the values sit on; for an encoder, counts_per_rev)\n"
           "  - scale error and offset (regression against the reference; needs --reference)\n"
-          "  - white-noise sigma, Gauss-Markov sigma and tau (weighted least squares of the\n"
-          "    overlapping Allan variance; tau cross-checked with the autocorrelation)\n"
-          "  - first-order low-pass cutoff (Welch spectrum, or the lag behind the reference)\n"
+          "  - white-noise sigma, Gauss-Markov sigma and tau, first-order or Butterworth\n"
+          "    low-pass cutoff: six noise models fitted by maximum likelihood, the one with\n"
+          "    the lowest BIC chosen (tau cross-checked with the autocorrelation)\n"
+          "  - latency in whole samples (the lag behind a moving reference)\n"
           "Each estimate is printed with its 1-sigma uncertainty, or with the reason it could\n"
           "not be estimated (e.g. a record too short for tau). Method: docs/noise-fit.md.\n\n"
           "options:\n"
@@ -111,7 +151,7 @@ static int nf_option(nf_args *a, int opt, const char *arg) {
     errno = 0;
     a->counts_per_rev = strtol(arg, &end, 10);
     if (!arg[0] || *end || errno || a->counts_per_rev < 1 || a->counts_per_rev > 1L << 30) {
-      fprintf(stderr, "achilles noise-fit: --counts-per-rev: expected an integer >= 1, got '%s'\n",
+      nf_say(stderr, "achilles noise-fit: --counts-per-rev: expected an integer >= 1, got '%s'\n",
               arg);
       return -1;
     }
@@ -120,7 +160,7 @@ static int nf_option(nf_args *a, int opt, const char *arg) {
     errno = 0;
     a->seed = strtoull(arg, &end, 10);
     if (!arg[0] || *end || errno || arg[0] == '-') {
-      fprintf(stderr, "achilles noise-fit: --seed: expected a non-negative integer, got '%s'\n",
+      nf_say(stderr, "achilles noise-fit: --seed: expected a non-negative integer, got '%s'\n",
               arg);
       return -1;
     }
@@ -136,7 +176,7 @@ static int nf_split_sensor(nf_args *a) {
   const char *dot = strchr(arg, '.');
   const size_t len = dot ? (size_t)(dot - arg) : strlen(arg);
   if (len == 0 || len >= sizeof a->sensor || (dot && (!dot[1] || strlen(dot + 1) >= sizeof a->channel))) {
-    fprintf(stderr, "achilles noise-fit: expected NAME[.CHANNEL], got '%s'\n", arg);
+    nf_say(stderr, "achilles noise-fit: expected NAME[.CHANNEL], got '%s'\n", arg);
     return -1;
   }
   memcpy(a->sensor, arg, len);
@@ -164,21 +204,21 @@ static int nf_parse(nf_args *a, int argc, char **argv) {
       return 1;
     }
     if (opt == '?' || nf_option(a, opt, optarg)) {
-      fprintf(stderr, "Run 'achilles noise-fit --help' for usage.\n");
+      fputs("Run 'achilles noise-fit --help' for usage.\n", stderr);
       return -1;
     }
   }
   if (optind != argc - 1) {
-    fprintf(stderr, "achilles noise-fit: expected exactly one LOG file\n");
+    nf_say(stderr, "achilles noise-fit: expected exactly one LOG file\n");
     return -1;
   }
   a->log = argv[optind];
   if (!a->sensor_arg) {
-    fprintf(stderr, "achilles noise-fit: --sensor is required\n");
+    nf_say(stderr, "achilles noise-fit: --sensor is required\n");
     return -1;
   }
   if (a->quadrature && !a->counts_per_rev) {
-    fprintf(stderr, "achilles noise-fit: --quadrature needs --counts-per-rev\n");
+    nf_say(stderr, "achilles noise-fit: --quadrature needs --counts-per-rev\n");
     return -1;
   }
   return nf_split_sensor(a);
@@ -200,15 +240,20 @@ static int nf_load(nf_args *a, hil_series *s) {
     }
   }
   if (rc != 0) {
-    fprintf(stderr, "achilles noise-fit: %s%s\n", err,
+    nf_say(stderr, "achilles noise-fit: %s%s\n", err,
             rc == HIL_LOG_ENOTFOUND && !a->channel[0] && strstr(err, "has no channel")
                 ? " (tried angle, counts, torque, current: name one with --sensor NAME.CHANNEL)"
                 : "");
     return -1;
   }
   if (s->skipped) {
-    fprintf(stderr, "achilles noise-fit: warning: %lld damaged record(s) skipped; the first: %s\n",
+    nf_say(stderr, "achilles noise-fit: warning: %lld damaged record(s) skipped; the first: %s\n",
             s->skipped, s->warning);
+  }
+  if (s->end_missing) {
+    nf_say(stderr, "achilles noise-fit: warning: %s has no end record: the recording did not "
+                   "close cleanly (a crash, a kill, a full disk); the samples before are used\n",
+           a->log);
   }
   return 0;
 }
@@ -234,9 +279,12 @@ static size_t nf_align(hil_series *s, double *ref, const hil_series *r) {
   return k;
 }
 
-/* the reference series, aligned with s; NULL without --reference or on error (*fail set) */
-static double *nf_reference(const nf_args *a, hil_series *s, int *fail) {
+/* the reference series, aligned with s; NULL without --reference or on error (*fail set).
+ * *counts: the reference is in counts (the truth of a counts channel, or a counts channel),
+ * not in rad */
+static double *nf_reference(const nf_args *a, hil_series *s, int *fail, int *counts) {
   *fail = 0;
+  *counts = 0;
   if (!a->reference) {
     return NULL;
   }
@@ -247,7 +295,7 @@ static double *nf_reference(const nf_args *a, hil_series *s, int *fail) {
   }
   if (strcmp(a->reference, "truth") == 0) {
     if (!s->truth) {
-      fprintf(stderr, "achilles noise-fit: %s has no truth for %s.%s (a CSV needs a column "
+      nf_say(stderr, "achilles noise-fit: %s has no truth for %s.%s (a CSV needs a column "
                       "%s.%s.true)\n",
               a->log, a->sensor, a->channel, a->sensor, a->channel);
       free(ref);
@@ -255,6 +303,7 @@ static double *nf_reference(const nf_args *a, hil_series *s, int *fail) {
       return NULL;
     }
     memcpy(ref, s->truth, s->n * sizeof *ref);
+    *counts = strcmp(a->channel, "counts") == 0; /* a truth has its channel's unit */
     return ref;
   }
   /* [FILE:]SENSOR.CHANNEL */
@@ -273,7 +322,7 @@ static double *nf_reference(const nf_args *a, hil_series *s, int *fail) {
   ra.log = file;
   hil_series r;
   if (nf_split_sensor(&ra) != 0 || !ra.channel[0]) {
-    fprintf(stderr, "achilles noise-fit: --reference: expected truth or [FILE:]SENSOR.CHANNEL, "
+    nf_say(stderr, "achilles noise-fit: --reference: expected truth or [FILE:]SENSOR.CHANNEL, "
                     "got '%s'\n",
             a->reference);
     free(ref);
@@ -285,11 +334,12 @@ static double *nf_reference(const nf_args *a, hil_series *s, int *fail) {
     *fail = 1;
     return NULL;
   }
+  *counts = strcmp(ra.channel, "counts") == 0 || strcmp(r.unit, "count") == 0;
   const size_t before = s->n;
   const size_t kept = nf_align(s, ref, &r);
   hil_series_free(&r);
   if (kept < before / 2) {
-    fprintf(stderr, "achilles noise-fit: --reference %s: only %zu of %zu samples have a reference "
+    nf_say(stderr, "achilles noise-fit: --reference %s: only %zu of %zu samples have a reference "
                     "at the same time\n",
             a->reference, kept, before);
     free(ref);
@@ -304,7 +354,7 @@ static int nf_definition(const nf_args *a, sim_model **pm, nf_sensor_def *def) {
   memset(def, 0, sizeof *def);
   if (!a->config) {
     if (a->sensors) {
-      fprintf(stderr, "achilles noise-fit: --sensors needs --config (the robot model)\n");
+      nf_say(stderr, "achilles noise-fit: --sensors needs --config (the robot model)\n");
       return -1;
     }
     return 0;
@@ -312,14 +362,14 @@ static int nf_definition(const nf_args *a, sim_model **pm, nf_sensor_def *def) {
   char err[1024];
   *pm = sim_model_load_file(a->config, err, sizeof err);
   if (!*pm) {
-    fprintf(stderr, "achilles noise-fit: %s\n", err);
+    nf_say(stderr, "achilles noise-fit: %s\n", err);
     return -1;
   }
   sens_set *set = NULL;
   const int rc = a->sensors ? sens_set_load_file(&set, *pm, a->sensors, err, sizeof err)
                             : sens_set_load_robot(&set, *pm, a->config, err, sizeof err);
   if (rc != 0 && rc != SENS_ENOTFOUND) {
-    fprintf(stderr, "achilles noise-fit: %s\n", err);
+    nf_say(stderr, "achilles noise-fit: %s\n", err);
     return -1;
   }
   const int i = set ? sens_set_find(set, a->sensor) : -1;
@@ -394,14 +444,18 @@ static void nf_print(const char *label, const char *symbol, const sens_fit_value
 
 static void nf_report(const nf_args *a, const hil_series *s, const sens_fit_result *r,
                       const char *unit) {
-  printf("%s.%s in %s: %zu samples at %.6g Hz over %.6g s", a->sensor, a->channel, a->log, r->n,
-         r->rate_hz, r->duration_s);
-  printf("; reference: %s\n", a->reference ? a->reference : "none (at rest)");
+  nf_say(stdout, "%s.%s in %s: %zu samples at %.6g Hz over %.6g s; reference: %s%s\n", a->sensor,
+         a->channel, a->log, r->n, r->rate_hz, r->duration_s,
+         a->reference ? a->reference : "none (at rest)",
+         r->reference_resting ? " (resting: constant)" : "");
   if (r->gaps) {
     printf("  warning: %ld gaps (missing samples) in the time stamps\n", r->gaps);
   }
   if (s->skipped) {
     printf("  warning: %lld damaged records skipped\n", s->skipped);
+  }
+  if (s->end_missing) {
+    printf("  warning: the log has no end record (the recording did not close cleanly)\n");
   }
   nf_label("quantization step", "q");
   if (r->quant_step.ok) {
@@ -416,9 +470,23 @@ static void nf_report(const nf_args *a, const hil_series *s, const sens_fit_resu
   nf_print("", "τ", &r->gm_tau_s, "s");
   nf_print("  autocorrelation", "τ_ac", &r->tau_acf_s, "s");
   nf_print("low-pass cutoff", "f_c", &r->cutoff_hz, "Hz");
-  printf("  Allan fit: %d points, reduced chi^2 %.3g (about 1 when the model fits; the points "
-         "are correlated, so uncertainties are approximate)\n",
-         r->nallan, r->chi2_red);
+  nf_print("latency", "", &r->latency_samples, "samples");
+  if (r->nmodels > 0) {
+    static const char *filters[] = {"", " + first-order low-pass", " + Butterworth low-pass"};
+    printf("  models (maximum likelihood; the lowest BIC is chosen):\n");
+    for (int i = 0; i < r->nmodels; i++) {
+      const sens_fit_model *m = &r->models[i];
+      char name[80];
+      snprintf(name, sizeof name, "%s%s", m->gm ? "white + Gauss-Markov" : "white",
+               filters[m->filter]);
+      if (isfinite(m->bic)) {
+        printf("    %s %-44s k = %d  BIC %+.1f\n", i == r->model ? "*" : " ", name, m->k,
+               m->bic - r->models[r->model].bic);
+      }
+    }
+  }
+  printf("  Allan deviation: %d points, reduced chi^2 %.3g against the chosen model\n", r->nallan,
+         r->chi2_red);
 }
 
 /* 4 significant digits: what the uncertainties justify */
@@ -438,14 +506,14 @@ static cJSON *nf_block(const nf_args *a, const hil_series *s, const sens_fit_res
                                                                                           : "";
   }
   if (strcmp(type, "encoder") != 0 && strcmp(type, "torque") != 0) {
-    fprintf(stderr, "achilles noise-fit: --out writes encoders and torque sensors (this is "
+    nf_say(stderr, "achilles noise-fit: --out writes encoders and torque sensors (this is "
                     "\"%s\"); copy the printed values into the sensor's group\n",
             type);
     return NULL;
   }
   const char *joint = a->joint ? a->joint : def->joint[0] ? def->joint : NULL;
   if (!joint) {
-    fprintf(stderr, "achilles noise-fit: --out needs the sensor's joint: --joint NAME or "
+    nf_say(stderr, "achilles noise-fit: --out needs the sensor's joint: --joint NAME or "
                     "--config ROBOT.json\n");
     return NULL;
   }
@@ -474,7 +542,7 @@ static cJSON *nf_block(const nf_args *a, const hil_series *s, const sens_fit_res
       }
     }
     if (!cpr) {
-      fprintf(stderr, "achilles noise-fit: --out: cannot tell the encoder's counts_per_rev "
+      nf_say(stderr, "achilles noise-fit: --out: cannot tell the encoder's counts_per_rev "
                       "(no quantization grid found): give --counts-per-rev N\n");
       cJSON_Delete(block);
       return NULL;
@@ -485,6 +553,9 @@ static cJSON *nf_block(const nf_args *a, const hil_series *s, const sens_fit_res
     cJSON_AddNumberToObject(o, "resolution", nf_round(r->quant_step.value));
   }
   cJSON_AddNumberToObject(o, "rate_hz", nf_round(r->rate_hz));
+  if (r->latency_samples.ok && r->latency_samples.value > 0) {
+    cJSON_AddNumberToObject(o, "latency_s", nf_round(r->latency_samples.value / r->rate_hz));
+  }
   cJSON *noise = cJSON_AddObjectToObject(o, "noise");
   if (r->scale_error.ok) {
     cJSON_AddNumberToObject(noise, "scale_error", nf_round(r->scale_error.value));
@@ -503,26 +574,58 @@ static cJSON *nf_block(const nf_args *a, const hil_series *s, const sens_fit_res
   }
   if (r->cutoff_hz.ok && r->cutoff_hz.value < 0.5 * r->rate_hz) {
     cJSON *f = cJSON_AddObjectToObject(o, "filter");
-    cJSON_AddStringToObject(f, "type", "first_order");
+    cJSON_AddStringToObject(f, "type", sens_filter_name(r->filter_type ? (sens_filter_type)r->filter_type
+                                                                        : SENS_FILTER_FIRST_ORDER));
     cJSON_AddNumberToObject(f, "cutoff_hz", nf_round(r->cutoff_hz.value));
   }
   return block;
 }
 
-/* loads the block against the robot model: what `achilles run` will do with it */
-static int nf_check_block(const nf_args *a, const sim_model *m, const cJSON *block) {
-  if (!m) {
-    return 0;
+/* a robot of one hinge joint named `joint`: what the block needs to load without --config */
+static sim_model *nf_one_joint_model(const char *joint, char *err, size_t err_sz) {
+  cJSON *robot = cJSON_Parse(
+      "{\"name\": \"noise-fit check\", \"timestep\": 0.001, \"gravity\": [0, 0, 0],"
+      " \"bodies\": [{\"name\": \"link\", \"parent\": \"world\", \"pos\": [0, 0, 0],"
+      "   \"joint\": {\"type\": \"hinge\", \"axis\": [0, 1, 0]},"
+      "   \"inertial\": {\"mass\": 1, \"com\": [0, 0, 0], \"inertia\": [1, 1, 1, 0, 0, 0]}}]}");
+  cJSON *j = robot ? cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(robot, "bodies"), 0),
+                                         "joint")
+                   : NULL;
+  char *text = j && cJSON_AddStringToObject(j, "name", joint) ? cJSON_PrintUnformatted(robot) : NULL;
+  cJSON_Delete(robot);
+  sim_model *m = text ? sim_model_load_string(text, "noise-fit check", err, err_sz) : NULL;
+  if (!text) {
+    snprintf(err, err_sz, "out of memory");
   }
+  free(text);
+  return m;
+}
+
+/* loads the block against the robot model (what `achilles run` will do with it), or without
+ * --config against a one-joint robot, so that what --out writes always loads */
+static int nf_check_block(const nf_args *a, const sim_model *m, const cJSON *block) {
   char err[1024];
+  sim_model *own = NULL;
+  if (!m) {
+    const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(block, "list"), 0);
+    own = nf_one_joint_model(cJSON_GetStringValue(cJSON_GetObjectItem(o, "joint")), err,
+                             sizeof err);
+    if (!own) {
+      nf_say(stderr, "achilles noise-fit: cannot check the output: %s\n", err);
+      return -1;
+    }
+  }
   sens_set *set = NULL;
-  if (sens_set_load_json(&set, m, block, "noise-fit output", err, sizeof err) != 0) {
-    fprintf(stderr, "achilles noise-fit: the fitted sensor does not load against %s: %s\n",
-            a->config, err);
+  const int rc = sens_set_load_json(&set, m ? m : own, block, "noise-fit output", err, sizeof err);
+  sim_model_free(own);
+  if (rc != 0) {
+    nf_say(stderr, "achilles noise-fit: the fitted sensor does not load%s%s: %s\n",
+           m ? " against " : "", m ? a->config : "", err);
     return -1;
   }
   sens_set_free(&set);
-  fprintf(stderr, "noise-fit: checked: the output loads against %s\n", a->config);
+  nf_say(stderr, "noise-fit: checked: the output loads%s%s\n", m ? " against " : "",
+         m ? a->config : " (against a one-joint robot)");
   return 0;
 }
 
@@ -531,7 +634,7 @@ static int nf_write(const nf_args *a, const cJSON *block) {
   char err[512];
   FILE *out = text ? cli_open_output(a->out, err, sizeof err) : NULL;
   if (!out) {
-    fprintf(stderr, "achilles noise-fit: %s\n", text ? err : "out of memory");
+    nf_say(stderr, "achilles noise-fit: %s\n", text ? err : "out of memory");
     free(text);
     return -1;
   }
@@ -539,7 +642,7 @@ static int nf_write(const nf_args *a, const cJSON *block) {
   free(text);
   const int bad = ferror(out);
   if ((out != stdout && fclose(out) != 0) || bad) {
-    fprintf(stderr, "achilles noise-fit: write error on %s\n", a->out);
+    nf_say(stderr, "achilles noise-fit: write error on %s\n", a->out);
     return -1;
   }
   if (out == stdout) {
@@ -562,13 +665,13 @@ static int nf_simulate(const nf_args *a, const hil_series *s, const double *ref,
     p.gm_tau_s = r->gm_tau_s.value;
   }
   if (r->cutoff_hz.ok && r->cutoff_hz.value < 0.5 * r->rate_hz) {
-    p.filter_type = SENS_FILTER_FIRST_ORDER;
+    p.filter_type = r->filter_type ? (sens_filter_type)r->filter_type : SENS_FILTER_FIRST_ORDER;
     p.cutoff_hz = r->cutoff_hz.value;
   }
   p.resolution = r->quant_step.ok ? r->quant_step.value : 0.0;
   char err[256];
   if (sens_chain_check(&p, r->rate_hz, "fit.", err, sizeof err) != 0) {
-    fprintf(stderr, "achilles noise-fit: cannot simulate the fitted parameters: %s\n", err);
+    nf_say(stderr, "achilles noise-fit: cannot simulate the fitted parameters: %s\n", err);
     return -1;
   }
   double mean = 0.0;
@@ -600,19 +703,19 @@ static int nf_plot(const nf_args *a, const hil_series *s, const double *ref,
                    const sens_fit_result *r, const char *unit) {
   double *e1 = malloc(s->n * sizeof *e1), *e2 = malloc(s->n * sizeof *e2);
   int rc = (e1 && e2) ? 0 : -1;
-  fprintf(stderr, "noise-fit: simulating a stream with the fitted parameters\n");
+  nf_say(stderr, "noise-fit: simulating a stream with the fitted parameters\n");
   rc = rc ? rc : nf_simulate(a, s, ref, r, e1, e2);
   char title[512], err[1024];
   snprintf(title, sizeof title, "%s.%s from %s: %zu samples at %.6g Hz", a->sensor, a->channel,
            a->log, s->n, r->rate_hz);
   const noise_plot_data d = {title, unit, r, s->t, e1, e2, s->n};
   if (rc == 0) {
-    fprintf(stderr, "noise-fit: plotting %s with gnuplot\n", a->plot);
+    nf_say(stderr, "noise-fit: plotting %s with gnuplot\n", a->plot);
     rc = noise_plot_png(a->plot, &d, err, sizeof err);
     if (rc != 0) {
-      fprintf(stderr, "achilles noise-fit: %s\n", err);
+      nf_say(stderr, "achilles noise-fit: %s\n", err);
     } else {
-      fprintf(stderr, "noise-fit: wrote %s\n", a->plot);
+      nf_say(stderr, "noise-fit: wrote %s\n", a->plot);
     }
   }
   free(e1);
@@ -625,12 +728,12 @@ static int nf_run(nf_args *a, hil_series *s, sim_model **pm) {
   if (nf_definition(a, pm, &def) != 0) {
     return 1;
   }
-  fprintf(stderr, "noise-fit: reading %s\n", a->log);
+  nf_say(stderr, "noise-fit: reading %s\n", a->log);
   if (nf_load(a, s) != 0) {
     return 1;
   }
-  int fail;
-  double *ref = nf_reference(a, s, &fail);
+  int fail, ref_counts;
+  double *ref = nf_reference(a, s, &fail, &ref_counts);
   if (fail) {
     return 1;
   }
@@ -642,21 +745,21 @@ static int nf_run(nf_args *a, hil_series *s, sim_model **pm) {
     snprintf(unit, sizeof unit, "%s", step > 0 ? "rad" : "count");
     for (size_t i = 0; step > 0 && i < s->n; i++) {
       s->v[i] *= step;
-      if (ref) {
+      if (ref && ref_counts) { /* a reference in rad stays as it is */
         ref[i] *= step;
       }
     }
   } else if (!unit[0] && strcmp(a->channel, "angle") == 0) {
     snprintf(unit, sizeof unit, "rad");
   }
-  fprintf(stderr, "noise-fit: %zu samples of %s.%s; fitting (quantization, reference, Allan "
-                  "deviation, spectrum, autocorrelation)\n",
+  nf_say(stderr, "noise-fit: %zu samples of %s.%s; fitting (quantization, reference and latency, "
+                  "noise models, Allan deviation, autocorrelation)\n",
           s->n, a->sensor, a->channel);
   sens_fit_result r;
   char err[512];
   int status = 0;
   if (sens_fit(&r, s->t, s->v, ref, s->n, err, sizeof err) != 0) {
-    fprintf(stderr, "achilles noise-fit: %s: %s\n", a->log, err);
+    nf_say(stderr, "achilles noise-fit: %s: %s\n", a->log, err);
     free(ref);
     return 1;
   }
@@ -664,14 +767,14 @@ static int nf_run(nf_args *a, hil_series *s, sim_model **pm) {
   fflush(stdout);
   if (a->out) {
     if (strcmp(a->channel, "counts") == 0 && step == 0) {
-      fprintf(stderr, "achilles noise-fit: --out: a counts channel needs --counts-per-rev (or "
+      nf_say(stderr, "achilles noise-fit: --out: a counts channel needs --counts-per-rev (or "
                       "--config) to give the noise in rad\n");
       status = 1;
     } else {
       cJSON *block = nf_block(a, s, &r, &def);
       status = (!block || nf_check_block(a, *pm, block) != 0 || nf_write(a, block) != 0) ? 1 : 0;
       if (status == 0 && strcmp(a->out, "-") != 0) {
-        fprintf(stderr, "noise-fit: wrote %s\n", a->out);
+        nf_say(stderr, "noise-fit: wrote %s\n", a->out);
       }
       cJSON_Delete(block);
     }

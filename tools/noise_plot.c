@@ -99,7 +99,7 @@ static int write_psd(const char *dir, const sens_fit_result *r, char *err, size_
       const double a = exp(-dt / r->gm_tau_s.value), s2 = r->gm_sigma.value * r->gm_sigma.value;
       g = 2.0 * dt * s2 * (1 - a * a) / (1 - 2 * a * cos(om) + a * a);
     }
-    const double h2 = fc > 0 ? sens_lowpass1_gain2(fc, r->rate_hz, fr) : 1.0;
+    const double h2 = fc > 0 ? sens_filter_gain2(r->filter_type, fc, r->rate_hz, fr) : 1.0;
     const double model = h2 * (2.0 * dt * sw * sw + g) + 2.0 * dt * q * q / 12.0;
     fprintf(f, "%.9g %.9g %.9g\n", fr, r->psd[i], model);
   }

@@ -813,6 +813,25 @@ static int series_push(hil_series *s, size_t *cap, double t, double v, double tr
   return 0;
 }
 
+/* 1 when the header lists the record's sensor with the record's channels, in order */
+static int series_matches_header(const hil_log_header *h, const hil_log_record *rec) {
+  for (int i = 0; i < h->nsensors; i++) {
+    if (strcmp(h->sensor[i].name, rec->sensor) != 0) {
+      continue;
+    }
+    if (h->sensor[i].nch != rec->nch) {
+      return 0;
+    }
+    for (int c = 0; c < rec->nch; c++) {
+      if (strcmp(h->sensor[i].channel[c], rec->channel[c]) != 0) {
+        return 0;
+      }
+    }
+    return 1;
+  }
+  return 0;
+}
+
 static int series_from_log(hil_series *s, const char *path, const char *sensor,
                            const char *channel, char *err, size_t err_sz) {
   hil_log_reader *r = hil_log_reader_open(path, err, err_sz);
@@ -876,6 +895,15 @@ static int series_from_log(hil_series *s, const char *path, const char *sensor,
       }
       continue;
     }
+    if (rec->type == HIL_LOG_SAMPLE && !series_matches_header(h, rec)) {
+      /* what replay calls damage is counted here too, not skipped in silence */
+      snprintf(msg, sizeof msg, "%s: record %lld at byte %lld: sample of \"%s\" does not match "
+               "the header's sensors and channels", path, rec->index, rec->offset, rec->sensor);
+      if (s->skipped++ == 0) {
+        snprintf(s->warning, sizeof s->warning, "%s", msg);
+      }
+      continue;
+    }
     if (rec->type != HIL_LOG_SAMPLE || strcmp(rec->sensor, sensor) != 0 || !rec->valid ||
         ch >= rec->nch || !isfinite(rec->value[ch])) {
       continue;
@@ -885,6 +913,7 @@ static int series_from_log(hil_series *s, const char *path, const char *sensor,
       snprintf(err, err_sz, "%s: out of memory", path);
     }
   }
+  s->end_missing = !hil_log_reader_saw_end(r);
   free(rec);
   hil_log_reader_close(&r);
   return rc;

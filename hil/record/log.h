@@ -170,7 +170,9 @@ typedef struct hil_series {
   char unit[HIL_LOG_UNIT_MAX];  /* "" when unknown (CSV) */
   char type[16];     /* sensor type from a log header, "" for CSV */
   double rate_hz;    /* from the log header, else 0 */
-  long long skipped; /* damaged records skipped (log) */
+  long long skipped; /* damaged records skipped (log), samples that do not match the header
+                        included */
+  int end_missing;   /* a log without its end record (the recording did not close cleanly) */
   char warning[512]; /* the first damage met, "" when none */
 } hil_series;
 

@@ -336,7 +336,9 @@ static void test_fit_reference(void **state) {
   assert_false(r.cutoff_hz.ok);
   sens_fit_free(&r);
   /* the reference seen through a 20 Hz low-pass lags: the regression goes through the fitted
-   * filter, so the scale is still right */
+   * filter, so the scale is still right (white noise only: a drift and a first-order filter
+   * together are not told apart yet, docs/noise-fit.md, Limitations) */
+  p.gm_sigma = 0.0;
   p.filter_type = SENS_FILTER_FIRST_ORDER;
   p.cutoff_hz = 20;
   series_free(&s);
@@ -364,7 +366,7 @@ static void test_fit_too_few_samples(void **state) {
   assert_false(r.white_sigma.ok || r.gm_sigma.ok || r.gm_tau_s.ok || r.cutoff_hz.ok);
   assert_string_equal(r.white_sigma.note,
                       "not enough data for the Allan deviation (need >= 64 samples, have 50)");
-  assert_non_null(strstr(r.cutoff_hz.note, "not enough data for a spectrum (need >= 256"));
+  assert_non_null(strstr(r.cutoff_hz.note, "not enough data for the noise models (need >= 64"));
   sens_fit_free(&r);
   series_free(&s);
   /* 5 s of a drift with τ = 2 s: 2.5 τ, not the 10 τ that τ needs */

@@ -1,6 +1,6 @@
 /* tests/sensors/fit/test_noise_fit.c: the issue's end-to-end check. An encoder with known
  * parameters is simulated through sensors/ (fixed seed), recorded with the log writer
- * (hil/log.c), read back, and fitted: white σ and Gauss–Markov σ within 10%, τ within 20%, the
+ * (hil/record/log.c), read back, and fitted: white σ and Gauss–Markov σ within 10%, τ within 20%, the
  * scale error within 1e-4 with the truth as reference. Then `achilles noise-fit` on the same log
  * writes a sensors block that loads against configs/club_arm.json, prints the estimates with
  * uncertainties, draws the figure (when gnuplot is installed), and says "not enough data" on a
@@ -41,11 +41,12 @@ static const char robot[] =
     "   \"inertial\": {\"mass\": 1.0, \"com\": [0.25, 0, 0],"
     "                  \"inertia\": [0.001, 0.02, 0.02, 0, 0, 0]}}]}";
 
-static char tmpdir[256], long_log[300], short_log[300];
+static char tmpdir[256], long_log[300], short_log[300], rest_log[300];
 
 /* Drives joint j through amp·sin(2π·0.25·t) for `seconds` (the state is set directly, as a fast
  * run with a known trajectory) and records every encoder sample. */
-static void record(const char *path, double seconds, double amp, double tau, uint64_t seed) {
+static void record_at(const char *path, double seconds, double rest, double amp, double tau,
+                      uint64_t seed) {
   char err[512], sensors[512];
   snprintf(sensors, sizeof sensors,
            "{\"seed\": %llu, \"list\": [{\"name\": \"enc\", \"type\": \"encoder\", \"joint\": "
@@ -68,7 +69,7 @@ static void record(const char *path, double seconds, double amp, double tau, uin
   const double om = 2 * PI * 0.25;
   for (long long k = 0; k < n; k++) {
     const double t = (double)k * m->opt.timestep;
-    d->qpos[0] = amp * sin(om * t);
+    d->qpos[0] = rest + amp * sin(om * t);
     d->qvel[0] = amp * om * cos(om * t);
     d->time = t;
     d->nstep = k;
@@ -87,6 +88,10 @@ static void record(const char *path, double seconds, double amp, double tau, uin
   sim_model_free(m);
 }
 
+static void record(const char *path, double seconds, double amp, double tau, uint64_t seed) {
+  record_at(path, seconds, 0.0, amp, tau, seed);
+}
+
 static int setup(void **state) {
   (void)state;
   snprintf(tmpdir, sizeof tmpdir, "/tmp/achilles-test-noise-fit-XXXXXX");
@@ -95,10 +100,13 @@ static int setup(void **state) {
   }
   snprintf(long_log, sizeof long_log, "%s/long.ndjson", tmpdir);
   snprintf(short_log, sizeof short_log, "%s/short.ndjson", tmpdir);
+  snprintf(rest_log, sizeof rest_log, "%s/rest.ndjson", tmpdir);
   /* 100 s at 1 kHz: 500 correlation times (see test_fit.c for what that buys) */
   record(long_log, 100.0, 0.8, GM_TAU, 7);
   /* 5 s with τ = 2 s: too short for τ */
   record(short_log, 5.0, 0.0, 2.0, 8);
+  /* 20 s held at 0.3 rad: a constant reference that is not zero */
+  record_at(rest_log, 20.0, 0.3, 0.0, GM_TAU, 9);
   return 0;
 }
 
@@ -150,6 +158,21 @@ static int run_cmd(const char *out_path, int argc, char **argv) {
   const int rc = achilles_cmd_noise_fit(argc, argv);
   fflush(stdout);
   dup2(saved, 1);
+  close(saved);
+  return rc;
+}
+
+/* the same with standard error redirected too */
+static int run_cmd2(const char *out_path, const char *err_path, int argc, char **argv) {
+  fflush(stderr);
+  const int saved = dup(2);
+  const int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  assert_true(saved >= 0 && fd >= 0);
+  dup2(fd, 2);
+  close(fd);
+  const int rc = run_cmd(out_path, argc, argv);
+  fflush(stderr);
+  dup2(saved, 2);
   close(saved);
   return rc;
 }
@@ -280,12 +303,182 @@ static void test_command_usage(void **state) {
   assert_int_equal(run_cmd(out, 6, nojoint), 1);
 }
 
+
+/* Issue 10, noise fit 1: --counts-per-rev converts the counts channel, not a reference given in
+ * rad (a motion-capture angle in a CSV): the scale error is estimated. */
+static void test_counts_with_reference_in_rad(void **state) {
+  (void)state;
+  char err[512], csv[300], out[300], errp[300];
+  snprintf(csv, sizeof csv, "%s/counts.csv", tmpdir);
+  snprintf(out, sizeof out, "%s/counts.txt", tmpdir);
+  snprintf(errp, sizeof errp, "%s/counts.err", tmpdir);
+  hil_series c, a;
+  assert_int_equal(hil_series_load(&c, long_log, "enc", "counts", err, sizeof err), 0);
+  assert_int_equal(hil_series_load(&a, long_log, "enc", "angle", err, sizeof err), 0);
+  assert_int_equal(c.n, a.n);
+  FILE *f = fopen(csv, "w");
+  assert_non_null(f);
+  fprintf(f, "time,enc.counts,mocap.angle\n");
+  for (size_t i = 0; i < c.n; i++) {
+    fprintf(f, "%.6f,%.0f,%.17g\n", c.t[i], c.v[i], a.truth[i]);
+  }
+  fclose(f);
+  hil_series_free(&c);
+  hil_series_free(&a);
+  char *argv[] = {"noise-fit", csv, "--sensor", "enc.counts", "--counts-per-rev", "16384",
+                  "--quadrature", "--reference", "mocap.angle", NULL};
+  assert_int_equal(run_cmd2(out, errp, 9, argv), 0);
+  char *text = slurp(out);
+  const char *line = strstr(text, "scale error");
+  assert_non_null(line);
+  if (strncmp(line, "scale error                 = 2.0", 33) != 0) {
+    fprintf(stderr, "%s", text);
+  }
+  assert_memory_equal(line, "scale error                 = 2.0", 33);
+  free(text);
+}
+
+/* Issue 10, noise fit 2: a constant reference that is not zero is reported as resting, and the
+ * --out block loads (here without --config: it is checked against a one-joint robot) */
+static void test_resting_reference_out(void **state) {
+  (void)state;
+  char json[300], out[300], errp[300], err[512];
+  snprintf(json, sizeof json, "%s/rest.json", tmpdir);
+  snprintf(out, sizeof out, "%s/rest.txt", tmpdir);
+  snprintf(errp, sizeof errp, "%s/rest.err", tmpdir);
+  char *argv[] = {"noise-fit", rest_log, "--sensor", "enc.angle", "--reference", "truth",
+                  "--out", json, "--joint", "j", NULL};
+  assert_int_equal(run_cmd2(out, errp, 10, argv), 0);
+  char *text = slurp(out);
+  assert_non_null(strstr(text, "reference: truth (resting: constant)"));
+  assert_non_null(strstr(text, "not estimated: the reference rests (constant 0.3)"));
+  free(text);
+  text = slurp(errp);
+  assert_non_null(strstr(text, "checked: the output loads (against a one-joint robot)"));
+  free(text);
+  text = slurp(json);
+  cJSON *block = cJSON_Parse(text);
+  free(text);
+  sim_model *m = sim_model_load_string(robot, "fixture", err, sizeof err);
+  assert_non_null(m);
+  sens_set *set = NULL;
+  if (sens_set_load_json(&set, m, block, "rest.json", err, sizeof err) != 0) {
+    fprintf(stderr, "%s\n", err);
+  }
+  assert_non_null(set);
+  const cJSON *noise = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(block, "list"), 0),
+                                           "noise");
+  assert_null(cJSON_GetObjectItem(noise, "scale_error"));
+  assert_true(fabs(get(noise, "offset", NULL) - (OFFSET + SCALE * 0.3)) < 1e-4);
+  sens_set_free(&set);
+  sim_model_free(m);
+  cJSON_Delete(block);
+}
+
+/* Issue 11, item 11: a CSV header with terminal escape codes is echoed escaped */
+static void test_escapes_control_characters(void **state) {
+  (void)state;
+  char csv[300], out[300], errp[300];
+  snprintf(csv, sizeof csv, "%s/escape.csv", tmpdir);
+  snprintf(out, sizeof out, "%s/escape.txt", tmpdir);
+  snprintf(errp, sizeof errp, "%s/escape.err", tmpdir);
+  FILE *f = fopen(csv, "w");
+  assert_non_null(f);
+  fprintf(f, "\x1b[2J\x1b]0;owned\x07time,enc.angle\n0,1\n");
+  fclose(f);
+  char *argv[] = {"noise-fit", csv, "--sensor", "enc\x1b[31m.angle", NULL};
+  assert_int_equal(run_cmd2(out, errp, 4, argv), 1);
+  char *text = slurp(errp);
+  assert_null(strchr(text, 0x1b));
+  assert_null(strchr(text, 0x07));
+  assert_non_null(strstr(text, "\\x1b[2J"));
+  free(text);
+}
+
+/* Issue 11, item 12: a log without its end record (a crashed recording) is said to be one, and
+ * a sample that does not match the header (replay calls it damage) is counted and named */
+static void test_end_missing_and_mismatch(void **state) {
+  (void)state;
+  char cut[300], bad[300], out[300], errp[300], err[512];
+  snprintf(cut, sizeof cut, "%s/cut.ndjson", tmpdir);
+  snprintf(bad, sizeof bad, "%s/bad.ndjson", tmpdir);
+  snprintf(out, sizeof out, "%s/cut.txt", tmpdir);
+  snprintf(errp, sizeof errp, "%s/cut.err", tmpdir);
+  /* the short log without its last line, the end record */
+  char *text = slurp(short_log);
+  char *last = strrchr(text, '\n');
+  *last = '\0';
+  last = strrchr(text, '\n');
+  assert_non_null(strstr(last, "\"end\""));
+  last[1] = '\0';
+  FILE *f = fopen(cut, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  free(text);
+  char *argv[] = {"noise-fit", cut, "--sensor", "enc", NULL};
+  assert_int_equal(run_cmd2(out, errp, 4, argv), 0);
+  text = slurp(out);
+  assert_non_null(strstr(text, "warning: the log has no end record"));
+  free(text);
+  text = slurp(errp);
+  assert_non_null(strstr(text, "has no end record: the recording did not close cleanly"));
+  free(text);
+  /* a log whose header has enc with counts and angle, and one sample of enc with angle only */
+  sim_model *m = sim_model_load_string(robot, "fixture", err, sizeof err);
+  sim_data *d = sim_data_new(m);
+  const char *cfg[2] = {
+      "{\"list\": [{\"name\": \"enc\", \"type\": \"encoder\", \"joint\": \"j\", "
+      "\"counts_per_rev\": 1024, \"noise\": {\"white\": {\"sigma\": 0.01}}}]}",
+      "{\"list\": [{\"name\": \"enc\", \"type\": \"encoder\", \"joint\": \"j\", "
+      "\"counts_per_rev\": 1024, \"output\": \"angle\"}]}"};
+  sens_set *set[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++) {
+    cJSON *json = cJSON_Parse(cfg[i]);
+    assert_int_equal(sens_set_load_json(&set[i], m, json, "test", err, sizeof err), 0);
+    cJSON_Delete(json);
+  }
+  hil_log_header h;
+  assert_int_equal(hil_log_header_init(&h, m, set[0]), 0);
+  hil_log_writer *w = hil_log_open(bad, &h, err, sizeof err);
+  assert_non_null(w);
+  for (int k = 0; k < 300; k++) {
+    d->time = 1e-3 * k;
+    d->nstep = k;
+    sim_forward(m, d);
+    const int which = k == 150;
+    assert_true(sens_set_update(set[which], m, d) > 0);
+    const sens_sensor *s = sens_set_sensor(set[which], 0);
+    assert_int_equal(hil_log_write_sample(w, s, &s->sample, d->time), 0);
+  }
+  assert_int_equal(hil_log_close(&w), 0);
+  sens_set_free(&set[0]);
+  sens_set_free(&set[1]);
+  sim_data_free(d);
+  sim_model_free(m);
+  char *argv2[] = {"noise-fit", bad, "--sensor", "enc.angle", NULL};
+  assert_int_equal(run_cmd2(out, errp, 4, argv2), 0);
+  text = slurp(out);
+  assert_non_null(strstr(text, "warning: 1 damaged records skipped"));
+  assert_non_null(strstr(text, "enc.angle in "));
+  assert_non_null(strstr(text, ": 299 samples"));
+  free(text);
+  text = slurp(errp);
+  assert_non_null(strstr(text, "record 152 at byte"));
+  assert_non_null(strstr(text, "does not match the header's sensors and channels"));
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_recover_parameters),
       cmocka_unit_test(test_command),
       cmocka_unit_test(test_command_too_short),
       cmocka_unit_test(test_command_usage),
+      cmocka_unit_test(test_counts_with_reference_in_rad),
+      cmocka_unit_test(test_resting_reference_out),
+      cmocka_unit_test(test_escapes_control_characters),
+      cmocka_unit_test(test_end_missing_and_mismatch),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
