@@ -1,0 +1,176 @@
+/* tests/hil/servo/test_dxl_device.c: a Dynamixel X-series device (hil/servo/dxl_device.c)
+ * answers as the e-manual says a servo does: the manual's ping and read examples byte for byte,
+ * writes with their error bits (EEPROM locked while torque is on, range, length, read-only),
+ * registered writes, status return level, broadcast silence, sync read and sync write. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "hil/servo/dxl_device.h"
+
+/* builds an instruction packet and runs it through the decoder, as the bus would */
+static dxl2_packet packet(uint8_t id, uint8_t instruction, const uint8_t *params, size_t n) {
+  uint8_t raw[256];
+  int len = dxl2_encode(raw, sizeof raw, id, instruction, params, n);
+  assert_true(len > 0);
+  dxl2_decoder dec;
+  dxl2_decoder_init(&dec);
+  const dxl2_packet *p = NULL;
+  for (int i = 0; i < len; i++) {
+    p = dxl2_decoder_feed(&dec, raw[i]);
+  }
+  assert_non_null(p);
+  return *p;
+}
+
+/* the error byte of the status a device sends back (or -1 when silent) */
+static int reply_error(dxl_device *d, const dxl2_packet *p, dxl2_packet *status) {
+  uint8_t out[256];
+  int n = dxl_device_handle(d, p, out, sizeof out);
+  assert_true(n >= 0);
+  if (n == 0) {
+    return -1;
+  }
+  dxl2_decoder dec;
+  dxl2_decoder_init(&dec);
+  const dxl2_packet *s = NULL;
+  for (int i = 0; i < n; i++) {
+    s = dxl2_decoder_feed(&dec, out[i]);
+  }
+  assert_non_null(s);
+  assert_int_equal(s->instruction, DXL2_STATUS);
+  if (status) {
+    *status = *s;
+  }
+  return s->params[0];
+}
+
+static int write_u32(dxl_device *d, uint8_t id, uint16_t address, uint32_t v, int size) {
+  uint8_t params[6] = {(uint8_t)address, (uint8_t)(address >> 8), (uint8_t)v, (uint8_t)(v >> 8),
+                       (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+  dxl2_packet p = packet(id, DXL2_WRITE, params, 2 + (size_t)size);
+  return reply_error(d, &p, NULL);
+}
+
+static void test_manual_ping_and_read(void **state) {
+  (void)state;
+  dxl_device d;
+  assert_int_equal(dxl_device_init(&d, DXL_MODEL_XM430_W350, 1), 0);
+  /* ping: model 1020, firmware; the manual's XM430 example carries 1030 and 38 in the same
+   * layout (model number low, high, firmware) */
+  dxl2_packet ping = packet(1, DXL2_PING, NULL, 0), st;
+  assert_int_equal(reply_error(&d, &ping, &st), 0);
+  assert_int_equal(st.nparams, 4);
+  assert_int_equal(dxl2_u16(st.params + 1), 1020);
+  /* the manual's read example (4 bytes at 132) answered with the present position it holds */
+  dxl_device_set(&d, DXL_PRESENT_POSITION, 4, 166);
+  const uint8_t read_params[] = {0x84, 0x00, 0x04, 0x00};
+  dxl2_packet read = packet(1, DXL2_READ, read_params, 4);
+  uint8_t out[64];
+  int n = dxl_device_handle(&d, &read, out, sizeof out);
+  const uint8_t manual[] = {0xFF, 0xFF, 0xFD, 0x00, 0x01, 0x08, 0x00, 0x55, 0x00,
+                            0xA6, 0x00, 0x00, 0x00, 0x8C, 0xC0};
+  assert_int_equal(n, (int)sizeof manual);
+  assert_memory_equal(out, manual, sizeof manual);
+  /* the manual's write example (512 at 116), then read back */
+  assert_int_equal(write_u32(&d, 1, DXL_GOAL_POSITION, 512, 4), 0);
+  assert_int_equal(dxl_device_get(&d, DXL_GOAL_POSITION, 4), 512);
+  /* another ID stays silent */
+  dxl2_packet other = packet(2, DXL2_PING, NULL, 0);
+  assert_int_equal(reply_error(&d, &other, NULL), -1);
+}
+
+static void test_write_rules(void **state) {
+  (void)state;
+  dxl_device d;
+  dxl_device_init(&d, DXL_MODEL_XL430_W250, 3);
+  /* EEPROM (operating mode) with torque off: taken; with torque on: access error, unchanged */
+  assert_int_equal(write_u32(&d, 3, DXL_OPERATING_MODE, 4, 1), 0);
+  assert_int_equal(d.mem[DXL_OPERATING_MODE], 4);
+  assert_int_equal(write_u32(&d, 3, DXL_TORQUE_ENABLE, 1, 1), 0);
+  assert_int_equal(write_u32(&d, 3, DXL_OPERATING_MODE, 3, 1), DXL2_ERR_ACCESS);
+  assert_int_equal(d.mem[DXL_OPERATING_MODE], 4);
+  /* RAM goes on being written with torque on; out of range is a range error */
+  assert_int_equal(write_u32(&d, 3, DXL_GOAL_VELOCITY, (uint32_t)-200, 4), 0);
+  assert_int_equal(write_u32(&d, 3, DXL_GOAL_VELOCITY, 5000, 4), DXL2_ERR_DATA_RANGE);
+  assert_int_equal((int32_t)dxl_device_get(&d, DXL_GOAL_VELOCITY, 4), -200);
+  /* read-only, half a field, a hole, past the end */
+  assert_int_equal(write_u32(&d, 3, DXL_PRESENT_POSITION, 1, 4), DXL2_ERR_ACCESS);
+  assert_int_equal(write_u32(&d, 3, DXL_GOAL_POSITION, 1, 2), DXL2_ERR_DATA_LENGTH);
+  assert_int_equal(write_u32(&d, 3, 14, 0, 1), DXL2_ERR_ACCESS);
+  assert_int_equal(write_u32(&d, 3, 146, 0, 4), DXL2_ERR_DATA_LENGTH);
+  /* the XL430 has no goal current */
+  assert_int_equal(write_u32(&d, 3, DXL_GOAL_CURRENT, 10, 2), DXL2_ERR_ACCESS);
+  /* an unknown instruction: instruction error */
+  dxl2_packet odd = packet(3, 0x42, NULL, 0);
+  assert_int_equal(reply_error(&d, &odd, NULL), DXL2_ERR_INSTRUCTION);
+  assert_true(d.writes_refused >= 6);
+}
+
+static void test_registered_write_and_levels(void **state) {
+  (void)state;
+  dxl_device d;
+  dxl_device_init(&d, DXL_MODEL_XM430_W350, 5);
+  const uint8_t goal[] = {116, 0, 0x00, 0x08, 0, 0}; /* 2048 */
+  dxl2_packet reg = packet(5, DXL2_REG_WRITE, goal, sizeof goal);
+  assert_int_equal(reply_error(&d, &reg, NULL), 0);
+  assert_int_equal(dxl_device_get(&d, DXL_GOAL_POSITION, 4), 0); /* not yet */
+  assert_int_equal(d.mem[DXL_REGISTERED_INSTRUCTION], 1);
+  dxl2_packet action = packet(DXL2_BROADCAST, DXL2_ACTION, NULL, 0);
+  assert_int_equal(reply_error(&d, &action, NULL), -1); /* broadcast: silent */
+  assert_int_equal(dxl_device_get(&d, DXL_GOAL_POSITION, 4), 2048);
+  assert_int_equal(d.mem[DXL_REGISTERED_INSTRUCTION], 0);
+  dxl2_packet again = packet(5, DXL2_ACTION, NULL, 0);
+  assert_int_equal(reply_error(&d, &again, NULL), DXL2_ERR_INSTRUCTION);
+  /* status return level 1: reads answered, writes not; 0: only pings */
+  assert_int_equal(write_u32(&d, 5, DXL_STATUS_RETURN_LEVEL, 1, 1), 0);
+  assert_int_equal(write_u32(&d, 5, DXL_LED, 1, 1), -1);
+  assert_int_equal(d.mem[DXL_LED], 1);
+  const uint8_t read_led[] = {65, 0, 1, 0};
+  dxl2_packet read = packet(5, DXL2_READ, read_led, 4);
+  assert_int_equal(reply_error(&d, &read, NULL), 0);
+  d.mem[DXL_STATUS_RETURN_LEVEL] = 0;
+  assert_int_equal(reply_error(&d, &read, NULL), -1);
+  dxl2_packet ping = packet(DXL2_BROADCAST, DXL2_PING, NULL, 0);
+  assert_int_equal(reply_error(&d, &ping, NULL), 0); /* a broadcast ping is answered */
+}
+
+static void test_sync_read_and_write(void **state) {
+  (void)state;
+  dxl_device a, b;
+  dxl_device_init(&a, DXL_MODEL_XM430_W350, 1);
+  dxl_device_init(&b, DXL_MODEL_XL430_W250, 2);
+  /* SYNC_WRITE goal position: 1 → 1000, 2 → 3000 */
+  const uint8_t sw[] = {116, 0, 4, 0, 1, 0xE8, 0x03, 0, 0, 2, 0xB8, 0x0B, 0, 0};
+  dxl2_packet p = packet(DXL2_BROADCAST, DXL2_SYNC_WRITE, sw, sizeof sw);
+  assert_int_equal(reply_error(&a, &p, NULL), -1);
+  assert_int_equal(reply_error(&b, &p, NULL), -1);
+  assert_int_equal(dxl_device_get(&a, DXL_GOAL_POSITION, 4), 1000);
+  assert_int_equal(dxl_device_get(&b, DXL_GOAL_POSITION, 4), 3000);
+  /* SYNC_READ present position of both: each answers with its own */
+  dxl_device_set(&a, DXL_PRESENT_POSITION, 4, 11);
+  dxl_device_set(&b, DXL_PRESENT_POSITION, 4, 22);
+  const uint8_t sr[] = {132, 0, 4, 0, 1, 2};
+  dxl2_packet q = packet(DXL2_BROADCAST, DXL2_SYNC_READ, sr, sizeof sr);
+  dxl2_packet st;
+  assert_int_equal(reply_error(&a, &q, &st), 0);
+  assert_int_equal(st.id, 1);
+  assert_int_equal(dxl2_u32(st.params + 1), 11);
+  assert_int_equal(reply_error(&b, &q, &st), 0);
+  assert_int_equal(st.id, 2);
+  assert_int_equal(dxl2_u32(st.params + 1), 22);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_manual_ping_and_read),
+      cmocka_unit_test(test_write_rules),
+      cmocka_unit_test(test_registered_write_and_levels),
+      cmocka_unit_test(test_sync_read_and_write),
+  };
+  return cmocka_run_group_tests_name("dxl_device", tests, NULL, NULL);
+}
