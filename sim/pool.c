@@ -1,6 +1,8 @@
-/* sim/pool.c: worlds stepped in parallel. Workers wait on a condition variable for a new batch
- * (a generation counter), take worlds one at a time from a shared atomic counter, and report
- * when none is left; the caller takes worlds the same way and waits for the last worker. */
+/* sim/pool.c: worlds stepped in parallel. Workers wait for a new batch (a generation counter),
+ * take worlds one at a time from a shared atomic counter, and report when none is left; the
+ * caller takes worlds the same way and waits for the last worker. Both spin a few microseconds
+ * before sleeping on a condition variable: batches of a few small worlds last less than a
+ * sleeping thread takes to wake on a virtual machine. */
 #include "sim/pool.h"
 
 #include <pthread.h>
@@ -17,9 +19,9 @@ struct sim_pool {
   int started;        /* workers created */
   pthread_mutex_t lock;
   pthread_cond_t wake, done;
-  unsigned long generation; /* a new batch when it changes */
-  int busy;                 /* workers still in the current batch */
-  int quit;
+  atomic_ulong generation; /* a new batch when it changes (written under lock) */
+  atomic_int busy;         /* workers still in the current batch */
+  atomic_int quit;
   int nstep;
   atomic_int next; /* the next world to take */
 };
@@ -37,26 +39,38 @@ static void run_batch(sim_pool *p) {
   }
 }
 
+#define SPIN 20000 /* polls before sleeping: some tens of microseconds */
+
+static inline void relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 static void *worker(void *arg) {
   sim_pool *p = arg;
   unsigned long seen = 0;
-  pthread_mutex_lock(&p->lock);
   for (;;) {
-    while (p->generation == seen && !p->quit) {
+    for (int i = 0; i < SPIN && atomic_load(&p->generation) == seen && !atomic_load(&p->quit);
+         i++) {
+      relax();
+    }
+    pthread_mutex_lock(&p->lock);
+    while (atomic_load(&p->generation) == seen && !atomic_load(&p->quit)) {
       pthread_cond_wait(&p->wake, &p->lock);
     }
-    if (p->quit) {
+    pthread_mutex_unlock(&p->lock);
+    if (atomic_load(&p->quit)) {
       break;
     }
-    seen = p->generation;
-    pthread_mutex_unlock(&p->lock);
+    seen = atomic_load(&p->generation);
     run_batch(p);
-    pthread_mutex_lock(&p->lock);
-    if (--p->busy == 0) {
+    if (atomic_fetch_sub(&p->busy, 1) == 1) { /* the last one out tells the caller */
+      pthread_mutex_lock(&p->lock);
       pthread_cond_signal(&p->done);
+      pthread_mutex_unlock(&p->lock);
     }
   }
-  pthread_mutex_unlock(&p->lock);
   return NULL;
 }
 
@@ -111,6 +125,9 @@ sim_pool *sim_pool_new(const sim_model *m, int nworld, int nthread, char *err, s
   p->nworld = nworld;
   p->nthread = nthread;
   atomic_init(&p->next, 0);
+  atomic_init(&p->generation, 0);
+  atomic_init(&p->busy, 0);
+  atomic_init(&p->quit, 0);
   if (make_worlds(p, err, err_sz) != 0 || start_threads(p, err, err_sz) != 0) {
     sim_pool_free(&p);
     return NULL;
@@ -125,7 +142,7 @@ void sim_pool_free(sim_pool **pp) {
   }
   if (p->threads) {
     pthread_mutex_lock(&p->lock);
-    p->quit = 1;
+    atomic_store(&p->quit, 1);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
     for (int t = 0; t < p->started; t++) {
@@ -163,16 +180,20 @@ void sim_pool_step(sim_pool *p, int nstep) {
   atomic_store(&p->next, 0);
   int workers = p->started < p->nworld - 1 ? p->started : p->nworld - 1;
   if (workers > 0) {
+    /* every worker wakes; idle ones find no world and report at once */
+    atomic_store(&p->busy, p->started);
     pthread_mutex_lock(&p->lock);
-    p->busy = p->started; /* every worker wakes; idle ones find no world and report at once */
-    p->generation++;
+    atomic_fetch_add(&p->generation, 1);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
   }
   run_batch(p);
   if (workers > 0) {
+    for (int i = 0; i < SPIN && atomic_load(&p->busy) > 0; i++) {
+      relax();
+    }
     pthread_mutex_lock(&p->lock);
-    while (p->busy > 0) {
+    while (atomic_load(&p->busy) > 0) {
       pthread_cond_wait(&p->done, &p->lock);
     }
     pthread_mutex_unlock(&p->lock);
