@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "sensors/sensors.h"
+#include "sim/import/import.h"
 #include "sim/sim.h"
 
 #define SENSORS_MAX_TORQUES 64
@@ -25,8 +26,9 @@ typedef struct sensors_args {
 static void sensors_usage(FILE *out) {
   fprintf(out,
           "usage: achilles sensors CONFIG --duration SECONDS [options]\n\n"
-          "Runs the robot described by CONFIG (JSON) without real-time pacing, samples its\n"
-          "sensors (the \"sensors\" key of CONFIG, or --sensors FILE; format: docs/sensors.md)\n"
+          "Runs the robot described by CONFIG (robot JSON, MJCF or URDF) without real-time\n"
+          "pacing, samples its sensors (the \"sensors\" key of CONFIG, or --sensors FILE,\n"
+          "required for MJCF and URDF; format: docs/sensors.md)\n"
           "and writes CSV with one row per physics step in which a sensor sampled:\n"
           "  time,<sensor>.seq,<sensor>.<channel>.true,<sensor>.<channel>.meas,...\n"
           "time is the simulation time in s; seq the sample's sequence number (gaps are\n"
@@ -186,6 +188,11 @@ static int sensors_run(const sensors_args *a, const sim_model *m, sim_data *d, s
 static sens_set *sensors_load(const sensors_args *a, const sim_model *m) {
   char err[1024];
   sens_set *set = NULL;
+  if (!a->sensors && sim_import_detect(a->config) != SIM_IMPORT_JSON) {
+    fprintf(stderr, "achilles sensors: %s: an MJCF or URDF file has no sensors: pass --sensors "
+                    "FILE (docs/sensors.md)\n", a->config);
+    return NULL;
+  }
   const int rc = a->sensors ? sens_set_load_file(&set, m, a->sensors, err, sizeof err)
                             : sens_set_load_robot(&set, m, a->config, err, sizeof err);
   if (rc != 0) {
@@ -206,7 +213,8 @@ int achilles_cmd_sensors(int argc, char **argv) {
     return parsed > 0 ? 0 : 2;
   }
   char err[1024];
-  sim_model *m = sim_model_load_file(a.config, err, sizeof err);
+  const sim_import_options import = {0, NULL, NULL}; /* `achilles convert` lists the notes */
+  sim_model *m = sim_import_load_file(a.config, &import, err, sizeof err);
   if (!m) {
     fprintf(stderr, "achilles sensors: %s\n", err);
     return 1;

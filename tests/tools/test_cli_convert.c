@@ -61,6 +61,22 @@ static void test_convert_then_sim(void **state) {
   assert_int_equal(run(cmd, out_converted, sizeof out_converted), 0);
   assert_string_equal(out_direct, out_converted);
   assert_non_null(strstr(out_direct, "time,pivot.q,pivot.qd,energy\n"));
+  /* achilles sensors on the URDF: sensors from --sensors (an URDF has none of its own) */
+  char sensors[256];
+  snprintf(sensors, sizeof sensors, "%s/pendulum.sensors.json", dir);
+  f = fopen(sensors, "w");
+  assert_non_null(f);
+  fputs("{\"list\": [{\"name\": \"enc\", \"type\": \"encoder\", \"joint\": \"pivot\","
+        " \"counts_per_rev\": 1000}]}\n", f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "%s sensors %s --sensors %s --duration 0.01 2>&1", ACHILLES_BIN, path,
+           sensors);
+  assert_int_equal(run(cmd, text, sizeof text), 0);
+  assert_non_null(strstr(text, "enc.counts.meas"));
+  snprintf(cmd, sizeof cmd, "%s sensors %s --duration 0.01 2>&1", ACHILLES_BIN, path);
+  assert_int_not_equal(run(cmd, text, sizeof text), 0);
+  assert_non_null(strstr(text, "an MJCF or URDF file has no sensors: pass --sensors FILE"));
+  remove(sensors);
   /* --strict: the visual element is an error, exit 1, nothing written */
   remove(json);
   snprintf(cmd, sizeof cmd, "%s convert %s --strict --out %s 2>&1", ACHILLES_BIN, path, json);
