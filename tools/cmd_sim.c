@@ -16,7 +16,7 @@ typedef struct sim_args {
   const char *config;
   const char *csv;
   double duration, dt;
-  int has_duration, has_dt, integrator, every;
+  int has_duration, has_dt, integrator, every, solver;
   const char *torque[MAX_ASSIGNMENTS], *qpos[MAX_ASSIGNMENTS];
   int ntorque, nqpos;
 } sim_args;
@@ -36,6 +36,10 @@ static void usage(FILE *out) {
           "  --torque JOINT=VALUE  constant generalized force on JOINT (N·m or N); repeatable\n"
           "  --qpos JOINT=VALUE    initial position of JOINT (rad or m); repeatable\n"
           "  --every K             write every K-th step (default 1)\n"
+          "  --solver              add the constraint solver's columns after energy:\n"
+          "                        contacts,rows,active,iterations,cost (the last step's:\n"
+          "                        contacts found, constraint rows, rows carrying force, CG\n"
+          "                        iterations, final cost; docs/architecture.md)\n"
           "  --csv FILE|-          output file (default -, standard output)\n"
           "  -h, --help            this text\n");
 }
@@ -83,6 +87,9 @@ static int parse_option(sim_args *a, int opt, const char *arg) {
   case 'c':
     a->csv = arg;
     break;
+  case 'S':
+    a->solver = 1;
+    break;
   case 'T':
     return add_assignment(a->torque, &a->ntorque, arg);
   case 'Q':
@@ -104,6 +111,7 @@ static int parse_args(sim_args *a, int argc, char **argv) {
       {"integrator", required_argument, NULL, 'i'}, {"torque", required_argument, NULL, 'T'},
       {"qpos", required_argument, NULL, 'Q'},       {"every", required_argument, NULL, 'e'},
       {"csv", required_argument, NULL, 'c'},        {"help", no_argument, NULL, 'h'},
+      {"solver", no_argument, NULL, 'S'},
       {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
   a->csv = "-";
@@ -179,7 +187,7 @@ static void order_as_described(const sim_model *m, int *joints) {
   }
 }
 
-static void write_header(FILE *out, const sim_model *m, const int *joints) {
+static void write_header(FILE *out, const sim_model *m, const int *joints, int solver) {
   fputs("time", out);
   for (int k = 0; k < m->njnt; k++) {
     if (m->joints[joints[k]].qposadr >= 0) {
@@ -191,11 +199,11 @@ static void write_header(FILE *out, const sim_model *m, const int *joints) {
       fprintf(out, ",%s.qd", m->joints[joints[k]].name);
     }
   }
-  fputs(",energy\n", out);
+  fputs(solver ? ",energy,contacts,rows,active,iterations,cost\n" : ",energy\n", out);
 }
 
 /* One row at the current state; refreshes the derived values the energy needs. */
-static void write_row(FILE *out, const sim_model *m, sim_data *d, const int *joints) {
+static void write_row(FILE *out, const sim_model *m, sim_data *d, const int *joints, int solver) {
   sim_kinematics(m, d);
   fprintf(out, "%.17g", d->time);
   for (int k = 0; k < m->njnt; k++) {
@@ -208,7 +216,12 @@ static void write_row(FILE *out, const sim_model *m, sim_data *d, const int *joi
       fprintf(out, ",%.17g", d->qvel[m->joints[joints[k]].dofadr]);
     }
   }
-  fprintf(out, ",%.17g\n", sim_energy_kinetic(m, d) + sim_energy_potential(m, d));
+  fprintf(out, ",%.17g", sim_energy_kinetic(m, d) + sim_energy_potential(m, d));
+  if (solver) {
+    const sim_solver_stats *st = &d->solver;
+    fprintf(out, ",%d,%d,%d,%d,%.17g", d->ncon, d->nefc, st->nactive, st->iterations, st->cost);
+  }
+  fputc('\n', out);
 }
 
 static int simulate(const sim_args *a, sim_model *m, sim_data *d, FILE *out) {
@@ -219,12 +232,12 @@ static int simulate(const sim_args *a, sim_model *m, sim_data *d, FILE *out) {
     return -1;
   }
   order_as_described(m, joints);
-  write_header(out, m, joints);
-  write_row(out, m, d, joints);
+  write_header(out, m, joints, a->solver);
+  write_row(out, m, d, joints, a->solver);
   for (long long s = 1; s <= steps; s++) {
     sim_step(m, d);
     if (s % a->every == 0) {
-      write_row(out, m, d, joints);
+      write_row(out, m, d, joints, a->solver);
     }
   }
   free(joints);

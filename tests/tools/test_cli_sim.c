@@ -132,6 +132,49 @@ static void test_columns_in_file_order(void **state) {
   assert_true(t == 0 && q_elbow == 0.3 && q_shoulder == -0.2);
 }
 
+/* --solver: a box dropped on the floor ends resting on its four bottom corners (4 contacts, 16
+ * pyramid rows, iterations run); a robot without constraints reports zeros */
+static void test_solver_columns(void **state) {
+  (void)state;
+  char path[] = "/tmp/achilles_box_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fputs("{ \"name\": \"box\", \"timestep\": 0.002,\n"
+        "  \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\", \"pos\": [0, 0, 0.15],\n"
+        "    \"joint\": { \"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1] },\n"
+        "    \"inertial\": { \"mass\": 1, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } } ],\n"
+        "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
+        "    { \"name\": \"cube\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }\n",
+        f);
+  fclose(f);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "%s sim %s --duration 1 --every 500 --solver", ACHILLES_BIN, path);
+  int rc = run(cmd, output, sizeof output);
+  remove(path);
+  assert_int_equal(rc, 0);
+  const char *header = "time,z.q,z.qd,energy,contacts,rows,active,iterations,cost\n";
+  assert_memory_equal(output, header, strlen(header));
+  const char *last = output + strlen(output) - 2;
+  while (last > output && *last != '\n') {
+    last--;
+  }
+  double t, q, qd, e, cost;
+  int contacts, rows, active, iterations;
+  assert_int_equal(sscanf(last + 1, "%lf,%lf,%lf,%lf,%d,%d,%d,%d,%lf", &t, &q, &qd, &e, &contacts,
+                          &rows, &active, &iterations, &cost), 9);
+  assert_int_equal(contacts, 4);
+  assert_int_equal(rows, 16);
+  assert_true(active > 0 && iterations > 0);
+  assert_true(q < -0.04 && q > -0.06); /* resting on the floor: centre near 0.1 m up */
+  rc = run(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
+                        " --duration 0.01 --solver",
+           output, sizeof output);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(output, ",0,0,0,0,0\n"));
+}
+
 static void test_help(void **state) {
   (void)state;
   assert_int_equal(run(ACHILLES_BIN " sim --help", output, sizeof output), 0);
@@ -146,6 +189,7 @@ int main(void) {
       cmocka_unit_test(test_every_and_qpos),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_columns_in_file_order),
+      cmocka_unit_test(test_solver_columns),
       cmocka_unit_test(test_help),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
