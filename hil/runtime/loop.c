@@ -115,10 +115,15 @@ static void wait_for_input(hil_runtime *rt, long timeout_ms) {
 /* --- status ---------------------------------------------------------------------------------- */
 
 static void print_status(hil_runtime *rt, const hil_status *st, const char *prefix) {
-  char transports[512] = "", record[128] = "";
+  char transports[512] = "", record[256] = "";
   if (st->record_errors > 0) {
     snprintf(record, sizeof record, " | record errors %llu",
              (unsigned long long)st->record_errors);
+  }
+  if (st->constraint_rows > 0) {
+    snprintf(record + strlen(record), sizeof record - strlen(record),
+             " | contacts %d, constraints %d active of %d (%d iterations)", st->contacts,
+             st->constraint_active, st->constraint_rows, st->solver_iterations);
   }
   if (st->input_deferred > 0) {
     snprintf(record + strlen(record), sizeof record - strlen(record),

@@ -338,6 +338,10 @@ static void fill_status(const hil_runtime *rt, hil_status *out, const hil_histog
   out->samples_published = rt->samples;
   out->record_errors = rt->record_errors;
   out->input_deferred = rt->input_deferred;
+  out->contacts = rt->data->ncon;
+  out->constraint_rows = rt->data->nefc;
+  out->constraint_active = rt->data->solver.nactive;
+  out->solver_iterations = rt->data->solver.iterations;
 }
 
 void hil_runtime_status(const hil_runtime *rt, hil_status *out) {

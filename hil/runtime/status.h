@@ -36,6 +36,9 @@ typedef struct hil_status {
   uint64_t record_errors;     /* log records lost to write, flush or close errors */
   uint64_t input_deferred;    /* input passes a transport cut short at the time budget */
   double input_p50, input_p99, input_max; /* s, CPU time of one input pass (realtime mode) */
+  /* the constraint stage of the last step (sim_data.solver): 0 for a robot without limits,
+   * friction or geoms, or while none is active */
+  int contacts, constraint_rows, constraint_active, solver_iterations;
 } hil_status;
 
 #endif

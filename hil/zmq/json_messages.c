@@ -741,6 +741,13 @@ void hil_msg_write_status_fields(hil_jw *w, const hil_status *st) {
   jw_counter(w, "record_errors", st->record_errors);
   jw_counter(w, "input_deferred", st->input_deferred);
   jw_quantiles(w, "input_s", st->input_p50, st->input_p99, st->input_max);
+  hil_jw_key(w, "constraints");
+  hil_jw_begin_object(w);
+  jw_counter(w, "contacts", (uint64_t)st->contacts);
+  jw_counter(w, "rows", (uint64_t)st->constraint_rows);
+  jw_counter(w, "active", (uint64_t)st->constraint_active);
+  jw_counter(w, "iterations", (uint64_t)st->solver_iterations);
+  hil_jw_end_object(w);
   jw_counter(w, "samples_published", st->samples_published);
 }
 

@@ -4,11 +4,15 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <cmocka.h>
 
 #include "hil/runtime/runtime.h"
+#include "hil/zmq/json_messages.h"
 
 #define PROBE ACHILLES_SOURCE_DIR "/configs/latency_probe.json"
 
@@ -69,10 +73,55 @@ static void test_offset_is_zero_without_deadlines(void **state) {
   hil_runtime_destroy(&rt);
 }
 
+/* The constraint stage reaches the status: a box dropped on the floor rests on four contacts
+ * (16 pyramid rows) after 1 s of fast mode, and the status message carries them. */
+static void test_status_reports_constraints(void **state) {
+  (void)state;
+  char path[] = "/tmp/achilles_drop_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fputs("{ \"name\": \"box\",\n"
+        "  \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\", \"pos\": [0, 0, 0.15],\n"
+        "    \"joint\": { \"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1] },\n"
+        "    \"inertial\": { \"mass\": 1, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } } ],\n"
+        "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
+        "    { \"name\": \"cube\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }\n",
+        f);
+  fclose(f);
+  hil_options o;
+  hil_options_default(&o);
+  o.mode = HIL_MODE_FAST;
+  o.quiet = 1;
+  o.status_period_s = 0;
+  o.duration_s = 1.0;
+  char err[512];
+  hil_runtime *rt = hil_runtime_new(path, &o, err, sizeof err);
+  remove(path);
+  if (!rt) {
+    fail_msg("%s", err);
+  }
+  assert_int_equal(hil_runtime_run(rt), HIL_OK);
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  assert_int_equal(st.contacts, 4);
+  assert_int_equal(st.constraint_rows, 16);
+  assert_true(st.constraint_active > 0 && st.solver_iterations > 0);
+  char json[4096];
+  assert_true(hil_msg_encode_status(json, sizeof json, &st) > 0);
+  char expect[128];
+  snprintf(expect, sizeof expect, "\"constraints\":{\"contacts\":4,\"rows\":16,\"active\":%d,",
+           st.constraint_active);
+  assert_non_null(strstr(json, expect));
+  hil_runtime_destroy(&rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_realtime_deadlines_and_offset),
       cmocka_unit_test(test_offset_is_zero_without_deadlines),
+      cmocka_unit_test(test_status_reports_constraints),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
