@@ -398,6 +398,45 @@ static void test_incline_stick_and_slide(void **state) {
   assert_true(fabs(a - expected) <= 0.03 * g * mu * cos(theta) + 1e-9);
 }
 
+/* A DC motor at full duty drives its joint into the hard stop: the joint rests there, the
+ * winding current rises to the stall current V/R (the firmware's stall detection sees it), and
+ * the stop's constraint force balances the motor torque kt·i·gear·efficiency. */
+static void test_motor_stalls_at_hard_stop(void **state) {
+  (void)state;
+  static const char json[] =
+      "{ \"name\": \"stop\", \"timestep\": 0.001, \"gravity\": [0, 0, 0],\n"
+      "  \"bodies\": [ { \"name\": \"link\", \"parent\": \"world\",\n"
+      "    \"joint\": { \"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 0, 1],\n"
+      "                 \"damping\": 0.05, \"limited\": true, \"range\": [-1, 0.5] },\n"
+      "    \"inertial\": { \"mass\": 1, \"com\": [0.1, 0, 0],\n"
+      "                    \"inertia\": [0.001, 0.005, 0.005, 0, 0, 0] } } ],\n"
+      "  \"actuators\": [ { \"name\": \"m\", \"joint\": \"j\", \"type\": \"dc_motor\",\n"
+      "    \"supply_voltage\": 12, \"resistance\": 4, \"kt\": 0.01, \"gear\": 50,\n"
+      "    \"efficiency\": 0.8 } ] }\n";
+  char err[512];
+  sim_model *m = sim_model_load_string(json, "stop", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  sim_data *d = sim_data_new(m);
+  d->ctrl[0] = 1.0; /* full duty */
+  for (int s = 0; s < 3000; s++) {
+    sim_step(m, d);
+  }
+  sim_forward(m, d);
+  const double stall = 12.0 / 4.0, torque = 0.01 * stall * 50 * 0.8;
+  print_message("at the stop: q %.5f rad, qd %.2e rad/s, current %.4f A (stall %.4f), "
+                "constraint %.4f N·m (motor %.4f)\n",
+                d->qpos[0], d->qvel[0], d->actuator_current[0], stall, d->qfrc_constraint[0],
+                torque);
+  assert_true(d->qpos[0] > 0.49 && d->qpos[0] < 0.52); /* at the stop, soft by millimetres */
+  assert_true(fabs(d->qvel[0]) < 1e-3);
+  assert_true(fabs(d->actuator_current[0] - stall) < 1e-3 * stall);
+  assert_true(fabs(d->qfrc_constraint[0] + torque) < 1e-3 * torque);
+  sim_data_free(d);
+  sim_model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tree_mass_matrix_products),
@@ -409,6 +448,7 @@ int main(void) {
       cmocka_unit_test(test_ball_settles),
       cmocka_unit_test(test_box_slides_at_mu_g),
       cmocka_unit_test(test_incline_stick_and_slide),
+      cmocka_unit_test(test_motor_stalls_at_hard_stop),
   };
   return cmocka_run_group_tests_name("constraint", tests, NULL, NULL);
 }
