@@ -16,6 +16,9 @@
  * joint stands) is first driven with the constant command CMD until its encoder's index channel
  * reads 1; the count of that sample becomes the joint's zero, and the PD loop then holds the set
  * point measured from the index mark. Until then set points count from the power-up position.
+ * Homing on a hard stop (--home-stop J=CMD, with --stop-angle J=RAD): the joint is driven with
+ * CMD until it stands still against its mechanical stop (|velocity| below 0.02 rad/s for 0.1 s,
+ * after 0.2 s of homing), and that position becomes the stop's known angle.
  *
  * Defaults fit the club arm (configs/club_arm.json): its encoder counts at sensor ids 0, 4, 7,
  * 10 with 8192, 16384, 16384 and 4096 counts per turn (configs/club_arm.sensors.json), its DC
@@ -47,7 +50,9 @@ typedef struct joint {
   int index;       /* sensor id of the same encoder's index channel, -1: none */
   int index_given; /* --index set: DESCRIBE does not change it */
   double home_cmd; /* command while homing (0: this joint does not home) */
-  int homing;      /* 1 until the index mark has been seen */
+  int homing;      /* 1: until the index mark is seen; 2: until the joint stands at its stop */
+  double stop_angle; /* --stop-angle: the joint angle of the stop it homes against, rad */
+  double home_t0, still_since; /* homing on a stop: when it began, when the joint last moved */
   int32_t counts;  /* last good reading */
   int32_t zero;    /* counts at the index mark once homed, else 0 */
   int given;       /* encoder or cpr set on the command line: DESCRIBE does not change them */
@@ -91,6 +96,9 @@ static const char usage[] =
     "                     what DESCRIBE reports)\n"
     "  --home J=CMD       home joint J first: command CMD until its index pulse, then\n"
     "                     count set points from the index mark (repeatable)\n"
+    "  --home-stop J=CMD  home joint J against its hard stop: command CMD until it stands\n"
+    "                     still, then that position is --stop-angle (repeatable)\n"
+    "  --stop-angle J=RAD the joint angle of that stop (default 0)\n"
     "  --index J=ID       sensor id of joint J's index channel (default: 0=3, then what\n"
     "                     DESCRIBE reports)\n"
     "  --mode NAME        duty (default), torque, voltage, position or velocity\n"
@@ -215,7 +223,7 @@ static void print_line(firmware *f) {
  * first in the frame) is the mark. Shifting q with the zero keeps the velocity filter smooth. */
 static void home_joint(firmware *f, int i) {
   joint *j = &f->j[i];
-  if (!j->homing || !j->have) {
+  if (j->homing != 1 || !j->have) {
     return;
   }
   j->q -= (double)(j->counts - j->zero) * 2 * PI / j->cpr;
@@ -223,6 +231,30 @@ static void home_joint(firmware *f, int i) {
   j->homing = 0;
   fprintf(stderr, "pd_firmware: joint %d homed: index mark at count %ld (t=%.3f s)\n", i,
           (long)j->zero, f->sim_time);
+}
+
+/* Homing on a stop: once the joint has stood still for 0.1 s, its position is the stop's angle.
+ * The wait of 0.2 s first lets a joint that starts at rest get going. */
+static void home_on_stop(firmware *f, int i) {
+  joint *j = &f->j[i];
+  if (j->homing != 2 || !j->have) {
+    return;
+  }
+  if (j->home_t0 < 0) {
+    j->home_t0 = j->still_since = f->sim_time;
+  }
+  if (fabs(j->v) > 0.02) {
+    j->still_since = f->sim_time;
+  }
+  if (f->sim_time - j->home_t0 < 0.2 || f->sim_time - j->still_since < 0.1) {
+    return;
+  }
+  const int32_t shift = (int32_t)lround(j->stop_angle * j->cpr / (2 * PI));
+  j->q -= (double)(j->counts - shift - j->zero) * 2 * PI / j->cpr;
+  j->zero = j->counts - shift;
+  j->homing = 0;
+  fprintf(stderr, "pd_firmware: joint %d homed: hard stop at count %ld is %.4f rad (t=%.3f s)\n",
+          i, (long)j->counts, j->stop_angle, f->sim_time);
 }
 
 /* A frame with an entry of a controlled joint's encoder (good or not) is answered with one
@@ -239,6 +271,7 @@ static int on_samples(firmware *f, const ach_sensor_samples *ss) {
         seen = 1;
         if (good) {
           update_joint(f, &f->j[i], s, 1e-9 * ((double)ss->sim_time_ns - (double)s->age_ns));
+          home_on_stop(f, i);
         }
       } else if (f->j[i].index == s->sensor_id && s->kind == ACH_KIND_VALUE &&
                  !(s->flags & (ACH_SAMPLE_DROPPED | ACH_SAMPLE_FAULT)) && s->v.value == 1.0f) {
@@ -384,9 +417,12 @@ static void set_field(firmware *f, int jnt, char which, double v) {
     } else if (which == 'i') {
       j->index = (int)v;
       j->index_given = 1;
-    } else if (which == 'h') {
+    } else if (which == 'h' || which == 'H') {
       j->home_cmd = v;
-      j->homing = v != 0;
+      j->homing = v == 0 ? 0 : which == 'h' ? 1 : 2;
+      j->home_t0 = -1;
+    } else if (which == 'a') {
+      j->stop_angle = v;
     } else if (which == 'g') {
       j->given = 1;
     } else {
@@ -424,7 +460,8 @@ static int parse_args(firmware *f, int argc, char **argv) {
     } else {
       i++;
       int needs_joint = strcmp(a, "--setpoint") == 0 || strcmp(a, "--encoder") == 0 ||
-                        strcmp(a, "--home") == 0 || strcmp(a, "--index") == 0;
+                        strcmp(a, "--home") == 0 || strcmp(a, "--index") == 0 ||
+                        strcmp(a, "--home-stop") == 0 || strcmp(a, "--stop-angle") == 0;
       if (needs_joint && jnt < 0) {
         fprintf(stderr, "pd_firmware: %s %s: expected JOINT=VALUE\n", a, v);
         return -1;
@@ -442,6 +479,10 @@ static int parse_args(firmware *f, int argc, char **argv) {
         set_field(f, jnt, 'i', x);
       } else if (strcmp(a, "--home") == 0 && x != 0) {
         set_field(f, jnt, 'h', x);
+      } else if (strcmp(a, "--home-stop") == 0 && x != 0) {
+        set_field(f, jnt, 'H', x);
+      } else if (strcmp(a, "--stop-angle") == 0) {
+        set_field(f, jnt, 'a', x);
       } else if (strcmp(a, "--cpr") == 0 && x > 0) {
         set_field(f, jnt, 'c', x);
         set_field(f, jnt, 'g', 1);

@@ -34,6 +34,7 @@
 #define CONFIGS ACHILLES_SOURCE_DIR "/configs/"
 #define INDEX_ANGLE 0.25
 #define SETPOINT 0.1
+#define STOP_ANGLE 0.6
 
 static cJSON *read_json(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -57,8 +58,9 @@ static void write_json(const char *path, const cJSON *j) {
   free(text);
 }
 
-/* dir/arm.json and dir/arm.sensors.json: the club arm with an incremental base encoder */
-static void write_configs(const char *dir, char *arm, size_t arm_sz) {
+/* dir/arm.json and dir/arm.sensors.json: the club arm with an incremental base encoder; with
+ * stop, the base also starts at 0.3 rad and has a hard stop at 0.6 rad */
+static void write_configs(const char *dir, char *arm, size_t arm_sz, int stop) {
   char sensors[512];
   snprintf(sensors, sizeof sensors, "%s/arm.sensors.json", dir);
   snprintf(arm, arm_sz, "%s/arm.json", dir);
@@ -71,6 +73,15 @@ static void write_configs(const char *dir, char *arm, size_t arm_sz) {
   cJSON_Delete(s);
   cJSON *r = read_json(CONFIGS "club_arm.json");
   cJSON_ReplaceItemInObject(r, "sensors", cJSON_CreateString("arm.sensors.json"));
+  if (stop) {
+    cJSON *joint = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "bodies"), 0),
+                                       "joint");
+    assert_string_equal(cJSON_GetObjectItem(joint, "name")->valuestring, "base_yaw");
+    cJSON_AddNumberToObject(joint, "initial", 0.3);
+    const double range[2] = {-1.0, STOP_ANGLE};
+    cJSON_ReplaceItemInObject(joint, "range", cJSON_CreateDoubleArray(range, 2));
+    cJSON_AddBoolToObject(joint, "limited", 1);
+  }
   write_json(arm, r);
   cJSON_Delete(r);
 }
@@ -87,9 +98,15 @@ static void *run_thread(void *p) {
   return NULL;
 }
 
+/* home: 0 none, 1 on the index, 2 on the hard stop (then the set point is 0.2 rad) */
 static pid_t start_firmware(const char *path, int home) {
   const char *argv[] = {PD_FIRMWARE, path, "--quiet", "--setpoint", "0=0.1",
-                        home ? "--home" : NULL, "0=0.08", NULL};
+                        home ? "--home" : NULL, "0=0.08", NULL, NULL, NULL, NULL};
+  if (home == 2) {
+    argv[3] = "--setpoint", argv[4] = "0=0.2";
+    argv[5] = "--home-stop", argv[6] = "0=0.15";
+    argv[7] = "--stop-angle", argv[8] = "0=0.6";
+  }
   pid_t pid = fork();
   if (pid == 0) {
     execv(PD_FIRMWARE, (char *const *)argv);
@@ -151,7 +168,8 @@ static double run_firmware(const char *arm, int home) {
   const sim_data *d = hil_runtime_data(rt);
   double q = d->qpos[m->joints[sim_model_joint(m, "base_yaw")].qposadr];
   double v = d->qvel[m->joints[sim_model_joint(m, "base_yaw")].dofadr];
-  printf("%s: base_yaw ends at %+.4f rad (velocity %+.4f)\n", home ? "homed" : "not homed", q, v);
+  printf("%s: base_yaw ends at %+.4f rad (velocity %+.4f)\n",
+         home == 2 ? "homed on the stop" : home ? "homed" : "not homed", q, v);
   assert_true(fabs(v) < 0.05);
   hil_runtime_destroy(&rt); /* closes the pty: the firmware sees it and exits */
   int status = reap(pid);
@@ -165,7 +183,7 @@ static void test_firmware_homes_on_index(void **state) {
   char dir[] = "/tmp/achilles_homing_XXXXXX";
   assert_non_null(mkdtemp(dir));
   char arm[512];
-  write_configs(dir, arm, sizeof arm);
+  write_configs(dir, arm, sizeof arm, 0);
   /* the encoder's offset and scale error (a few mrad) and the PD's last counts bound the rest */
   double plain = run_firmware(arm, 0);
   assert_true(fabs(plain - SETPOINT) < 0.01);
@@ -179,9 +197,29 @@ static void test_firmware_homes_on_index(void **state) {
   rmdir(dir);
 }
 
+/* The base starts at 0.3 rad with a hard stop at 0.6 rad: without homing "0.2 rad" is counted
+ * from the start (rest at 0.5); homed against the stop it is the joint's own 0.2 rad. */
+static void test_firmware_homes_on_hard_stop(void **state) {
+  (void)state;
+  char dir[] = "/tmp/achilles_homing_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char arm[512];
+  write_configs(dir, arm, sizeof arm, 1);
+  double homed = run_firmware(arm, 2);
+  /* the stop is soft by a few mrad under the homing push (MuJoCo's default solref/solimp) */
+  assert_true(fabs(homed - 0.2) < 0.01);
+  char path[600];
+  snprintf(path, sizeof path, "%s/arm.json", dir);
+  remove(path);
+  snprintf(path, sizeof path, "%s/arm.sensors.json", dir);
+  remove(path);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_firmware_homes_on_index),
+      cmocka_unit_test(test_firmware_homes_on_hard_stop),
   };
   return cmocka_run_group_tests_name("homing", tests, NULL, NULL);
 }
