@@ -37,6 +37,10 @@ typedef enum hil_overrun {
   HIL_OVERRUN_CATCHUP = 1, /* run the missed ticks back to back (at most max_catchup) */
 } hil_overrun;
 
+/* Physics rates accepted from a config or --rate (docs/runtime.md). */
+#define HIL_RATE_MIN_HZ 1.0
+#define HIL_RATE_MAX_HZ 100000.0
+
 typedef struct hil_options {
   double rate_hz;            /* physics rate; the model's timestep is set to 1/rate_hz */
   hil_mode mode;
