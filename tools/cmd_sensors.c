@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "sensors/sensors.h"
+#include "sim/json_read.h"
 #include "sim/sim.h"
 
 #define SENSORS_MAX_TORQUES 64
@@ -206,13 +207,18 @@ int achilles_cmd_sensors(int argc, char **argv) {
     return parsed > 0 ? 0 : 2;
   }
   char err[1024];
-  sim_model *m = sim_model_load_file(a.config, err, sizeof err);
+  /* read once: the model and the sensors both come from CONFIG, which may be a pipe */
+  sim_model *m = sim_json_pin_file(a.config, err, sizeof err) == 0
+                     ? sim_model_load_file(a.config, err, sizeof err)
+                     : NULL;
   if (!m) {
     fprintf(stderr, "achilles sensors: %s\n", err);
+    sim_json_unpin();
     return 1;
   }
   sim_data *d = sim_data_new(m);
   sens_set *set = d ? sensors_load(&a, m) : NULL;
+  sim_json_unpin();
   FILE *out = NULL;
   int status = 1;
   if (!d) {
