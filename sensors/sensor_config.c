@@ -704,6 +704,10 @@ int sens_set_load_robot(sens_set **out, const sim_model *m, const char *robot_pa
   char source[1024];
   if (!block) {
     rc = sens_fail(err, err_sz, SENS_ENOTFOUND, "%s: sensors: no \"sensors\" key", robot_path);
+  } else if (cJSON_IsString(block) && sim_json_is_stdin_name(block->valuestring)) {
+    /* standard input is for the CONFIG named on the command line, on purpose */
+    rc = sens_fail(err, err_sz, SENS_EINVAL, "%s: sensors: \"%s\" is standard input (expected a file)",
+                   robot_path, block->valuestring);
   } else if (cJSON_IsString(block)) {
     cfg_relative(source, sizeof source, robot_path, block->valuestring);
     rc = sens_set_load_file(out, m, source, err, err_sz);

@@ -297,6 +297,21 @@ char *sim_json_read_file(const char *path, char *err, size_t err_sz) {
   return text;
 }
 
+int sim_json_pin_text(const char *path, const char *text, size_t size) {
+  sim_json_unpin();
+  pinned.path = malloc(strlen(path) + 1);
+  pinned.text = malloc(size + 1);
+  if (!pinned.path || !pinned.text) {
+    sim_json_unpin();
+    return -1;
+  }
+  strcpy(pinned.path, path);
+  memcpy(pinned.text, text, size);
+  pinned.text[size] = '\0';
+  pinned.size = strlen(pinned.text); /* text after a NUL is not JSON either way */
+  return 0;
+}
+
 int sim_json_pin_file(const char *path, char *err, size_t err_sz) {
   sim_json_unpin();
   char *text = sim_json_read_file(path, err, err_sz);

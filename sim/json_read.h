@@ -82,6 +82,8 @@ char *sim_json_read_file(const char *path, char *err, size_t err_sz);
  * the main thread of a command-line tool; sim_json_unpin frees it. */
 int sim_json_pin_file(const char *path, char *err, size_t err_sz);
 void sim_json_unpin(void);
+/* Serves `size` bytes of text as the content of PATH (tests and fuzzing); -1 when out of memory. */
+int sim_json_pin_text(const char *path, const char *text, size_t size);
 
 /* Length of the longest valid UTF-8 prefix of s. */
 size_t sim_json_utf8_valid_prefix(const char *s);

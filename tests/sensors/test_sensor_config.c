@@ -190,6 +190,10 @@ static void test_robot_forms(void **state) {
   /* the message names the robot file that referenced the sensors file */
   assert_non_null(strstr(err, "sens_cfg_robot.json: sensors: "));
   assert_non_null(strstr(err, "missing.json: cannot open"));
+  /* standard input is only for the command line's CONFIG: a robot file cannot make us wait on it */
+  write_file(robot, "{\"sensors\": \"/dev/stdin\"}");
+  assert_int_equal(sens_set_load_robot(&set, m, robot, err, sizeof err), SENS_EINVAL);
+  assert_non_null(strstr(err, "sensors: \"/dev/stdin\" is standard input (expected a file)"));
   write_file(sensors, "{\"list\": [}");
   assert_int_equal(sens_set_load_file(&set, m, sensors, err, sizeof err), SENS_EJSON);
   assert_non_null(strstr(err, "line 1, column 11: invalid JSON"));
