@@ -125,6 +125,10 @@ static int push_entry(hil_replay_schedule *s, hil_replay_entry e, const double *
   }
   e.pool = (uint32_t)s->npool;
   e.has_truth = truth != NULL;
+  if (nv == 0) { /* a sensor without channels: the pool may still be NULL, and NULL + 0 is UB */
+    s->entry[s->n++] = e;
+    return 0;
+  }
   memcpy(s->pool + s->npool, value, (size_t)sn->nch * sizeof *value);
   if (truth) {
     memcpy(s->pool + s->npool + sn->nch, truth, (size_t)sn->nch * sizeof *truth);

@@ -2,7 +2,8 @@
 # tools/bootstrap.sh: set up a fresh Debian 12 machine, build, and run or test Achilles.
 #
 #   tools/bootstrap.sh run    install what is missing, build, run the main job (default config)
-#   tools/bootstrap.sh test   install what is missing, build (plain and ASan+UBSan), run every test
+#   tools/bootstrap.sh test   install what is missing, build (plain and ASan+UBSan with gcc and
+#                             clang), run every test, run each fuzz target for a short while
 #   tools/bootstrap.sh deps   only install what is missing
 #
 # Idempotent: packages already installed are left alone; builds are incremental.
@@ -19,7 +20,10 @@ packages=(
   python3 python3-zmq    # the example subscriber (tools/zmq_subscriber.py) and its test
   gnuplot-nox            # noise-fit plots
   rt-tests               # cyclictest, the reference of tools/bench_loop.py
+  clang libclang-rt-dev  # the sanitizer suite with a second compiler, and libFuzzer (tests/fuzz)
 )
+
+fuzz_seconds=${ACHILLES_FUZZ_SECONDS:-25} # per fuzz target in `test`
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -71,6 +75,15 @@ case "${1:-}" in
     run_tests "$here/build" "RelWithDebInfo"
     build "$here/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACHILLES_SANITIZE=ON
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_tests "$here/build-asan" "ASan+UBSan"
+    if command -v clang >/dev/null; then
+      # clang's UBSan sees what gcc's does not (NULL + 0); the same build holds the fuzz targets
+      CC=clang build "$here/build-clang" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACHILLES_FUZZ=ON
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_tests "$here/build-clang" "clang ASan+UBSan"
+      log "fuzzing: each target for ${fuzz_seconds} s (tests/fuzz/run.sh)"
+      ACHILLES_FUZZ_BUILD="$here/build-clang" bash "$here/tests/fuzz/run.sh" "$fuzz_seconds"
+    else
+      log "clang not found: the clang sanitizer suite and the fuzz targets are skipped"
+    fi
     log "all tests passed (plain and sanitizer builds)"
     ;;
   *)
