@@ -531,9 +531,8 @@ int hil_replay_load(hil_replay_schedule *s, const char *path, const hil_replay_s
                     char *err, size_t err_sz) {
   memset(s, 0, sizeof *s);
   snprintf(s->path, sizeof s->path, "%s", path);
-  FILE *f = fopen(path, "rb");
+  FILE *f = hil_log_open_input(path, err, err_sz);
   if (!f) {
-    snprintf(err, err_sz, "%s: %s", path, strerror(errno));
     return HIL_LOG_EIO;
   }
   char head[10] = {0};
