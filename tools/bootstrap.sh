@@ -23,7 +23,7 @@ packages=(
   clang libclang-rt-dev  # the sanitizer suite with a second compiler, and libFuzzer (tests/fuzz)
 )
 
-fuzz_seconds=${ACHILLES_FUZZ_SECONDS:-25} # per fuzz target in `test`
+fuzz_seconds=${ACHILLES_FUZZ_SECONDS:-20} # per fuzz target in `test`
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
