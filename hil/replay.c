@@ -447,6 +447,12 @@ static int csv_row(hil_replay_schedule *s, csv_state *cs, const hil_replay_selec
                cs->field[i]);
       return -1;
     }
+    if (col->kind == 2 && !isnan(v) && !(v >= 0 && v <= 9007199254740992.0 && v == floor(v))) {
+      /* a seq beyond 2^53 is not an exact integer, and one beyond 2^64 no uint64_t at all */
+      snprintf(what, what_sz, "column %d: expected a sequence number from 0 to 2^53 (got \"%s\")",
+               i + 1, cs->field[i]);
+      return -1;
+    }
     present[col->sensor] |= cs->field[i][0] != '\0';
     if (col->kind == 2) {
       seq[col->sensor] = v;

@@ -15,6 +15,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static hil_runtime *rt;
 static zmq_transport *zt;
 
+/* at exit: the transports close (socket files and pty links go away) */
+static void fuzz_teardown(void) {
+  hil_runtime_destroy(&rt);
+}
+
 static void fuzz_setup(void) {
   char err[1024];
   hil_options o;
@@ -32,6 +37,7 @@ static void fuzz_setup(void) {
     abort();
   }
   zt = (zmq_transport *)t;
+  atexit(fuzz_teardown);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
