@@ -14,9 +14,13 @@
 
 #include "sensors/quantize.h"
 #include "sensors/set_internal.h"
+#include "sim/json_read.h"
 
 #define CFG_PATH_MAX 192
 #define CFG_TWO_PI 6.28318530717958647692
+/* names go into CSV headers, log lines and stream names: no commas, no control characters */
+#define CFG_NAME_FORBIDDEN ",\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11" \
+                           "\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f"
 
 typedef struct cfg_ctx {
   const char *source;
@@ -546,9 +550,9 @@ static int cfg_sensor(const cfg_ctx *c, const cJSON *obj, const char *path, sens
   if (cfg_string(c, obj, path, "name", &name) != 0 || cfg_string(c, obj, path, "type", &type)) {
     return SENS_EINVAL;
   }
-  if (!name || strlen(name) >= SENS_NAME_MAX || strchr(name, ',')) {
+  if (!name || !name[0] || strlen(name) >= SENS_NAME_MAX || strpbrk(name, CFG_NAME_FORBIDDEN)) {
     cfg_join(p, path, "name");
-    return cfg_fail(c, p, "required: a name of 1 to %d characters without commas",
+    return cfg_fail(c, p, "required: a name of 1 to %d bytes without commas or control characters",
                     SENS_NAME_MAX - 1);
   }
   snprintf(s->name, sizeof s->name, "%s", name);
@@ -600,10 +604,13 @@ static int cfg_delays(sens_set *set) {
   if (total && !set->delay_storage) {
     return SENS_ENOMEM;
   }
-  double *next = set->delay_storage;
+  /* an offset, not a pointer: with no latency anywhere the storage is NULL, and NULL + 0 is
+   * undefined behaviour in C */
+  size_t next = 0;
   for (int i = 0; i < set->n; i++) {
     sens_sensor *s = &set->sensors[i];
-    sens_delay_init(&s->delay, s->delay_samples ? next : NULL, s->delay_samples, 2 + s->nch);
+    sens_delay_init(&s->delay, s->delay_samples ? set->delay_storage + next : NULL,
+                    s->delay_samples, 2 + s->nch);
     next += (size_t)s->delay_samples * (size_t)(2 + s->nch);
   }
   return 0;
@@ -633,6 +640,10 @@ int sens_set_load_json(sens_set **out, const sim_model *m, const cJSON *block, c
   *out = NULL;
   if (!cJSON_IsObject(block)) {
     return cfg_fail(&c, "", "expected an object {\"seed\": N, \"list\": [sensors]}");
+  }
+  const sim_json_ctx text_ctx = {c.source, err, err_sz};
+  if (sim_json_check_text(&text_ctx, block, "")) {
+    return SENS_EINVAL; /* names reach logs and JSON messages: UTF-8 only */
   }
   uint64_t seed;
   const cJSON *list = cJSON_GetObjectItemCaseSensitive(block, "list");
@@ -665,40 +676,16 @@ int sens_set_load_json(sens_set **out, const sim_model *m, const cJSON *block, c
 
 /* --- files ----------------------------------------------------------------------------------- */
 
-static char *cfg_read_file(const char *path, char *err, size_t err_sz) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    sens_fail(err, err_sz, SENS_EIO, "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
-  char *buf = NULL;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-    buf = malloc((size_t)size + 1);
-  }
-  if (buf && fread(buf, 1, (size_t)size, f) == (size_t)size) {
-    buf[size] = '\0';
-  } else {
-    free(buf);
-    buf = NULL;
-    sens_fail(err, err_sz, SENS_EIO, "%s: cannot read", path);
-  }
-  fclose(f);
-  return buf;
-}
-
-/* parsed JSON of a file, or NULL with a message giving the byte offset of a syntax error */
+/* parsed JSON of a file (read by the robot loader's reader: regular files or standard input up
+ * to SIM_JSON_FILE_MAX, nothing after the value, UTF-8 strings), or NULL with a message */
 static cJSON *cfg_parse_file(const char *path, char *err, size_t err_sz, int *rc) {
-  char *text = cfg_read_file(path, err, err_sz);
+  char *text = sim_json_read_file(path, err, err_sz);
   *rc = SENS_EIO;
   if (!text) {
     return NULL;
   }
-  cJSON *json = cJSON_Parse(text);
+  cJSON *json = sim_json_parse_text(text, path, err, err_sz);
   if (!json) {
-    const char *at = cJSON_GetErrorPtr();
-    const long offset = at ? (long)(at - text) : 0;
-    sens_fail(err, err_sz, SENS_EJSON, "%s: byte %ld: malformed JSON", path, offset);
     *rc = SENS_EJSON;
   }
   free(text);
@@ -718,13 +705,23 @@ int sens_set_load_file(sens_set **out, const sim_model *m, const char *path, cha
   return rc;
 }
 
-/* `name` relative to the directory of `base` (absolute names stay as they are) */
+/* `name` relative to the directory of `base` (absolute names stay as they are; a robot file read
+ * from standard input has the current directory) */
 static void cfg_relative(char *out, size_t out_sz, const char *base, const char *name) {
-  const char *slash = strrchr(base, '/');
+  const char *slash = sim_json_is_stdin_name(base) ? NULL : strrchr(base, '/');
   if (name[0] == '/' || !slash) {
     snprintf(out, out_sz, "%s", name);
   } else {
     snprintf(out, out_sz, "%.*s/%s", (int)(slash - base), base, name);
+  }
+}
+
+/* err becomes "ROBOT: sensors: err" */
+static void cfg_prefix(char *err, size_t err_sz, const char *robot_path) {
+  char inner[1024];
+  if (err && err_sz) {
+    snprintf(inner, sizeof inner, "%s", err);
+    snprintf(err, err_sz, "%s: sensors: %s", robot_path, inner);
   }
 }
 
@@ -740,9 +737,16 @@ int sens_set_load_robot(sens_set **out, const sim_model *m, const char *robot_pa
   char source[1024];
   if (!block) {
     rc = sens_fail(err, err_sz, SENS_ENOTFOUND, "%s: sensors: no \"sensors\" key", robot_path);
+  } else if (cJSON_IsString(block) && sim_json_is_stdin_name(block->valuestring)) {
+    /* standard input is for the CONFIG named on the command line, on purpose */
+    rc = sens_fail(err, err_sz, SENS_EINVAL, "%s: sensors: \"%s\" is standard input (expected a file)",
+                   robot_path, block->valuestring);
   } else if (cJSON_IsString(block)) {
     cfg_relative(source, sizeof source, robot_path, block->valuestring);
     rc = sens_set_load_file(out, m, source, err, err_sz);
+    if (rc != 0) {
+      cfg_prefix(err, err_sz, robot_path); /* which robot file named the sensors file */
+    }
   } else {
     snprintf(source, sizeof source, "%s: sensors", robot_path);
     rc = sens_set_load_json(out, m, block, source, err, err_sz);

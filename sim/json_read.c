@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int sim_json_fail(const sim_json_ctx *L, const char *path, const char *fmt, ...) {
   if (L->err && L->err_sz > 0) {
@@ -118,7 +119,17 @@ int sim_json_read_name(const sim_json_ctx *L, const cJSON *obj, const char *path
     return sim_json_fail(L, p, "expected a non-empty string");
   }
   if (strlen(item->valuestring) >= SIM_NAME_MAX) {
-    return sim_json_fail(L, p, "longer than %d characters", SIM_NAME_MAX - 1);
+    return sim_json_fail(L, p, "longer than %d bytes", SIM_NAME_MAX - 1);
+  }
+  for (const unsigned char *c = (const unsigned char *)item->valuestring; *c; c++) {
+    if (*c < 0x20 || *c == 0x7f) { /* names go into CSV headers and log lines */
+      return sim_json_fail(L, p, "control character 0x%02x at byte %d", *c,
+                           (int)(c - (const unsigned char *)item->valuestring));
+    }
+  }
+  if (item->valuestring[sim_json_utf8_valid_prefix(item->valuestring)]) {
+    return sim_json_fail(L, p, "not valid UTF-8 (at byte %zu)",
+                         sim_json_utf8_valid_prefix(item->valuestring));
   }
   strcpy(out, item->valuestring);
   return 0;
@@ -132,6 +143,16 @@ int sim_json_check_min(const sim_json_ctx *L, const char *path, const char *key,
   char p[SIM_JSON_PATH_MAX];
   sim_json_path_join(p, path, key);
   return sim_json_fail(L, p, "must be %s %g (got %g)", strict ? ">" : ">=", min, value);
+}
+
+int sim_json_check_max(const sim_json_ctx *L, const char *path, const char *key, double value,
+                       double max) {
+  if (value <= max) {
+    return 0;
+  }
+  char p[SIM_JSON_PATH_MAX];
+  sim_json_path_join(p, path, key);
+  return sim_json_fail(L, p, "must be <= %g (got %g)", max, value);
 }
 
 int sim_json_normalize_unit(const sim_json_ctx *L, const char *path, const char *key, double *v,
@@ -168,12 +189,58 @@ void sim_json_line_and_column(const char *text, const char *at, int *line, int *
   }
 }
 
-char *sim_json_read_file(const char *path, char *err, size_t err_sz) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+/* --- reading a file once -------------------------------------------------------------------- */
+
+/* The one file kept in memory by sim_json_pin_file: a pipe can be read only once, while the
+ * runtime's sections (model, sensors, runtime, transports) are parsed by separate modules that
+ * each name the file. */
+static struct {
+  char *path, *text;
+  size_t size;
+} pinned;
+
+/* standard input named on purpose: "-", /dev/stdin, or a shell's process substitution /dev/fd/N */
+int sim_json_is_stdin_name(const char *path) {
+  return strcmp(path, "-") == 0 || strcmp(path, "/dev/stdin") == 0 ||
+         strncmp(path, "/dev/fd/", 8) == 0;
+}
+
+static const char *file_kind(mode_t mode) {
+  return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a named pipe"
+       : S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device"
+       : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
+
+/* Regular files of at most SIM_JSON_FILE_MAX bytes; anything else only when named as standard
+ * input, so that /dev/zero or a FIFO without a writer cannot exhaust memory or block. */
+static FILE *open_checked(const char *path, char *err, size_t err_sz) {
+  if (strcmp(path, "-") == 0) {
+    return stdin;
+  }
+  struct stat st;
+  if (stat(path, &st) != 0) {
     snprintf(err, err_sz, "%s: cannot open: %s", path, strerror(errno));
     return NULL;
   }
+  if (!S_ISREG(st.st_mode) && (!sim_json_is_stdin_name(path) || S_ISDIR(st.st_mode))) {
+    snprintf(err, err_sz, "%s: is %s, not a regular file (standard input is read when named -)",
+             path, file_kind(st.st_mode));
+    return NULL;
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > SIM_JSON_FILE_MAX) {
+    snprintf(err, err_sz, "%s: %lld bytes, more than the limit of %d bytes", path,
+             (long long)st.st_size, SIM_JSON_FILE_MAX);
+    return NULL;
+  }
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, err_sz, "%s: cannot open: %s", path, strerror(errno));
+  }
+  return f;
+}
+
+/* Reads at most SIM_JSON_FILE_MAX bytes (one more tells that the file is longer). */
+static char *read_all(FILE *f, const char *path, size_t *size_out, char *err, size_t err_sz) {
   char *text = NULL;
   size_t size = 0, cap = 0;
   for (;;) {
@@ -182,7 +249,6 @@ char *sim_json_read_file(const char *path, char *err, size_t err_sz) {
       char *grown = realloc(text, cap);
       if (!grown) {
         free(text);
-        fclose(f);
         snprintf(err, err_sz, "%s: out of memory", path);
         return NULL;
       }
@@ -190,34 +256,180 @@ char *sim_json_read_file(const char *path, char *err, size_t err_sz) {
     }
     size_t got = fread(text + size, 1, 4096, f);
     size += got;
+    if (size > SIM_JSON_FILE_MAX) {
+      free(text);
+      snprintf(err, err_sz, "%s: more than the limit of %d bytes", path, SIM_JSON_FILE_MAX);
+      return NULL;
+    }
     if (got < 4096) {
       break;
     }
   }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
+  if (ferror(f)) {
     free(text);
-    snprintf(err, err_sz, "%s: read error", path);
+    snprintf(err, err_sz, "%s: read error: %s", path, strerror(errno));
     return NULL;
   }
   text[size] = '\0';
+  *size_out = size;
   return text;
 }
 
+char *sim_json_read_file(const char *path, char *err, size_t err_sz) {
+  if (pinned.path && strcmp(path, pinned.path) == 0) {
+    char *copy = malloc(pinned.size + 1);
+    if (!copy) {
+      snprintf(err, err_sz, "%s: out of memory", path);
+      return NULL;
+    }
+    memcpy(copy, pinned.text, pinned.size + 1);
+    return copy;
+  }
+  FILE *f = open_checked(path, err, err_sz);
+  if (!f) {
+    return NULL;
+  }
+  size_t size = 0;
+  char *text = read_all(f, path, &size, err, err_sz);
+  if (f != stdin) {
+    fclose(f);
+  }
+  const size_t len = text ? strlen(text) : 0;
+  if (text && len != size) {
+    free(text);
+    snprintf(err, err_sz, "%s: byte %zu: a NUL byte (expected JSON text)", path, len);
+    return NULL;
+  }
+  return text;
+}
+
+int sim_json_pin_text(const char *path, const char *text, size_t size) {
+  sim_json_unpin();
+  pinned.path = malloc(strlen(path) + 1);
+  pinned.text = malloc(size + 1);
+  if (!pinned.path || !pinned.text) {
+    sim_json_unpin();
+    return -1;
+  }
+  strcpy(pinned.path, path);
+  memcpy(pinned.text, text, size);
+  pinned.text[size] = '\0';
+  pinned.size = strlen(pinned.text); /* text after a NUL is not JSON either way */
+  return 0;
+}
+
+int sim_json_pin_file(const char *path, char *err, size_t err_sz) {
+  sim_json_unpin();
+  char *text = sim_json_read_file(path, err, err_sz);
+  char *name = text ? malloc(strlen(path) + 1) : NULL;
+  if (!name) {
+    if (text) {
+      snprintf(err, err_sz, "%s: out of memory", path);
+    }
+    free(text);
+    return -1;
+  }
+  strcpy(name, path);
+  pinned.path = name, pinned.text = text, pinned.size = strlen(text);
+  return 0;
+}
+
+void sim_json_unpin(void) {
+  free(pinned.path);
+  free(pinned.text);
+  pinned.path = pinned.text = NULL;
+  pinned.size = 0;
+}
+
+/* --- text checks ----------------------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 prefix of s (RFC 3629: shortest forms, no surrogates, <= U+10FFFF). */
+size_t sim_json_utf8_valid_prefix(const char *s) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t i = 0;
+  while (u[i]) {
+    const unsigned c = u[i];
+    int n = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2
+          : (c & 0xF8) == 0xF0 ? 3 : -1;
+    if (n < 0 || (n == 1 && c < 0xC2) || (n == 3 && c > 0xF4)) {
+      return i;
+    }
+    for (int k = 1; k <= n; k++) {
+      if ((u[i + k] & 0xC0) != 0x80) {
+        return i;
+      }
+    }
+    const unsigned c1 = n ? u[i + 1] : 0;
+    if ((n == 2 && c == 0xE0 && c1 < 0xA0) || (n == 2 && c == 0xED && c1 >= 0xA0) ||
+        (n == 3 && c == 0xF0 && c1 < 0x90) || (n == 3 && c == 0xF4 && c1 >= 0x90)) {
+      return i; /* overlong, surrogate or beyond U+10FFFF */
+    }
+    i += (size_t)n + 1;
+  }
+  return i;
+}
+
+static int check_string(const sim_json_ctx *L, const char *path, const char *s, const char *what) {
+  const size_t at = sim_json_utf8_valid_prefix(s);
+  if (s[at]) {
+    return sim_json_fail(L, path, "%s is not valid UTF-8 (at byte %zu)", what, at);
+  }
+  return 0;
+}
+
+int sim_json_check_text(const sim_json_ctx *L, const cJSON *item, const char *path) {
+  if (cJSON_IsString(item) && check_string(L, path, item->valuestring, "the string")) {
+    return -1;
+  }
+  int i = 0;
+  for (const cJSON *c = item->child; c; c = c->next, i++) {
+    char p[SIM_JSON_PATH_MAX];
+    if (cJSON_IsObject(item)) {
+      sim_json_path_index(p, path, i); /* the key itself may not be printable */
+      if (check_string(L, p, c->string, "the key of member")) {
+        return -1;
+      }
+      sim_json_path_join(p, path, c->string);
+    } else {
+      sim_json_path_index(p, path, i);
+    }
+    if (sim_json_check_text(L, c, p)) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+cJSON *sim_json_parse_text(const char *text, const char *source, char *err, size_t err_sz) {
+  const sim_json_ctx L = {source, err, err_sz};
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
+  const char *rest = end ? end : text;
+  while (root && (*rest == ' ' || *rest == '\t' || *rest == '\n' || *rest == '\r')) {
+    rest++;
+  }
+  if (!root || *rest) {
+    int line, col;
+    sim_json_line_and_column(text, rest, &line, &col);
+    char where[64];
+    snprintf(where, sizeof where, "line %d, column %d", line, col);
+    sim_json_fail(&L, where, "%s", root ? "invalid JSON (text after the value)" : "invalid JSON");
+    cJSON_Delete(root);
+    return NULL;
+  }
+  if (sim_json_check_text(&L, root, "")) {
+    cJSON_Delete(root);
+    return NULL;
+  }
+  return root;
+}
 
 cJSON *sim_json_parse_file(const char *path, char *err, size_t err_sz) {
   char *text = sim_json_read_file(path, err, err_sz);
   if (!text) {
     return NULL;
   }
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-  if (!root) {
-    int line, col;
-    sim_json_line_and_column(text, end ? end : text, &line, &col);
-    snprintf(err, err_sz, "%s: line %d, column %d: invalid JSON", path, line, col);
-  }
+  cJSON *root = sim_json_parse_text(text, path, err, err_sz);
   free(text);
   return root;
 }

@@ -48,17 +48,52 @@ int sim_json_read_name(const sim_json_ctx *L, const cJSON *obj, const char *path
 /* value >= min (or > min when strict), reported at PATH.KEY. */
 int sim_json_check_min(const sim_json_ctx *L, const char *path, const char *key, double value,
                        double min, int strict);
+/* value <= max, reported at PATH.KEY. */
+int sim_json_check_max(const sim_json_ctx *L, const char *path, const char *key, double value,
+                       double max);
+
+/* Bounds of physical inputs (docs/robot-format.md): finite is not enough, 1e308 kg overflows the
+ * dynamics. Wide enough for any robot, from a gram-scale finger to a crane. */
+#define SIM_JSON_MASS_MIN 1e-6      /* kg */
+#define SIM_JSON_MASS_MAX 1e6       /* kg */
+#define SIM_JSON_INERTIA_MAX 1e6    /* kg m^2, every element */
+#define SIM_JSON_JOINT_COEF_MAX 1e6 /* damping, stiffness, armature (SI units) */
+#define SIM_JSON_GRAVITY_MAX 1e3    /* m/s^2, every component */
+#define SIM_JSON_TIMESTEP_MIN 1e-6  /* s */
+#define SIM_JSON_TIMESTEP_MAX 1.0   /* s */
+
 /* |v| = 1 within SIM_JSON_UNIT_TOL; then v is divided by its norm, so it is unit to round-off. */
 int sim_json_normalize_unit(const sim_json_ctx *L, const char *path, const char *key, double *v,
                             int n);
 
 /* 1-based line and column of `at` inside `text`, for parse errors. */
 void sim_json_line_and_column(const char *text, const char *at, int *line, int *col);
-/* Reads a whole file into a NUL-terminated buffer the caller frees; NULL with a message. */
-char *sim_json_read_file(const char *path, char *err, size_t err_sz);
+/* Configuration files are at most this many bytes (docs/robot-format.md). */
+#define SIM_JSON_FILE_MAX (4 * 1024 * 1024)
 
-/* Reads and parses a JSON file; NULL with "PATH: line L, column C: invalid JSON" (or the read
- * error) in err. The caller frees the result with cJSON_Delete. */
+/* Nonzero for the names of standard input: "-", /dev/stdin and /dev/fd/N (a shell's <(...)). */
+int sim_json_is_stdin_name(const char *path);
+/* Reads a whole file into a NUL-terminated buffer the caller frees; NULL with a message. Only
+ * regular files of at most SIM_JSON_FILE_MAX bytes, or standard input named as such; no NUL
+ * bytes. The pinned file (below) is served from memory. */
+char *sim_json_read_file(const char *path, char *err, size_t err_sz);
+/* Reads PATH once and keeps its text, so that later reads of the same name (every loader of
+ * `achilles run` reads the file) see the same bytes even from a pipe. One file at a time, for
+ * the main thread of a command-line tool; sim_json_unpin frees it. */
+int sim_json_pin_file(const char *path, char *err, size_t err_sz);
+void sim_json_unpin(void);
+/* Serves `size` bytes of text as the content of PATH (tests and fuzzing); -1 when out of memory. */
+int sim_json_pin_text(const char *path, const char *text, size_t size);
+
+/* Length of the longest valid UTF-8 prefix of s. */
+size_t sim_json_utf8_valid_prefix(const char *s);
+/* Every string and key under item is valid UTF-8; otherwise "SOURCE: PATH: ... not valid UTF-8". */
+int sim_json_check_text(const sim_json_ctx *L, const cJSON *item, const char *path);
+/* Parses JSON text (whitespace only after the value) and checks its strings with
+ * sim_json_check_text; NULL with "SOURCE: line L, column C: invalid JSON" or that message. */
+cJSON *sim_json_parse_text(const char *text, const char *source, char *err, size_t err_sz);
+/* Reads and parses a JSON file with sim_json_parse_text. The caller frees the result with
+ * cJSON_Delete. */
 cJSON *sim_json_parse_file(const char *path, char *err, size_t err_sz);
 
 /* Section loaders of the robot description, called by the model loader. */

@@ -85,6 +85,10 @@ static int check_inertia(const sim_json_ctx *L, const char *path, const double I
   for (int i = 0; i < 9; i++) {
     scale = fmax(scale, fabs(I[i]));
   }
+  if (scale > SIM_JSON_INERTIA_MAX) {
+    return sim_json_fail(L, path, "elements must be <= %g in magnitude (got %g)",
+                         SIM_JSON_INERTIA_MAX, scale);
+  }
   for (int i = 0; i < 3; i++) {
     for (int j = i + 1; j < 3; j++) {
       if (fabs(I[3 * i + j] - I[3 * j + i]) > 1e-12 * scale) {
@@ -221,7 +225,10 @@ static int parse_joint(const sim_json_ctx *L, const cJSON *obj, const char *path
   if ((moving && sim_json_normalize_unit(L, path, "axis", j->axis, 3)) ||
       sim_json_check_min(L, path, "damping", j->damping, 0, 0) ||
       sim_json_check_min(L, path, "armature", j->armature, 0, 0) ||
-      sim_json_check_min(L, path, "stiffness", j->stiffness, 0, 0)) {
+      sim_json_check_min(L, path, "stiffness", j->stiffness, 0, 0) ||
+      sim_json_check_max(L, path, "damping", j->damping, SIM_JSON_JOINT_COEF_MAX) ||
+      sim_json_check_max(L, path, "armature", j->armature, SIM_JSON_JOINT_COEF_MAX) ||
+      sim_json_check_max(L, path, "stiffness", j->stiffness, SIM_JSON_JOINT_COEF_MAX)) {
     return -1;
   }
   return parse_joint_constraints(L, obj, path, j);
@@ -232,7 +239,8 @@ static int parse_inertial(const sim_json_ctx *L, const cJSON *obj, const char *p
   char p[SIM_JSON_PATH_MAX];
   if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
       sim_json_read_number(L, obj, path, "mass", &b->mass, 1) ||
-      sim_json_check_min(L, path, "mass", b->mass, 0, 1) ||
+      sim_json_check_min(L, path, "mass", b->mass, SIM_JSON_MASS_MIN, 0) ||
+      sim_json_check_max(L, path, "mass", b->mass, SIM_JSON_MASS_MAX) ||
       sim_json_read_vector(L, obj, path, "com", b->com, 3, 0)) {
     return -1;
   }
@@ -366,6 +374,17 @@ static int order_bodies(const sim_json_ctx *L, const raw_body *rb, int n, int *o
 
 /* --- options and sites -------------------------------------------------------------------- */
 
+static int check_gravity(const sim_json_ctx *L, const double g[3]) {
+  for (int i = 0; i < 3; i++) {
+    if (fabs(g[i]) > SIM_JSON_GRAVITY_MAX) {
+      char p[SIM_JSON_PATH_MAX];
+      sim_json_path_index(p, "gravity", i);
+      return sim_json_fail(L, p, "must be within +-%g m/s^2 (got %g)", SIM_JSON_GRAVITY_MAX, g[i]);
+    }
+  }
+  return 0;
+}
+
 static int parse_options(const sim_json_ctx *L, const cJSON *root, sim_option *opt) {
   opt->timestep = 0.002;
   opt->gravity[0] = 0, opt->gravity[1] = 0, opt->gravity[2] = -9.81;
@@ -375,8 +394,10 @@ static int parse_options(const sim_json_ctx *L, const cJSON *root, sim_option *o
   opt->solver_tolerance = 1e-8;
   double iterations = 4, solver_iterations = 20;
   if (sim_json_read_number(L, root, "", "timestep", &opt->timestep, 0) ||
-      sim_json_check_min(L, "", "timestep", opt->timestep, 0, 1) ||
+      sim_json_check_min(L, "", "timestep", opt->timestep, SIM_JSON_TIMESTEP_MIN, 0) ||
+      sim_json_check_max(L, "", "timestep", opt->timestep, SIM_JSON_TIMESTEP_MAX) ||
       sim_json_read_vector(L, root, "", "gravity", opt->gravity, 3, 0) ||
+      check_gravity(L, opt->gravity) ||
       sim_json_read_number(L, root, "", "midpoint_iterations", &iterations, 0) ||
       sim_json_read_number(L, root, "", "solver_iterations", &solver_iterations, 0) ||
       sim_json_read_number(L, root, "", "solver_tolerance", &opt->solver_tolerance, 0) ||
@@ -630,10 +651,9 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
   }
   if (ok) {
     assemble(m, rb, order, n);
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
-    snprintf(m->name, sizeof m->name, "%s", cJSON_IsString(name) ? name->valuestring : "robot");
-    ok = parse_sites(L, root, m) == 0 && sim_actuators_parse(L, root, m) == 0 &&
-         parse_geoms(L, root, m) == 0;
+    snprintf(m->name, sizeof m->name, "robot");
+    ok = sim_json_read_name(L, root, "", "name", m->name, 0) == 0 && parse_sites(L, root, m) == 0 &&
+         sim_actuators_parse(L, root, m) == 0 && parse_geoms(L, root, m) == 0;
   }
   if (ok && sim_constraint_setconst(m)) {
     ok = sim_json_fail(L, "", "out of memory") == 0;
@@ -653,14 +673,8 @@ sim_model *sim_model_load_string(const char *json, const char *source, char *err
   if (err && err_sz) {
     err[0] = '\0';
   }
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithOpts(json, &end, 1);
+  cJSON *root = sim_json_parse_text(json, L.source, err, err_sz);
   if (!root) {
-    int line, col;
-    sim_json_line_and_column(json, end ? end : json, &line, &col);
-    char where[64];
-    snprintf(where, sizeof where, "line %d, column %d", line, col);
-    sim_json_fail(&L, where, "invalid JSON");
     return NULL;
   }
   sim_model *m = build_model(&L, root);

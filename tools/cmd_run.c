@@ -11,6 +11,7 @@
 #include "hil/runtime/runtime.h"
 #include "hil/serial/serial_transport.h"
 #include "hil/zmq/zmq_transport.h"
+#include "sim/json_read.h"
 
 typedef struct run_args {
   const char *config;
@@ -21,6 +22,11 @@ typedef struct run_args {
   const char *record;   /* log file (docs/logs.md) */
   double baud;
 } run_args;
+
+/* Exit status of `achilles run` (docs/runtime.md): 0 after a run to its end or --help; 1 when
+ * something outside the files failed (a port, a socket, the recording, the loop); 2 for any
+ * error in the command line or the configuration files. */
+enum { RUN_EXIT_FAILURE = 1, RUN_EXIT_CONFIG = 2 };
 
 static hil_runtime *running; /* for the signal handler */
 
@@ -37,10 +43,13 @@ static void usage(FILE *out) {
           "Runs the robot described by CONFIG in real time: publishes its sensors and takes\n"
           "motor commands over ZeroMQ and/or a serial port (a real board or a pseudo-terminal).\n"
           "Stop with Ctrl-C (motors go to zero, ports close). Messages: docs/messages.md,\n"
-          "docs/serial-protocol.md; runtime settings: docs/runtime.md.\n\n"
+          "docs/serial-protocol.md; runtime settings: docs/runtime.md.\n"
+          "CONFIG may be - (or /dev/stdin, <(...)) to read it from standard input, once.\n"
+          "Exit status: 0 at the end of the run, 1 when a port, socket or the recording fails,\n"
+          "2 for an error in the command line or the configuration.\n\n"
           "options (override the config's \"runtime\" and \"transports\" sections):\n"
           "  --mode MODE          realtime (default) | lockstep | fast\n"
-          "  --rate HZ            physics rate (default 1000)\n"
+          "  --rate HZ            physics rate, 1 to 100000 (default 1000)\n"
           "  --speed X            lockstep/fast: at most X simulated s per wall s (0 = unpaced)\n"
           "  --duration S         stop after S s of simulation time (default: run until stopped)\n"
           "  --seed N             sensor noise seed\n"
@@ -94,7 +103,11 @@ static int apply_option(run_args *a, int opt, const char *arg) {
     a->opt.mode = (hil_mode)k;
     return rc;
   case 'r':
-    rc = number("--rate", arg, 1e-9, &a->opt.rate_hz);
+    rc = number("--rate", arg, HIL_RATE_MIN_HZ, &a->opt.rate_hz);
+    if (rc == 0 && a->opt.rate_hz > HIL_RATE_MAX_HZ) {
+      fprintf(stderr, "achilles run: --rate: must be <= %g (got %s)\n", HIL_RATE_MAX_HZ, arg);
+      rc = -1;
+    }
     return rc;
   case 's':
     return number("--speed", arg, 0, &a->opt.speed);
@@ -191,7 +204,9 @@ static int parse_args(run_args *a, int argc, char **argv) {
   }
   a->config = argv[optind];
   char err[1024];
-  if (hil_options_parse(&a->opt, a->config, err, sizeof err) != HIL_OK) {
+  /* read once: every section below names the file, and a pipe (<(...), -) reads only once */
+  if (sim_json_pin_file(a->config, err, sizeof err) != 0 ||
+      hil_options_parse(&a->opt, a->config, err, sizeof err) != HIL_OK) {
     fprintf(stderr, "achilles run: %s\n", err);
     return -1;
   }
@@ -214,7 +229,7 @@ static int add_transport(hil_runtime *rt, hil_transport *t, const char *what) {
   const int rc = hil_runtime_add_transport(rt, t);
   if (rc != HIL_OK) {
     fprintf(stderr, "achilles run: %s: %s\n", what, hil_strerror(rc));
-    return -1;
+    return RUN_EXIT_FAILURE;
   }
   return 0;
 }
@@ -224,7 +239,7 @@ static int add_zmq(hil_runtime *rt, const run_args *a) {
   char err[1024];
   if (hil_zmq_options_parse(&zo, a->config, err, sizeof err) != 0) {
     fprintf(stderr, "achilles run: %s\n", err);
-    return -1;
+    return RUN_EXIT_CONFIG;
   }
   if (!zo.enabled) {
     return 0;
@@ -236,7 +251,7 @@ static int add_zmq(hil_runtime *rt, const run_args *a) {
   hil_transport *t = hil_zmq_transport_new(&zo, err, sizeof err);
   if (!t) {
     fprintf(stderr, "achilles run: zmq: %s\n", err);
-    return -1;
+    return RUN_EXIT_FAILURE;
   }
   fprintf(stderr, "[achilles] zmq: sensors on %s, commands on %s, control on %s\n",
           hil_zmq_transport_endpoint(t, HIL_ZMQ_PUB), hil_zmq_transport_endpoint(t, HIL_ZMQ_CMD),
@@ -251,7 +266,7 @@ static int add_serial(hil_runtime *rt, const run_args *a) {
   hil_serial_options_default(&so);
   if (hil_serial_options_parse(&so, &present, a->config, err, sizeof err) != 0) {
     fprintf(stderr, "achilles run: %s\n", err);
-    return -1;
+    return RUN_EXIT_CONFIG;
   }
   if (a->serial) {
     present = 1;
@@ -271,8 +286,9 @@ static int add_serial(hil_runtime *rt, const run_args *a) {
   }
   hil_transport *t = hil_serial_transport_new(&so, err, sizeof err);
   if (!t) {
-    fprintf(stderr, "achilles run: serial: %s\n", err);
-    return -1;
+    /* the serial port's messages already start with "serial:" */
+    fprintf(stderr, "achilles run: %s%s\n", strncmp(err, "serial", 6) == 0 ? "" : "serial: ", err);
+    return RUN_EXIT_FAILURE;
   }
   return add_transport(rt, t, "serial");
 }
@@ -288,27 +304,40 @@ static void print_banner(hil_runtime *rt, const run_args *a) {
   fprintf(stderr, "\n");
 }
 
+/* Builds the runtime and its transports from the pinned config; 0 or an exit status. */
+static int start(hil_runtime **out, const run_args *a) {
+  char err[1024];
+  hil_runtime *rt = hil_runtime_new(a->config, &a->opt, err, sizeof err);
+  if (!rt) { /* the model or the sensors are invalid (or memory ran out while loading) */
+    fprintf(stderr, "achilles run: %s\n", err);
+    return RUN_EXIT_CONFIG;
+  }
+  int rc = a->no_zmq ? 0 : add_zmq(rt, a);
+  if (rc == 0) {
+    rc = add_serial(rt, a);
+  }
+  if (rc != 0) {
+    hil_runtime_destroy(&rt);
+  }
+  *out = rt;
+  return rc;
+}
+
 int achilles_cmd_run(int argc, char **argv) {
   run_args a;
-  int parsed = parse_args(&a, argc, argv);
-  if (parsed != 0) {
-    return parsed > 0 ? 0 : 2;
-  }
+  const int parsed = parse_args(&a, argc, argv);
+  hil_runtime *rt = NULL;
   char err[1024];
-  hil_runtime *rt = hil_runtime_new(a.config, &a.opt, err, sizeof err);
-  if (!rt) {
-    fprintf(stderr, "achilles run: %s\n", err);
-    return 1;
-  }
-  if ((!a.no_zmq && add_zmq(rt, &a)) || add_serial(rt, &a)) {
-    hil_runtime_destroy(&rt);
-    return 1;
+  const int started = parsed == 0 ? start(&rt, &a) : 0;
+  sim_json_unpin();
+  if (parsed != 0 || started != 0) {
+    return parsed > 0 ? 0 : parsed < 0 ? RUN_EXIT_CONFIG : started;
   }
   if (a.record) {
     if (hil_runtime_record(rt, a.record, err, sizeof err) != HIL_OK) {
       fprintf(stderr, "achilles run: --record: %s\n", err);
       hil_runtime_destroy(&rt);
-      return 1;
+      return RUN_EXIT_FAILURE;
     }
     fprintf(stderr, "[achilles] recording to %s\n", a.record);
   }
@@ -324,7 +353,7 @@ int achilles_cmd_run(int argc, char **argv) {
   }
   if (rc != HIL_OK) {
     fprintf(stderr, "achilles run: %s\n", hil_strerror(rc));
-    return 1;
+    return RUN_EXIT_FAILURE;
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "sensors/sensors.h"
 #include "sim/import/import.h"
+#include "sim/json_read.h"
 #include "sim/sim.h"
 
 #define SENSORS_MAX_TORQUES 64
@@ -213,14 +214,20 @@ int achilles_cmd_sensors(int argc, char **argv) {
     return parsed > 0 ? 0 : 2;
   }
   char err[1024];
-  const sim_import_options import = {0, NULL, NULL}; /* `achilles convert` lists the notes */
-  sim_model *m = sim_import_load_file(a.config, &import, err, sizeof err);
+  /* read once: the model and the sensors both come from CONFIG, which may be a pipe; MJCF and
+   * URDF too (`achilles convert` lists what they hold that the model does not take) */
+  const sim_import_options import = {0, NULL, NULL};
+  sim_model *m = sim_json_pin_file(a.config, err, sizeof err) == 0
+                     ? sim_import_load_file(a.config, &import, err, sizeof err)
+                     : NULL;
   if (!m) {
     fprintf(stderr, "achilles sensors: %s\n", err);
+    sim_json_unpin();
     return 1;
   }
   sim_data *d = sim_data_new(m);
   sens_set *set = d ? sensors_load(&a, m) : NULL;
+  sim_json_unpin();
   FILE *out = NULL;
   int status = 1;
   if (!d) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -631,6 +632,23 @@ static const char *parse_header(hil_log_header *h, const cJSON *j) {
   return NULL;
 }
 
+FILE *hil_log_open_input(const char *path, char *err, size_t err_sz) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    snprintf(err, err_sz, "%s: %s", path, strerror(errno));
+    return NULL;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(err, err_sz, "%s: not a regular file (logs and CSV files are read from files)", path);
+    return NULL;
+  }
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, err_sz, "%s: %s", path, strerror(errno));
+  }
+  return f;
+}
+
 hil_log_reader *hil_log_reader_open(const char *path, char *err, size_t err_sz) {
   hil_log_reader *r = calloc(1, sizeof *r);
   if (!r) {
@@ -638,9 +656,8 @@ hil_log_reader *hil_log_reader_open(const char *path, char *err, size_t err_sz) 
     return NULL;
   }
   snprintf(r->path, sizeof r->path, "%s", path);
-  r->f = fopen(path, "rb");
+  r->f = hil_log_open_input(path, err, err_sz);
   if (!r->f) {
-    snprintf(err, err_sz, "%s: %s", path, strerror(errno));
     free(r);
     return NULL;
   }
@@ -1066,9 +1083,8 @@ static int series_from_csv(hil_series *s, FILE *f, const char *path, const char 
 int hil_series_load(hil_series *s, const char *path, const char *sensor, const char *channel,
                     char *err, size_t err_sz) {
   memset(s, 0, sizeof *s);
-  FILE *f = fopen(path, "rb");
+  FILE *f = hil_log_open_input(path, err, err_sz);
   if (!f) {
-    snprintf(err, err_sz, "%s: %s", path, strerror(errno));
     return HIL_LOG_EIO;
   }
   char head[10] = {0};

@@ -113,6 +113,10 @@ static int push_entry(hil_replay_schedule *s, hil_replay_entry e, const double *
   }
   e.pool = (uint32_t)s->npool;
   e.has_truth = truth != NULL;
+  if (nv == 0) { /* a sensor without channels: the pool may still be NULL, and NULL + 0 is UB */
+    s->entry[s->n++] = e;
+    return 0;
+  }
   memcpy(s->pool + s->npool, value, (size_t)sn->nch * sizeof *value);
   if (truth) {
     memcpy(s->pool + s->npool + sn->nch, truth, (size_t)sn->nch * sizeof *truth);
@@ -527,6 +531,12 @@ static int csv_row(hil_replay_schedule *s, csv_state *cs, const hil_replay_selec
                cs->field[i]);
       return -1;
     }
+    if (col->kind == 2 && !isnan(v) && !(v >= 0 && v <= 9007199254740992.0 && v == floor(v))) {
+      /* a seq beyond 2^53 is not an exact integer, and one beyond 2^64 no uint64_t at all */
+      snprintf(what, what_sz, "column %d: expected a sequence number from 0 to 2^53 (got \"%s\")",
+               i + 1, cs->field[i]);
+      return -1;
+    }
     present[col->sensor] |= cs->field[i][0] != '\0';
     if (col->kind == 2) {
       seq[col->sensor] = v;
@@ -641,9 +651,8 @@ int hil_replay_load(hil_replay_schedule *s, const char *path, const hil_replay_s
                     char *err, size_t err_sz) {
   memset(s, 0, sizeof *s);
   snprintf(s->path, sizeof s->path, "%s", path);
-  FILE *f = fopen(path, "rb");
+  FILE *f = hil_log_open_input(path, err, err_sz);
   if (!f) {
-    snprintf(err, err_sz, "%s: %s", path, strerror(errno));
     return HIL_LOG_EIO;
   }
   char head[10] = {0};

@@ -66,7 +66,8 @@ static int parse_runtime(const sim_json_ctx *L, const cJSON *rt, hil_options *o)
   double catchup = o->max_catchup, seed = -1, spin_us = o->spin_s * 1e6;
   if (sim_json_expect_object(L, rt, path) || sim_json_check_keys(L, rt, path, keys) ||
       sim_json_read_number(L, rt, path, "rate_hz", &o->rate_hz, 0) ||
-      sim_json_check_min(L, path, "rate_hz", o->rate_hz, 0, 1) ||
+      sim_json_check_min(L, path, "rate_hz", o->rate_hz, HIL_RATE_MIN_HZ, 0) ||
+      sim_json_check_max(L, path, "rate_hz", o->rate_hz, HIL_RATE_MAX_HZ) ||
       read_choice(L, rt, path, "mode", modes, &mode) ||
       sim_json_read_number(L, rt, path, "speed", &o->speed, 0) ||
       sim_json_check_min(L, path, "speed", o->speed, 0, 0) ||

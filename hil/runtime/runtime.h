@@ -41,6 +41,10 @@ typedef enum hil_record_error_action {
   HIL_RECORD_ERROR_CONTINUE = 1, /* run on without recording */
 } hil_record_error_action;
 
+/* Physics rates accepted from a config or --rate (docs/runtime.md). */
+#define HIL_RATE_MIN_HZ 1.0
+#define HIL_RATE_MAX_HZ 100000.0
+
 typedef struct hil_options {
   double rate_hz;            /* physics rate; the model's timestep is set to 1/rate_hz */
   hil_mode mode;

@@ -187,11 +187,63 @@ static void test_robot_forms(void **state) {
   /* a missing sensors file and malformed JSON */
   write_file(robot, "{\"sensors\": \"missing.json\"}");
   assert_int_equal(sens_set_load_robot(&set, m, robot, err, sizeof err), SENS_EIO);
+  /* the message names the robot file that referenced the sensors file */
+  assert_non_null(strstr(err, "sens_cfg_robot.json: sensors: "));
   assert_non_null(strstr(err, "missing.json: cannot open"));
+  /* standard input is only for the command line's CONFIG: a robot file cannot make us wait on it */
+  write_file(robot, "{\"sensors\": \"/dev/stdin\"}");
+  assert_int_equal(sens_set_load_robot(&set, m, robot, err, sizeof err), SENS_EINVAL);
+  assert_non_null(strstr(err, "sensors: \"/dev/stdin\" is standard input (expected a file)"));
   write_file(sensors, "{\"list\": [}");
   assert_int_equal(sens_set_load_file(&set, m, sensors, err, sizeof err), SENS_EJSON);
-  assert_non_null(strstr(err, "malformed JSON"));
+  assert_non_null(strstr(err, "line 1, column 11: invalid JSON"));
   assert_null(set);
+  sim_model_free(m);
+}
+
+/* the robot loader rejects text after the JSON value; the sensors loader does the same */
+static void test_text_after_the_json(void **state) {
+  (void)state;
+  char err[512] = "", path[512];
+  sens_set *set = NULL;
+  snprintf(path, sizeof path, "%s/sens_cfg_trailing.json", ACHILLES_BINARY_DIR);
+  write_file(path, "{\"list\": []}\n{\"list\": [1]}\n");
+  assert_int_equal(sens_set_load_file(&set, model, path, err, sizeof err), SENS_EJSON);
+  assert_non_null(strstr(err, "sens_cfg_trailing.json: line 2, column 1: invalid JSON (text after"));
+  assert_null(set);
+  write_file(path, "{\"list\": []}\n\t \n");
+  assert_int_equal(sens_set_load_file(&set, model, path, err, sizeof err), 0);
+  sens_set_free(&set);
+}
+
+/* names reach CSV headers, logs and JSON messages: UTF-8 text without control characters */
+static void test_names_are_utf8_text(void **state) {
+  (void)state;
+  char err[512] = "";
+  assert_int_equal(load_text("{\"list\": [{\"name\": \"t\\u001b[31m\", \"type\": \"torque\", "
+                             "\"joint\": \"shoulder\"}]}",
+                             err, sizeof err),
+                   SENS_EINVAL);
+  assert_non_null(strstr(err, "list[0].name: required: a name of 1 to 63 bytes without commas or "
+                              "control characters"));
+  assert_int_equal(load_text("{\"list\": [{\"name\": \"t\xc3\", \"type\": \"torque\", "
+                             "\"joint\": \"shoulder\"}]}",
+                             err, sizeof err),
+                   SENS_EINVAL);
+  assert_non_null(strstr(err, "cfg: list[0].name: the string is not valid UTF-8 (at byte 1)"));
+}
+
+/* every sensor without latency: no delay storage at all (clang's UBSan saw NULL + 0 here) */
+static void test_no_latency_anywhere(void **state) {
+  (void)state;
+  char err[512] = "";
+  sens_set *set = NULL;
+  const char *path = ACHILLES_SOURCE_DIR "/configs/latency_probe.json";
+  sim_model *m = sim_model_load_file(path, err, sizeof err);
+  if (!m || sens_set_load_robot(&set, m, path, err, sizeof err) != 0) {
+    fail_msg("%s", err);
+  }
+  sens_set_free(&set);
   sim_model_free(m);
 }
 
@@ -201,6 +253,9 @@ int main(void) {
       cmocka_unit_test(test_bad_parameters),
       cmocka_unit_test(test_block_errors),
       cmocka_unit_test(test_robot_forms),
+      cmocka_unit_test(test_text_after_the_json),
+      cmocka_unit_test(test_names_are_utf8_text),
+      cmocka_unit_test(test_no_latency_anywhere),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -133,10 +133,10 @@ static void test_bad_mass(void **state) {
   (void)state;
   expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":0,"
                "\"inertia\":[1,1,1,0,0,0]}}]}",
-               "bodies[0].inertial.mass", "must be > 0");
+               "bodies[0].inertial.mass", "must be >= 1e-06");
   expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":-2,"
                "\"inertia\":[1,1,1,0,0,0]}}]}",
-               "bodies[0].inertial.mass", "must be > 0");
+               "bodies[0].inertial.mass", "must be >= 1e-06");
 }
 
 static void test_bad_inertia(void **state) {
@@ -184,7 +184,7 @@ static void test_other_bad_values(void **state) {
   (void)state;
   expect_error("{\"bodies\":[]}", "bodies", "empty");
   expect_error("{\"integrator\":\"leapfrog\",\"bodies\":[" BODY_A "]}", "integrator", "rk4");
-  expect_error("{\"timestep\":0,\"bodies\":[" BODY_A "]}", "timestep", "must be > 0");
+  expect_error("{\"timestep\":0,\"bodies\":[" BODY_A "]}", "timestep", "must be >= 1e-06");
   expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"j\",\"type\":"
                "\"ball\"},\"inertial\":{\"mass\":1,\"inertia\":[1,1,1,0,0,0]}}]}",
                "bodies[0].joint.type", "unknown joint type");
@@ -324,6 +324,61 @@ static void test_bad_geoms(void **state) {
   expect_error("{\"max_contacts\":-1,\"bodies\":[" BODY_A "]}", "max_contacts", "integer");
 }
 
+/* Finite is not enough: 1e308 kg overflows the dynamics; each bound is reported at its path. */
+static void test_physical_bounds(void **state) {
+  (void)state;
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1e308,"
+               "\"inertia\":[1,1,1,0,0,0]}}]}",
+               "bodies[0].inertial.mass", "must be <= 1e+06");
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+               "\"inertia\":[1e308,1e308,1e308,0,0,0]}}]}",
+               "bodies[0].inertial.inertia", "must be <= 1e+06");
+  expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"j\",\"type\":"
+               "\"hinge\",\"axis\":[1,0,0],\"damping\":1e300},\"inertial\":{\"mass\":1,\"inertia\":"
+               "[1,1,1,0,0,0]}}]}",
+               "bodies[0].joint.damping", "must be <= 1e+06");
+  expect_error("{\"gravity\":[0,0,-1e200],\"bodies\":[" BODY_A "]}", "gravity[2]", "1000");
+  expect_error("{\"timestep\":2,\"bodies\":[" BODY_A "]}", "timestep", "must be <= 1");
+  /* the bounds themselves are accepted */
+  char err[256];
+  sim_model *m = sim_model_load_string(
+      "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1e6,"
+      "\"inertia\":[1e6,1e6,1e6,0,0,0]}}]}",
+      "t", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  sim_model_free(m);
+}
+
+/* Names reach logs and JSON messages, which must stay valid UTF-8 without control characters. */
+static void test_names_are_utf8_text(void **state) {
+  (void)state;
+  expect_error("{\"bodies\":[{\"name\":\"a\\u0001\",\"parent\":\"world\",\"inertial\":{"
+               "\"mass\":1,\"inertia\":[1,1,1,0,0,0]}}]}",
+               "bodies[0].name", "control character 0x01");
+  expect_error("{\"name\":\"arm\xff\",\"bodies\":[" BODY_A "]}", "name", "not valid UTF-8");
+  /* overlong '/', a lone surrogate, a truncated sequence, anywhere in the file */
+  expect_error("{\"comment\":\"\xc0\xaf\",\"bodies\":[" BODY_A "]}", "comment", "not valid UTF-8");
+  expect_error("{\"bodies\":[" BODY_A "],\"comment\":[\"ok\",\"\xed\xa0\x80\"]}", "comment[1]",
+               "not valid UTF-8 (at byte 0)");
+  expect_error("{\"bodies\":[" BODY_A "],\"x\xe2\x82\":1}", "[1]", "the key of member");
+  /* valid multi-byte names are fine */
+  char err[256];
+  sim_model *m = sim_model_load_string("{\"name\":\"bras \xc3\xa0 \xf0\x9f\xa6\xbe\",\"bodies\":["
+                                       BODY_A "]}", "t", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  assert_string_equal(m->name, "bras \xc3\xa0 \xf0\x9f\xa6\xbe");
+  sim_model_free(m);
+}
+
+static void test_text_after_the_value(void **state) {
+  (void)state;
+  expect_error("{\"bodies\":[" BODY_A "]}\n\n  x", "line 3, column 3", "text after the value");
+}
+
 static void test_missing_file(void **state) {
   (void)state;
   char err[256];
@@ -351,6 +406,9 @@ int main(void) {
       cmocka_unit_test(test_bad_constraint_keys),
       cmocka_unit_test(test_geoms),
       cmocka_unit_test(test_bad_geoms),
+      cmocka_unit_test(test_physical_bounds),
+      cmocka_unit_test(test_names_are_utf8_text),
+      cmocka_unit_test(test_text_after_the_value),
       cmocka_unit_test(test_missing_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

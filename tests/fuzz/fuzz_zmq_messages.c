@@ -1,0 +1,83 @@
+/* tests/fuzz/fuzz_zmq_messages.c: ZeroMQ command and control messages, decoded and handled as
+ * the transport does (hil_msg_submit_commands into the command intake; hil_msg_decode_control
+ * then the control handlers with their JSON reply) on a real runtime (the club arm in lockstep),
+ * which then ticks; and the sample decoder that clients use. The first byte picks the path.
+ *
+ * The transport's file is included to reach its handlers; its sockets are bound once, on Unix
+ * sockets in /tmp, and never receive anything. */
+#include "hil/zmq_transport.c"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static hil_runtime *rt;
+static zmq_transport *zt;
+
+/* at exit: the transports close (socket files and pty links go away) */
+static void fuzz_teardown(void) {
+  hil_runtime_destroy(&rt);
+}
+
+static void fuzz_setup(void) {
+  char err[1024];
+  hil_options o;
+  hil_options_default(&o);
+  o.mode = HIL_MODE_LOCKSTEP;
+  rt = hil_runtime_new(ACHILLES_SOURCE_DIR "/configs/club_arm.json", &o, err, sizeof err);
+  hil_zmq_options zo;
+  hil_zmq_options_default(&zo);
+  snprintf(zo.pub, sizeof zo.pub, "ipc:///tmp/achilles-fuzz-%d.pub", (int)getpid());
+  snprintf(zo.cmd, sizeof zo.cmd, "ipc:///tmp/achilles-fuzz-%d.cmd", (int)getpid());
+  snprintf(zo.ctl, sizeof zo.ctl, "ipc:///tmp/achilles-fuzz-%d.ctl", (int)getpid());
+  hil_transport *t = rt ? hil_zmq_transport_new(&zo, err, sizeof err) : NULL;
+  if (!t || hil_runtime_add_transport(rt, t) != HIL_OK) {
+    fprintf(stderr, "fuzz_zmq_messages: %s\n", err);
+    abort();
+  }
+  zt = (zmq_transport *)t;
+  atexit(fuzz_teardown);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!rt) {
+    fuzz_setup();
+  }
+  if (size < 1) {
+    return 0;
+  }
+  const char *json = (const char *)data + 1;
+  const size_t len = size - 1;
+  char err[512];
+  switch (data[0] % 3) {
+  case 0: {
+    hil_msg_cmd_report rep;
+    hil_msg_submit_commands(hil_runtime_commands(rt), json, len, hil_runtime_loop_time(rt), &rep,
+                            err, sizeof err);
+    break;
+  }
+  case 1: {
+    hil_ctl_request r;
+    hil_jw w;
+    hil_jw_init(&w, zt->reply, REPLY_MAX);
+    if (hil_msg_decode_control(&r, json, len, err, sizeof err) == HIL_OK &&
+        !execute(zt, rt, &r, &w, err, sizeof err)) {
+      hil_jw_finish(&w);
+    } else {
+      hil_msg_encode_error(zt->reply, REPLY_MAX, err);
+    }
+    if (hil_runtime_paused(rt)) {
+      hil_runtime_resume(rt); /* keep ticking for the next inputs */
+    }
+    break;
+  }
+  default: {
+    hil_msg_sample smp;
+    hil_msg_decode_sample(&smp, json, len, err, sizeof err);
+    break;
+  }
+  }
+  hil_runtime_tick(rt);
+  return 0;
+}

@@ -1,0 +1,222 @@
+/* tests/tools/test_cli_config.c: how `achilles run` and `achilles sensors` read their CONFIG — once
+ * (so a pipe works), only regular files or standard input named as such, at most
+ * SIM_JSON_FILE_MAX bytes — and the exit status of `run` for each kind of error. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim/json_read.h"
+
+#define CLUB ACHILLES_SOURCE_DIR "/configs/club_arm.json"
+#define PROBE ACHILLES_SOURCE_DIR "/configs/latency_probe.json"
+
+static char dir[64];
+static char out_path[128], err_path[128];
+
+/* Starts argv with standard input from in_path (or /dev/null), output into files; the pid. */
+static pid_t spawn_in(char *const argv[], const char *in_path) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int in = open(in_path ? in_path : "/dev/null", O_RDONLY);
+    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+/* The exit status within `seconds`; a process still running then is killed and the test fails. */
+static int wait_exit_within(pid_t pid, double seconds) {
+  int status = 0;
+  for (double waited = 0; waited < seconds; waited += 0.01) {
+    pid_t got = waitpid(pid, &status, WNOHANG);
+    assert_true(got >= 0);
+    if (got == pid) {
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    const struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  fail_msg("the command did not exit within %g s", seconds);
+  return -1;
+}
+
+static const char *slurp(const char *path) {
+  static char text[1 << 16];
+  FILE *f = fopen(path, "r");
+  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+  text[n] = '\0';
+  if (f) {
+    fclose(f);
+  }
+  return text;
+}
+
+/* Runs argv (stdin from in_path) and checks its exit status and a fragment of its stderr. */
+static void expect_run(char *const argv[], const char *in_path, int status, const char *message) {
+  const int rc = wait_exit_within(spawn_in(argv, in_path), 60);
+  const char *text = slurp(err_path);
+  if (rc != status || (message && !strstr(text, message))) {
+    fail_msg("%s %s: exit %d (expected %d), expected '%s' in:\n%s", argv[1], argv[2], rc, status,
+             message ? message : "", text);
+  }
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(dir, sizeof dir, "/tmp/achilles-cli-config-XXXXXX");
+  if (!mkdtemp(dir)) {
+    return -1;
+  }
+  snprintf(out_path, sizeof out_path, "%s/out", dir);
+  snprintf(err_path, sizeof err_path, "%s/err", dir);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The runtime parses its sections from the config one after another; from a pipe, the second
+ * read found nothing ("line 1, column 1: invalid JSON"). */
+static void test_config_from_a_pipe(void **state) {
+  (void)state;
+  char *stdin_name[] = {ACHILLES_BIN, "run", "/dev/stdin", "--mode", "fast", "--duration", "0.1",
+                        "--no-zmq", "--status-period", "0", NULL};
+  char *dash[] = {ACHILLES_BIN, "run", "-", "--mode", "fast", "--duration", "0.1", "--no-zmq",
+                  "--status-period", "0", NULL};
+  /* a pipe from cat, and bash's process substitution /dev/fd/N */
+  char cat_pipe[512], substitution[512];
+  snprintf(cat_pipe, sizeof cat_pipe,
+           "cat %s | %s run /dev/stdin --mode fast --duration 0.1 --no-zmq --status-period 0",
+           PROBE, ACHILLES_BIN);
+  snprintf(substitution, sizeof substitution,
+           "%s run <(cat %s) --mode fast --duration 0.1 --no-zmq --status-period 0", ACHILLES_BIN,
+           PROBE);
+  char *piped[] = {"/bin/bash", "-c", cat_pipe, NULL};
+  char *substituted[] = {"/bin/bash", "-c", substitution, NULL};
+  expect_run(stdin_name, PROBE, 0, "whole run: t=0.100 s");
+  expect_run(dash, PROBE, 0, "whole run: t=0.100 s");
+  expect_run(piped, NULL, 0, "whole run: t=0.100 s");
+  expect_run(substituted, NULL, 0, "whole run: t=0.100 s");
+  char *sensors[] = {ACHILLES_BIN, "sensors", "/dev/stdin", "--duration", "0.01", NULL};
+  expect_run(sensors, PROBE, 0, NULL);
+  if (!strstr(slurp(out_path), "time,probe.seq")) {
+    fail_msg("no CSV from achilles sensors /dev/stdin:\n%s", slurp(out_path));
+  }
+}
+
+/* /dev/zero read until memory ran out; a FIFO without a writer blocked forever. */
+static void test_non_regular_and_oversized_files(void **state) {
+  (void)state;
+  char fifo[128], big[128], nul[128];
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  char *zero[] = {ACHILLES_BIN, "run", "/dev/zero", NULL};
+  char *named_pipe[] = {ACHILLES_BIN, "run", fifo, NULL};
+  char *directory[] = {ACHILLES_BIN, "run", dir, NULL};
+  char *sensors_fifo[] = {ACHILLES_BIN, "sensors", fifo, "--duration", "1", NULL};
+  expect_run(zero, NULL, 2, "/dev/zero: is a character device, not a regular file");
+  expect_run(named_pipe, NULL, 2, "fifo: is a named pipe, not a regular file");
+  expect_run(directory, NULL, 2, "is a directory, not a regular file");
+  expect_run(sensors_fifo, NULL, 1, "fifo: is a named pipe, not a regular file");
+  /* logs and CSV files too: replay and noise-fit blocked on a FIFO */
+  char *replay_fifo[] = {ACHILLES_BIN, "replay", fifo, NULL};
+  char *fit_fifo[] = {ACHILLES_BIN, "noise-fit", fifo, "--sensor", "enc", NULL};
+  expect_run(replay_fifo, NULL, 1, "fifo: not a regular file (logs and CSV files are read from files)");
+  expect_run(fit_fifo, NULL, 1, "fifo: not a regular file (logs and CSV files are read from files)");
+  /* standard input that never ends stops at the limit */
+  char *endless[] = {ACHILLES_BIN, "run", "-", NULL};
+  expect_run(endless, "/dev/zero", 2, "-: more than the limit of 4194304 bytes");
+  /* a regular file one byte over the limit, and one with a NUL byte */
+  snprintf(big, sizeof big, "%s/big.json", dir);
+  FILE *f = fopen(big, "w");
+  assert_non_null(f);
+  fputs("{}", f);
+  for (int i = 0; i < SIM_JSON_FILE_MAX - 1; i++) {
+    fputc(' ', f);
+  }
+  fclose(f);
+  char *oversized[] = {ACHILLES_BIN, "run", big, NULL};
+  expect_run(oversized, NULL, 2, "big.json: 4194305 bytes, more than the limit of 4194304 bytes");
+  snprintf(nul, sizeof nul, "%s/nul.json", dir);
+  f = fopen(nul, "w");
+  assert_non_null(f);
+  fwrite("{}\0{}", 1, 5, f);
+  fclose(f);
+  char *with_nul[] = {ACHILLES_BIN, "run", nul, NULL};
+  expect_run(with_nul, NULL, 2, "nul.json: byte 2: a NUL byte");
+}
+
+/* One scheme (docs/runtime.md): 2 for the command line and the configuration files, whichever
+ * loader finds the error; 1 for what fails outside them. Model errors used to exit 1. */
+static void test_run_exit_status(void **state) {
+  (void)state;
+  char bad_model[128], bad_zmq[128], bad_rate[128];
+  snprintf(bad_model, sizeof bad_model, "%s/bad_model.json", dir);
+  snprintf(bad_zmq, sizeof bad_zmq, "%s/bad_zmq.json", dir);
+  snprintf(bad_rate, sizeof bad_rate, "%s/bad_rate.json", dir);
+  write_file(bad_model, "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":0,"
+                        "\"inertia\":[1,1,1,0,0,0]}}]}");
+  write_file(bad_zmq, "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+                      "\"inertia\":[1,1,1,0,0,0]}}],\"transports\":{\"zmq\":{\"pub\":\"\"}}}");
+  write_file(bad_rate, "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+                       "\"inertia\":[1,1,1,0,0,0]}}],\"runtime\":{\"rate_hz\":1e9}}");
+  char *model[] = {ACHILLES_BIN, "run", bad_model, NULL};
+  char *zmq[] = {ACHILLES_BIN, "run", bad_zmq, NULL};
+  char *rate_cfg[] = {ACHILLES_BIN, "run", bad_rate, NULL};
+  char *rate_cli[] = {ACHILLES_BIN, "run", CLUB, "--rate", "1e9", NULL};
+  char *rate_low[] = {ACHILLES_BIN, "run", CLUB, "--rate", "0.5", NULL};
+  char *json[] = {ACHILLES_BIN, "run", "-", NULL};
+  char *serial[] = {ACHILLES_BIN, "run", PROBE, "--no-zmq", "--serial", "/nonexistent/tty",
+                    "--duration", "0.1", NULL};
+  expect_run(model, NULL, 2, "bad_model.json: bodies[0].inertial.mass: must be >=");
+  expect_run(zmq, NULL, 2, "bad_zmq.json: transports.zmq.pub: expected an endpoint");
+  expect_run(rate_cfg, NULL, 2, "bad_rate.json: runtime.rate_hz: must be <= 100000 (got 1e+09)");
+  expect_run(rate_cli, NULL, 2, "--rate: must be <= 100000 (got 1e9)");
+  expect_run(rate_low, NULL, 2, "--rate: must be >= 1 (got 0.5)");
+  expect_run(json, NULL, 2, "-: line 1, column 1: invalid JSON");
+  /* outside the files: a port that does not exist; said once, with one "serial:" */
+  expect_run(serial, NULL, 1, "achilles run: serial: /nonexistent/tty: ");
+  if (strstr(slurp(err_path), "serial: serial:")) {
+    fail_msg("doubled prefix:\n%s", slurp(err_path));
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_config_from_a_pipe),
+      cmocka_unit_test(test_non_regular_and_oversized_files),
+      cmocka_unit_test(test_run_exit_status),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
