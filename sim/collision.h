@@ -13,8 +13,9 @@
  * Poses are a position and a row-major rotation matrix (body axes in world coordinates), as
  * in sim_data's xpos/xmat. Nothing allocates: the caller passes room for the contacts.
  *
- * sim_collide (sim.h) runs these for every plane against every other shape; pairs between
- * moving shapes (sphere–sphere, capsules, boxes) and a broad phase are not there yet.
+ * sim_collide (sim.h) runs these for every plane against every other shape and for every pair
+ * of spheres and capsules on different bodies that are not parent and child (MuJoCo's default
+ * exclusion), after a bounding-sphere test; boxes against moving shapes are not there yet.
  */
 #ifndef ACHILLES_SIM_COLLISION_H
 #define ACHILLES_SIM_COLLISION_H
@@ -40,6 +41,21 @@ int sim_collide_plane_capsule(sim_contact *con, double margin, const double plan
 int sim_collide_plane_box(sim_contact *con, double margin, const double plane_pos[3],
                           const double plane_mat[9], const double pos[3], const double mat[9],
                           const double size[3]);
+
+/* Pairs of round shapes: each reduces to two spheres at the nearest points of the shapes'
+ * segments (a sphere's is its centre). The normal points from the first shape to the second;
+ * coincident centres take z1 × z2. */
+int sim_collide_sphere_sphere(sim_contact *con, double margin, const double pos1[3],
+                              const double mat1[9], double r1, const double pos2[3],
+                              const double mat2[9], double r2);
+int sim_collide_sphere_capsule(sim_contact *con, double margin, const double pos1[3],
+                               const double mat1[9], double r1, const double pos2[3],
+                               const double mat2[9], const double size2[2]);
+/* up to 2 when the segments are parallel */
+int sim_collide_capsule_capsule(sim_contact *con, double margin, const double pos1[3],
+                                const double mat1[9], const double size1[2],
+                                const double pos2[3], const double mat2[9],
+                                const double size2[2]);
 
 /* Completes a contact frame from its normal (frame[0..2], normalized here) and an optional
  * first tangent hint (frame[3..5], zero for none): MuJoCo's mju_makeFrame. Returns -1 when the
