@@ -437,6 +437,52 @@ static void test_motor_stalls_at_hard_stop(void **state) {
   sim_model_free(m);
 }
 
+/* Two spheres on slides pushed into each other with equal and opposite forces come to rest
+ * touching: the contact between the two moving bodies carries the push to each, as Newton's
+ * third law asks (both bodies' Jacobians in one contact row set). */
+static void test_two_bodies_push_each_other(void **state) {
+  (void)state;
+  static const char json[] =
+      "{ \"name\": \"pair\", \"timestep\": 0.001, \"gravity\": [0, 0, 0],\n"
+      "  \"bodies\": [\n"
+      "  { \"name\": \"a\", \"parent\": \"world\", \"pos\": [-0.5, 0, 0],\n"
+      "    \"joint\": { \"name\": \"xa\", \"type\": \"slide\", \"axis\": [1, 0, 0], \"damping\": 2 },\n"
+      "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
+      "  { \"name\": \"b\", \"parent\": \"world\", \"pos\": [0.5, 0, 0],\n"
+      "    \"joint\": { \"name\": \"xb\", \"type\": \"slide\", \"axis\": [1, 0, 0], \"damping\": 2 },\n"
+      "    \"inertial\": { \"mass\": 2, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ],\n"
+      "  \"geoms\": [ { \"name\": \"sa\", \"body\": \"a\", \"type\": \"sphere\", \"size\": [0.3] },\n"
+      "    { \"name\": \"sb\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.2, 0.1],\n"
+      "      \"quat\": [0.7071067811865476, 0, 0.7071067811865476, 0] } ] }\n";
+  char err[512];
+  sim_model *m = sim_model_load_string(json, "pair", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  sim_data *d = sim_data_new(m);
+  const double F = 3.0;
+  for (int s = 0; s < 8000; s++) {
+    d->qfrc_applied[0] = F;
+    d->qfrc_applied[1] = -F;
+    sim_step(m, d);
+  }
+  sim_forward(m, d);
+  /* the capsule lies along x: its near end is 0.1 + 0.2 from its centre; touching means the
+   * centres are 0.3 + 0.3 apart, less a small soft penetration */
+  const double gap = (0.5 + d->qpos[1]) - (-0.5 + d->qpos[0]);
+  print_message("two bodies: gap of centres %.5f m (touching at 0.6), contact forces %.4f and "
+                "%.4f N against pushes of %.1f N, velocities %.2e %.2e\n", gap,
+                d->qfrc_constraint[0], d->qfrc_constraint[1], F, d->qvel[0], d->qvel[1]);
+  assert_int_equal(d->ncon, 1);
+  assert_true(gap < 0.6 && gap > 0.59);
+  /* at rest (damping has taken the pair's common drift) */
+  assert_true(fabs(d->qvel[0]) < 1e-3 && fabs(d->qvel[1]) < 1e-3);
+  assert_true(fabs(d->qfrc_constraint[0] + F) < 1e-2 * F);
+  assert_true(fabs(d->qfrc_constraint[1] - F) < 1e-2 * F);
+  sim_data_free(d);
+  sim_model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tree_mass_matrix_products),
@@ -449,6 +495,7 @@ int main(void) {
       cmocka_unit_test(test_box_slides_at_mu_g),
       cmocka_unit_test(test_incline_stick_and_slide),
       cmocka_unit_test(test_motor_stalls_at_hard_stop),
+      cmocka_unit_test(test_two_bodies_push_each_other),
   };
   return cmocka_run_group_tests_name("constraint", tests, NULL, NULL);
 }
