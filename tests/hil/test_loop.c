@@ -4,6 +4,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -69,10 +71,51 @@ static void test_offset_is_zero_without_deadlines(void **state) {
   hil_runtime_destroy(&rt);
 }
 
+/* Issue 9: lockstep step requests add up. Two requests (3 and 2) made before the loop first
+ * polls give exactly 5 steps, although the run could last 1000 (duration 1 s at 1 kHz): nothing
+ * else may step a lockstep run that receives no commands. The test thread waits (deadline 10 s)
+ * for the 5th step, then stops the loop. */
+typedef struct loop_thread {
+  hil_runtime *rt;
+  volatile int done;
+} loop_thread;
+
+static void *loop_thread_main(void *p) {
+  loop_thread *a = p;
+  hil_runtime_run(a->rt);
+  a->done = 1;
+  return NULL;
+}
+
+static void test_lockstep_requests_add_up(void **state) {
+  (void)state;
+  hil_runtime *rt = make(HIL_MODE_LOCKSTEP, 1.0);
+  hil_runtime_request_steps(rt, 3);
+  hil_runtime_request_steps(rt, 2);
+  loop_thread a = {rt, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, loop_thread_main, &a), 0);
+  const double until = monotonic_now() + 10.0;
+  while (!a.done && hil_runtime_steps(rt) < 5 && monotonic_now() < until) {
+    const struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  hil_runtime_request_stop(rt);
+  pthread_join(th, NULL);
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  if (st.steps != 5) {
+    fail_msg("lockstep with requests of 3 and 2 steps took %llu steps (expected 5; the run %s)",
+             (unsigned long long)st.steps, a.done ? "ended by itself" : "was stopped");
+  }
+  hil_runtime_destroy(&rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_realtime_deadlines_and_offset),
       cmocka_unit_test(test_offset_is_zero_without_deadlines),
+      cmocka_unit_test(test_lockstep_requests_add_up),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
