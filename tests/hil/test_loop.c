@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
@@ -111,11 +112,52 @@ static void test_lockstep_requests_add_up(void **state) {
   hil_runtime_destroy(&rt);
 }
 
+/* The offset is a property of the schedule, not of one tick: deadlines are t + offset, so between
+ * two reads in a run it changes only by whole periods (ticks skipped after a stall), never by a
+ * tick's wake-up lateness. Read at about 50 and 150 ticks while the loop runs, and at the end;
+ * differences in periods must be integers within 1e-6 (1 ns; lateness is ~0.1 period here). */
+static double offset_at(hil_runtime *rt, uint64_t steps, const loop_thread *a) {
+  const double until = monotonic_now() + 10.0;
+  while (!a->done && hil_runtime_steps(rt) < steps && monotonic_now() < until) {
+    const struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  if (hil_runtime_steps(rt) < steps) {
+    fail_msg("the realtime loop did not reach %llu steps", (unsigned long long)steps);
+  }
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  return st.deadline_offset;
+}
+
+static void test_offset_moves_by_whole_periods(void **state) {
+  (void)state;
+  hil_runtime *rt = make(HIL_MODE_REALTIME, 0.3);
+  const double period = hil_runtime_model(rt)->opt.timestep;
+  loop_thread a = {rt, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, loop_thread_main, &a), 0);
+  const double o1 = offset_at(rt, 50, &a), o2 = offset_at(rt, 150, &a);
+  pthread_join(th, NULL);
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  const double o[2] = {o2, st.deadline_offset};
+  for (int i = 0; i < 2; i++) {
+    const double periods = (o[i] - o1) / period;
+    if (!(fabs(periods - round(periods)) < 1e-6)) {
+      fail_msg("the deadline offset moved by %.6f periods between two reads (whole periods "
+               "expected: deadlines are t + offset)", periods);
+    }
+  }
+  hil_runtime_destroy(&rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_realtime_deadlines_and_offset),
       cmocka_unit_test(test_offset_is_zero_without_deadlines),
       cmocka_unit_test(test_lockstep_requests_add_up),
+      cmocka_unit_test(test_offset_moves_by_whole_periods),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -695,7 +695,8 @@ static void test_club_arm_holds_shoulder(void **state) {
   zmq_send(c.push, buf, (size_t)n, 0); /* releases the first step */
   double integral = 0, worst = 0, first_truth = NAN;
   int steps = 1, truths = 0;
-  while (truths < N) {
+  const double until = wait_until();
+  while (truths < N && waiting(until)) {
     message msg;
     receive(&c, &msg);
     if (strcmp(msg.topic, "truth/enc/enc_shoulder") == 0) {
@@ -720,6 +721,9 @@ static void test_club_arm_holds_shoulder(void **state) {
       n = hil_msg_encode_commands(buf, sizeof buf, names, duty, nu, NAN);
       zmq_send(c.push, buf, (size_t)n, 0);
     }
+  }
+  if (truths < N) {
+    fail_msg("%d of %d shoulder truth samples in %.0f s", truths, N, WAIT_S);
   }
   if (worst > 0.01) {
     fail_msg("the shoulder strays %.4f rad from %.2f over the last %d steps", worst, target, HOLD);
@@ -1087,7 +1091,8 @@ static void test_pd_loop_holds_setpoint(void **state) {
   trace *tr = calloc(1, sizeof *tr);
   send_commands(&f->cli, 0, 0); /* releases the first step */
   int steps = 1;
-  while (steps <= N) {
+  const double until = wait_until();
+  while (steps <= N && waiting(until)) {
     message m;
     receive(&f->cli, &m);
     on_trace(tr, &m);
@@ -1103,10 +1108,13 @@ static void test_pd_loop_holds_setpoint(void **state) {
     steps++;
   }
   /* the truth of the last sample follows its measurement: wait for it */
-  while (tr->n < N) {
+  while (tr->n < N && waiting(until)) {
     message m;
     receive(&f->cli, &m);
     on_trace(tr, &m);
+  }
+  if (steps <= N || tr->n < N) {
+    fail_msg("%d of %d steps and %d of %d truth samples in %.0f s", steps - 1, N, tr->n, N, WAIT_S);
   }
   double worst = 0;
   for (int k = N - HOLD; k < N; k++) {
