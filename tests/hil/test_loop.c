@@ -152,12 +152,40 @@ static void test_offset_moves_by_whole_periods(void **state) {
   hil_runtime_destroy(&rt);
 }
 
+/* A reset forgets the steps granted before it: 5 requested, a reset, then 2 requested give
+ * exactly 2 steps (a lockstep run without commands steps only when granted). */
+static void test_reset_drops_granted_steps(void **state) {
+  (void)state;
+  hil_runtime *rt = make(HIL_MODE_LOCKSTEP, 1.0);
+  hil_runtime_request_steps(rt, 5);
+  hil_runtime_reset(rt);
+  hil_runtime_request_steps(rt, 2);
+  loop_thread a = {rt, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, loop_thread_main, &a), 0);
+  const double until = monotonic_now() + 10.0;
+  while (!a.done && hil_runtime_steps(rt) < 2 && monotonic_now() < until) {
+    const struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  hil_runtime_request_stop(rt);
+  pthread_join(th, NULL);
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  if (st.steps != 2) {
+    fail_msg("5 steps granted, a reset, 2 granted: %llu steps (expected 2)",
+             (unsigned long long)st.steps);
+  }
+  hil_runtime_destroy(&rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_realtime_deadlines_and_offset),
       cmocka_unit_test(test_offset_is_zero_without_deadlines),
       cmocka_unit_test(test_lockstep_requests_add_up),
       cmocka_unit_test(test_offset_moves_by_whole_periods),
+      cmocka_unit_test(test_reset_drops_granted_steps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
