@@ -1460,6 +1460,28 @@ static void test_realtime_takes_input_on_arrival(void **state) {
   tmpdir_remove(&d);
 }
 
+/* A step request outside lockstep is refused, with a message that says why (a realtime run at
+ * 1 Hz, so the request meets a loop that is waiting for its next tick). */
+static void test_step_refused_outside_lockstep(void **state) {
+  (void)state;
+  tmpdir d;
+  tmpdir_make(&d);
+  server s;
+  server_start_in(&s, d.robot, 1, HIL_MODE_REALTIME, 1);
+  client c;
+  client_open(&c, &s);
+  cJSON *reply = request(&c, "{\"cmd\":\"step\",\"n\":100}");
+  const cJSON *ok = cJSON_GetObjectItem(reply, "ok"), *e = cJSON_GetObjectItem(reply, "error");
+  if (!cJSON_IsFalse(ok) || !cJSON_IsString(e) || !strstr(e->valuestring, "lockstep")) {
+    char *text = cJSON_PrintUnformatted(reply);
+    fail_msg("step in realtime mode answered %s (expected ok false naming lockstep)", text);
+  }
+  cJSON_Delete(reply);
+  client_close(&c);
+  server_stop(&s);
+  tmpdir_remove(&d);
+}
+
 int main(void) {
   const struct CMUnitTest standalone[] = {
       cmocka_unit_test(test_options),
@@ -1469,6 +1491,7 @@ int main(void) {
       cmocka_unit_test(test_lockstep_bit_identical),
       cmocka_unit_test(test_slow_subscriber_sees_gaps),
       cmocka_unit_test(test_latest_request_gives_the_present),
+      cmocka_unit_test(test_step_refused_outside_lockstep),
   };
   const struct CMUnitTest served[] = {
       cmocka_unit_test_setup_teardown(test_hello, setup, teardown),
