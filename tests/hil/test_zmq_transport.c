@@ -34,7 +34,7 @@
  * what did not happen: neither a run that never stops publishing nor one that never answers may
  * hang the suite until ctest's timeout. A stream is read DRAIN_BATCH messages at a time between
  * status requests, so a loop that steps when it should not is seen at once. */
-#define WAIT_S 20.0
+#define WAIT_S 10.0
 #define DRAIN_BATCH 256
 
 static double mono_s(void) {

@@ -633,6 +633,28 @@ static void test_step_request_advances_lockstep(void **state) {
   hil_runtime_destroy(&rt);
 }
 
+/* STEP_REQUEST outside lockstep: refused with ERROR UNSUPPORTED, and the tick steps once as any
+ * tick of a fast run does, not the 50 steps requested. */
+static void test_step_request_refused_outside_lockstep(void **state) {
+  (void)state;
+  hil_runtime *rt = new_runtime(HIL_MODE_FAST);
+  hil_transport *t = add_serial(rt, NULL);
+  board b;
+  connect_board(rt, t, &b);
+  const uint64_t before = hil_runtime_steps(rt);
+  ach_message m;
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_STEP_REQUEST;
+  m.u.step_request.steps = 50;
+  board_send(&b, &m);
+  tick_after(rt, t, &b);
+  assert_true(board_wait_count(&b, &b.nerrors, 1));
+  assert_int_equal(b.errors[0].code, ACH_ERRC_UNSUPPORTED);
+  assert_int_equal(hil_runtime_steps(rt) - before, 1);
+  board_close(&b);
+  hil_runtime_destroy(&rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_handshake),
@@ -646,6 +668,7 @@ int main(void) {
       cmocka_unit_test(test_link_replaces_stale_symlink_not_files),
       cmocka_unit_test(test_device_mode_on_a_pty_explains_the_limit),
       cmocka_unit_test(test_step_request_advances_lockstep),
+      cmocka_unit_test(test_step_request_refused_outside_lockstep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
