@@ -202,6 +202,9 @@ static void *client_socket(client *c, int type, const char *endpoint, int rcvhwm
   const int linger = 0, timeout = RECV_TIMEOUT_MS;
   zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
   zmq_setsockopt(s, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+  /* a loop that stops reading commands fills the PUSH queue: a send then fails instead of
+   * blocking the test forever */
+  zmq_setsockopt(s, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
   zmq_setsockopt(s, ZMQ_RCVHWM, &rcvhwm, sizeof rcvhwm); /* before connecting, to count */
   if (type == ZMQ_SUB) {
     zmq_setsockopt(s, ZMQ_SUBSCRIBE, "", 0);
