@@ -168,19 +168,28 @@ def ctest_count(build_dir, tests):
 
 # --- one mutation --------------------------------------------------------------------------------
 
+def pick_file(m, root):
+    """`file` may name several paths (a file that moved between rooms): the first that exists"""
+    for rel in m["file"].split():
+        if os.path.exists(os.path.join(root, rel)):
+            return rel
+    return None
+
+
 def mutate_one(args, m, src_dir, build_dir, targets, log):
-    path = os.path.join(src_dir, m["file"])
-    if not os.path.exists(path):
-        return "stale", f"{m['file']} no longer exists", 0.0
+    rel = pick_file(m, src_dir)
+    if rel is None:
+        return "stale", f"{m['file']}: no such file", 0.0
+    path = os.path.join(src_dir, rel)
     original = read_bytes(path)
     text = original.decode("utf-8")
     found = text.count(m["find"])
     if found != 1:
-        return "stale", f"snippet found {found} times in {m['file']} (expected once)", 0.0
+        return "stale", f"snippet found {found} times in {rel} (expected once)", 0.0
     write_bytes(path, text.replace(m["find"], m["replace"]).encode("utf-8"))
     try:
         with open(log, "a") as f:
-            f.write(f"\n===== {m['id']}: {m['file']}\n--- {m['find']}\n+++ {m['replace']}\n")
+            f.write(f"\n===== {m['id']}: {rel}\n--- {m['find']}\n+++ {m['replace']}\n")
         rc, tb = build(args, build_dir, m["tests"], targets, log)
         if rc != 0:
             return "error", "the mutant does not build (fix the mutation)", tb
@@ -293,8 +302,8 @@ def main():
     if args.check:
         stale = 0
         for m in chosen:
-            path = os.path.join(ROOT, m["file"])
-            n = read_bytes(path).decode().count(m["find"]) if os.path.exists(path) else -1
+            rel = pick_file(m, ROOT)
+            n = read_bytes(os.path.join(ROOT, rel)).decode().count(m["find"]) if rel else -1
             if n != 1:
                 stale += 1
                 print(f"STALE    {m['id']:<28} {m['file']}: snippet found "
