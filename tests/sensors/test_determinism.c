@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sensors/sensors.h"
+#include "sens_fixture.h"
 
 #define ROBOT ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 #define SENSORS ACHILLES_SOURCE_DIR "/configs/club_arm.sensors.json"
@@ -119,10 +120,73 @@ static void test_order_independent(void **state) {
   sim_model_free(m);
 }
 
+/* Each random source alone (issue 9): a torque sensor at rest on the one-link fixture with only
+ * that source enabled; seeds 42 and 43 must give different streams of that source's output (the
+ * valid flags for drops, the values for the others). A source seeded by a constant instead of
+ * the run's seed gives the same stream under both seeds and fails here. */
+typedef struct source_case {
+  const char *what; /* what the sensor block enables */
+  const char *json; /* the keys of the sensor beside name, type, joint and rate */
+  int flags;        /* 1: compare the valid flags, 0: the measured values */
+} source_case;
+
+static uint64_t source_digest(const source_case *c, uint64_t seed) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "{\"list\": [{\"name\": \"t\", \"type\": \"torque\", \"joint\": \"j\","
+           " \"rate_hz\": 1000, %s}]}",
+           c->json);
+  fixture f;
+  assert_int_equal(fixture_load(&f, text), 0);
+  sens_set_reset(f.set, seed);
+  uint64_t h = 0xcbf29ce484222325ULL;
+  int invalid = 0;
+  for (long long n = 0; n < 400; n++) {
+    assert_int_equal(fixture_at(&f, n, 0.0, 0.0), 1);
+    const sens_sample *smp = fixture_sample(&f, "t");
+    if (c->flags) {
+      digest_bytes(&h, &smp->valid, sizeof smp->valid);
+      invalid += !smp->valid;
+    } else {
+      assert_true(smp->valid);
+      digest_bytes(&h, &smp->meas[0], sizeof smp->meas[0]);
+    }
+  }
+  if (c->flags) { /* the case means something: about half of 400 samples dropped */
+    assert_true(invalid > 100 && invalid < 300);
+  }
+  fixture_free(&f);
+  return h;
+}
+
+static void test_each_random_source_follows_the_seed(void **state) {
+  (void)state;
+  static const source_case cases[] = {
+      {"drops", "\"drop_probability\": 0.5", 1},
+      {"spikes", "\"fault\": {\"mode\": \"spike\", \"probability\": 0.5, \"size\": 1.0}", 0},
+      {"white noise", "\"noise\": {\"white\": {\"sigma\": 0.1}}", 0},
+      {"Gauss-Markov drift", "\"noise\": {\"gauss_markov\": {\"sigma\": 0.1, \"tau_s\": 0.05}}", 0},
+      {"random walk", "\"noise\": {\"random_walk\": {\"density\": 0.1}}", 0},
+      {"turn-on bias", "\"noise\": {\"turn_on_bias_sigma\": 0.1}", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const uint64_t a = source_digest(&cases[i], 42), b = source_digest(&cases[i], 43);
+    const uint64_t a2 = source_digest(&cases[i], 42);
+    if (a != a2) {
+      fail_msg("%s: seed 42 gave two different streams", cases[i].what);
+    }
+    if (a == b) {
+      fail_msg("%s: seeds 42 and 43 gave the same stream (the source ignores the seed)",
+               cases[i].what);
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_seed_same_stream),
       cmocka_unit_test(test_order_independent),
+      cmocka_unit_test(test_each_random_source_follows_the_seed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

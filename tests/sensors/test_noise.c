@@ -260,6 +260,67 @@ static void test_check_messages(void **state) {
   assert_int_equal(sens_chain_check(&p, 100.0, "y", err, sizeof err), 0);
 }
 
+/* Issue 9: the drift starts from its stationary distribution, not from 0. Over 20 000 seeds the
+ * first sample of a chain with only a Gauss–Markov drift (tau = 100 s at 1 kHz, so one step
+ * barely decorrelates it) has variance sigma²; started at 0 it would be sigma²·(1 - a²) = 2e-5
+ * sigma². The mean of 20 000 squared normals has relative std sqrt(2/20000) = 1%. */
+static void test_gauss_markov_first_sample(void **state) {
+  (void)state;
+  enum { RUNS = 20000 };
+  const double sigma = 0.3;
+  sens_chain_params p;
+  sens_chain_params_default(&p);
+  p.gm_sigma = sigma;
+  p.gm_tau_s = 100.0;
+  sens_rng ev;
+  sens_rng_seed(&ev, 1, 1);
+  double s2 = 0.0;
+  for (int j = 0; j < RUNS; j++) {
+    sens_chain c;
+    sens_chain_init(&c, &p, 1000.0, (uint64_t)j, 5);
+    const double y = sens_chain_step(&c, 0.0, &ev);
+    s2 += y * y;
+  }
+  const double ratio = s2 / RUNS / (sigma * sigma);
+  if (!(fabs(ratio - 1.0) < 5.0 * sqrt(2.0 / RUNS))) {
+    fail_msg("first-sample variance / sigma² = %.5f over %d seeds (expected 1 within %.3f)",
+             ratio, RUNS, 5.0 * sqrt(2.0 / RUNS));
+  }
+}
+
+/* Issue 9: a spike is +size or -size with equal probability. 200 000 samples at probability
+ * 0.25 give n ≈ 50 000 spikes; given n, the count of + spikes is binomial(n, 1/2) with std
+ * sqrt(n)/2, and both counts must lie within 5 of those of n/2. */
+static void test_spike_signs_balanced(void **state) {
+  (void)state;
+  enum { N = 200000 };
+  sens_chain_params p;
+  sens_chain_params_default(&p);
+  p.fault.mode = SENS_FAULT_SPIKE;
+  p.fault.probability = 0.25;
+  p.fault.size = 2.0;
+  sens_chain c;
+  sens_rng ev;
+  sens_rng_seed(&ev, 11, 4);
+  sens_chain_init(&c, &p, 1000.0, 11, 4);
+  long plus = 0, minus = 0, other = 0;
+  for (int i = 0; i < N; i++) {
+    const double y = sens_chain_step(&c, 0.0, &ev);
+    plus += y == 2.0;
+    minus += y == -2.0;
+    other += y != 0.0 && y != 2.0 && y != -2.0;
+  }
+  const long n = plus + minus;
+  assert_int_equal(other, 0);
+  /* the probability is honoured too: n is binomial(N, 0.25), std sqrt(N·0.25·0.75) */
+  assert_true(fabs((double)n - 0.25 * N) < 5.0 * sqrt(N * 0.25 * 0.75));
+  const double half = 0.5 * (double)n, tol = 5.0 * 0.5 * sqrt((double)n);
+  if (!(fabs((double)plus - half) < tol && fabs((double)minus - half) < tol)) {
+    fail_msg("%ld spikes: %ld of +size, %ld of -size (expected %.0f each within %.0f)", n, plus,
+             minus, half, tol);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_white_sigma),        cmocka_unit_test(test_white_density),
@@ -267,6 +328,7 @@ int main(void) {
       cmocka_unit_test(test_random_walk_starts_at_zero),
       cmocka_unit_test(test_turn_on_bias),       cmocka_unit_test(test_scale_offset_fit),
       cmocka_unit_test(test_retune_keeps_state), cmocka_unit_test(test_check_messages),
+      cmocka_unit_test(test_gauss_markov_first_sample), cmocka_unit_test(test_spike_signs_balanced),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

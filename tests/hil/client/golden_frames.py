@@ -5,14 +5,16 @@ CRC-16/CCITT-FALSE, a separate COBS implementation), independently of achilles_c
 
 Prints each frame as hex (for the document) and as a C initializer (for
 test_client_messages.c). With --check C_FILE DOC_FILE it verifies instead that the test's golden
-arrays and the document's examples are exactly these bytes (run by ctest).
+arrays and the document's examples are exactly these bytes, and with --encoder EXE also the
+frames the C encoder makes (EXE --print-golden, i.e. test_client_messages) (run by ctest).
 With --cobs it prints the COBS cases as C arrays (for test_client_framing.c), and with
 --check-cobs C_FILE it verifies them.
-Run: /usr/bin/python3 tests/hil/client/golden_frames.py [--check test.c doc.md]
+Run: /usr/bin/python3 tests/hil/client/golden_frames.py [--check test.c doc.md [--encoder EXE]]
 """
 import binascii
 import re
 import struct
+import subprocess
 import sys
 
 
@@ -121,6 +123,27 @@ def check(c_file, doc_file):
     return bad
 
 
+def check_encoder(exe):
+    """the frames the C encoder makes of the same messages (exe --print-golden) against the
+    specification's bytes: the arrays above could agree with the document and still not be what
+    the encoder sends"""
+    out = subprocess.run([exe, "--print-golden"], capture_output=True, text=True, check=True)
+    made = {}
+    for line in out.stdout.splitlines():
+        name, *hexes = line.split()
+        made[name] = bytes(int(h, 16) for h in hexes)
+    bad = 0
+    for name, t, seq, payload in EXAMPLES:
+        wire = cobs(frame(t, seq, payload))
+        if made.get(name) != wire:
+            got = made[name].hex(" ") if name in made else "nothing"
+            print(f"{exe}: the C encoder's {name} frame differs from the specification's bytes:"
+                  f"\n  encoder       {got}\n  specification {wire.hex(' ')}")
+            bad += 1
+    print(f"{len(EXAMPLES)} frames of the C encoder, {bad} mismatches")
+    return bad
+
+
 def check_cobs(c_file):
     """the COBS cases of test_client_framing.c: golden_cobs_NAME_in[] and _wire[]"""
     c_text = open(c_file).read()
@@ -142,8 +165,11 @@ def c_array(name, data):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--check":
-        sys.exit(1 if check(sys.argv[2], sys.argv[3]) else 0)
+    if len(sys.argv) in (4, 6) and sys.argv[1] == "--check":
+        bad = check(sys.argv[2], sys.argv[3])
+        if len(sys.argv) == 6 and sys.argv[4] == "--encoder":
+            bad += check_encoder(sys.argv[5])
+        sys.exit(1 if bad else 0)
     if len(sys.argv) == 3 and sys.argv[1] == "--check-cobs":
         sys.exit(1 if check_cobs(sys.argv[2]) else 0)
     if len(sys.argv) == 2 and sys.argv[1] == "--cobs":

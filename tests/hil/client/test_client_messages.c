@@ -9,6 +9,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "achilles_client.h"
@@ -587,7 +588,26 @@ static void test_versions(void **state) {
   assert_int_equal(dec.counters.seq_resets, 0);
 }
 
-int main(void) {
+/* `--print-golden`: what the C encoder makes of the golden messages, one line per frame
+ * ("name hex hex ..."), for golden_frames.py to compare with the specification's bytes. */
+static int print_golden(void) {
+  uint8_t wire[ACH_ENCODED_MAX(ACH_MAX_FRAME)];
+  fill_goldens();
+  for (size_t i = 0; i < NGOLDEN; i++) {
+    const int len = ach_encode(wire, sizeof wire, goldens[i].seq, &goldens[i].msg);
+    printf("%s", goldens[i].name);
+    for (int k = 0; k < len; k++) {
+      printf(" %02x", wire[k]);
+    }
+    printf("\n");
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--print-golden") == 0) {
+    return print_golden();
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_golden_frames_encode),
       cmocka_unit_test(test_golden_frames_decode),

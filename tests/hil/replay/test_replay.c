@@ -1627,6 +1627,70 @@ static void test_serial_time_rounding(void **state) {
   hil_replay_free(&s);
 }
 
+/* Issue 9: deadlines count from the start, not from the previous send. The inter-arrival checks
+ * above look only at consecutive differences, which a player that times each message from the
+ * previous send also passes while it falls behind by its per-message overhead (a 5 s replay
+ * ended 30 ms late that way). Here, over 3000 messages at 1 kHz (3 s): the received span
+ * (last arrival - first) against the logged span is printed, and the drift of the arrival
+ * offset (arrival - logged t, median over the first fifth and over the last fifth) must stay
+ * within 5 ms: medians shrug off host stalls, which a wall-clock bound on the span would not
+ * (tests do not assert wall-clock figures), while a drifting player is 15-27 ms off. Up to three
+ * runs. */
+static double median_offset(long from, long to) {
+  double *off = malloc((size_t)(to - from) * sizeof *off);
+  assert_non_null(off);
+  for (long m = from; m < to; m++) {
+    off[m - from] = rx->at[m] - json_number(rx->body[m], "t");
+  }
+  qsort(off, (size_t)(to - from), sizeof *off, cmp_double);
+  const double med = off[(to - from) / 2];
+  free(off);
+  return med;
+}
+
+static void test_timing_span_and_drift(void **state) {
+  (void)state;
+  char path[128];
+  tmp_path(path, sizeof path, "span.log");
+  const long n = 3000;
+  write_log(path, n);
+  hil_replay_select sel = {0};
+  snprintf(sel.topics, sizeof sel.topics, "enc/");
+  hil_replay_schedule s;
+  load(&s, path, &sel);
+  assert_int_equal(s.n, n);
+  enum { ATTEMPTS = 3 };
+  double span_err[ATTEMPTS], drift[ATTEMPTS];
+  int attempt = 0, ok = 0;
+  for (; attempt < ATTEMPTS && !ok; attempt++) {
+    hil_replay_options o;
+    options(&o);
+    sharp(&o);
+    hil_replay_report rep;
+    const int locked = mlockall(MCL_CURRENT | MCL_FUTURE) == 0;
+    replay_zmq(&s, &o, &rep);
+    if (locked) {
+      munlockall();
+    }
+    assert_int_equal(rx->n, n);
+    const double logged = json_number(rx->body[n - 1], "t") - json_number(rx->body[0], "t");
+    span_err[attempt] = (rx->at[n - 1] - rx->at[0]) - logged;
+    drift[attempt] = median_offset(4 * n / 5, n) - median_offset(0, n / 5);
+    print_message("attempt %d: span %.3f s received vs %.3f s logged (%+.1f us); drift between "
+                  "the first and last fifth %+.1f us\n",
+                  attempt + 1, rx->at[n - 1] - rx->at[0], logged, span_err[attempt] * 1e6,
+                  drift[attempt] * 1e6);
+    ok = fabs(drift[attempt]) < 5e-3;
+  }
+  if (!ok) {
+    fail_msg("in %d runs the replay drifted from the log's clock: span error %+.1f, %+.1f, "
+             "%+.1f us; drift %+.1f, %+.1f, %+.1f us (bound 5000 us)",
+             ATTEMPTS, span_err[0] * 1e6, span_err[1] * 1e6, span_err[2] * 1e6, drift[0] * 1e6,
+             drift[1] * 1e6, drift[2] * 1e6);
+  }
+  hil_replay_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_topic_patterns),
@@ -1649,6 +1713,7 @@ int main(void) {
       cmocka_unit_test(test_incomplete_log_and_csv_time_back),
       cmocka_unit_test(test_wait_hello_controller),
       cmocka_unit_test(test_serial_time_rounding),
+      cmocka_unit_test(test_timing_span_and_drift),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

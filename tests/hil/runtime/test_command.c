@@ -131,6 +131,24 @@ static void test_all_fresh(void **state) {
   assert_false(hil_commands_all_fresh(&f->c));
 }
 
+/* Issue 9: the boundary. A command is stale when it is OLDER than the timeout: submitted at
+ * t = 0 and applied at exactly t = 0.1 s (the fixture's timeout) it still holds; one 1 kHz tick
+ * later it trips. (0.1 - 0.0 is exactly 0.1 in binary, so the comparison meets the boundary.) */
+static void test_watchdog_boundary(void **state) {
+  fixture *f = *state;
+  hil_commands_clear(&f->c);
+  const uint64_t trips = f->c.counters.watchdog_trips;
+  assert_int_equal(hil_commands_submit_named(&f->c, "m1", 1.5, 0.0), HIL_OK);
+  hil_commands_apply(&f->c, f->d, 0.1);
+  assert_true(f->d->ctrl[0] == 1.5);
+  assert_false(f->c.slots[0].timed_out);
+  assert_int_equal(f->c.counters.watchdog_trips - trips, 0);
+  hil_commands_apply(&f->c, f->d, 0.101);
+  assert_true(f->d->ctrl[0] == 0.0);
+  assert_true(f->c.slots[0].timed_out);
+  assert_int_equal(f->c.counters.watchdog_trips - trips, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_names),
@@ -138,6 +156,7 @@ int main(void) {
       cmocka_unit_test(test_watchdog_zero_and_recover),
       cmocka_unit_test(test_watchdog_hold),
       cmocka_unit_test(test_all_fresh),
+      cmocka_unit_test(test_watchdog_boundary),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

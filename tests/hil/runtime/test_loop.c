@@ -4,6 +4,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,11 +120,121 @@ static void test_status_reports_constraints(void **state) {
   hil_runtime_destroy(&rt);
 }
 
+/* Issue 9: lockstep step requests add up. Two requests (3 and 2) made before the loop first
+ * polls give exactly 5 steps, although the run could last 1000 (duration 1 s at 1 kHz): nothing
+ * else may step a lockstep run that receives no commands. The test thread waits (deadline 10 s)
+ * for the 5th step, then stops the loop. */
+typedef struct loop_thread {
+  hil_runtime *rt;
+  volatile int done;
+} loop_thread;
+
+static void *loop_thread_main(void *p) {
+  loop_thread *a = p;
+  hil_runtime_run(a->rt);
+  a->done = 1;
+  return NULL;
+}
+
+static void test_lockstep_requests_add_up(void **state) {
+  (void)state;
+  hil_runtime *rt = make(HIL_MODE_LOCKSTEP, 1.0);
+  hil_runtime_request_steps(rt, 3);
+  hil_runtime_request_steps(rt, 2);
+  loop_thread a = {rt, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, loop_thread_main, &a), 0);
+  const double until = monotonic_now() + 10.0;
+  while (!a.done && hil_runtime_steps(rt) < 5 && monotonic_now() < until) {
+    const struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  hil_runtime_request_stop(rt);
+  pthread_join(th, NULL);
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  if (st.steps != 5) {
+    fail_msg("lockstep with requests of 3 and 2 steps took %llu steps (expected 5; the run %s)",
+             (unsigned long long)st.steps, a.done ? "ended by itself" : "was stopped");
+  }
+  hil_runtime_destroy(&rt);
+}
+
+/* The offset is a property of the schedule, not of one tick: deadlines are t + offset, so between
+ * two reads in a run it changes only by whole periods (ticks skipped after a stall), never by a
+ * tick's wake-up lateness. Read at about 50 and 150 ticks while the loop runs, and at the end;
+ * differences in periods must be integers within 1e-6 (1 ns; lateness is ~0.1 period here). */
+static double offset_at(hil_runtime *rt, uint64_t steps, const loop_thread *a) {
+  const double until = monotonic_now() + 10.0;
+  while (!a->done && hil_runtime_steps(rt) < steps && monotonic_now() < until) {
+    const struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  if (hil_runtime_steps(rt) < steps) {
+    fail_msg("the realtime loop did not reach %llu steps", (unsigned long long)steps);
+  }
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  return st.deadline_offset;
+}
+
+static void test_offset_moves_by_whole_periods(void **state) {
+  (void)state;
+  hil_runtime *rt = make(HIL_MODE_REALTIME, 0.3);
+  const double period = hil_runtime_model(rt)->opt.timestep;
+  loop_thread a = {rt, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, loop_thread_main, &a), 0);
+  const double o1 = offset_at(rt, 50, &a), o2 = offset_at(rt, 150, &a);
+  pthread_join(th, NULL);
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  const double o[2] = {o2, st.deadline_offset};
+  for (int i = 0; i < 2; i++) {
+    const double periods = (o[i] - o1) / period;
+    if (!(fabs(periods - round(periods)) < 1e-6)) {
+      fail_msg("the deadline offset moved by %.6f periods between two reads (whole periods "
+               "expected: deadlines are t + offset)", periods);
+    }
+  }
+  hil_runtime_destroy(&rt);
+}
+
+/* A reset forgets the steps granted before it: 5 requested, a reset, then 2 requested give
+ * exactly 2 steps (a lockstep run without commands steps only when granted). */
+static void test_reset_drops_granted_steps(void **state) {
+  (void)state;
+  hil_runtime *rt = make(HIL_MODE_LOCKSTEP, 1.0);
+  hil_runtime_request_steps(rt, 5);
+  hil_runtime_reset(rt);
+  hil_runtime_request_steps(rt, 2);
+  loop_thread a = {rt, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, loop_thread_main, &a), 0);
+  const double until = monotonic_now() + 10.0;
+  while (!a.done && hil_runtime_steps(rt) < 2 && monotonic_now() < until) {
+    const struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  hil_runtime_request_stop(rt);
+  pthread_join(th, NULL);
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  if (st.steps != 2) {
+    fail_msg("5 steps granted, a reset, 2 granted: %llu steps (expected 2)",
+             (unsigned long long)st.steps);
+  }
+  hil_runtime_destroy(&rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_realtime_deadlines_and_offset),
       cmocka_unit_test(test_offset_is_zero_without_deadlines),
       cmocka_unit_test(test_status_reports_constraints),
+      cmocka_unit_test(test_lockstep_requests_add_up),
+      cmocka_unit_test(test_offset_moves_by_whole_periods),
+      cmocka_unit_test(test_reset_drops_granted_steps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,10 +44,26 @@ static void test_edges_and_merge(void **state) {
   assert_true(p50 >= 2e-3 && p50 <= 2e-3 * 1.0101);
 }
 
+/* The q-quantile is the ceil(q·n)-th smallest value (nearest rank), where a rank that q·n does
+ * not hit exactly shows: of 1..10 ms, p25 is the 3rd (3 ms; q·n = 2.5) and p95 the 10th. */
+static void test_nearest_rank(void **state) {
+  (void)state;
+  hil_histogram_clear(&h);
+  for (int k = 1; k <= 10; k++) {
+    hil_histogram_add(&h, k * 1e-3);
+  }
+  const double p25 = hil_histogram_quantile(&h, 0.25), p95 = hil_histogram_quantile(&h, 0.95);
+  if (!(p25 >= 3e-3 && p25 <= 3e-3 * 1.0101 && p95 == 10e-3)) {
+    fail_msg("of 1..10 ms: p25 %.6f ms (expected the 3rd, 3 ms), p95 %.6f ms (the 10th)",
+             p25 * 1e3, p95 * 1e3);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_uniform_quantiles),
       cmocka_unit_test(test_edges_and_merge),
+      cmocka_unit_test(test_nearest_rank),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

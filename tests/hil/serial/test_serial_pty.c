@@ -595,7 +595,8 @@ static void test_step_request_advances_lockstep(void **state) {
   o.mode = HIL_MODE_LOCKSTEP;
   o.quiet = 1;
   o.status_period_s = 0;
-  o.duration_s = 0.005;
+  /* a run of 1000 steps: only the lockstep logic can hold it at the five requested */
+  o.duration_s = 1.0;
   char err[512];
   hil_runtime *rt = hil_runtime_new(ARM, &o, err, sizeof err);
   assert_non_null(rt);
@@ -612,21 +613,44 @@ static void test_step_request_advances_lockstep(void **state) {
   m.type = ACH_MSG_STEP_REQUEST;
   m.u.step_request.steps = 5;
   board_send(&b, &m);
-  for (int i = 0; i < 3000 && !a.done; i++) {
+  for (int i = 0; i < 3000 && !a.done && hil_runtime_steps(rt) < 5; i++) {
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
     board_read(&b);
   }
-  int finished = a.done;
-  if (!finished) {
-    hil_runtime_request_stop(rt);
-  }
+  const int ended = a.done;
+  hil_runtime_request_stop(rt);
   pthread_join(th, NULL);
-  assert_true(finished);
   hil_status st;
   hil_runtime_status(rt, &st);
-  assert_int_equal(st.steps, 5); /* exactly the five requested (shutting down takes no step) */
+  if (st.steps != 5 || ended) {
+    fail_msg("STEP_REQUEST(5) in lockstep: %llu steps, the run %s (expected exactly 5 steps of "
+             "the 1000 the duration allows)",
+             (unsigned long long)st.steps, ended ? "ended by itself" : "was stopped");
+  }
   assert_int_equal(intake(rt).accepted, 0);
+  board_close(&b);
+  hil_runtime_destroy(&rt);
+}
+
+/* STEP_REQUEST outside lockstep: refused with ERROR UNSUPPORTED, and the tick steps once as any
+ * tick of a fast run does, not the 50 steps requested. */
+static void test_step_request_refused_outside_lockstep(void **state) {
+  (void)state;
+  hil_runtime *rt = new_runtime(HIL_MODE_FAST);
+  hil_transport *t = add_serial(rt, NULL);
+  board b;
+  connect_board(rt, t, &b);
+  const uint64_t before = hil_runtime_steps(rt);
+  ach_message m;
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_STEP_REQUEST;
+  m.u.step_request.steps = 50;
+  board_send(&b, &m);
+  tick_after(rt, t, &b);
+  assert_true(board_wait_count(&b, &b.nerrors, 1));
+  assert_int_equal(b.errors[0].code, ACH_ERRC_UNSUPPORTED);
+  assert_int_equal(hil_runtime_steps(rt) - before, 1);
   board_close(&b);
   hil_runtime_destroy(&rt);
 }
@@ -644,6 +668,7 @@ int main(void) {
       cmocka_unit_test(test_link_replaces_stale_symlink_not_files),
       cmocka_unit_test(test_device_mode_on_a_pty_explains_the_limit),
       cmocka_unit_test(test_step_request_advances_lockstep),
+      cmocka_unit_test(test_step_request_refused_outside_lockstep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,26 @@
 #define RECV_TIMEOUT_MS 10000 /* liveness guard only: a healthy run answers in microseconds */
 #define MAX_ATTEMPTS 2000
 #define PAYLOAD_MAX 4096
+/* Every wait for a condition also ends after WAIT_S seconds, in a failed assertion that names
+ * what did not happen: neither a run that never stops publishing nor one that never answers may
+ * hang the suite until ctest's timeout. A stream is read DRAIN_BATCH messages at a time between
+ * status requests, so a loop that steps when it should not is seen at once. */
+#define WAIT_S 10.0
+#define DRAIN_BATCH 256
+
+static double mono_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double wait_until(void) {
+  return mono_s() + WAIT_S;
+}
+
+static int waiting(double until) {
+  return mono_s() < until;
+}
 
 /* --- the test robot --------------------------------------------------------------------------- */
 
@@ -182,6 +202,9 @@ static void *client_socket(client *c, int type, const char *endpoint, int rcvhwm
   const int linger = 0, timeout = RECV_TIMEOUT_MS;
   zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
   zmq_setsockopt(s, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+  /* a loop that stops reading commands fills the PUSH queue: a send then fails instead of
+   * blocking the test forever */
+  zmq_setsockopt(s, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
   zmq_setsockopt(s, ZMQ_RCVHWM, &rcvhwm, sizeof rcvhwm); /* before connecting, to count */
   if (type == ZMQ_SUB) {
     zmq_setsockopt(s, ZMQ_SUBSCRIBE, "", 0);
@@ -288,13 +311,14 @@ static double status_number(const cJSON *st, const char *a, const char *b) {
 /* Subscribe-then-hello until the status published by a hello arrives; drops what came before.
  * Returns the hello reply. */
 static cJSON *handshake(client *c) {
-  for (int i = 0; i < MAX_ATTEMPTS; i++) {
+  const double until = wait_until();
+  for (int i = 0; i < MAX_ATTEMPTS && waiting(until); i++) {
     cJSON *hello = request_ok(c, "{\"cmd\":\"hello\"}");
-    while (has_input(c->sub, i < 10 ? 2 : 20)) {
+    while (has_input(c->sub, i < 10 ? 2 : 20) && waiting(until)) {
       message m;
       receive(c, &m);
       if (strcmp(m.topic, "status") == 0) {
-        while (has_input(c->sub, 0)) { /* statuses of earlier hellos */
+        while (has_input(c->sub, 0) && waiting(until)) { /* statuses of earlier hellos */
           receive(c, &m);
         }
         return hello;
@@ -302,7 +326,7 @@ static cJSON *handshake(client *c) {
     }
     cJSON_Delete(hello);
   }
-  fail_msg("the subscription never became live");
+  fail_msg("the subscription never became live (%.0f s)", WAIT_S);
   return NULL;
 }
 
@@ -312,8 +336,9 @@ static cJSON *handshake(client *c) {
 typedef void (*sample_fn)(void *user, const message *m);
 
 static void collect_until(client *c, double steps, sample_fn fn, void *user) {
-  for (int i = 0; i < MAX_ATTEMPTS * 10; i++) {
-    while (has_input(c->sub, i == 0 ? 0 : 1)) {
+  const double until = wait_until();
+  for (int i = 0; i < MAX_ATTEMPTS * 10 && waiting(until); i++) {
+    for (int b = 0; b < DRAIN_BATCH && has_input(c->sub, i == 0 ? 0 : 1); b++) {
       message m;
       receive(c, &m);
       if (strcmp(m.topic, "status") != 0) {
@@ -324,9 +349,11 @@ static void collect_until(client *c, double steps, sample_fn fn, void *user) {
       assert_non_null(st);
       const double now = status_number(st, "steps", NULL);
       cJSON_Delete(st);
-      assert_true(now <= steps);
+      if (now > steps) {
+        fail_msg("the loop took %.0f steps, more than the %.0f it was given", now, steps);
+      }
       if (now == steps) {
-        while (has_input(c->sub, 0)) { /* status messages of the remaining requests */
+        while (has_input(c->sub, 0) && waiting(until)) { /* statuses of other requests */
           receive(c, &m);
           assert_string_equal(m.topic, "status");
         }
@@ -335,12 +362,13 @@ static void collect_until(client *c, double steps, sample_fn fn, void *user) {
     }
     cJSON_Delete(request_ok(c, "{\"cmd\":\"status\"}"));
   }
-  fail_msg("the loop did not reach %.0f steps", steps);
+  fail_msg("the loop did not reach %.0f steps (%.0f s)", steps, WAIT_S);
 }
 
 /* Asks for status until the transport has read `n` command messages; returns the status. */
 static cJSON *wait_for_cmd_messages(client *c, double n) {
-  for (int i = 0; i < MAX_ATTEMPTS * 10; i++) {
+  const double until = wait_until();
+  for (int i = 0; i < MAX_ATTEMPTS * 10 && waiting(until); i++) {
     cJSON *st = request_ok(c, "{\"cmd\":\"status\"}");
     if (status_number(cJSON_GetObjectItem(st, "status"), "zmq", "cmd_messages") >= n) {
       return st;
@@ -348,7 +376,7 @@ static cJSON *wait_for_cmd_messages(client *c, double n) {
     cJSON_Delete(st);
     pause_briefly();
   }
-  fail_msg("the transport did not read %.0f command messages", n);
+  fail_msg("the transport did not read %.0f command messages (%.0f s)", n, WAIT_S);
   return NULL;
 }
 
@@ -693,7 +721,8 @@ static void test_club_arm_holds_shoulder(void **state) {
   zmq_send(c.push, buf, (size_t)n, 0); /* releases the first step */
   double integral = 0, worst = 0, first_truth = NAN;
   int steps = 1, truths = 0;
-  while (truths < N) {
+  const double until = wait_until();
+  while (truths < N && waiting(until)) {
     message msg;
     receive(&c, &msg);
     if (strcmp(msg.topic, "truth/enc/enc_shoulder") == 0) {
@@ -718,6 +747,9 @@ static void test_club_arm_holds_shoulder(void **state) {
       n = hil_msg_encode_commands(buf, sizeof buf, names, duty, nu, NAN);
       zmq_send(c.push, buf, (size_t)n, 0);
     }
+  }
+  if (truths < N) {
+    fail_msg("%d of %d shoulder truth samples in %.0f s", truths, N, WAIT_S);
   }
   if (worst > 0.01) {
     fail_msg("the shoulder strays %.4f rad from %.2f over the last %d steps", worst, target, HOLD);
@@ -984,7 +1016,7 @@ static void test_bad_commands(void **state) {
       break;
     }
   }
-  while (has_input(f->cli.sub, 0)) {
+  for (const double until = wait_until(); has_input(f->cli.sub, 0) && waiting(until);) {
     message m;
     receive(&f->cli, &m);
   }
@@ -1194,7 +1226,8 @@ static void test_pd_loop_holds_setpoint(void **state) {
   trace *tr = calloc(1, sizeof *tr);
   send_commands(&f->cli, 0, 0); /* releases the first step */
   int steps = 1;
-  while (steps <= N) {
+  const double until = wait_until();
+  while (steps <= N && waiting(until)) {
     message m;
     receive(&f->cli, &m);
     on_trace(tr, &m);
@@ -1210,10 +1243,13 @@ static void test_pd_loop_holds_setpoint(void **state) {
     steps++;
   }
   /* the truth of the last sample follows its measurement: wait for it */
-  while (tr->n < N) {
+  while (tr->n < N && waiting(until)) {
     message m;
     receive(&f->cli, &m);
     on_trace(tr, &m);
+  }
+  if (steps <= N || tr->n < N) {
+    fail_msg("%d of %d steps and %d of %d truth samples in %.0f s", steps - 1, N, tr->n, N, WAIT_S);
   }
   double worst = 0;
   for (int k = N - HOLD; k < N; k++) {
@@ -1242,20 +1278,23 @@ static void test_slow_subscriber_sees_gaps(void **state) {
   for (int k = 0; k < N; k++) {
     send_commands(&c, 0.1, 0);
   }
-  for (int i = 0; i < MAX_ATTEMPTS * 10; i++) {
+  double steps = 0;
+  for (const double until = wait_until(); steps != N && waiting(until);) {
     cJSON *st = request_ok(&c, "{\"cmd\":\"status\"}");
-    const double steps = status_number(cJSON_GetObjectItem(st, "status"), "steps", NULL);
+    steps = status_number(cJSON_GetObjectItem(st, "status"), "steps", NULL);
     cJSON_Delete(st);
-    if (steps == N) {
-      break;
+    if (steps != N) {
+      pause_briefly();
     }
-    pause_briefly();
+  }
+  if (steps != N) {
+    fail_msg("the loop did not take the %d commanded steps (%.0f after %.0f s)", N, steps, WAIT_S);
   }
   /* what is left in the queues: increasing sequence numbers with holes */
   int received = 0, gaps = 0;
   uint64_t last = 0;
   message m;
-  while (has_input(c.sub, 100)) {
+  for (const double until = wait_until(); has_input(c.sub, 100) && waiting(until);) {
     receive(&c, &m);
     if (strcmp(m.topic, "enc/enc_shoulder") != 0) {
       continue;
@@ -1294,7 +1333,7 @@ static void test_latest_request_gives_the_present(void **state) {
     send_commands(&c, 0.1, 0);
   }
   cJSON *st = NULL;
-  for (int i = 0; i < MAX_ATTEMPTS * 10; i++) {
+  for (const double until = wait_until(); !st || waiting(until);) {
     cJSON_Delete(st);
     st = request_ok(&c, "{\"cmd\":\"status\"}");
     if (status_number(cJSON_GetObjectItem(st, "status"), "steps", NULL) == N) {
@@ -1315,7 +1354,7 @@ static void test_latest_request_gives_the_present(void **state) {
   assert_true(cJSON_GetObjectItem(latest, "t")->valuedouble == t_end);
   assert_true(cJSON_GetObjectItem(latest, "steps")->valuedouble == N);
   cJSON *newest = cJSON_CreateObject();
-  while (has_input(c.sub, 100)) {
+  for (const double until = wait_until(); has_input(c.sub, 100) && waiting(until);) {
     receive(&c, &m);
     if (strcmp(m.topic, "status") != 0 && strcmp(m.topic, "step") != 0) {
       cJSON_DeleteItemFromObjectCaseSensitive(newest, m.topic);
@@ -1367,7 +1406,9 @@ static int run_subscriber_tool(fixture *f, const char *const *args, char *text, 
   const pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
-    char *argv[16] = {"python3", ACHILLES_SOURCE_DIR "/tools/zmq_subscriber.py"};
+    /* argv[0] is the full path: a bare "python3" makes Python look itself up on PATH and take
+     * its library path from whichever python3 comes first there */
+    char *argv[16] = {"/usr/bin/python3", ACHILLES_SOURCE_DIR "/tools/zmq_subscriber.py"};
     for (int i = 0; args[i] && i < 13; i++) {
       argv[2 + i] = (char *)args[i];
     }
@@ -1379,7 +1420,7 @@ static int run_subscriber_tool(fixture *f, const char *const *args, char *text, 
   }
   close(out[1]);
   int status = 0, done = 0;
-  for (int i = 0; i < 200000 && !done; i++) { /* until the tool has read what it was asked */
+  for (const double until = wait_until(); !done && waiting(until);) { /* the tool has read all */
     request_ok_discard(&f->cli, "{\"cmd\":\"step\",\"n\":1}");
     pause_briefly();
     done = waitpid(pid, &status, WNOHANG) == pid;
@@ -1387,7 +1428,7 @@ static int run_subscriber_tool(fixture *f, const char *const *args, char *text, 
   if (!done) {
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
-    fail_msg("zmq_subscriber.py did not finish");
+    fail_msg("zmq_subscriber.py did not finish (%.0f s)", WAIT_S);
   }
   size_t len = 0;
   ssize_t n;
@@ -1671,6 +1712,28 @@ static void test_flood_keeps_deadlines(void **state) {
   }
 }
 
+/* A step request outside lockstep is refused, with a message that says why (a realtime run at
+ * 1 Hz, so the request meets a loop that is waiting for its next tick). */
+static void test_step_refused_outside_lockstep(void **state) {
+  (void)state;
+  tmpdir d;
+  tmpdir_make(&d);
+  server s;
+  server_start_in(&s, d.robot, 1, HIL_MODE_REALTIME, 1);
+  client c;
+  client_open(&c, &s);
+  cJSON *reply = request(&c, "{\"cmd\":\"step\",\"n\":100}");
+  const cJSON *ok = cJSON_GetObjectItem(reply, "ok"), *e = cJSON_GetObjectItem(reply, "error");
+  if (!cJSON_IsFalse(ok) || !cJSON_IsString(e) || !strstr(e->valuestring, "lockstep")) {
+    char *text = cJSON_PrintUnformatted(reply);
+    fail_msg("step in realtime mode answered %s (expected ok false naming lockstep)", text);
+  }
+  cJSON_Delete(reply);
+  client_close(&c);
+  server_stop(&s);
+  tmpdir_remove(&d);
+}
+
 int main(void) {
   const struct CMUnitTest standalone[] = {
       cmocka_unit_test(test_options),
@@ -1681,6 +1744,7 @@ int main(void) {
       cmocka_unit_test(test_slow_subscriber_sees_gaps),
       cmocka_unit_test(test_latest_request_gives_the_present),
       cmocka_unit_test(test_flood_keeps_deadlines),
+      cmocka_unit_test(test_step_refused_outside_lockstep),
   };
   const struct CMUnitTest served[] = {
       cmocka_unit_test_setup_teardown(test_hello, setup, teardown),
