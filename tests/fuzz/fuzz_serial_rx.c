@@ -4,7 +4,7 @@
  *
  * The transport's file is included to reach its receive path without a board on the other end
  * of the pseudo-terminal (the style of nanopb's tests). */
-#include "hil/serial_transport.c"
+#include "hil/serial/serial_transport.c"
 
 #include <stdlib.h>
 

@@ -5,7 +5,7 @@
  *
  * The transport's file is included to reach its handlers; its sockets are bound once, on Unix
  * sockets in /tmp, and never receive anything. */
-#include "hil/zmq_transport.c"
+#include "hil/zmq/zmq_transport.c"
 
 #include <stdlib.h>
 #include <unistd.h>
