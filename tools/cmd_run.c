@@ -40,8 +40,9 @@ static void on_signal(int sig) {
 static void usage(FILE *out) {
   fprintf(out,
           "usage: achilles run CONFIG [options]\n\n"
-          "Runs the robot described by CONFIG in real time: publishes its sensors and takes\n"
-          "motor commands over ZeroMQ and/or a serial port (a real board or a pseudo-terminal).\n"
+          "Runs the robot described by CONFIG (robot JSON, MJCF or URDF) in real time:\n"
+          "publishes its sensors and takes motor commands over ZeroMQ and/or a serial port (a\n"
+          "real board or a pseudo-terminal).\n"
           "Stop with Ctrl-C (motors go to zero, ports close). Messages: docs/messages.md,\n"
           "docs/serial-protocol.md; runtime settings: docs/runtime.md.\n"
           "CONFIG may be - (or /dev/stdin, <(...)) to read it from standard input, once.\n"
@@ -67,6 +68,8 @@ static void usage(FILE *out) {
           "  --serial pty|DEVICE  serial link: a new pseudo-terminal, or a device (e.g. /dev/ttyACM0)\n"
           "  --pty-link PATH      make PATH a symlink to the pseudo-terminal\n"
           "  --baud N             device baud rate (default 1000000)\n"
+          "  --sensors FILE       sensors file instead of CONFIG's \"sensors\" key (an MJCF or\n"
+          "                       URDF CONFIG has sensors only this way; docs/import.md)\n"
           "  --record FILE        record every sample, command and status (docs/logs.md)\n"
           "  --on-record-error A  stop (default) | continue: when the recording fails (disk\n"
           "                       full, I/O error); said at once either way, exit status 1\n"
@@ -156,6 +159,9 @@ static int apply_option(run_args *a, int opt, const char *arg) {
   case 'F':
     a->record = arg;
     return 0;
+  case 'X':
+    a->opt.sensors_file = arg;
+    return 0;
   case 'E':
     rc = choice("--on-record-error", arg, record_actions, &k);
     a->opt.on_record_error = (hil_record_error_action)k;
@@ -178,6 +184,7 @@ static const struct option long_options[] = {
     {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
     {"record", required_argument, NULL, 'F'},
     {"on-record-error", required_argument, NULL, 'E'},
+    {"sensors", required_argument, NULL, 'X'},
     {NULL, 0, NULL, 0}};
 
 /* Two passes: find CONFIG and --help first, read the config's runtime section, then let the

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sim/import/import.h"
 #include "hil/error.h"
 #include "hil/zmq/json_messages.h"
 #include "hil/transport.h"
@@ -59,7 +60,14 @@ static void on_sample(void *user, const sens_sensor *s, const sens_sample *smp) 
 }
 
 static int load_sensors(hil_runtime *rt, const char *config_path, char *err, size_t err_sz) {
-  int rc = sens_set_load_robot(&rt->sensors, rt->model, config_path, err, err_sz);
+  int rc;
+  if (rt->opt.sensors_file) {
+    rc = sens_set_load_file(&rt->sensors, rt->model, rt->opt.sensors_file, err, err_sz);
+  } else if (sim_import_detect(config_path) != SIM_IMPORT_JSON) {
+    rc = SENS_ENOTFOUND; /* MJCF and URDF carry no sensors of ours */
+  } else {
+    rc = sens_set_load_robot(&rt->sensors, rt->model, config_path, err, err_sz);
+  }
   if (rc == SENS_ENOTFOUND) {
     rt->sensors = NULL; /* a robot without sensors still runs */
     return HIL_OK;
@@ -89,7 +97,8 @@ hil_runtime *hil_runtime_new(const char *config_path, const hil_options *o, char
     return NULL;
   }
   rt->opt = *o;
-  rt->model = sim_model_load_file(config_path, err, err_sz);
+  const sim_import_options import = {0, NULL, NULL}; /* `achilles convert` lists the notes */
+  rt->model = sim_import_load_file(config_path, &import, err, err_sz);
   if (!rt->model) {
     hil_runtime_destroy(&rt);
     return NULL;

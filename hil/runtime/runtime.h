@@ -66,6 +66,9 @@ typedef struct hil_options {
   /* realtime: the most one pass over the transports' input may take (s); 0 = the default,
    * HIL_INPUT_BUDGET_PERIODS of the period; negative = no bound (for comparisons only) */
   double input_budget_s;
+  /* a sensors file (docs/sensors.md) instead of the robot file's "sensors" key; NULL: that key.
+   * An MJCF or URDF robot has sensors only through it. */
+  const char *sensors_file;
 } hil_options;
 
 /* Realtime: one input pass (before a step, after it, or between ticks) takes at most this many
@@ -83,7 +86,8 @@ int hil_options_parse(hil_options *o, const char *config_path, char *err, size_t
 typedef struct hil_runtime hil_runtime;
 typedef struct hil_transport hil_transport;
 
-/* Loads the robot, its actuators and sensors from config_path and applies o.
+/* Loads the robot (robot JSON, MJCF or URDF: sim/import), its actuators and sensors from
+ * config_path and applies o.
  * Returns NULL with a message in err on failure. */
 hil_runtime *hil_runtime_new(const char *config_path, const hil_options *o, char *err,
                              size_t err_sz);

@@ -76,6 +76,14 @@ static void test_convert_then_sim(void **state) {
   snprintf(cmd, sizeof cmd, "%s sensors %s --duration 0.01 2>&1", ACHILLES_BIN, path);
   assert_int_not_equal(run(cmd, text, sizeof text), 0);
   assert_non_null(strstr(text, "an MJCF or URDF file has no sensors: pass --sensors FILE"));
+  /* achilles run on the URDF with those sensors: fast, no sockets */
+  snprintf(cmd, sizeof cmd,
+           "%s run %s --sensors %s --mode fast --duration 0.5 --no-zmq 2>&1", ACHILLES_BIN, path,
+           sensors);
+  assert_int_equal(run(cmd, text, sizeof text), 0);
+  if (!strstr(text, "pendulum: 1 joints, 0 actuators, 1 sensors") || !strstr(text, "steps=500")) {
+    fail_msg("achilles run on a URDF printed '%s'", text);
+  }
   remove(sensors);
   /* --strict: the visual element is an error, exit 1, nothing written */
   remove(json);
