@@ -317,12 +317,50 @@ static int is_round(const sim_geom *g) {
   return g->type == SIM_GEOM_SPHERE || g->type == SIM_GEOM_CAPSULE;
 }
 
+static double low_x(const sim_model *m, const sim_data *d, int g) {
+  return d->geom_xpos[3 * g] - round_bound(&m->geoms[g]);
+}
+
+/* Broad phase: sweep and prune along x. The round geoms, ordered by the low end of their
+ * bounding spheres' x extent, are kept in data.geom_sweep from step to step, so insertion sort
+ * costs about one pass while the order changes little; only geoms whose x extents overlap are
+ * looked at more closely. */
+static int sweep_order(const sim_model *m, sim_data *d) {
+  int *order = d->geom_sweep;
+  if (d->nsweep == 0) { /* first use: the round geoms in model order */
+    for (int k = 0; k < m->ngeom; k++) {
+      if (is_round(&m->geoms[k])) {
+        order[d->nsweep++] = k;
+      }
+    }
+  }
+  /* any starting order sorts to the same result (ties by index): the order is only a cache */
+  const int n = d->nsweep;
+  for (int i = 1; i < n; i++) {
+    const int g = order[i];
+    const double x = low_x(m, d, g);
+    int k = i;
+    while (k > 0 && (low_x(m, d, order[k - 1]) > x ||
+                     (low_x(m, d, order[k - 1]) == x && order[k - 1] > g))) {
+      order[k] = order[k - 1];
+      k--;
+    }
+    order[k] = g;
+  }
+  return n;
+}
+
 /* every pair of round shapes whose bounding spheres overlap */
 static void collide_round_pairs(const sim_model *m, sim_data *d) {
-  for (int i = 0; i < m->ngeom; i++) {
-    for (int j = i + 1; j < m->ngeom; j++) {
+  const int n = sweep_order(m, d);
+  const int *order = d->geom_sweep;
+  for (int a = 0; a < n; a++) {
+    const int i = order[a];
+    const double high = d->geom_xpos[3 * i] + round_bound(&m->geoms[i]);
+    for (int b = a + 1; b < n && low_x(m, d, order[b]) <= high; b++) {
+      const int j = order[b];
       const sim_geom *gi = &m->geoms[i], *gj = &m->geoms[j];
-      if (!is_round(gi) || !is_round(gj) || excluded(m, gi->body, gj->body)) {
+      if (excluded(m, gi->body, gj->body)) {
         continue;
       }
       const double *pi = d->geom_xpos + 3 * i, *pj = d->geom_xpos + 3 * j;
@@ -332,8 +370,9 @@ static void collide_round_pairs(const sim_model *m, sim_data *d) {
         continue;
       }
       /* the sphere first; two of a kind in model order */
-      const int swap = gi->type == SIM_GEOM_CAPSULE && gj->type == SIM_GEOM_SPHERE;
-      const int g1 = swap ? j : i, g2 = swap ? i : j;
+      const int lo = i < j ? i : j, hi = i < j ? j : i;
+      const int swap = m->geoms[lo].type == SIM_GEOM_CAPSULE && m->geoms[hi].type == SIM_GEOM_SPHERE;
+      const int g1 = swap ? hi : lo, g2 = swap ? lo : hi;
       sim_contact con[SIM_COLLIDE_MAX];
       keep(m, d, con, collide_round(con, m, d, g1, g2), g1, g2);
     }

@@ -89,7 +89,8 @@
   X(efc_type, nefc_max, 1)  /* sim_constraint_type of each row */              \
   X(efc_id, nefc_max, 1)    /* joint (friction, limit) or contact of each row */                       \
   X(efc_state, nefc_max, 1) /* sim_constraint_state of each row */             \
-  X(con_geom, max_contacts, 2) /* the two geoms of each contact (plane first) */
+  X(con_geom, max_contacts, 2) /* the two geoms of each contact (plane first) */    \
+  X(geom_sweep, ngeom, 1)   /* round geoms by the low x of their bounding spheres (broad phase) */
 
 /* Constraint rows: friction rows come first (box-constrained), then one-sided limits. */
 typedef enum sim_constraint_type {
@@ -124,6 +125,7 @@ typedef struct sim_data {
   int ncon;                     /* contacts found by the last collision pass */
   int nefc;                     /* constraint rows in use (the first nf are friction rows) */
   int nf;
+  int nsweep;                   /* round geoms in geom_sweep (0 until the first collision pass) */
   sim_solver_stats solver;      /* the last constraint solve */
 #define SIM_X_FIELD(name, n, k) double *name;
   SIM_STATE_ARRAYS(SIM_X_FIELD)

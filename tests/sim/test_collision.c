@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim/collision.h"
+#include "sim/sim.h"
 
 #if !defined(ACHILLES_HAVE_MUJOCO)
 #define ACHILLES_HAVE_MUJOCO 0
@@ -118,6 +119,120 @@ static void test_frame_hints(void **state) {
   assert_true(g[5] == 1); /* normal along y: tangent 1 is world z */
   double bad[9] = {0.1, 0, 0, 0, 0, 0, 0, 0, 0};
   assert_int_equal(sim_contact_frame(bad), -1);
+}
+
+static double rnd01(uint64_t *s) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return (double)((*s * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+typedef struct found {
+  int g1, g2;
+  double dist;
+} found;
+
+static int cmp_found(const void *a, const void *b) {
+  const found *x = a, *y = b;
+  if (x->g1 != y->g1) {
+    return x->g1 - y->g1;
+  }
+  if (x->g2 != y->g2) {
+    return x->g2 - y->g2;
+  }
+  return (x->dist > y->dist) - (x->dist < y->dist);
+}
+
+/* The broad phase (sweep and prune) finds exactly the contacts of testing every pair: 60 spheres
+ * and capsules on slides, moved to new random places five times (so the kept order changes). */
+static void test_broad_phase_finds_every_pair(void **state) {
+  (void)state;
+  enum { N = 60 };
+  static char json[64 * 1024];
+  uint64_t s = 0x9e3779b97f4a7c15ull;
+  size_t n = (size_t)snprintf(json, sizeof json, "{ \"name\": \"heap\", \"max_contacts\": 2000, "
+                                                   "\"bodies\": [");
+  for (int b = 0; b < N; b++) {
+    n += (size_t)snprintf(json + n, sizeof json - n,
+                          "%s{\"name\": \"b%d\", \"parent\": \"world\", \"pos\": [0, %.3f, %.3f],"
+                          " \"joint\": {\"name\": \"j%d\", \"type\": \"slide\", \"axis\": [1, 0, 0]},"
+                          " \"inertial\": {\"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0]}}",
+                          b ? "," : "", b, rnd01(&s) * 0.6, rnd01(&s) * 0.6, b);
+  }
+  n += (size_t)snprintf(json + n, sizeof json - n, "], \"geoms\": [");
+  for (int b = 0; b < N; b++) {
+    if (b % 3 == 2) {
+      const double r = 0.03 + 0.05 * rnd01(&s), half = 0.02 + 0.1 * rnd01(&s);
+      double q[4] = {0.5 + rnd01(&s), rnd01(&s), 0.3, 0};
+      const double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+      n += (size_t)snprintf(json + n, sizeof json - n,
+                            "%s{\"name\": \"g%d\", \"body\": \"b%d\", \"type\": \"capsule\","
+                            " \"size\": [%.3f, %.3f], \"quat\": [%.17g, %.17g, %.17g, 0]}",
+                            b ? "," : "", b, b, r, half, q[0] / norm, q[1] / norm, q[2] / norm);
+    } else {
+      n += (size_t)snprintf(json + n, sizeof json - n,
+                            "%s{\"name\": \"g%d\", \"body\": \"b%d\", \"type\": \"sphere\","
+                            " \"size\": [%.3f]}",
+                            b ? "," : "", b, b, 0.03 + 0.06 * rnd01(&s));
+    }
+  }
+  snprintf(json + n, sizeof json - n, "] }");
+  char err[512];
+  sim_model *m = sim_model_load_string(json, "heap", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  sim_data *d = sim_data_new(m);
+  static found swept[2000], brute[2000];
+  int total = 0;
+  for (int round = 0; round < 5; round++) {
+    for (int k = 0; k < m->nq; k++) {
+      d->qpos[k] = rnd01(&s) * 1.5 - 0.75;
+    }
+    sim_kinematics(m, d);
+    sim_collide(m, d);
+    const int ns = d->ncon;
+    for (int c = 0; c < ns; c++) {
+      swept[c] = (found){d->con_geom[2 * c], d->con_geom[2 * c + 1], d->con_dist[c]};
+    }
+    int nb = 0;
+    for (int i = 0; i < m->ngeom; i++) {
+      for (int j = i + 1; j < m->ngeom; j++) {
+        const sim_geom *a = &m->geoms[i], *b = &m->geoms[j];
+        const int swap = a->type == SIM_GEOM_CAPSULE && b->type == SIM_GEOM_SPHERE;
+        const int g1 = swap ? j : i, g2 = swap ? i : j;
+        const sim_geom *x = &m->geoms[g1], *y = &m->geoms[g2];
+        const double *p1 = d->geom_xpos + 3 * g1, *m1 = d->geom_xmat + 9 * g1;
+        const double *p2 = d->geom_xpos + 3 * g2, *m2 = d->geom_xmat + 9 * g2;
+        sim_contact con[SIM_COLLIDE_MAX];
+        int k = x->type == SIM_GEOM_SPHERE && y->type == SIM_GEOM_SPHERE
+                    ? sim_collide_sphere_sphere(con, 0, p1, m1, x->size[0], p2, m2, y->size[0])
+                : x->type == SIM_GEOM_SPHERE
+                    ? sim_collide_sphere_capsule(con, 0, p1, m1, x->size[0], p2, m2, y->size)
+                    : sim_collide_capsule_capsule(con, 0, p1, m1, x->size, p2, m2, y->size);
+        for (int c = 0; c < k; c++) {
+          if (con[c].dist < 0) {
+            brute[nb++] = (found){g1, g2, con[c].dist};
+          }
+        }
+      }
+    }
+    qsort(swept, (size_t)ns, sizeof *swept, cmp_found);
+    qsort(brute, (size_t)nb, sizeof *brute, cmp_found);
+    assert_int_equal(ns, nb);
+    for (int c = 0; c < ns; c++) {
+      assert_int_equal(swept[c].g1, brute[c].g1);
+      assert_int_equal(swept[c].g2, brute[c].g2);
+      assert_true(swept[c].dist == brute[c].dist);
+    }
+    total += ns;
+  }
+  print_message("broad phase: %d contacts in 5 scenes of %d round shapes, as every pair gives\n",
+                total, N);
+  assert_true(total > 50);
+  sim_data_free(d);
+  sim_model_free(m);
 }
 
 #if ACHILLES_HAVE_MUJOCO
@@ -296,6 +411,7 @@ int main(void) {
       cmocka_unit_test(test_plane_sphere),   cmocka_unit_test(test_plane_capsule),
       cmocka_unit_test(test_plane_box),      cmocka_unit_test(test_frame_hints),
       cmocka_unit_test(test_against_mujoco),
+      cmocka_unit_test(test_broad_phase_finds_every_pair),
   };
   return cmocka_run_group_tests_name("collision", tests, NULL, NULL);
 }
