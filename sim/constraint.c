@@ -203,6 +203,20 @@ static void row_impedance(const sim_model *m, sim_data *d, int i, const double *
 
 /* --- rows ----------------------------------------------------------------------------------- */
 
+/* The nonzeros of row i: a limit or friction row has one, a contact row the dofs of the two
+ * bodies' chains. The solver's products visit only those; skipping exact zeros leaves every
+ * sum bit for bit what the dense product gives. */
+static void index_row(const sim_model *m, sim_data *d, int i) {
+  const double *J = d->efc_J + (size_t)i * m->nv;
+  int *ind = d->efc_ind + (size_t)i * m->nv, n = 0;
+  for (int k = 0; k < m->nv; k++) {
+    if (J[k] != 0.0) {
+      ind[n++] = k;
+    }
+  }
+  d->efc_nnz[i] = n;
+}
+
 /* a row J = sign·e_dof; returns its index */
 static int add_row(const sim_model *m, sim_data *d, int dof, double sign, double pos,
                    sim_constraint_type type, int joint) {
@@ -210,6 +224,7 @@ static int add_row(const sim_model *m, sim_data *d, int dof, double sign, double
   double *J = d->efc_J + (size_t)i * m->nv;
   memset(J, 0, (size_t)m->nv * sizeof(double));
   J[dof] = sign;
+  index_row(m, d, i);
   d->efc_pos[i] = pos;
   d->efc_type[i] = type;
   d->efc_id[i] = joint;
@@ -272,18 +287,49 @@ static void contact_params(double *mu, double ref[SIM_NREF], double imp[SIM_NIMP
   }
 }
 
-/* normal and tangent Jacobian rows of contact c: frame · (J₂ − J₁) at the contact point */
-static void contact_jacobian(const sim_model *m, sim_data *d, int c, int b1, int b2) {
+/* The dofs that can move a contact between bodies b1 and b2: both bodies' chains to the world,
+ * ascending (the order of the dense products, so that skipping the rest changes no bit). */
+static int contact_dofs(const sim_model *m, int b1, int b2, int *dofs) {
+  int n = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = pass ? b2 : b1; i > 0; i = m->bodies[i].parent) {
+      const int k = m->joints[m->bodies[i].joint].dofadr;
+      int seen = k < 0;
+      for (int t = 0; t < n && !seen; t++) {
+        seen = dofs[t] == k;
+      }
+      if (!seen) {
+        dofs[n++] = k;
+      }
+    }
+  }
+  for (int i = 1; i < n; i++) { /* insertion sort: chains are short */
+    const int k = dofs[i];
+    int j = i;
+    while (j > 0 && dofs[j - 1] > k) {
+      dofs[j] = dofs[j - 1];
+      j--;
+    }
+    dofs[j] = k;
+  }
+  return n;
+}
+
+/* normal and tangent Jacobian rows of contact c: frame · (J₂ − J₁) at the contact point, on the
+ * n dofs listed (the other entries of jf are not used) */
+static void contact_jacobian(const sim_model *m, sim_data *d, int c, int b1, int b2,
+                             const int *dofs, int n) {
   int nv = m->nv;
   double *j1 = d->con_jac, *j2 = j1 + 3 * nv, *jf = j2 + 3 * nv;
   const double *p = d->con_pos + 3 * c, *f = d->con_frame + 9 * c;
   sim_jac_point(m, d, j1, NULL, b1, p);
   sim_jac_point(m, d, j2, NULL, b2, p);
-  for (int k = 0; k < 3 * nv; k++) {
-    j2[k] -= j1[k];
-  }
-  for (int r = 0; r < 3; r++) {
-    for (int k = 0; k < nv; k++) {
+  for (int t = 0; t < n; t++) {
+    const int k = dofs[t];
+    for (int j = 0; j < 3; j++) {
+      j2[j * nv + k] -= j1[j * nv + k];
+    }
+    for (int r = 0; r < 3; r++) {
       double s = 0;
       for (int j = 0; j < 3; j++) {
         s += f[3 * r + j] * j2[j * nv + k];
@@ -301,7 +347,10 @@ static void make_contact(const sim_model *m, sim_data *d, int c) {
   double mu, solref[SIM_NREF], solimp[SIM_NIMP], ref[SIM_NREF], imp[SIM_NIMP];
   contact_params(&mu, solref, solimp, g1, g2);
   sanitize(ref, imp, solref, solimp, m->opt.timestep);
-  contact_jacobian(m, d, c, g1->body, g2->body);
+  /* the first row's index list holds the chain dofs, which all four rows share */
+  int *dofs = d->efc_ind + (size_t)d->nefc * nv;
+  const int n = contact_dofs(m, g1->body, g2->body, dofs);
+  contact_jacobian(m, d, c, g1->body, g2->body, dofs, n);
   const double *jn = d->con_jac + 6 * nv, dist = d->con_dist[c];
   double I = impedance(imp, dist), dmax = imp[1];
   double tran = m->bodies[g1->body].invweight0[0] + m->bodies[g2->body].invweight0[0];
@@ -314,10 +363,15 @@ static void make_contact(const sim_model *m, sim_data *d, int c) {
     const double *jt = jn + (1 + e / 2) * nv, scale = e % 2 ? -mu : mu;
     int i = d->nefc++;
     double *J = d->efc_J + (size_t)i * nv, vel = 0;
-    for (int q = 0; q < nv; q++) {
+    int *ind = d->efc_ind + (size_t)i * nv;
+    memset(J, 0, (size_t)nv * sizeof(double));
+    for (int t = 0; t < n; t++) {
+      const int q = dofs[t];
       J[q] = jn[q] + jt[q] * scale;
       vel += J[q] * d->qvel[q];
+      ind[t] = q;
     }
+    d->efc_nnz[i] = n;
     d->efc_pos[i] = dist;
     d->efc_type[i] = SIM_CNSTR_CONTACT_PYRAMIDAL;
     d->efc_id[i] = c;

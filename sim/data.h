@@ -89,6 +89,8 @@
   X(efc_type, nefc_max, 1)  /* sim_constraint_type of each row */              \
   X(efc_id, nefc_max, 1)    /* joint (friction, limit) or contact of each row */                       \
   X(efc_state, nefc_max, 1) /* sim_constraint_state of each row */             \
+  X(efc_nnz, nefc_max, 1)   /* nonzeros of each Jacobian row */                 \
+  X(efc_ind, nefc_max, m->nv) /* their dof indices: the products skip the zeros */ \
   X(con_geom, max_contacts, 2) /* the two geoms of each contact (plane first) */    \
   X(geom_sweep, ngeom, 1)   /* round geoms by the low x of their bounding spheres (broad phase) */
 

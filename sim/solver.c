@@ -28,21 +28,28 @@ static double dot(const double *a, const double *b, int n) {
   return s;
 }
 
-/* out[i] = J_i·x (− sub_i when sub is given) */
+/* out[i] = J_i·x (− sub_i when sub is given), over each row's nonzeros (efc_ind) */
 static void mul_j(const sim_model *m, const sim_data *d, double *out, const double *x,
                   const double *sub) {
   for (int i = 0; i < d->nefc; i++) {
-    out[i] = dot(d->efc_J + (size_t)i * m->nv, x, m->nv) - (sub ? sub[i] : 0.0);
+    const double *J = d->efc_J + (size_t)i * m->nv;
+    const int *ind = d->efc_ind + (size_t)i * m->nv;
+    double s = 0;
+    for (int k = 0; k < d->efc_nnz[i]; k++) {
+      s += J[ind[k]] * x[ind[k]];
+    }
+    out[i] = s - (sub ? sub[i] : 0.0);
   }
 }
 
-/* out = Jᵀ·f */
+/* out = Jᵀ·f, over each row's nonzeros */
 static void mul_jt(const sim_model *m, const sim_data *d, double *out, const double *f) {
   memset(out, 0, (size_t)m->nv * sizeof(double));
   for (int i = 0; i < d->nefc; i++) {
     const double *J = d->efc_J + (size_t)i * m->nv;
-    for (int k = 0; k < m->nv; k++) {
-      out[k] += J[k] * f[i];
+    const int *ind = d->efc_ind + (size_t)i * m->nv;
+    for (int k = 0; k < d->efc_nnz[i]; k++) {
+      out[ind[k]] += J[ind[k]] * f[i];
     }
   }
 }
