@@ -31,9 +31,10 @@ typedef struct mjcf {
   int autolimits;    /* a range without `limited` limits the joint (newer MuJoCo's default) */
   int no_limits;     /* <option><flag limit="disable">: ranges are kept, not enforced */
   int no_friction;   /* <option><flag frictionloss="disable"> */
+  int no_contact;    /* <option><flag contact="disable">: geoms give mass only */
   xmlNode *defaults; /* the top-level <default>, class "main", or NULL */
-  cJSON *bodies, *sites, *actuators;
-  int unnamed_bodies, unnamed_joints;
+  cJSON *bodies, *sites, *actuators, *geoms;
+  int unnamed_bodies, unnamed_joints, unnamed_geoms;
 } mjcf;
 
 /* A transform from a native parent body's frame to an MJCF frame inside it: x = t + R·x_mjcf. */
@@ -219,7 +220,8 @@ static cJSON *vec(const double *v, int n) {
 
 static const char *const geom_read[] = {"name", "class", "type", "size", "fromto", "pos",
                                         "quat", "axisangle", "euler", "xyaxes", "zaxis",
-                                        "mass", "density", "group", NULL};
+                                        "mass", "density", "group", "friction", "solref",
+                                        "solimp", "contype", "conaffinity", NULL};
 static const char *const site_read[] = {"name", "class", "pos", NULL};
 static const char *const actuator_read[] = {"name", "class", "joint", "gear", "ctrlrange",
                                             "ctrllimited", "kp", "kv", NULL};
@@ -487,6 +489,87 @@ static int convert_site(mjcf *m, const xmlNode *s, const char *cls, const char *
   return 0;
 }
 
+/* A geom as a native collision shape (docs/robot-format.md, "Geoms"), placed in the native frame
+ * of `body` through f. Plane, sphere, capsule and box convert; a geom that collides with nothing
+ * (contype and conaffinity 0, MuJoCo's visual geoms) and the other types are reported. */
+static int convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *body,
+                        const frame *f) {
+  static const char *const types[] = {"plane", "sphere", "capsule", "box"};
+  const char *type = attr_of(m, g, "geom", cls, "type");
+  type = type ? type : "sphere";
+  double ct = 1, ca = 1, size[3] = {0, 0, 0}, pos[3] = {0, 0, 0}, q[4], ft[6], v[5];
+  if (numbers_of(m, g, "geom", cls, "contype", &ct, 1, 1) < 0 ||
+      numbers_of(m, g, "geom", cls, "conaffinity", &ca, 1, 1) < 0) {
+    return -1;
+  }
+  if (m->no_contact || (ct == 0 && ca == 0)) {
+    return 0; /* collides with nothing: its mass (if any) was taken in body_mass */
+  }
+  int t = -1;
+  for (int k = 0; k < 4; k++) {
+    t = strcmp(type, types[k]) == 0 ? k : t;
+  }
+  if (t < 0) {
+    return imp__report(m->c, g, "<geom type=\"%s\"> not converted to a collision shape (plane, "
+                                "sphere, capsule and box are)", type);
+  }
+  if (numbers_of(m, g, "geom", cls, "size", size, 1, 3) < 0 ||
+      numbers_of(m, g, "geom", cls, "pos", pos, 3, 3) < 0 ||
+      orientation_of(m, g, "geom", cls, q) != 0) {
+    return -1;
+  }
+  if (t == 2 && numbers_of(m, g, "geom", cls, "fromto", ft, 6, 6) == 6) {
+    double d[3] = {ft[3] - ft[0], ft[4] - ft[1], ft[5] - ft[2]};
+    const double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    for (int i = 0; i < 3; i++) {
+      pos[i] = (ft[i] + ft[i + 3]) / 2;
+      d[i] /= len > 0 ? len : 1;
+    }
+    size[1] = len / 2;
+    z_to_quat(q, d);
+  } else if (t == 3 && numbers_of(m, g, "geom", cls, "fromto", ft, 6, 6) == 6) {
+    return imp__report(m->c, g, "<geom type=\"box\" fromto> not converted to a collision shape");
+  }
+  frame at;
+  frame_child(&at, f, pos, q);
+  cJSON *o = cJSON_CreateObject();
+  const char *name = imp__attr(g, "name");
+  char generated[32];
+  if (!name) {
+    snprintf(generated, sizeof generated, "geom%d", m->unnamed_geoms++);
+    name = generated;
+  }
+  cJSON_AddStringToObject(o, "name", name);
+  cJSON_AddStringToObject(o, "body", body ? body : "world");
+  cJSON_AddStringToObject(o, "type", types[t]);
+  if (t > 0) {
+    cJSON_AddItemToObject(o, "size", vec(size, t == 1 ? 1 : t == 2 ? 2 : 3));
+  }
+  cJSON_AddItemToObject(o, "pos", vec(at.t, 3));
+  cJSON_AddItemToObject(o, "quat", vec(at.q, 4));
+  static const char *const soft[3] = {"friction", "solref", "solimp"};
+  static const int counts[3] = {3, 2, 5};
+  for (int k = 0; k < 3; k++) {
+    int n = numbers_of(m, g, "geom", cls, soft[k], v, 1, counts[k]);
+    if (n < 0) {
+      cJSON_Delete(o);
+      return -1;
+    }
+    if (k == 0 && n > 0 && n < 3) { /* MuJoCo fills the rest of friction with its defaults */
+      const double dflt[3] = {1, 0.005, 0.0001};
+      for (int i = n; i < 3; i++) {
+        v[i] = dflt[i];
+      }
+      n = 3;
+    }
+    if (n == counts[k]) {
+      cJSON_AddItemToObject(o, soft[k], vec(v, n));
+    }
+  }
+  cJSON_AddItemToArray(m->geoms, o);
+  return 0;
+}
+
 static int convert_children(mjcf *m, const xmlNode *b, const char *parent, const frame *f,
                             const char *cls);
 
@@ -581,10 +664,10 @@ static int convert_children(mjcf *m, const xmlNode *b, const char *parent, const
     } else if (imp__is(k, "site")) {
       rc = convert_site(m, k, cls, parent, f);
     } else if (imp__is(k, "geom")) {
-      /* mass is taken in body_mass; the rest of a geom is for contacts, not modelled yet */
-      rc = imp__check_attrs(m->c, k, geom_read, "geoms give mass only (not converted to contacts yet)");
-      if (rc == 0 && !parent) {
-        rc = imp__report(m->c, k, "<geom> on the world ignored: geoms are not converted to contacts yet");
+      /* its mass was taken in body_mass; here it becomes a collision shape */
+      rc = imp__check_attrs(m->c, k, geom_read, "not modelled");
+      if (rc == 0) {
+        rc = convert_geom(m, k, cls, parent, f);
       }
     } else if (imp__is(k, "camera") || imp__is(k, "light")) {
       rc = imp__report(m->c, k, "<%s> ignored: visual only", imp__name(k));
@@ -674,7 +757,7 @@ static int check_defaults(mjcf *m, const xmlNode *d) {
     } else if (imp__is(k, "joint")) {
       rc = imp__check_attrs(m->c, k, joint_read, "not modelled");
     } else if (imp__is(k, "geom")) {
-      rc = imp__check_attrs(m->c, k, geom_read, "geoms give mass only (not converted to contacts yet)");
+      rc = imp__check_attrs(m->c, k, geom_read, "not modelled");
     } else if (imp__is(k, "site")) {
       rc = imp__check_attrs(m->c, k, site_read, "a site is a point here (no size, frame or look)");
     } else if (imp__is(k, "motor") || imp__is(k, "position") || imp__is(k, "velocity")) {
@@ -745,9 +828,11 @@ static int read_option(mjcf *m, const xmlNode *el, cJSON *root) {
   for (const xmlNode *k = el->children; k; k = k->next) {
     if (imp__is(k, "flag")) {
       const char *limit = imp__attr(k, "limit"), *friction = imp__attr(k, "frictionloss");
+      const char *contact = imp__attr(k, "contact");
       m->no_limits = limit && strcmp(limit, "disable") == 0;
       m->no_friction = friction && strcmp(friction, "disable") == 0;
-      static const char *const flags[] = {"limit", "frictionloss", NULL};
+      m->no_contact = contact && strcmp(contact, "disable") == 0;
+      static const char *const flags[] = {"limit", "frictionloss", "contact", NULL};
       if (imp__check_attrs(m->c, k, flags, "not modelled") != 0) {
         return -1;
       }
@@ -826,6 +911,7 @@ cJSON *imp__mjcf(imp_ctx *c, const xmlNode *top) {
   m.bodies = cJSON_AddArrayToObject(root, "bodies");
   m.sites = cJSON_AddArrayToObject(root, "sites");
   m.actuators = cJSON_AddArrayToObject(root, "actuators");
+  m.geoms = cJSON_AddArrayToObject(root, "geoms");
   if (read_top(&m, top, root) != 0) {
     cJSON_Delete(root);
     return NULL;
