@@ -21,7 +21,7 @@ typedef struct urdf {
   imp_ctx *c;
   const xmlNode *links[URDF_MAX], *joints[URDF_MAX];
   int nlinks, njoints;
-  cJSON *bodies;
+  cJSON *bodies, *geoms;
 } urdf;
 
 /* a transform from a native body's frame: x = t + R·x_urdf */
@@ -145,14 +145,67 @@ static int report_link_parts(urdf *u, const xmlNode *link) {
     int rc = 0;
     if (imp__is(k, "visual")) {
       rc = imp__report(u->c, k, "<visual> ignored: visual only");
-    } else if (imp__is(k, "collision")) {
-      rc = imp__report(u->c, k, "<collision> ignored: not converted to contacts yet");
-    } else if (k->type == XML_ELEMENT_NODE && !imp__is(k, "inertial")) {
+    } else if (k->type == XML_ELEMENT_NODE && !imp__is(k, "inertial") &&
+               !imp__is(k, "collision")) {
       rc = imp__report(u->c, k, "<link><%s> ignored: not modelled", imp__name(k));
     }
     if (rc != 0) {
       return -1;
     }
+  }
+  return 0;
+}
+
+/* <collision> elements into native geoms on `body`, placed through f (the body's native frame to
+ * the link's): sphere and box convert (URDF box sizes are full lengths), the rest is reported */
+static int convert_collisions(urdf *u, const xmlNode *link, const char *body, const frame *f) {
+  int index = 0;
+  for (const xmlNode *k = link->children; k; k = k->next) {
+    if (!imp__is(k, "collision")) {
+      continue;
+    }
+    const xmlNode *geometry = child(k, "geometry");
+    const xmlNode *shape = geometry ? child(geometry, "sphere") : NULL;
+    const xmlNode *box = geometry ? child(geometry, "box") : NULL;
+    double size[3];
+    if (!shape && !box) {
+      if (imp__report(u->c, k, "<collision> not converted: only sphere and box shapes are "
+                               "(cylinder and mesh are not yet)") != 0) {
+        return -1;
+      }
+      continue;
+    }
+    if (shape ? numbers(u, shape, "radius", "", size, 1) : numbers(u, box, "size", "", size, 3)) {
+      return -1;
+    }
+    frame origin, at;
+    if (origin_of(u, k, &origin)) {
+      return -1;
+    }
+    compose(&at, f, &origin);
+    double q[4];
+    imp__mat_to_quat(q, at.R);
+    char name[160];
+    const char *given = imp__attr(k, "name");
+    if (given) {
+      snprintf(name, sizeof name, "%s", given);
+    } else {
+      snprintf(name, sizeof name, "%s_collision%d", imp__attr(link, "name"), index);
+    }
+    index++;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddStringToObject(o, "body", body);
+    cJSON_AddStringToObject(o, "type", shape ? "sphere" : "box");
+    if (box) {
+      for (int i = 0; i < 3; i++) {
+        size[i] /= 2;
+      }
+    }
+    cJSON_AddItemToObject(o, "size", vec(size, shape ? 1 : 3));
+    cJSON_AddItemToObject(o, "pos", vec(at.t, 3));
+    cJSON_AddItemToObject(o, "quat", vec(q, 4));
+    cJSON_AddItemToArray(u->geoms, o);
   }
   return 0;
 }
@@ -278,7 +331,8 @@ static int convert_link(urdf *u, const xmlNode *link, const char *parent, const 
       return imp__fail(u->c, link, "<link name=\"%s\">: a link on a moving joint needs an "
                                    "<inertial> with mass", name);
     }
-    return convert_below(u, name, parent, f, depth); /* a frame only: merged into the parent */
+    /* a frame only: merged into the parent, with its collision shapes */
+    return convert_collisions(u, link, parent, f) || convert_below(u, name, parent, f, depth);
   }
   double q[4];
   imp__mat_to_quat(q, f->R);
@@ -293,7 +347,7 @@ static int convert_link(urdf *u, const xmlNode *link, const char *parent, const 
   cJSON_AddItemToObject(o, "inertial", inertial);
   cJSON_AddItemToArray(u->bodies, o);
   const frame here = {{0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 1}};
-  return convert_below(u, name, name, &here, depth);
+  return convert_collisions(u, link, name, &here) || convert_below(u, name, name, &here, depth);
 }
 
 static int collect(urdf *u, const xmlNode *top) {
@@ -362,6 +416,7 @@ cJSON *imp__urdf(imp_ctx *c, const xmlNode *top) {
   const double g[3] = {0, 0, -9.81};
   cJSON_AddItemToObject(root, "gravity", vec(g, 3));
   u.bodies = cJSON_AddArrayToObject(root, "bodies");
+  u.geoms = cJSON_AddArrayToObject(root, "geoms");
   const xmlNode *base = NULL;
   const frame world = {{0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 1}};
   if (collect(&u, top) != 0 || !(base = root_link(&u)) ||

@@ -233,6 +233,44 @@ static void test_limits_and_friction(void **state) {
   sim_model_free(m);
 }
 
+/* URDF collision spheres and boxes become geoms on their link (a box's size is its full
+ * length in URDF, half in ours), merged frame links included; cylinders are reported */
+static void test_urdf_collisions(void **state) {
+  (void)state;
+  static const char urdf[] =
+      "<robot name=\"c\">\n<link name=\"world\"/>\n"
+      "<link name=\"a\"><inertial><mass value=\"1\"/><inertia ixx=\"0.01\" ixy=\"0\""
+      " ixz=\"0\" iyy=\"0.01\" iyz=\"0\" izz=\"0.01\"/></inertial>\n"
+      "<collision><origin xyz=\"0.1 0 0\"/><geometry><sphere radius=\"0.05\"/></geometry>"
+      "</collision>\n"
+      "<collision name=\"plate\"><geometry><box size=\"0.2 0.1 0.04\"/></geometry></collision>\n"
+      "<collision><geometry><cylinder radius=\"0.02\" length=\"0.3\"/></geometry></collision>\n"
+      "</link>\n<link name=\"tip\"><collision><geometry><sphere radius=\"0.01\"/></geometry>"
+      "</collision></link>\n"
+      "<joint name=\"j\" type=\"continuous\"><parent link=\"world\"/><child link=\"a\"/>"
+      "<axis xyz=\"0 0 1\"/></joint>\n"
+      "<joint name=\"t\" type=\"fixed\"><parent link=\"a\"/><child link=\"tip\"/>"
+      "<origin xyz=\"0.3 0 0\"/></joint>\n</robot>\n";
+  char path[256], err[1024];
+  write_file(path, sizeof path, "collide.urdf", urdf);
+  reports r = {"", 0};
+  sim_model *m = import(path, &r, 0, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  assert_non_null(strstr(r.text, "collide.urdf:6: <collision> not converted"));
+  assert_int_equal(m->ngeom, 3);
+  assert_int_equal(m->geoms[0].type, SIM_GEOM_SPHERE);
+  assert_true(m->geoms[0].size[0] == 0.05 && m->geoms[0].pos[0] == 0.1);
+  assert_int_equal(m->geoms[1].type, SIM_GEOM_BOX);
+  assert_true(m->geoms[1].size[0] == 0.1 && m->geoms[1].size[1] == 0.05 &&
+              m->geoms[1].size[2] == 0.02);
+  /* the tip link has no mass: merged into a, its sphere 0.3 m out along a's x */
+  assert_int_equal(m->geoms[2].body, m->geoms[0].body);
+  assert_true(m->geoms[2].pos[0] == 0.3 && m->geoms[2].size[0] == 0.01);
+  sim_model_free(m);
+}
+
 /* A URDF and its MJCF twin load to the same model. */
 static const char twin_urdf[] =
     "<?xml version=\"1.0\"?>\n"
@@ -529,6 +567,7 @@ int main(void) {
       cmocka_unit_test(test_reports_name_lines),
       cmocka_unit_test(test_errors_name_file_and_line),
       cmocka_unit_test(test_limits_and_friction),
+      cmocka_unit_test(test_urdf_collisions),
       cmocka_unit_test(test_urdf_equals_mjcf_twin),
       cmocka_unit_test(test_mjcf_degrees_matches_mujoco),
       cmocka_unit_test(test_mjcf_radians_matches_mujoco),
