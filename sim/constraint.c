@@ -203,20 +203,6 @@ static void row_impedance(const sim_model *m, sim_data *d, int i, const double *
 
 /* --- rows ----------------------------------------------------------------------------------- */
 
-/* The nonzeros of row i: a limit or friction row has one, a contact row the dofs of the two
- * bodies' chains. The solver's products visit only those; skipping exact zeros leaves every
- * sum bit for bit what the dense product gives. */
-static void index_row(const sim_model *m, sim_data *d, int i) {
-  const double *J = d->efc_J + (size_t)i * m->nv;
-  int *ind = d->efc_ind + (size_t)i * m->nv, n = 0;
-  for (int k = 0; k < m->nv; k++) {
-    if (J[k] != 0.0) {
-      ind[n++] = k;
-    }
-  }
-  d->efc_nnz[i] = n;
-}
-
 /* a row J = sign·e_dof; returns its index */
 static int add_row(const sim_model *m, sim_data *d, int dof, double sign, double pos,
                    sim_constraint_type type, int joint) {
@@ -224,7 +210,10 @@ static int add_row(const sim_model *m, sim_data *d, int dof, double sign, double
   double *J = d->efc_J + (size_t)i * m->nv;
   memset(J, 0, (size_t)m->nv * sizeof(double));
   J[dof] = sign;
-  index_row(m, d, i);
+  /* its one nonzero: the products visit only the dofs a row lists (contact rows list their
+   * bodies' chains), in ascending order, so every sum is the dense one bit for bit */
+  d->efc_ind[(size_t)i * m->nv] = dof;
+  d->efc_nnz[i] = 1;
   d->efc_pos[i] = pos;
   d->efc_type[i] = type;
   d->efc_id[i] = joint;
