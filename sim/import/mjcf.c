@@ -206,16 +206,6 @@ static void frame_point(double out[3], const frame *f, const double x[3]) {
   }
 }
 
-/* --- JSON helpers -------------------------------------------------------------------------- */
-
-static cJSON *vec(const double *v, int n) {
-  cJSON *a = cJSON_CreateArray();
-  for (int i = 0; i < n; i++) {
-    cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i] == 0 ? 0.0 : v[i])); /* no "-0" */
-  }
-  return a;
-}
-
 /* --- geoms: mass properties ---------------------------------------------------------------- */
 
 static const char *const geom_read[] = {"name", "class", "type", "size", "fromto", "pos",
@@ -423,10 +413,10 @@ static cJSON *convert_joint(mjcf *m, const xmlNode *j, const char *cls, double p
   }
   cJSON_AddStringToObject(o, "name", name);
   cJSON_AddStringToObject(o, "type", slide ? "slide" : "hinge");
-  cJSON_AddItemToObject(o, "axis", vec(axis, 3));
+  cJSON_AddItemToObject(o, "axis", imp__json_vector(axis, 3));
   if (nrange == 2) {
     double r[2] = {slide ? range[0] : angle_of(m, range[0]), slide ? range[1] : angle_of(m, range[1])};
-    cJSON_AddItemToObject(o, "range", vec(r, 2));
+    cJSON_AddItemToObject(o, "range", imp__json_vector(r, 2));
     if (is_limited && !m->no_limits) {
       cJSON_AddBoolToObject(o, "limited", 1);
     }
@@ -448,7 +438,7 @@ static cJSON *convert_joint(mjcf *m, const xmlNode *j, const char *cls, double p
       return NULL;
     }
     if (n == want) {
-      cJSON_AddItemToObject(o, soft[k][1], vec(v, want));
+      cJSON_AddItemToObject(o, soft[k][1], imp__json_vector(v, want));
     }
   }
   if (damping != 0) {
@@ -484,7 +474,7 @@ static int convert_site(mjcf *m, const xmlNode *s, const char *cls, const char *
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "name", name);
   cJSON_AddStringToObject(o, "body", body);
-  cJSON_AddItemToObject(o, "pos", vec(at, 3));
+  cJSON_AddItemToObject(o, "pos", imp__json_vector(at, 3));
   cJSON_AddItemToArray(m->sites, o);
   return 0;
 }
@@ -543,10 +533,10 @@ static int convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *
   cJSON_AddStringToObject(o, "body", body ? body : "world");
   cJSON_AddStringToObject(o, "type", types[t]);
   if (t > 0) {
-    cJSON_AddItemToObject(o, "size", vec(size, t == 1 ? 1 : t == 2 ? 2 : 3));
+    cJSON_AddItemToObject(o, "size", imp__json_vector(size, t == 1 ? 1 : t == 2 ? 2 : 3));
   }
-  cJSON_AddItemToObject(o, "pos", vec(at.t, 3));
-  cJSON_AddItemToObject(o, "quat", vec(at.q, 4));
+  cJSON_AddItemToObject(o, "pos", imp__json_vector(at.t, 3));
+  cJSON_AddItemToObject(o, "quat", imp__json_vector(at.q, 4));
   static const char *const soft[3] = {"friction", "solref", "solimp"};
   static const int counts[3] = {3, 2, 5};
   for (int k = 0; k < 3; k++) {
@@ -563,7 +553,7 @@ static int convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *
       n = 3;
     }
     if (n == counts[k]) {
-      cJSON_AddItemToObject(o, soft[k], vec(v, n));
+      cJSON_AddItemToObject(o, soft[k], imp__json_vector(v, n));
     }
   }
   cJSON_AddItemToArray(m->geoms, o);
@@ -633,15 +623,15 @@ static int convert_body(mjcf *m, const xmlNode *b, const char *parent, const fra
     cJSON_AddItemToObject(o, "joint", jo);
   }
   frame_point(origin, &here, p); /* the native frame sits at the joint */
-  cJSON_AddItemToObject(o, "pos", vec(origin, 3));
-  cJSON_AddItemToObject(o, "quat", vec(here.q, 4));
+  cJSON_AddItemToObject(o, "pos", imp__json_vector(origin, 3));
+  cJSON_AddItemToObject(o, "quat", imp__json_vector(here.q, 4));
   double com[3] = {mass.com[0] - p[0], mass.com[1] - p[1], mass.com[2] - p[2]};
   const double *I = mass.inertia;
   double six[6] = {I[0], I[4], I[8], I[1], I[2], I[5]};
   cJSON *in = cJSON_CreateObject();
   cJSON_AddNumberToObject(in, "mass", mass.mass);
-  cJSON_AddItemToObject(in, "com", vec(com, 3));
-  cJSON_AddItemToObject(in, "inertia", vec(six, 6));
+  cJSON_AddItemToObject(in, "com", imp__json_vector(com, 3));
+  cJSON_AddItemToObject(in, "inertia", imp__json_vector(six, 6));
   cJSON_AddItemToObject(o, "inertial", in);
   cJSON_AddItemToArray(m->bodies, o);
   frame inside = identity_frame;
@@ -738,7 +728,7 @@ static int convert_actuator(mjcf *m, const xmlNode *a, int index) {
   }
   const char *limited = attr_of(m, a, kind, NULL, "ctrllimited");
   if (nrange == 2 && (limited ? strcmp(limited, "true") == 0 : m->autolimits)) {
-    cJSON_AddItemToObject(o, "ctrlrange", vec(range, 2));
+    cJSON_AddItemToObject(o, "ctrlrange", imp__json_vector(range, 2));
   }
   cJSON_AddItemToArray(m->actuators, o);
   return 0;
@@ -814,7 +804,7 @@ static int read_option(mjcf *m, const xmlNode *el, cJSON *root) {
     if (imp__numbers(m->c, el, "gravity", imp__attr(el, "gravity"), v, 3, 3) < 0) {
       return -1;
     }
-    cJSON_ReplaceItemInObject(root, "gravity", vec(v, 3));
+    cJSON_ReplaceItemInObject(root, "gravity", imp__json_vector(v, 3));
   }
   const char *integrator = imp__attr(el, "integrator");
   if (integrator) {
@@ -907,7 +897,7 @@ cJSON *imp__mjcf(imp_ctx *c, const xmlNode *top) {
   cJSON_AddNumberToObject(root, "timestep", 0.002); /* MuJoCo's defaults */
   cJSON_AddStringToObject(root, "integrator", "euler");
   const double g[3] = {0, 0, -9.81};
-  cJSON_AddItemToObject(root, "gravity", vec(g, 3));
+  cJSON_AddItemToObject(root, "gravity", imp__json_vector(g, 3));
   m.bodies = cJSON_AddArrayToObject(root, "bodies");
   m.sites = cJSON_AddArrayToObject(root, "sites");
   m.actuators = cJSON_AddArrayToObject(root, "actuators");

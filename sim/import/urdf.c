@@ -29,14 +29,6 @@ typedef struct frame {
   double t[3], R[9];
 } frame;
 
-static cJSON *vec(const double *v, int n) {
-  cJSON *a = cJSON_CreateArray();
-  for (int i = 0; i < n; i++) {
-    cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i] == 0 ? 0.0 : v[i]));
-  }
-  return a;
-}
-
 static const xmlNode *child(const xmlNode *el, const char *name) {
   for (const xmlNode *k = el->children; k; k = k->next) {
     if (imp__is(k, name)) {
@@ -134,8 +126,8 @@ static int inertial_of(urdf *u, const xmlNode *link, cJSON **out) {
   const double six[6] = {Ib[0], Ib[4], Ib[8], Ib[1], Ib[2], Ib[5]};
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "mass", mass);
-  cJSON_AddItemToObject(o, "com", vec(f.t, 3));
-  cJSON_AddItemToObject(o, "inertia", vec(six, 6));
+  cJSON_AddItemToObject(o, "com", imp__json_vector(f.t, 3));
+  cJSON_AddItemToObject(o, "inertia", imp__json_vector(six, 6));
   *out = o;
   return 0;
 }
@@ -202,9 +194,9 @@ static int convert_collisions(urdf *u, const xmlNode *link, const char *body, co
         size[i] /= 2;
       }
     }
-    cJSON_AddItemToObject(o, "size", vec(size, shape ? 1 : 3));
-    cJSON_AddItemToObject(o, "pos", vec(at.t, 3));
-    cJSON_AddItemToObject(o, "quat", vec(q, 4));
+    cJSON_AddItemToObject(o, "size", imp__json_vector(size, shape ? 1 : 3));
+    cJSON_AddItemToObject(o, "pos", imp__json_vector(at.t, 3));
+    cJSON_AddItemToObject(o, "quat", imp__json_vector(q, 4));
     cJSON_AddItemToArray(u->geoms, o);
   }
   return 0;
@@ -269,9 +261,9 @@ static int joint_of(urdf *u, const xmlNode *j, cJSON **out, int *fixed) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "name", name);
   cJSON_AddStringToObject(o, "type", prismatic ? "slide" : "hinge");
-  cJSON_AddItemToObject(o, "axis", vec(axis, 3));
+  cJSON_AddItemToObject(o, "axis", imp__json_vector(axis, 3));
   if (!continuous && lim && range[0] < range[1]) { /* URDF limits are hard stops */
-    cJSON_AddItemToObject(o, "range", vec(range, 2));
+    cJSON_AddItemToObject(o, "range", imp__json_vector(range, 2));
     cJSON_AddBoolToObject(o, "limited", 1);
   }
   if (friction != 0) {
@@ -339,8 +331,8 @@ static int convert_link(urdf *u, const xmlNode *link, const char *parent, const 
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "name", name);
   cJSON_AddStringToObject(o, "parent", parent);
-  cJSON_AddItemToObject(o, "pos", vec(f->t, 3));
-  cJSON_AddItemToObject(o, "quat", vec(q, 4));
+  cJSON_AddItemToObject(o, "pos", imp__json_vector(f->t, 3));
+  cJSON_AddItemToObject(o, "quat", imp__json_vector(q, 4));
   if (jo) {
     cJSON_AddItemToObject(o, "joint", jo);
   }
@@ -414,7 +406,7 @@ cJSON *imp__urdf(imp_ctx *c, const xmlNode *top) {
   snprintf(comment, sizeof comment, "converted from URDF %s by achilles", c->file);
   cJSON_AddStringToObject(root, "comment", comment);
   const double g[3] = {0, 0, -9.81};
-  cJSON_AddItemToObject(root, "gravity", vec(g, 3));
+  cJSON_AddItemToObject(root, "gravity", imp__json_vector(g, 3));
   u.bodies = cJSON_AddArrayToObject(root, "bodies");
   u.geoms = cJSON_AddArrayToObject(root, "geoms");
   const xmlNode *base = NULL;

@@ -1,6 +1,7 @@
 /* sim/import/xml_read.c: attributes, numbers, reports and small rotations for the importers. */
 #include "sim/import/xml_read.h"
 
+#include <cjson/cJSON.h>
 #include <libxml/parser.h>
 #include <math.h>
 #include <stdarg.h>
@@ -192,6 +193,14 @@ int imp__check_attrs(imp_ctx *c, const xmlNode *node, const char *const *read,
     }
   }
   return 0;
+}
+
+cJSON *imp__json_vector(const double *v, int n) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) {
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i] == 0 ? 0.0 : v[i])); /* no "-0" */
+  }
+  return a;
 }
 
 void imp__quat_mul(double out[4], const double a[4], const double b[4]) {

@@ -62,6 +62,9 @@ int imp__numbers(imp_ctx *c, const xmlNode *node, const char *attr, const char *
 int imp__check_attrs(imp_ctx *c, const xmlNode *node, const char *const *read,
                      const char *why);
 
+/* A JSON array of n numbers for the converted robot, with no "-0" in it. */
+struct cJSON *imp__json_vector(const double *v, int n);
+
 /* Quaternion product and rotations used by both formats ([w x y z], row-major matrices). */
 void imp__quat_mul(double out[4], const double a[4], const double b[4]);
 void imp__quat_to_mat(double R[9], const double q[4]);
