@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/import/import.h"
+#include "hil/config.h"
 #include "hil/error.h"
 #include "sim/json_read.h"
 
@@ -97,15 +97,10 @@ static int parse_runtime(const sim_json_ctx *L, const cJSON *rt, hil_options *o)
 }
 
 int hil_options_parse(hil_options *o, const char *config_path, char *err, size_t err_sz) {
-  if (sim_import_detect(config_path) != SIM_IMPORT_JSON) {
-    return HIL_OK; /* an MJCF or URDF robot has no runtime section: the defaults hold */
-  }
   const sim_json_ctx L = {config_path, err, err_sz};
-  cJSON *root = sim_json_parse_file(config_path, err, err_sz);
-  int rc = HIL_OK;
-  if (!root) {
-    rc = HIL_ECONFIG;
-  } else {
+  cJSON *root;
+  int rc = hil_config_parse(&root, config_path, err, err_sz);
+  if (root) {
     const cJSON *rt = cJSON_GetObjectItemCaseSensitive(root, "runtime");
     if (rt && parse_runtime(&L, rt, o)) {
       rc = HIL_ECONFIG;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/import/import.h"
+#include "hil/config.h"
 #include "hil/error.h"
 #include "hil/serial/serial_codec.h"
 #include "hil/serial/serial_port.h"
@@ -805,15 +805,10 @@ static int parse_serial(const sim_json_ctx *L, const cJSON *obj, hil_serial_opti
 int hil_serial_options_parse(hil_serial_options *o, int *present, const char *config_path,
                              char *err, size_t err_sz) {
   *present = 0;
-  if (sim_import_detect(config_path) != SIM_IMPORT_JSON) {
-    return HIL_OK; /* MJCF and URDF have no transports section */
-  }
   const sim_json_ctx L = {config_path, err, err_sz};
-  cJSON *root = sim_json_parse_file(config_path, err, err_sz);
-  int rc = HIL_OK;
-  if (!root) {
-    rc = HIL_ECONFIG;
-  } else {
+  cJSON *root;
+  int rc = hil_config_parse(&root, config_path, err, err_sz);
+  if (root) {
     const cJSON *transports = cJSON_GetObjectItemCaseSensitive(root, "transports");
     const cJSON *serial =
         transports ? cJSON_GetObjectItemCaseSensitive(transports, "serial") : NULL;

@@ -12,7 +12,7 @@
 #include <zmq.h>
 
 #include "hil/runtime/cpu.h"
-#include "sim/import/import.h"
+#include "hil/config.h"
 #include "hil/error.h"
 #include "hil/zmq/json_messages.h"
 #include "sim/json_read.h"
@@ -196,15 +196,10 @@ static int parse_zmq(const sim_json_ctx *L, const cJSON *z, hil_zmq_options *o) 
 
 int hil_zmq_options_parse(hil_zmq_options *o, const char *config_path, char *err, size_t err_sz) {
   hil_zmq_options_default(o);
-  if (sim_import_detect(config_path) != SIM_IMPORT_JSON) {
-    return HIL_OK; /* MJCF and URDF have no transports section */
-  }
   const sim_json_ctx L = {config_path, err, err_sz};
-  cJSON *root = sim_json_parse_file(config_path, err, err_sz);
-  int rc = HIL_OK;
-  if (!root) {
-    rc = HIL_ECONFIG;
-  } else {
+  cJSON *root;
+  int rc = hil_config_parse(&root, config_path, err, err_sz);
+  if (root) {
     const cJSON *tr = cJSON_GetObjectItemCaseSensitive(root, "transports");
     const cJSON *z = tr ? cJSON_GetObjectItemCaseSensitive(tr, "zmq") : NULL;
     if (tr && sim_json_expect_object(&L, tr, "transports")) {
