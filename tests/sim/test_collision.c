@@ -245,6 +245,23 @@ static double rnd(uint64_t *s, double lo, double hi) {
   return lo + (hi - lo) * (double)(r >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* MuJoCo's model of MJCF text, through its virtual file system; fails the test on an error */
+static mjModel *load_mujoco(const char *xml) {
+  char err[1000] = "";
+  mjVFS *vfs = malloc(sizeof *vfs);
+  assert_non_null(vfs);
+  mj_defaultVFS(vfs);
+  assert_int_equal(mj_makeEmptyFileVFS(vfs, "m.xml", (int)strlen(xml)), 0);
+  memcpy(vfs->filedata[mj_findFileVFS(vfs, "m.xml")], xml, strlen(xml));
+  mjModel *mm = mj_loadXML("m.xml", vfs, err, sizeof err);
+  mj_deleteVFS(vfs);
+  free(vfs);
+  if (!mm) {
+    fail_msg("%s", err);
+  }
+  return mm;
+}
+
 /* a tilted plane and a free body holding one shape; contacts compared for random poses */
 static void compare_with_mujoco(const char *shape, int type) {
   char xml[1024];
@@ -254,18 +271,7 @@ static void compare_with_mujoco(const char *shape, int type) {
            "quat=\"0.98 0.1 -0.15 0.05\"/>"
            "<body name=\"b\"><freejoint/><geom name=\"g\" %s/></body>"
            "</worldbody></mujoco>", shape);
-  char err[1000] = "";
-  mjVFS *vfs = malloc(sizeof *vfs);
-  assert_non_null(vfs);
-  mj_defaultVFS(vfs);
-  assert_int_equal(mj_makeEmptyFileVFS(vfs, "c.xml", (int)strlen(xml)), 0);
-  memcpy(vfs->filedata[mj_findFileVFS(vfs, "c.xml")], xml, strlen(xml));
-  mjModel *mm = mj_loadXML("c.xml", vfs, err, sizeof err);
-  mj_deleteVFS(vfs);
-  free(vfs);
-  if (!mm) {
-    fail_msg("%s", err);
-  }
+  mjModel *mm = load_mujoco(xml);
   mjData *md = mj_makeData(mm);
   uint64_t s = 0x853c49e6748fea9bull + (uint64_t)type;
   int ncontact = 0;
@@ -317,18 +323,7 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
            "<body name=\"a\"><freejoint/><geom name=\"g1\" %s/></body>"
            "<body name=\"b\"><freejoint/><geom name=\"g2\" %s/></body>"
            "</worldbody></mujoco>", shape1, shape2);
-  char err[1000] = "";
-  mjVFS *vfs = malloc(sizeof *vfs);
-  assert_non_null(vfs);
-  mj_defaultVFS(vfs);
-  assert_int_equal(mj_makeEmptyFileVFS(vfs, "p.xml", (int)strlen(xml)), 0);
-  memcpy(vfs->filedata[mj_findFileVFS(vfs, "p.xml")], xml, strlen(xml));
-  mjModel *mm = mj_loadXML("p.xml", vfs, err, sizeof err);
-  mj_deleteVFS(vfs);
-  free(vfs);
-  if (!mm) {
-    fail_msg("%s", err);
-  }
+  mjModel *mm = load_mujoco(xml);
   mjData *md = mj_makeData(mm);
   uint64_t s = 0x2545f4914f6cdd1dull + (uint64_t)type;
   int ncontact = 0;
