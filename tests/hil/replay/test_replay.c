@@ -773,6 +773,14 @@ static void test_csv(void **state) {
   char err[512];
   assert_int_equal(hil_replay_load(&s, path, &sel, err, sizeof err), HIL_LOG_EFORMAT);
   assert_non_null(strstr(err, "import.csv: line 1: columns 2 and 4 are the same: enc.counts"));
+
+  /* a name that is not UTF-8 would reach the JSON messages: refused with its column */
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "time,enc.counts,pot\xe2\x82.v\n0,1,2\n");
+  fclose(f);
+  assert_int_equal(hil_replay_load(&s, path, &sel, err, sizeof err), HIL_LOG_EFORMAT);
+  assert_non_null(strstr(err, "import.csv: line 1: column 3: name is not valid UTF-8 (at byte 3)"));
 }
 
 
