@@ -617,23 +617,16 @@ static void test_csv_errors(void **state) {
   }
 }
 
-/* issue 11, item 5: a sample record whose t is null (CRC-valid) is damage named by its record;
- * readers skip it as any damaged record (noise-fit counts it) */
-static void test_sample_without_time(void **state) {
-  (void)state;
-  char path[300], err[512];
-  tmp_path(path, sizeof path, "null_t.ndjson");
+/* The small log with a CRC-valid record of the given JSON text inserted as record 2; returns
+ * the record's byte offset. */
+static size_t small_log_with_record_2(const char *path, const char *text) {
   write_small_log(path);
   size_t n;
   char *buf = read_all(path, &n);
-  const char *text = "{\"type\":\"sample\",\"sensor\":\"enc_shoulder\","
-                     "\"topic\":\"enc/enc_shoulder\","
-                     "\"seq\":99,\"t\":null,\"t_truth\":0,\"wall\":0,\"valid\":true,"
-                     "\"values\":{\"counts\":1,\"angle\":2}}";
   char line[512];
   const int len = snprintf(line, sizeof line, "%08x %s\n",
                            (unsigned)hil_crc32(0, text, strlen(text)), text);
-  char *second = strchr(buf, '\n') + 1; /* the null-t record becomes record 2 */
+  char *second = strchr(buf, '\n') + 1;
   const size_t head = (size_t)(second - buf);
   char *out = malloc(n + (size_t)len);
   assert_non_null(out);
@@ -643,6 +636,20 @@ static void test_sample_without_time(void **state) {
   write_file(path, out, n + (size_t)len);
   free(out);
   free(buf);
+  return head;
+}
+
+/* issue 11, item 5: a sample record whose t is null (CRC-valid) is damage named by its record;
+ * readers skip it as any damaged record (noise-fit counts it) */
+static void test_sample_without_time(void **state) {
+  (void)state;
+  char path[300], err[512];
+  tmp_path(path, sizeof path, "null_t.ndjson");
+  const char *text = "{\"type\":\"sample\",\"sensor\":\"enc_shoulder\","
+                     "\"topic\":\"enc/enc_shoulder\","
+                     "\"seq\":99,\"t\":null,\"t_truth\":0,\"wall\":0,\"valid\":true,"
+                     "\"values\":{\"counts\":1,\"angle\":2}}";
+  const size_t head = small_log_with_record_2(path, text);
   hil_log_reader *r = hil_log_reader_open(path, err, sizeof err);
   assert_non_null(r);
   hil_log_record *rec = malloc(sizeof *rec);
@@ -668,25 +675,10 @@ static void test_record_not_utf8(void **state) {
   (void)state;
   char path[300], err[512];
   tmp_path(path, sizeof path, "not_utf8.ndjson");
-  write_small_log(path);
-  size_t n;
-  char *buf = read_all(path, &n);
   const char *text = "{\"type\":\"sample\",\"sensor\":\"enc_\xc3\x28\","
                      "\"topic\":\"enc/enc_shoulder\",\"seq\":99,\"t\":0,\"t_truth\":0,"
                      "\"wall\":0,\"valid\":true,\"values\":{\"counts\":1,\"angle\":2}}";
-  char line[512];
-  const int len = snprintf(line, sizeof line, "%08x %s\n",
-                           (unsigned)hil_crc32(0, text, strlen(text)), text);
-  char *second = strchr(buf, '\n') + 1;
-  const size_t head = (size_t)(second - buf);
-  char *out = malloc(n + (size_t)len);
-  assert_non_null(out);
-  memcpy(out, buf, head);
-  memcpy(out + head, line, (size_t)len);
-  memcpy(out + head + (size_t)len, second, n - head);
-  write_file(path, out, n + (size_t)len);
-  free(out);
-  free(buf);
+  const size_t head = small_log_with_record_2(path, text);
   hil_log_reader *r = hil_log_reader_open(path, err, sizeof err);
   assert_non_null(r);
   hil_log_record *rec = malloc(sizeof *rec);

@@ -1074,6 +1074,25 @@ static float as_float(uint32_t raw) {
   return f;
 }
 
+/* A replay of s on a new pty, played by a thread; b is the board's end, raw. */
+static hil_replay *serial_replay_start(const hil_replay_schedule *s, const hil_replay_options *o,
+                                       board *b, pthread_t *th) {
+  char err[512];
+  hil_replay *r = hil_replay_new(s, o, err, sizeof err);
+  if (!r) {
+    fail_msg("hil_replay_new: %s", err);
+  }
+  b->fd = open(hil_replay_where(r), O_RDWR | O_NOCTTY | O_NONBLOCK);
+  assert_true(b->fd >= 0);
+  struct termios tio;
+  tcgetattr(b->fd, &tio);
+  cfmakeraw(&tio);
+  tcsetattr(b->fd, TCSANOW, &tio);
+  ach_decoder_init(&b->dec);
+  assert_int_equal(pthread_create(th, NULL, run_thread, r), 0);
+  return r;
+}
+
 static void test_serial_pty(void **state) {
   (void)state;
   char path[128];
@@ -1087,21 +1106,9 @@ static void test_serial_pty(void **state) {
   options(&o);
   o.output = HIL_REPLAY_SERIAL;
   o.serial.use_pty = 1;
-  char err[512];
-  hil_replay *r = hil_replay_new(&s, &o, err, sizeof err);
-  if (!r) {
-    fail_msg("hil_replay_new: %s", err);
-  }
   board b = {0};
-  b.fd = open(hil_replay_where(r), O_RDWR | O_NOCTTY | O_NONBLOCK);
-  assert_true(b.fd >= 0);
-  struct termios tio;
-  tcgetattr(b.fd, &tio);
-  cfmakeraw(&tio);
-  tcsetattr(b.fd, TCSANOW, &tio);
-  ach_decoder_init(&b.dec);
   pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, run_thread, r), 0);
+  hil_replay *r = serial_replay_start(&s, &o, &b, &th);
 
   /* HELLO -> HELLO_ACK with the log's figures */
   ach_message m;
@@ -1591,21 +1598,9 @@ static void test_serial_describe(void **state) {
   o.serial.use_pty = 1;
   o.loop = 1; /* plays until stopped: the answers never race the end of the file */
   o.loops = 0;
-  char err[512];
-  hil_replay *r = hil_replay_new(&s, &o, err, sizeof err);
-  if (!r) {
-    fail_msg("hil_replay_new: %s", err);
-  }
   board b = {0};
-  b.fd = open(hil_replay_where(r), O_RDWR | O_NOCTTY | O_NONBLOCK);
-  assert_true(b.fd >= 0);
-  struct termios tio;
-  tcgetattr(b.fd, &tio);
-  cfmakeraw(&tio);
-  tcsetattr(b.fd, TCSANOW, &tio);
-  ach_decoder_init(&b.dec);
   pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, run_thread, r), 0);
+  hil_replay *r = serial_replay_start(&s, &o, &b, &th);
   const uint8_t zero = 0;
   assert_int_equal(write(b.fd, &zero, 1), 1);
 
@@ -1690,21 +1685,9 @@ static void test_serial_time_rounding(void **state) {
   options(&o);
   o.output = HIL_REPLAY_SERIAL;
   o.serial.use_pty = 1;
-  char err[512];
-  hil_replay *r = hil_replay_new(&s, &o, err, sizeof err);
-  if (!r) {
-    fail_msg("hil_replay_new: %s", err);
-  }
   board b = {0};
-  b.fd = open(hil_replay_where(r), O_RDWR | O_NOCTTY | O_NONBLOCK);
-  assert_true(b.fd >= 0);
-  struct termios tio;
-  tcgetattr(b.fd, &tio);
-  cfmakeraw(&tio);
-  tcsetattr(b.fd, TCSANOW, &tio);
-  ach_decoder_init(&b.dec);
   pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, run_thread, r), 0);
+  hil_replay *r = serial_replay_start(&s, &o, &b, &th);
   ach_message m;
   memset(&m, 0, sizeof m);
   m.type = ACH_MSG_HELLO;
