@@ -36,7 +36,7 @@ typedef struct view_transport {
   double wall_origin, next_frame, period;
   int dirty;     /* the state changed since the last frame */
   uint64_t frames;
-  double last_t; /* a smaller t: a reset, the samples before it are gone */
+  double last_t; /* simulation time of the last step (a smaller one: a reset or restore) */
 } view_transport;
 
 static double now_s(void) {
@@ -214,10 +214,6 @@ static void vt_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sens
   if (i < 0 || i >= v->sh.nsensor) {
     return;
   }
-  if (smp->t < v->last_t) { /* a reset: what came before it is no longer the present */
-    memset(v->has, 0, (size_t)v->sh.nsensor * sizeof *v->has);
-  }
-  v->last_t = smp->t;
   v->smp[i] = *smp;
   v->has[i] = 1;
 }
@@ -225,8 +221,10 @@ static void vt_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sens
 static void vt_publish_step(hil_transport *t, hil_runtime *rt, uint64_t steps, double sim_time) {
   view_transport *v = (view_transport *)t;
   (void)rt, (void)steps;
-  if (sim_time < v->last_t) {
-    memset(v->has, 0, (size_t)v->sh.nsensor * sizeof *v->has);
+  if (sim_time < v->last_t) { /* a reset or restore: samples of the lost future are not shown */
+    for (int i = 0; i < v->sh.nsensor; i++) {
+      v->has[i] = v->has[i] && v->smp[i].t <= sim_time;
+    }
   }
   v->last_t = sim_time;
   v->dirty = 1;

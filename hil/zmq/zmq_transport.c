@@ -29,7 +29,8 @@ typedef struct stream {
   char topic[HIL_MSG_TOPIC_MAX];
   hil_msg_sample_form form;
   char json[HIL_MSG_SAMPLE_MAX];
-  int len; /* of json; 0: no sample yet (since the last reset) */
+  int len;  /* of json; 0: no sample yet (since the last reset) */
+  double t; /* the sample's time */
 } stream;
 
 /* The streams, sized by attach: sensor i at i, its truth at nsensor + i. */
@@ -37,7 +38,7 @@ typedef struct streams {
   stream *s; /* [n] */
   int nsensor, n;
   const sens_sensor *first; /* sensor i is first + i */
-  double t;                 /* simulation time of the last sample (a smaller one: a reset) */
+  double t;                 /* simulation time of the last step (a smaller one: a reset) */
 } streams;
 
 typedef struct zmq_transport {
@@ -235,11 +236,16 @@ static stream *stream_of(zmq_transport *z, const sens_sensor *s, int truth) {
   return &st->s[truth ? st->nsensor + i : i];
 }
 
-/* Keeps `latest` from offering samples of before a reset (or a restore to an earlier time). */
+/* Keeps `latest` from offering samples of before a reset (or a restore to an earlier time):
+ * at the end of a step that went back in time, a sample later than that step is from the lost
+ * future. Judged per step, not per sample: a sensor on its own clock (an 800 Hz IMU) publishes
+ * samples from inside the step, earlier than the step's other samples. */
 static void forget_the_future(streams *st, double t) {
   if (t < st->t) {
     for (int i = 0; i < st->n; i++) {
-      st->s[i].len = 0;
+      if (st->s[i].t > t) {
+        st->s[i].len = 0;
+      }
     }
   }
   st->t = t;
@@ -256,8 +262,8 @@ static void publish_one(zmq_transport *z, const sens_sensor *s, const sens_sampl
     z->n.send_failed++;
     return;
   }
-  forget_the_future(&z->streams, smp->t);
   st->len = len;
+  st->t = smp->t;
   send_two(z, st->topic, st->json, (size_t)len);
   z->step_samples++;
 }
@@ -267,6 +273,7 @@ static void publish_one(zmq_transport *z, const sens_sensor *s, const sens_sampl
 static void zt_publish_step(hil_transport *t, hil_runtime *rt, uint64_t steps, double sim_time) {
   zmq_transport *z = (zmq_transport *)t;
   (void)rt;
+  forget_the_future(&z->streams, sim_time);
   char json[160];
   hil_jw w;
   hil_jw_init(&w, json, sizeof json);

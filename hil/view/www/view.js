@@ -319,7 +319,7 @@ setInterval(() => {
       while (k < d.data.length && d.data[k].x < tmax - windowS) k++;
       if (k) d.data.splice(0, k);
     }
-    c.chart.options.scales.x.min = tmax - windowS;
+    c.chart.options.scales.x.min = Math.max(ds[0].data[0].x, tmax - windowS);
     c.chart.options.scales.x.max = tmax;
     c.chart.update("none");
   }
