@@ -136,8 +136,13 @@ static void send_error(session *ss, const char *message) {
 
 /* --- requests to the loop ----------------------------------------------------------------------- */
 
+/* After a push: the loop reads the queue at its next poll anyway; the eventfd wakes a loop that
+ * waits (lockstep, pauses, between realtime ticks), once per batch of jobs. */
 static int wake_loop(view_server *s) {
   const uint64_t one = 1;
+  if (atomic_exchange(&s->sh->signalled, 1)) {
+    return 0;
+  }
   return write(s->sh->wake_fd, &one, sizeof one) == sizeof one ? 0 : -1;
 }
 

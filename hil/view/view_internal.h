@@ -84,6 +84,8 @@ typedef struct view_shared {
   view_frames frames;
   view_queue requests, replies;
   int wake_fd;                /* eventfd: the server tells the loop a request waits */
+  atomic_int signalled;       /* wake_fd was written and not yet read: the loop reads it only
+                                 then (a read per tick would cost a system call per tick) */
   hil_view_options opt;
 } view_shared;
 
