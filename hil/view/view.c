@@ -193,7 +193,9 @@ static void publish_frame(view_transport *v) {
   }
   fr->back = atomic_exchange(&fr->middle, fr->back | VIEW_FRESH) & 3;
   v->dirty = 0;
-  v->next_frame = coarse_now_s() + v->period;
+  /* on a grid of periods (the coarse clock's steps would otherwise round every period up) */
+  const double c = coarse_now_s();
+  v->next_frame = v->next_frame + v->period > c ? v->next_frame + v->period : c + v->period;
   view__server_wake(v->server);
 }
 

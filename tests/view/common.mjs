@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 
 export const SKIP = 77; // ctest SKIP_RETURN_CODE
+const t0 = Date.now();
 
 export const env = {
   bin: process.env.ACHILLES_BIN,
@@ -35,7 +36,7 @@ export function fail(message) {
 
 export function check(cond, message) {
   if (!cond) fail(message);
-  console.log(`ok: ${message}`);
+  console.log(`ok (${((Date.now() - t0) / 1000).toFixed(1)} s): ${message}`);
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

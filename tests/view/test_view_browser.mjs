@@ -25,7 +25,7 @@ async function startChromium() {
   }
   const args = ["--headless", "--no-sandbox", "--disable-gpu-sandbox", "--use-angle=swiftshader",
     "--enable-unsafe-swiftshader", "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-    "--mute-audio", `--user-data-dir=${profile}`, "--remote-debugging-port=0", "--window-size=1280,720", "about:blank"];
+    "--mute-audio", `--user-data-dir=${profile}`, "--remote-debugging-port=0", "--window-size=1100,620", "about:blank"];
   const proc = spawn(exe, args, { stdio: ["ignore", "ignore", "pipe"] });
   let err = "";
   proc.stderr.on("data", (d) => { err += d.toString(); });
@@ -74,7 +74,7 @@ async function openPage(cdp, url, errors) {
   await cdp.send("Runtime.enable", {}, sessionId);
   await cdp.send("Log.enable", {}, sessionId);
   await cdp.send("Page.enable", {}, sessionId);
-  await cdp.send("Emulation.setDeviceMetricsOverride", { width: 1280, height: 720, deviceScaleFactor: 1, mobile: false }, sessionId);
+  await cdp.send("Emulation.setDeviceMetricsOverride", { width: 1100, height: 620, deviceScaleFactor: 1, mobile: false }, sessionId);
   await cdp.send("Page.navigate", { url }, sessionId);
   const page = { sessionId };
   page.eval = async (expr) => {
@@ -176,6 +176,7 @@ try {
 
   // the screenshot: the 3D canvas (left part) must not be blank
   await sleep(300); // let the plots redraw once (they refresh ten times a second)
+  await cdp.send("Page.bringToFront", {}, p1.sessionId); // a background tab draws no frames
   const shot = await cdp.send("Page.captureScreenshot", { format: "png" }, p1.sessionId);
   const png = Buffer.from(shot.data, "base64");
   if (process.env.ACHILLES_SCREENSHOT) fs.writeFileSync(process.env.ACHILLES_SCREENSHOT, png);

@@ -42,9 +42,9 @@ const scene = new THREE.Scene();
 scene.background = new THREE.Color(0x1b2026);
 const camera = new THREE.PerspectiveCamera(45, 1, 0.01, 100);
 camera.up.set(0, 0, 1); // the simulator's z is up
-camera.position.set(1.1, -1.1, 0.9);
+camera.position.set(0.75, -0.8, 0.6);
 const controls = new THREE.OrbitControls(camera, canvas); // orbit, pan (right drag), zoom (wheel)
-controls.target.set(0, 0, 0.25);
+controls.target.set(0.2, 0, 0.1);
 controls.update();
 scene.add(new THREE.HemisphereLight(0xffffff, 0x404040, 0.9));
 const sun = new THREE.DirectionalLight(0xffffff, 0.6);
@@ -135,6 +135,7 @@ function onModel(m) {
     bodyGroups[j.body].add(arrow);
   }
   buildPlots(m);
+  dirty = true;
   A.ready = true;
 }
 
@@ -168,9 +169,18 @@ function resize() {
   }
 }
 
+// Draws only when something moved (a frame, the mouse, the window): software GL (a browser
+// without a GPU) would otherwise spend a CPU on redrawing a still picture.
+let dirty = true;
+controls.addEventListener("change", () => { dirty = true; });
+window.addEventListener("resize", () => { dirty = true; });
 function render() {
-  resize();
-  renderer.render(scene, camera);
+  if (dirty) {
+    dirty = false;
+    resize();
+    renderer.render(scene, camera);
+    A.renders = (A.renders || 0) + 1;
+  }
   requestAnimationFrame(render);
 }
 requestAnimationFrame(render);
@@ -191,6 +201,7 @@ function onFrame(f) {
     g.quaternion.set(p[4], p[5], p[6], p[3]);
   });
   setContacts(f.contacts);
+  dirty = true;
   document.getElementById("clock").textContent =
     `t=${f.t.toFixed(3)} s  steps ${f.steps}${f.paused ? "  (paused)" : ""}`;
   addSamples(f);
