@@ -169,6 +169,13 @@ async function testFoxglove(port) {
   check(received - n0 <= subs.size, `no data after unsubscribing (${received - n0} in flight at most one per channel)`);
   check(statusErrors.length === 0, `no error status from the server (${JSON.stringify(statusErrors)})`);
   client.close();
+  // a reset from the view: the next frames are at t = 0 and show no sample of before it
+  const reset = await view.ask({ cmd: "reset" }, "reset");
+  check(reset.ok && reset.t === 0, "reset through the view");
+  await until("a frame at t = 0 after the reset", () => view.frame.t === 0);
+  const stale = Object.entries(view.frame.samples).filter(([, m]) => m.t > 0).map(([k]) => k);
+  check(stale.length === 0 && Object.keys(view.frame.samples).length > 0,
+    `after the reset the frame's samples are all of t = 0 (${Object.keys(view.frame.samples).length} streams; stale: ${stale.join(" ")})`);
   const st = await view.ask({ cmd: "status" }, "status after the Foxglove client left");
   check(st.ok, "the server runs on after the Foxglove client closed");
   view.ws.close();
