@@ -227,7 +227,7 @@ static void vt_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sens
   if (i < 0 || i >= v->sh.nsensor) {
     return;
   }
-  v->smp[i] = *smp;
+  v->smp[i] = *smp; /* a whole-struct copy: cheaper than copying the channels in use */
   v->has[i] = 1;
 }
 
@@ -286,7 +286,8 @@ static int run_job(view_transport *v, hil_runtime *rt, view_job *j) {
 static void vt_poll(hil_transport *t, hil_runtime *rt) {
   view_transport *v = (view_transport *)t;
   uint64_t n;
-  if (atomic_exchange(&v->sh.signalled, 0) && read(v->sh.wake_fd, &n, sizeof n) < 0) {
+  if (atomic_load_explicit(&v->sh.signalled, memory_order_relaxed) &&
+      atomic_exchange(&v->sh.signalled, 0) && read(v->sh.wake_fd, &n, sizeof n) < 0) {
     n = 0; /* EAGAIN: a signal for a job already taken; the queue is read anyway */
   }
   int replied = 0;
