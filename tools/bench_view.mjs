@@ -24,7 +24,7 @@ let WebSocket;
 try {
   WebSocket = createRequire(path.join(nodeDir, "package.json"))("ws");
 } catch {
-  console.log(`SKIP: the npm package ws is not installed in ${nodeDir} (tests/view/npm_setup.sh ${nodeDir})`);
+  console.log(`SKIP: the npm package ws is not installed in ${nodeDir} (tests/hil/view/npm_setup.sh ${nodeDir})`);
   process.exit(77);
 }
 

@@ -27,7 +27,7 @@ packages=(
   clang libclang-rt-dev  # the sanitizer suite with a second compiler, and libFuzzer (tests/fuzz)
   libwebsockets-dev      # the live view's web server (hil/view, docs/view.md)
   libjs-three libjs-chart.js # the view's page: three.js and Chart.js, served from their install paths
-  chromium nodejs        # the view's tests: headless Chromium, driven from Node.js (tests/view)
+  chromium nodejs        # the view's tests: headless Chromium, driven from Node.js (tests/hil/view)
 )
 # npm installs the view tests' packages into the build tree; a Node.js from elsewhere (NodeSource)
 # brings its own npm, which Debian's npm package would conflict with

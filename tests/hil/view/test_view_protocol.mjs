@@ -1,4 +1,4 @@
-// tests/view/test_view_protocol.mjs: the view's server without a browser. HTTP serves only its
+// tests/hil/view/test_view_protocol.mjs: the view's server without a browser. HTTP serves only its
 // fixed list of files (anything else: 404); bad input on the view's WebSocket gets an error
 // reply and changes nothing; Foxglove's own client (@foxglove/ws-protocol, from npm) connects,
 // sees every channel, subscribes, decodes samples equal to the ZeroMQ streams', publishes

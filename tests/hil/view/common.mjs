@@ -1,4 +1,4 @@
-// tests/view/common.mjs: what the view's tests share: starting `achilles run --view` on a copy of
+// tests/hil/view/common.mjs: what the view's tests share: starting `achilles run --view` on a copy of
 // the club arm (ZeroMQ on ipc:// sockets in a temporary directory, the view on a free port),
 // loading the npm packages the test setup installed, waiting with deadlines.
 import { spawn } from "node:child_process";

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/view/npm_setup.sh DIR: installs the view tests' npm packages (ws, Foxglove's
+# tests/hil/view/npm_setup.sh DIR: installs the view tests' npm packages (ws, Foxglove's
 # @foxglove/ws-protocol client) into DIR, once. Never fails the run: without a registry the tests
 # that need the packages skip and say why.
 dir=$1

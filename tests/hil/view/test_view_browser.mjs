@@ -1,4 +1,4 @@
-// tests/view/test_view_browser.mjs: the page in headless Chromium (Debian's chromium), driven over
+// tests/hil/view/test_view_browser.mjs: the page in headless Chromium (Debian's chromium), driven over
 // the DevTools protocol, against `achilles run --view` in lockstep. One browser session, two
 // pages: the page loads without console errors; the 3D canvas is not blank (pixels of a
 // screenshot); the joint angles the page holds are the simulator's ground truth after the steps it
@@ -203,10 +203,15 @@ try {
   console.error(a.stderr());
   process.exitCode = 1;
 } finally {
+  await Promise.race([cdp.send("Browser.close"), sleep(5000)]).catch(() => {}); // closes its helpers too
   cdp.ws.close();
-  cdp.proc.kill("SIGTERM");
+  if (cdp.proc.exitCode === null && cdp.proc.signalCode === null) cdp.proc.kill("SIGTERM");
   await until("chromium to exit", () => cdp.proc.exitCode !== null || cdp.proc.signalCode !== null, 20).catch(() => cdp.proc.kill("SIGKILL"));
-  fs.rmSync(cdp.profile, { recursive: true, force: true });
+  try { // a helper process may still be writing its profile for a moment
+    fs.rmSync(cdp.profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  } catch (e) {
+    console.log(`warning: could not remove chromium's profile ${cdp.profile}: ${e.message}`);
+  }
   const code = await stopAchilles(a);
   if (code !== 0) {
     console.error(`achilles exited with ${code}:\n${a.stderr()}`);
