@@ -55,10 +55,11 @@ export async function until(what, pred, seconds = 20, describe = null) {
 
 // Starts the club arm (lockstep unless told) with the view on 127.0.0.1 and a free port.
 // Returns {url, port, proc, dir, stderr()}.
-export async function startAchilles(extra = [], mode = "lockstep") {
+// robot: a robot description (object) instead of the club arm.
+export async function startAchilles(extra = [], mode = "lockstep", robot = null) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "achilles-view-"));
   const cfgPath = path.join(env.src, "configs", "club_arm.json");
-  const cfg = JSON.parse(fs.readFileSync(cfgPath, "utf8"));
+  const cfg = robot || JSON.parse(fs.readFileSync(cfgPath, "utf8"));
   if (typeof cfg.sensors === "string") cfg.sensors = path.resolve(path.dirname(cfgPath), cfg.sensors);
   cfg.transports = Object.assign({}, cfg.transports, {
     zmq: { pub: `ipc://${dir}/pub`, cmd: `ipc://${dir}/cmd`, ctl: `ipc://${dir}/ctl` },

@@ -181,11 +181,44 @@ async function testFoxglove(port) {
   view.ws.close();
 }
 
+// A 1 kg ball on a vertical slide, resting on the world's plane: the frames carry its contact,
+// whose normal force must hold the ball up (m·g, an independent reference), and the model
+// message its geoms.
+const ball = {
+  name: "ball_on_plane", timestep: 0.001, gravity: [0, 0, -9.81],
+  bodies: [{ name: "ball", parent: "world", pos: [0, 0, 0.06], joint: { name: "drop", type: "slide", axis: [0, 0, 1] },
+    inertial: { mass: 1.0, com: [0, 0, 0], inertia: [0.001, 0.001, 0.001, 0, 0, 0] } }],
+  geoms: [{ name: "floor", body: "world", type: "plane" }, { name: "sphere", body: "ball", type: "sphere", size: [0.05] }],
+};
+
+async function testContacts() {
+  const b = await startAchilles([], "lockstep", ball);
+  try {
+    const view = viewClient(b.port);
+    await view.open;
+    await until("the model message", () => view.model);
+    check(view.model.geoms.map((g) => g.type).join(" ") === "plane sphere" && view.model.geoms[1].size[0] === 0.05,
+      "the model message lists the geoms (plane, sphere of radius 0.05)");
+    await view.ask({ cmd: "step", n: 3000 }, "step 3000");
+    await until("the ball's frame after 3000 steps", () => view.frame && view.frame.steps === 3000);
+    const c = view.frame.contacts;
+    check(c.length === 1, `one contact (${JSON.stringify(c)})`);
+    const [x, y, z, nx, ny, nz, f] = c[0];
+    check(Math.abs(x) < 1e-9 && Math.abs(y) < 1e-9 && Math.abs(z) < 1e-3 && Math.abs(nz) > 0.999999,
+      `the contact is under the ball on the plane, normal vertical (${[x, y, z, nx, ny, nz].join(", ")})`);
+    check(Math.abs(f - 9.81) < 0.01 * 9.81, `its normal force holds the ball up: ${f} N against m·g = 9.81 N`);
+    view.ws.close();
+  } finally {
+    if ((await stopAchilles(b)) !== 0) fail(`achilles (ball) did not exit cleanly:\n${b.stderr()}`);
+  }
+}
+
 const a = await startAchilles();
 try {
   await testHttp(a.port);
   await testBadInput(a.port);
   await testFoxglove(a.port);
+  await testContacts();
 } catch (e) {
   console.error(e.stack || e);
   console.error(a.stderr());
