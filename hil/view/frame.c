@@ -8,7 +8,6 @@
 
 #include "hil/error.h"
 
-#define MODEL_MAX (1024 * 1024)
 
 void view__mat_quat(double q[4], const double *r) {
   /* the largest of the four candidates keeps the division well conditioned */
@@ -242,12 +241,12 @@ static void write_streams(hil_jw *w, const view_shared *sh) {
 }
 
 int view__build_model(view_shared *sh) {
-  char *buf = malloc(MODEL_MAX);
+  char *buf = malloc(VIEW_MESSAGE_MAX);
   if (!buf) {
     return HIL_ENOMEM;
   }
   hil_jw w;
-  hil_jw_init(&w, buf, MODEL_MAX);
+  hil_jw_init(&w, buf, VIEW_MESSAGE_MAX);
   hil_jw_begin_object(&w);
   hil_jw_key(&w, "type");
   hil_jw_string(&w, "model");

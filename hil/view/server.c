@@ -14,7 +14,7 @@
 
 #include "hil/error.h"
 
-#define FRAME_MAX (512 * 1024)
+#define FRAME_MAX VIEW_MESSAGE_MAX /* the model message fits too (frame.c) */
 #define STATUS_MAX 4096
 #define OUTQ_MAX 64              /* messages waiting for one connection before it is dropped */
 #define INFLIGHT_PER_SESSION 16  /* control requests one connection may have in flight */
@@ -576,6 +576,37 @@ static void receive(view_server *s, session *ss, const void *in, size_t len) {
   }
 }
 
+/* --- who may open a WebSocket ---------------------------------------------------------------------- */
+
+/* A browser lets any web page open a WebSocket to 127.0.0.1 and says which page in Origin; the
+ * view has no login, so a foreign page could pause or drive the arm. Taken: no Origin (programs:
+ * Node, Python, Foxglove's desktop app), our own page (Origin http://<the Host it asked>), the
+ * Foxglove web app, and desktop apps on file:// (Lichtblick). docs/view.md, section 7. */
+static int origin_allowed(struct lws *wsi) {
+  char origin[256], host[256], own[300];
+  if (lws_hdr_total_length(wsi, WSI_TOKEN_ORIGIN) <= 0) {
+    return 1;
+  }
+  if (lws_hdr_total_length(wsi, WSI_TOKEN_ORIGIN) >= (int)sizeof origin ||
+      lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) < 0) {
+    return 0;
+  }
+  static const char *const trusted[] = {"https://app.foxglove.dev", "https://studio.foxglove.dev",
+                                        "file://"};
+  for (size_t i = 0; i < sizeof trusted / sizeof trusted[0]; i++) {
+    if (strcmp(origin, trusted[i]) == 0) {
+      return 1;
+    }
+  }
+  if (lws_hdr_total_length(wsi, WSI_TOKEN_HOST) <= 0 ||
+      lws_hdr_total_length(wsi, WSI_TOKEN_HOST) >= (int)sizeof host ||
+      lws_hdr_copy(wsi, host, sizeof host, WSI_TOKEN_HOST) < 0) {
+    return 0;
+  }
+  snprintf(own, sizeof own, "http://%s", host);
+  return strcmp(origin, own) == 0;
+}
+
 /* --- the callback --------------------------------------------------------------------------------- */
 
 static void wake_all(view_server *s) {
@@ -598,6 +629,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     return http_request(s, wsi, (const char *)in);
   case LWS_CALLBACK_HTTP_FILE_COMPLETION:
     return lws_http_transaction_completed(wsi) ? -1 : 0;
+  case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+    return origin_allowed(wsi) ? 0 : -1; /* nonzero refuses the upgrade */
   case LWS_CALLBACK_ESTABLISHED:
     memset(ss, 0, sizeof *ss);
     ss->wsi = wsi;

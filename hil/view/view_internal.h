@@ -18,6 +18,7 @@
 #define VIEW_TRANSPORTS_MAX 1024  /* the other transports' describe() lines, joined */
 #define VIEW_REPLY_MAX (256 * 1024)
 #define VIEW_QUEUE 64             /* jobs in flight between the threads, each way */
+#define VIEW_MESSAGE_MAX (512 * 1024) /* the largest message the server writes (model, frame) */
 
 /* The state at one instant, as the loop copied it. Arrays are sized at attach. */
 typedef struct view_frame {

@@ -57,6 +57,20 @@ async function testHttp(port) {
   }
 }
 
+// A WebSocket a foreign web page would open (its Origin) is refused; our page's and programs'
+// (no Origin) are taken.
+async function testOrigin(port) {
+  const attempt = (origin) => new Promise((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, "achilles.view.v1", origin ? { origin } : {});
+    ws.on("open", () => { ws.close(); resolve(true); });
+    ws.on("error", () => resolve(false));
+    ws.on("unexpected-response", (req, res) => { res.resume(); resolve(false); });
+  });
+  check((await attempt("http://evil.example")) === false, "a WebSocket from a foreign page's Origin is refused");
+  check((await attempt(`http://127.0.0.1:${port}`)) === true, "a WebSocket from the view's own page is taken");
+  check((await attempt(null)) === true, "a WebSocket without Origin (a program) is taken");
+}
+
 async function testBadInput(port) {
   const c = viewClient(port);
   await c.open;
@@ -216,6 +230,7 @@ async function testContacts() {
 const a = await startAchilles();
 try {
   await testHttp(a.port);
+  await testOrigin(a.port);
   await testBadInput(a.port);
   await testFoxglove(a.port);
   await testContacts();
