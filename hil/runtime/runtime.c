@@ -316,6 +316,10 @@ const hil_options *hil_runtime_options(const hil_runtime *rt) {
   return &rt->opt;
 }
 
+hil_transport *hil_runtime_transport(const hil_runtime *rt, int i) {
+  return i >= 0 && i < rt->ntransports ? rt->transports[i] : NULL;
+}
+
 double hil_runtime_loop_time(const hil_runtime *rt) {
   if (rt->opt.mode == HIL_MODE_REALTIME) {
     return hil__monotonic_now() - rt->start_wall;
