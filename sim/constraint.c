@@ -119,7 +119,17 @@ static int set_inverse_weights(sim_model *m) {
   return rc;
 }
 
+/* MuJoCo's weld bodies: a body on a fixed joint moves with its parent (the contact filter) */
+static void set_welds(sim_model *m) {
+  m->bodies[0].weld = 0;
+  for (int b = 1; b < m->nbody; b++) {
+    const sim_joint *j = &m->joints[m->bodies[b].joint];
+    m->bodies[b].weld = j->type == SIM_JOINT_FIXED ? m->bodies[m->bodies[b].parent].weld : b;
+  }
+}
+
 int sim_constraint_setconst(sim_model *m) {
+  set_welds(m);
   free(m->dof_parent);
   m->dof_parent = calloc((size_t)m->nv + 1, sizeof *m->dof_parent);
   if (!m->dof_parent) {
