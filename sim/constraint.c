@@ -394,3 +394,21 @@ void sim_constraint_make(const sim_model *m, sim_data *d) {
     make_contact(m, d, c);
   }
 }
+
+/* The four edges of contact c are its rows after the friction and limit rows, in the order
+ * made above: n + μt₁, n − μt₁, n + μt₂, n − μt₂. Each edge's force pushes along the normal with
+ * its whole size and along its tangent with μ times it. */
+void sim_contact_force(const sim_model *m, const sim_data *d, int c, double out[3]) {
+  out[0] = out[1] = out[2] = 0;
+  const int row = d->nefc - 4 * (d->ncon - c);
+  if (c < 0 || c >= d->ncon || row < d->nf) {
+    return;
+  }
+  const double *f = d->efc_force + row;
+  double mu, solref[SIM_NREF], solimp[SIM_NIMP];
+  contact_params(&mu, solref, solimp, &m->geoms[d->con_geom[2 * c]],
+                 &m->geoms[d->con_geom[2 * c + 1]]);
+  out[0] = f[0] + f[1] + f[2] + f[3];
+  out[1] = mu * (f[0] - f[1]);
+  out[2] = mu * (f[2] - f[3]);
+}

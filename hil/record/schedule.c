@@ -50,6 +50,9 @@ static const char *type_prefix(const char *type) {
   if (strcmp(type, "imu") == 0) {
     return "imu";
   }
+  if (strcmp(type, "touch") == 0) {
+    return "tch";
+  }
   return strcmp(type, "torque") == 0 ? "trq" : "csv";
 }
 

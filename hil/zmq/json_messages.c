@@ -233,6 +233,8 @@ const char *hil_msg_topic_prefix(sens_type type) {
     return "enc";
   case SENS_IMU:
     return "imu";
+  case SENS_TOUCH:
+    return "tch";
   case SENS_TORQUE:
   default:
     return "trq";
@@ -252,6 +254,8 @@ const char *hil_msg_unit(const sim_model *m, const sens_sensor *s, int ch) {
     return strcmp(name, "velocity") == 0 ? "rad/s" : "flag";
   case SENS_IMU:
     return strncmp(name, "gyro", 4) == 0 ? "rad/s" : "m/s^2";
+  case SENS_TOUCH:
+    return "N";
   case SENS_TORQUE:
   default:
     if (strcmp(name, "current") == 0) {
@@ -357,6 +361,10 @@ void hil_msg_write_sensor_fields(hil_jw *w, const hil_msg_sensor_view *v) {
   if (v->body) {
     hil_jw_key(w, "body");
     hil_jw_string(w, v->body);
+  }
+  if (v->geom) {
+    hil_jw_key(w, "geom");
+    hil_jw_string(w, v->geom);
   }
   if (v->counts_per_turn > 0) {
     hil_jw_key(w, "counts_per_rev");
