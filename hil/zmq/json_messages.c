@@ -755,6 +755,9 @@ void hil_msg_write_status_fields(hil_jw *w, const hil_status *st) {
   jw_counter(w, "rows", (uint64_t)st->constraint_rows);
   jw_counter(w, "active", (uint64_t)st->constraint_active);
   jw_counter(w, "iterations", (uint64_t)st->solver_iterations);
+  jw_counter(w, "stops", (uint64_t)st->stops);
+  hil_jw_key(w, "normal_force");
+  hil_jw_number(w, st->normal_force);
   hil_jw_end_object(w);
   jw_counter(w, "samples_published", st->samples_published);
 }
