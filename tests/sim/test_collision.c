@@ -22,6 +22,8 @@
 #endif
 #if ACHILLES_HAVE_MUJOCO
 #include <mujoco/mujoco.h>
+
+#include "mjcf_writer.h"
 #endif
 
 static const double identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
@@ -331,7 +333,7 @@ static void test_filter_rules(void **state) {
   }
   qsort(want, (size_t)nw, sizeof *want, cmp_name_pair);
   for (int k = 0; k < n; k++) {
-    print_message("  %s / %s\\n", got[k].a, got[k].b);
+    print_message("  %s / %s\n", got[k].a, got[k].b);
   }
   assert_int_equal(n, nw);
   for (int k = 0; k < n; k++) {
@@ -532,6 +534,30 @@ static void compare_filter_with_mujoco(void) {
   }
   mj_deleteData(md);
   mj_deleteModel(mm);
+  /* the MJCF the reference tests write from our model (groups and excludes included) too */
+  char err[512];
+  sim_model *m = sim_model_load_string(filter_json, "filter", err, sizeof err);
+  assert_non_null(m);
+  mm = (mjModel *)mjcf_load(m, err, sizeof err);
+  if (!mm) {
+    fail_msg("%s", err);
+  }
+  md = mj_makeData(mm);
+  mj_forward(mm, md);
+  n = 0;
+  for (int c = 0; c < md->ncon; c++) {
+    n = add_pair(theirs, n, mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom1),
+                 mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom2));
+  }
+  qsort(theirs, (size_t)n, sizeof *theirs, cmp_name_pair);
+  assert_int_equal(n, k);
+  for (int i = 0; i < n; i++) {
+    assert_string_equal(ours[i].a, theirs[i].a);
+    assert_string_equal(ours[i].b, theirs[i].b);
+  }
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+  sim_model_free(m);
 }
 
 static void test_against_mujoco(void **state) {
