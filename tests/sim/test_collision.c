@@ -146,8 +146,10 @@ static int cmp_found(const void *a, const void *b) {
   return (x->dist > y->dist) - (x->dist < y->dist);
 }
 
-/* The broad phase (sweep and prune) finds exactly the contacts of testing every pair: 60 spheres
- * and capsules on slides, moved to new random places five times (so the kept order changes). */
+/* The broad phase (sweep and prune) finds exactly the contacts of testing every pair the filter
+ * lets through: 60 spheres, capsules and boxes on slides (the boxes in a contact group of their
+ * own that touches the others but not each other), moved to new random places five times (so
+ * the kept order changes). */
 static void test_broad_phase_finds_every_pair(void **state) {
   (void)state;
   enum { N = 60 };
@@ -164,18 +166,29 @@ static void test_broad_phase_finds_every_pair(void **state) {
   }
   n += (size_t)snprintf(json + n, sizeof json - n, "], \"geoms\": [");
   for (int b = 0; b < N; b++) {
-    if (b % 3 == 2) {
+    if (b % 5 == 4) {
+      double q[4] = {0.5 + rnd01(&s), rnd01(&s), 0.3, rnd01(&s)};
+      const double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+      n += (size_t)snprintf(json + n, sizeof json - n,
+                            "%s{\"name\": \"g%d\", \"body\": \"b%d\", \"type\": \"box\","
+                            " \"size\": [%.3f, %.3f, %.3f], \"quat\": [%.17g, %.17g, %.17g, %.17g],"
+                            " \"contype\": 2, \"conaffinity\": 1}",
+                            b ? "," : "", b, b, 0.02 + 0.06 * rnd01(&s), 0.02 + 0.06 * rnd01(&s),
+                            0.02 + 0.06 * rnd01(&s), q[0] / norm, q[1] / norm, q[2] / norm,
+                            q[3] / norm);
+    } else if (b % 3 == 2) {
       const double r = 0.03 + 0.05 * rnd01(&s), half = 0.02 + 0.1 * rnd01(&s);
       double q[4] = {0.5 + rnd01(&s), rnd01(&s), 0.3, 0};
       const double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
       n += (size_t)snprintf(json + n, sizeof json - n,
                             "%s{\"name\": \"g%d\", \"body\": \"b%d\", \"type\": \"capsule\","
-                            " \"size\": [%.3f, %.3f], \"quat\": [%.17g, %.17g, %.17g, 0]}",
+                            " \"size\": [%.3f, %.3f], \"quat\": [%.17g, %.17g, %.17g, 0],"
+                            " \"conaffinity\": 3}",
                             b ? "," : "", b, b, r, half, q[0] / norm, q[1] / norm, q[2] / norm);
     } else {
       n += (size_t)snprintf(json + n, sizeof json - n,
                             "%s{\"name\": \"g%d\", \"body\": \"b%d\", \"type\": \"sphere\","
-                            " \"size\": [%.3f]}",
+                            " \"size\": [%.3f], \"conaffinity\": 3}",
                             b ? "," : "", b, b, 0.03 + 0.06 * rnd01(&s));
     }
   }
@@ -187,7 +200,7 @@ static void test_broad_phase_finds_every_pair(void **state) {
   }
   sim_data *d = sim_data_new(m);
   static found swept[2000], brute[2000];
-  int total = 0;
+  int total = 0, nbox = 0, nfiltered = 0;
   for (int round = 0; round < 5; round++) {
     for (int k = 0; k < m->nq; k++) {
       d->qpos[k] = rnd01(&s) * 1.5 - 0.75;
@@ -201,14 +214,22 @@ static void test_broad_phase_finds_every_pair(void **state) {
     int nb = 0;
     for (int i = 0; i < m->ngeom; i++) {
       for (int j = i + 1; j < m->ngeom; j++) {
+        if (sim_collision_filtered(m, i, j)) {
+          nfiltered++;
+          continue;
+        }
         const sim_geom *a = &m->geoms[i], *b = &m->geoms[j];
-        const int swap = a->type == SIM_GEOM_CAPSULE && b->type == SIM_GEOM_SPHERE;
+        const int swap = a->type > b->type;
         const int g1 = swap ? j : i, g2 = swap ? i : j;
         const sim_geom *x = &m->geoms[g1], *y = &m->geoms[g2];
         const double *p1 = d->geom_xpos + 3 * g1, *m1 = d->geom_xmat + 9 * g1;
         const double *p2 = d->geom_xpos + 3 * g2, *m2 = d->geom_xmat + 9 * g2;
         sim_contact con[SIM_COLLIDE_MAX];
-        int k = x->type == SIM_GEOM_SPHERE && y->type == SIM_GEOM_SPHERE
+        int k = y->type == SIM_GEOM_BOX
+                    ? (x->type == SIM_GEOM_SPHERE
+                           ? sim_collide_sphere_box(con, 0, p1, x->size[0], p2, m2, y->size)
+                           : sim_collide_capsule_box(con, 0, p1, m1, x->size, p2, m2, y->size))
+                : x->type == SIM_GEOM_SPHERE && y->type == SIM_GEOM_SPHERE
                     ? sim_collide_sphere_sphere(con, 0, p1, m1, x->size[0], p2, m2, y->size[0])
                 : x->type == SIM_GEOM_SPHERE
                     ? sim_collide_sphere_capsule(con, 0, p1, m1, x->size[0], p2, m2, y->size)
@@ -216,6 +237,7 @@ static void test_broad_phase_finds_every_pair(void **state) {
         for (int c = 0; c < k; c++) {
           if (con[c].dist < 0) {
             brute[nb++] = (found){g1, g2, con[c].dist};
+            nbox += y->type == SIM_GEOM_BOX;
           }
         }
       }
@@ -230,9 +252,10 @@ static void test_broad_phase_finds_every_pair(void **state) {
     }
     total += ns;
   }
-  print_message("broad phase: %d contacts in 5 scenes of %d round shapes, as every pair gives\n",
-                total, N);
-  assert_true(total > 50);
+  print_message("broad phase: %d contacts (%d with a box) in 5 scenes of %d shapes, as every pair "
+                "gives (%d box pairs filtered)\n", total, nbox, N, nfiltered);
+  assert_true(total > 50 && nbox > 10);
+  assert_int_equal(nfiltered, 5 * 12 * 11 / 2); /* the 12 boxes never meet each other */
   sim_data_free(d);
   sim_model_free(m);
 }
