@@ -350,12 +350,19 @@ static void test_states(void **state) {
 
 /* A shape on a carriage: slides along x, y and z and a hinge about y (so friction can roll
  * it), above a plane tilted by ~0.2 rad with friction 0.8 (the shape's own 0.5: the larger
- * counts) and the shape's soft parameters mixed with the plane's. */
-static void shape_json(char *out, size_t n, const char *geom) {
+ * counts) and the shape's soft parameters mixed with the plane's. With `block` the floor is a
+ * box fixed to the world instead, 0.1 m thick, whose top face is that plane (sphere–box and
+ * capsule–box contacts). */
+static void shape_json_on(char *out, size_t n, const char *geom, int block) {
+  static const char *const floors[2] = {
+      "\"type\": \"plane\", \"pos\": [0, 0, -0.05]",
+      /* centre = (0, 0, −0.05) − 0.05·n, n = (0, −sin 0.2, cos 0.2) the top face's normal */
+      "\"type\": \"box\", \"size\": [0.6, 0.6, 0.05],"
+      " \"pos\": [0, 0.009933466539753062, -0.09900332889206209]"};
   snprintf(out, n,
       "{ \"name\": \"carriage\", \"timestep\": 0.002,\n"
-      "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\",\n"
-      "     \"pos\": [0, 0, -0.05], \"quat\": [0.9950041652780258, 0.09983341664682815, 0, 0],\n"
+      "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", %s,\n"
+      "     \"quat\": [0.9950041652780258, 0.09983341664682815, 0, 0],\n"
       "     \"friction\": [0.8, 0.005, 0.0001], \"solref\": [0.03, 0.8] },\n"
       "    { \"name\": \"shape\", \"body\": \"holder\", %s,\n"
       "      \"friction\": [0.5, 0.005, 0.0001], \"solimp\": [0.85, 0.97, 0.002, 0.4, 2] } ],\n"
@@ -368,7 +375,11 @@ static void shape_json(char *out, size_t n, const char *geom) {
       "    \"axis\": [0, 0, 1] }, \"inertial\": { \"mass\": 0.3, \"inertia\": [1e-4, 1e-4, 1e-4, 0, 0, 0] } },\n"
       "  { \"name\": \"holder\", \"parent\": \"cz\", \"joint\": { \"name\": \"roll\",\n"
       "    \"type\": \"hinge\", \"axis\": [0, 1, 0] }, \"inertial\": { \"mass\": 1.0,\n"
-      "    \"inertia\": [0.004, 0.004, 0.004, 0, 0, 0] } } ] }\n", geom);
+      "    \"inertia\": [0.004, 0.004, 0.004, 0, 0, 0] } } ] }\n", floors[block != 0], geom);
+}
+
+static void shape_json(char *out, size_t n, const char *geom) {
+  shape_json_on(out, n, geom, 0);
 }
 
 static const char *const shapes[] = {
@@ -378,9 +389,9 @@ static const char *const shapes[] = {
 /* how far below the plane the shape's centre may sit: its lowest point then touches it */
 static const double reach[] = {0.1, 0.15, 0.14};
 
-static void check_contact_states(int shape, mjtSolver solver) {
+static void check_contact_states_on(int shape, mjtSolver solver, int block) {
   char json[4096];
-  shape_json(json, sizeof json, shapes[shape]);
+  shape_json_on(json, sizeof json, shapes[shape], block);
   pair p;
   pair_open_json(&p, json);
   pair_solver(&p, 1000, 1e-15);
@@ -408,8 +419,9 @@ static void check_contact_states(int shape, mjtSolver solver) {
     n++;
     compare_state(&p, &e);
   }
-  print_message("%s (%s): %d states with contact, %d pyramid rows; max error: efc_J %.2g, rows %.2g, "
-                "efc_force %.2g, qacc %.2g (relative)\n", shapes[shape],
+  print_message("%s%s (%s): %d states with contact, %d pyramid rows; max error: efc_J %.2g, "
+                "rows %.2g, efc_force %.2g, qacc %.2g (relative)\n", block ? "on a block: " : "",
+                shapes[shape],
                 solver == mjSOL_CG ? "CG" : "Newton", n, e.ncontact, e.jac, e.rows, e.force,
                 e.qacc);
   assert_true(n >= 150);
@@ -467,11 +479,24 @@ static void test_contact_trajectories(void **state) {
   }
 }
 
+static void check_contact_states(int shape, mjtSolver solver) {
+  check_contact_states_on(shape, solver, 0);
+}
+
 static void test_contact_states(void **state) {
   (void)state;
   for (int shape = 0; shape < 3; shape++) {
     check_contact_states(shape, mjSOL_CG);
     check_contact_states(shape, mjSOL_NEWTON);
+  }
+}
+
+/* the sphere and the capsule against a box fixed to the world instead of the plane */
+static void test_box_contact_states(void **state) {
+  (void)state;
+  for (int shape = 0; shape < 2; shape++) {
+    check_contact_states_on(shape, mjSOL_CG, 1);
+    check_contact_states_on(shape, mjSOL_NEWTON, 1);
   }
 }
 
@@ -685,6 +710,7 @@ int main(void) {
       cmocka_unit_test(test_point_jacobians),
       cmocka_unit_test(test_states),
       cmocka_unit_test(test_contact_states),
+      cmocka_unit_test(test_box_contact_states),
       cmocka_unit_test(test_contact_trajectories),
       cmocka_unit_test(test_club_states),
       cmocka_unit_test(test_club_strike),
