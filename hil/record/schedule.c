@@ -51,6 +51,9 @@ static const char *type_prefix(const char *type) {
   if (strcmp(type, "imu") == 0) {
     return "imu";
   }
+  if (strcmp(type, "touch") == 0) {
+    return "tch";
+  }
   return strcmp(type, "torque") == 0 ? "trq" : "csv";
 }
 
@@ -383,8 +386,10 @@ static void csv_infer_type(hil_replay_sensor *sn, const char *patterns) {
   static const char *const imu[] = {"gyro.x",  "gyro.y",  "gyro.z", "accel.x",
                                     "accel.y", "accel.z", NULL};
   static const char *const trq[] = {"torque", "current", NULL};
+  static const char *const tch[] = {"normal", "force.x", "force.y", "force.z", NULL};
   const char *type = all_in(sn, enc) ? "encoder" : all_in(sn, imu) ? "imu"
                      : all_in(sn, trq)                             ? "torque"
+                     : all_in(sn, tch)                             ? "touch"
                                                                    : "csv";
   for (int c = 0; c < sn->nch; c++) {
     const char *ch = sn->channel[c], *unit = "";
@@ -396,6 +401,8 @@ static void csv_infer_type(hil_replay_sensor *sn, const char *patterns) {
       unit = strncmp(ch, "gyro", 4) == 0 ? "rad/s" : "m/s^2";
     } else if (strcmp(type, "torque") == 0) {
       unit = strcmp(ch, "current") == 0 ? "A" : "N*m";
+    } else if (strcmp(type, "touch") == 0) {
+      unit = "N";
     }
     snprintf(sn->unit[c], sizeof sn->unit[c], "%s", unit);
   }

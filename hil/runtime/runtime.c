@@ -355,6 +355,15 @@ static void fill_status(const hil_runtime *rt, hil_status *out, const hil_histog
   out->constraint_rows = rt->data->nefc;
   out->constraint_active = rt->data->solver.nactive;
   out->solver_iterations = rt->data->solver.iterations;
+  for (int i = rt->data->nf; i < rt->data->nefc; i++) {
+    out->stops += rt->data->efc_type[i] == SIM_CNSTR_LIMIT_JOINT &&
+                  rt->data->efc_state[i] != SIM_CSTATE_SATISFIED;
+  }
+  for (int c = 0; c < rt->data->ncon; c++) {
+    double f[3];
+    sim_contact_force(rt->model, rt->data, c, f);
+    out->normal_force += f[0];
+  }
 }
 
 void hil_runtime_status(const hil_runtime *rt, hil_status *out) {

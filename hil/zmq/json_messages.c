@@ -234,6 +234,8 @@ const char *hil_msg_topic_prefix(sens_type type) {
     return "enc";
   case SENS_IMU:
     return "imu";
+  case SENS_TOUCH:
+    return "tch";
   case SENS_TORQUE:
   default:
     return "trq";
@@ -253,6 +255,8 @@ const char *hil_msg_unit(const sim_model *m, const sens_sensor *s, int ch) {
     return strcmp(name, "velocity") == 0 ? "rad/s" : "flag";
   case SENS_IMU:
     return strncmp(name, "gyro", 4) == 0 ? "rad/s" : "m/s^2";
+  case SENS_TOUCH:
+    return "N";
   case SENS_TORQUE:
   default:
     if (strcmp(name, "current") == 0) {
@@ -358,6 +362,10 @@ void hil_msg_write_sensor_fields(hil_jw *w, const hil_msg_sensor_view *v) {
   if (v->body) {
     hil_jw_key(w, "body");
     hil_jw_string(w, v->body);
+  }
+  if (v->geom) {
+    hil_jw_key(w, "geom");
+    hil_jw_string(w, v->geom);
   }
   if (v->counts_per_turn > 0) {
     hil_jw_key(w, "counts_per_rev");
@@ -748,6 +756,9 @@ void hil_msg_write_status_fields(hil_jw *w, const hil_status *st) {
   jw_counter(w, "rows", (uint64_t)st->constraint_rows);
   jw_counter(w, "active", (uint64_t)st->constraint_active);
   jw_counter(w, "iterations", (uint64_t)st->solver_iterations);
+  jw_counter(w, "stops", (uint64_t)st->stops);
+  hil_jw_key(w, "normal_force");
+  hil_jw_number(w, st->normal_force);
   hil_jw_end_object(w);
   jw_counter(w, "samples_published", st->samples_published);
 }

@@ -513,6 +513,8 @@ static void jw_sensor_fields(hil_jw *w, const sim_model *m, const sens_sensor *s
     v.joint = m->joints[s->u.trq.joint].name;
   } else if (s->type == SENS_IMU) {
     v.body = m->bodies[s->u.imu.body].name;
+  } else if (s->type == SENS_TOUCH) {
+    v.geom = m->geoms[s->u.tch.geom].name;
   }
   hil_msg_write_sensor_fields(w, &v);
 }

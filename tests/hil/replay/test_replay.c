@@ -765,6 +765,19 @@ static void test_csv(void **state) {
                                       "\"seq\":1,\"t\":0.002"));
   hil_replay_free(&s);
 
+  /* a touch sensor's columns: its live topic and units */
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "time,pad.normal,pad.force.z\n0,19.62,19.62\n0.001,19.6,19.6\n");
+  fclose(f);
+  load(&s, path, &sel);
+  assert_int_equal(s.nsensors, 1);
+  assert_string_equal(s.sensor[0].topic, "tch/pad");
+  assert_string_equal(s.sensor[0].type, "touch");
+  assert_string_equal(s.sensor[0].unit[0], "N");
+  assert_string_equal(s.sensor[0].unit[1], "N");
+  hil_replay_free(&s);
+
   /* a column given twice is an error of the header, not a damaged row */
   f = fopen(path, "w");
   assert_non_null(f);
