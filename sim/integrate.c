@@ -1,5 +1,6 @@
 /* sim/integrate.c: time integration of the state (qpos, qvel) by one timestep. */
 #include "sim/sim.h"
+#include "sim/spatial.h"
 
 #include <math.h>
 #include <string.h>
@@ -9,13 +10,31 @@ static void evaluate(const sim_model *m, sim_data *d, double implicit_h) {
   sim_forward_dynamics(m, d, implicit_h);
 }
 
-/* out = in + h·v, joint by joint (ball and free joints will integrate quaternions here). */
+/* out = in + h·v, joint by joint; on the manifold for quaternions, as MuJoCo's
+ * mj_integratePos: a ball's (or free joint's) orientation advances by the exponential map of
+ * h·ω in body axes, q ← normalize(q)·exp(h·ω/2); a free joint's position by h·v (world). */
 static void integrate_positions(const sim_model *m, double *out, const double *in,
                                 const double *v, double h) {
   for (int j = 0; j < m->njnt; j++) {
     const sim_joint *jnt = &m->joints[j];
-    if (jnt->qposadr >= 0) {
-      out[jnt->qposadr] = in[jnt->qposadr] + h * v[jnt->dofadr];
+    int q = jnt->qposadr, k = jnt->dofadr;
+    switch (jnt->type) {
+    case SIM_JOINT_HINGE:
+    case SIM_JOINT_SLIDE:
+      out[q] = in[q] + h * v[k];
+      break;
+    case SIM_JOINT_BALL:
+      sim_quat_integrate(out + q, in + q, v + k, h);
+      break;
+    case SIM_JOINT_FREE:
+      for (int r = 0; r < 3; r++) {
+        out[q + r] = in[q + r] + h * v[k + r];
+      }
+      sim_quat_integrate(out + q + 3, in + q + 3, v + k + 3, h);
+      break;
+    case SIM_JOINT_FIXED:
+    default:
+      break;
     }
   }
 }
