@@ -109,14 +109,43 @@ static void free_pose(sim_data *d, const sim_joint *j, double R[9], double x[3])
   ball_dofs(S + 18, R, x);
 }
 
+/* One hinge, slide or ball of a multi-joint body acting on the pose (R, x) built so far; its
+ * dofs' motion subspaces are recorded at that moment (MuJoCo's xaxis and xanchor). */
+static void apply_joint(sim_data *d, const sim_joint *j, double R[9], double x[3]) {
+  const double *q = d->qpos + j->qposadr;
+  double *S = d->cdof + 6 * j->dofadr, a[3], Rj[9], Rn[9], quat[4];
+  if (j->type == SIM_JOINT_SLIDE) {
+    sim_mat3_vec(a, R, j->axis);
+    memset(S, 0, 3 * sizeof(double));
+    memcpy(S + 3, a, sizeof a);
+    for (int k = 0; k < 3; k++) {
+      x[k] += a[k] * q[0];
+    }
+    return;
+  }
+  if (j->type == SIM_JOINT_HINGE) {
+    sim_mat3_vec(a, R, j->axis);
+    rotation_dof(S, a, x);
+    sim_axis_angle_to_mat(Rj, j->axis, q[0]);
+  } else { /* ball */
+    sim_quat_normalize(quat, q);
+    sim_quat_to_mat(Rj, quat);
+  }
+  sim_mat3_mul(Rn, R, Rj);
+  memcpy(R, Rn, sizeof Rn);
+  if (j->type == SIM_JOINT_BALL) {
+    ball_dofs(S, R, x); /* no rotation follows a ball (loader): R is final */
+  }
+}
+
 /* Joints in order, each in the frame the previous ones left (as MuJoCo's mj_kinematics): the
- * body's world pose (xmat, xpos, xipos) and each dof's motion subspace at that moment. */
+ * body's world pose (xmat, xpos, xipos) and each dof's motion subspace. */
 static void multi_joint_pose(const sim_model *m, sim_data *d, int i) {
   const sim_body *b = &m->bodies[i];
   const double *Rp = d->xmat + 9 * b->parent, *xp = d->xpos + 3 * b->parent;
   double *R = d->xmat + 9 * i, *x = d->xpos + 3 * i, offset[3];
   const sim_joint *first = &m->joints[b->joint];
-  if (first->type == SIM_JOINT_FREE) {
+  if (first->type == SIM_JOINT_FREE) { /* alone on its body (loader) */
     free_pose(d, first, R, x);
   } else {
     sim_mat3_mul(R, Rp, b->mat);
@@ -124,31 +153,8 @@ static void multi_joint_pose(const sim_model *m, sim_data *d, int i) {
     for (int k = 0; k < 3; k++) {
       x[k] = xp[k] + offset[k];
     }
-  }
-  for (int n = first->type == SIM_JOINT_FREE ? b->jntnum : 0; n < b->jntnum; n++) {
-    const sim_joint *j = &m->joints[b->joint + n];
-    const double *q = d->qpos + j->qposadr;
-    double *S = d->cdof + 6 * j->dofadr, a[3], Rj[9], Rn[9], quat[4];
-    if (j->type == SIM_JOINT_BALL) {
-      sim_quat_normalize(quat, q);
-      sim_quat_to_mat(Rj, quat);
-      sim_mat3_mul(Rn, R, Rj);
-      memcpy(R, Rn, sizeof Rn);
-      ball_dofs(S, R, x); /* no rotation follows a ball (loader): R is final */
-      continue;
-    }
-    sim_mat3_vec(a, R, j->axis);
-    if (j->type == SIM_JOINT_HINGE) {
-      rotation_dof(S, a, x);
-      sim_axis_angle_to_mat(Rj, j->axis, q[0]);
-      sim_mat3_mul(Rn, R, Rj);
-      memcpy(R, Rn, sizeof Rn);
-    } else { /* slide */
-      memset(S, 0, 3 * sizeof(double));
-      memcpy(S + 3, a, sizeof a);
-      for (int k = 0; k < 3; k++) {
-        x[k] += a[k] * q[0];
-      }
+    for (int n = 0; n < b->jntnum; n++) {
+      apply_joint(d, &m->joints[b->joint + n], R, x);
     }
   }
   sim_mat3_vec(offset, R, b->com);
