@@ -184,7 +184,7 @@ static void aba_accelerations(const sim_model *m, sim_data *d) {
     for (int r = 0; r < 6; r++) {
       a[r] = ap[r] + c[r];
     }
-    if (k >= 0 && !m->bodies[i].simple) {
+    if (m->bodies[i].multi_dof) {
       aba_multi_acceleration(m, d, i, a);
     } else if (k >= 0) {
       double qdd = (d->dof_u[k] - sim_dot6(d->dof_U + 6 * k, a)) / d->dof_D[k];
@@ -218,7 +218,7 @@ void sim_aba(const sim_model *m, sim_data *d, double implicit_h) {
   for (int i = m->nbody - 1; i > 0; i--) {
     const sim_body *b = &m->bodies[i];
     int k = b->dofadr;
-    if (k >= 0 && !b->simple) {
+    if (b->multi_dof) {
       aba_multi_joint(m, d, i, implicit_h);
       if (b->parent > 0) {
         aba_multi_to_parent(m, d, i);

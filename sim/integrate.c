@@ -10,11 +10,22 @@ static void evaluate(const sim_model *m, sim_data *d, double implicit_h) {
   sim_forward_dynamics(m, d, implicit_h);
 }
 
-/* out = in + h·v, joint by joint; on the manifold for quaternions, as MuJoCo's
- * mj_integratePos: a ball's (or free joint's) orientation advances by the exponential map of
- * h·ω in body axes, q ← normalize(q)·exp(h·ω/2); a free joint's position by h·v (world). */
-static void integrate_positions(const sim_model *m, double *out, const double *in,
-                                const double *v, double h) {
+/* out = in + h·v for hinges and slides: the whole of a model without ball or free joints */
+static void integrate_scalar(const sim_model *m, double *out, const double *in, const double *v,
+                             double h) {
+  for (int j = 0; j < m->njnt; j++) {
+    const sim_joint *jnt = &m->joints[j];
+    if (jnt->qposadr >= 0) {
+      out[jnt->qposadr] = in[jnt->qposadr] + h * v[jnt->dofadr];
+    }
+  }
+}
+
+/* The same on the manifold for quaternions, as MuJoCo's mj_integratePos: a ball's (or free
+ * joint's) orientation advances by the exponential map of h·ω in body axes,
+ * q ← normalize(q)·exp(h·ω/2); a free joint's position by h·v (world). */
+static void integrate_manifold(const sim_model *m, double *out, const double *in,
+                               const double *v, double h) {
   for (int j = 0; j < m->njnt; j++) {
     const sim_joint *jnt = &m->joints[j];
     int q = jnt->qposadr, k = jnt->dofadr;
@@ -36,6 +47,16 @@ static void integrate_positions(const sim_model *m, double *out, const double *i
     default:
       break;
     }
+  }
+}
+
+/* out = in "+" h·v, joint by joint (nq == nv exactly when no joint has a quaternion) */
+static void integrate_positions(const sim_model *m, double *out, const double *in,
+                                const double *v, double h) {
+  if (m->nq == m->nv) {
+    integrate_scalar(m, out, in, v, h);
+  } else {
+    integrate_manifold(m, out, in, v, h);
   }
 }
 

@@ -140,7 +140,8 @@ static void apply_joint(sim_data *d, const sim_joint *j, double R[9], double x[3
 
 /* Joints in order, each in the frame the previous ones left (as MuJoCo's mj_kinematics): the
  * body's world pose (xmat, xpos, xipos) and each dof's motion subspace. */
-static void multi_joint_pose(const sim_model *m, sim_data *d, int i) {
+/* (kept out of line: inlined, it would cost the 1-dof loop of sim_kinematics registers) */
+__attribute__((noinline)) static void multi_joint_pose(const sim_model *m, sim_data *d, int i) {
   const sim_body *b = &m->bodies[i];
   const double *Rp = d->xmat + 9 * b->parent, *xp = d->xpos + 3 * b->parent;
   double *R = d->xmat + 9 * i, *x = d->xpos + 3 * i, offset[3];
@@ -166,7 +167,7 @@ static void multi_joint_pose(const sim_model *m, sim_data *d, int i) {
 /* Velocity and velocity-product term dof by dof, as MuJoCo's mj_comVel: a hinge or slide dof
  * adds v ×m (S·qd) with v the velocity so far; a ball's three dofs all see the velocity before
  * the ball; a free joint's translation adds no term, its rotation sees the translation. */
-static void multi_joint_velocity(const sim_model *m, sim_data *d, int i) {
+__attribute__((noinline)) static void multi_joint_velocity(const sim_model *m, sim_data *d, int i) {
   const sim_body *b = &m->bodies[i];
   double *v = d->cvel + 6 * i, *c = d->cvp + 6 * i, Sqd[6], term[6];
   memcpy(v, d->cvel + 6 * b->parent, 6 * sizeof(double));
@@ -263,20 +264,23 @@ void sim_kinematics(const sim_model *m, sim_data *d) {
   memset(d->cvp, 0, 6 * sizeof(double));
   for (int i = 1; i < m->nbody; i++) {
     const sim_joint *j = &m->joints[m->bodies[i].joint];
-    if (!m->bodies[i].simple && m->bodies[i].dofnum > 0) {
+    int multi = m->bodies[i].multi_dof;
+    if (multi) {
       multi_joint_pose(m, d, i);
-      world_inertia(m, d, i);
-      multi_joint_velocity(m, d, i);
-      continue;
-    }
-    double q = j->qposadr >= 0 ? d->qpos[j->qposadr] : 0, R[9], r[3];
-    joint_transform(R, r, &m->bodies[i], j, q);
-    world_pose(m, d, i, R, r);
-    if (j->dofadr >= 0) {
-      joint_subspace(d, i, j);
+    } else {
+      double q = j->qposadr >= 0 ? d->qpos[j->qposadr] : 0, R[9], r[3];
+      joint_transform(R, r, &m->bodies[i], j, q);
+      world_pose(m, d, i, R, r);
+      if (j->dofadr >= 0) {
+        joint_subspace(d, i, j);
+      }
     }
     world_inertia(m, d, i);
-    body_velocity(m, d, i, j);
+    if (multi) {
+      multi_joint_velocity(m, d, i);
+    } else {
+      body_velocity(m, d, i, j);
+    }
   }
   site_positions(m, d);
   geom_poses(m, d);

@@ -76,7 +76,8 @@ typedef struct sim_body {
   int jntnum;            /* its joints (1 for a fixed or single joint) */
   int dofadr;            /* first of its dofs, -1 when it has none */
   int dofnum;            /* its dofs: 0 (welded) to SIM_BODY_DOF_MAX */
-  int simple;            /* one hinge or slide: the 1-dof fast paths of the dynamics apply */
+  int multi_dof;         /* a ball, a free joint or several joints: the n-dof branches of the
+                          * dynamics; 0 (one hinge or slide, or welded): the 1-dof paths */
   int described;         /* index in the description's "bodies" array (-1 for the world): the
                           * loader orders parents first, tools that promise file order use this */
   /* derived by the loader */

@@ -751,8 +751,7 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
     }
     b->dofnum = m->nv - nv0;
     b->dofadr = b->dofnum > 0 ? nv0 : -1;
-    b->simple = b->jntnum == 1 && (src->joints[0].type == SIM_JOINT_HINGE ||
-                                   src->joints[0].type == SIM_JOINT_SLIDE);
+    b->multi_dof = b->dofnum > 1 || b->jntnum > 1; /* else one hinge or slide, or welded */
     sim_quat_to_mat(b->mat, b->quat);
     b->identity_quat = b->quat[0] == 1 && b->quat[1] == 0 && b->quat[2] == 0 && b->quat[3] == 0;
     b->diagonal_inertia = b->inertia[1] == 0 && b->inertia[2] == 0 && b->inertia[5] == 0;

@@ -209,7 +209,7 @@ static void test_multi_dof_joints(void **state) {
   assert_int_equal(leg->jntnum, 3);
   assert_int_equal(leg->dofnum, 3);
   assert_int_equal(leg->dofadr, 9);
-  assert_false(leg->simple);
+  assert_true(leg->multi_dof);
   assert_int_equal(m->joints[sim_model_joint(m, "sh")].dofadr, 6);
   assert_int_equal(m->joints[sim_model_joint(m, "sh")].qposadr, 7);
   assert_int_equal(m->dof_parent[0], -1);
