@@ -6,8 +6,7 @@
  *
  * Conventions (used everywhere in sim/):
  *  - Body 0 is the world. Every other body has one joint (fixed included) or several (a list of
- *    hinges and slides, at most one ball and that one last among the rotations; at most six
- *    dofs), all placed at the body frame origin, and a parent with a smaller index (the loader
+ *    hinges and slides, or of one ball and slides; at most six dofs), all placed at the body frame origin, and a parent with a smaller index (the loader
  *    sorts bodies topologically). A body's joints and dofs are consecutive (joint, jntnum,
  *    dofadr, dofnum); its joints act in order, each in the frame the previous ones left.
  *  - A body's placement (pos, quat) is its frame relative to its parent's frame at q = 0.

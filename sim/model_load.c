@@ -282,12 +282,13 @@ static int parse_joint(const sim_json_ctx *L, const cJSON *obj, const char *path
 }
 
 /* "joints": several joints acting in order, at most SIM_BODY_DOF_MAX dofs in all: hinges and
- * slides, and at most one ball, after which no hinge may follow (the ball's velocity axes are
- * the body's final axes, as in MuJoCo); free and fixed joints stand alone ("joint"). */
+ * slides, or at most one ball with slides (a hinge beside a ball repeats one of its rotations,
+ * and the ball's velocity axes are the body's final axes, as in MuJoCo); free and fixed joints
+ * stand alone ("joint"). */
 static int parse_joint_list(const sim_json_ctx *L, const cJSON *list, const char *path,
                             raw_body *rb) {
   char p[SIM_JSON_PATH_MAX];
-  int n = cJSON_GetArraySize(list), dofs = 0, ball = 0;
+  int n = cJSON_GetArraySize(list), dofs = 0, ball = 0, hinge = 0;
   if (!cJSON_IsArray(list) || n < 1 || n > SIM_BODY_DOF_MAX) {
     return sim_json_fail(L, path, "expected an array of 1 to %d joint objects", SIM_BODY_DOF_MAX);
   }
@@ -302,10 +303,11 @@ static int parse_joint_list(const sim_json_ctx *L, const cJSON *list, const char
       return sim_json_fail(L, p, "a %s joint must be alone on its body (use \"joint\")",
                            j->type == SIM_JOINT_FREE ? "free" : "fixed");
     }
-    if (ball && j->type == SIM_JOINT_HINGE) {
-      return sim_json_fail(L, p, "no hinge may follow a ball joint on the same body");
-    }
+    hinge += j->type == SIM_JOINT_HINGE;
     ball += j->type == SIM_JOINT_BALL;
+    if (ball && hinge) { /* the ball's rotations include the hinge's: a singular inertia */
+      return sim_json_fail(L, p, "a ball and a hinge cannot share a body");
+    }
     if (ball > 1) {
       return sim_json_fail(L, p, "at most one ball joint per body");
     }

@@ -230,7 +230,7 @@ static void test_multi_dof_joints(void **state) {
   expect_error("{\"bodies\":[{\"name\":\"b\",\"parent\":\"world\",\"joints\":[{\"name\":\"f\","
                "\"type\":\"ball\"},{\"name\":\"h\",\"type\":\"hinge\",\"axis\":[1,0,0]}],"
                INERTIAL_1 "}]}",
-               "bodies[0].joints[1]", "no hinge may follow a ball");
+               "bodies[0].joints[1]", "a ball and a hinge cannot share a body");
   expect_error("{\"bodies\":[{\"name\":\"b\",\"parent\":\"world\",\"joints\":[{\"name\":\"f\","
                "\"type\":\"free\"},{\"name\":\"h\",\"type\":\"hinge\",\"axis\":[1,0,0]}],"
                INERTIAL_1 "}]}",

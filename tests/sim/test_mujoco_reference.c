@@ -705,7 +705,9 @@ static void test_tree_trajectory(void **state) {
 
 /* --- multi-dof joints: ball, free, several joints on one body ------------------------------- */
 
-/* a ball-jointed pendulum with a hinged forearm; products of inertia, damping, armature */
+/* a ball-jointed pendulum with a hinged forearm; products of inertia, damping, armature; a
+ * hand with a hinge then a slide (the slide's axis turns with the hinge; the hinge's anchor is
+ * where the slide starts) and a finger with a ball then a slide, each in order on one body */
 static const char ball_json[] =
     "{ \"name\": \"ball_pendulum\", \"timestep\": 0.001, \"integrator\": \"rk4\",\n"
     "  \"bodies\": [\n"
@@ -719,7 +721,19 @@ static const char ball_json[] =
     "    \"joint\": { \"name\": \"elbow\", \"type\": \"hinge\", \"axis\": [0, 1, 0],\n"
     "               \"damping\": 0.01 },\n"
     "    \"inertial\": { \"mass\": 0.6, \"com\": [0, 0, -0.3],\n"
-    "                  \"inertia\": [0.02, 0.02, 0.002, 0, 0, 0] } } ] }\n";
+    "                  \"inertia\": [0.02, 0.02, 0.002, 0, 0, 0] } },\n"
+    "  { \"name\": \"hand\", \"parent\": \"lower\", \"pos\": [0, 0.05, -0.6],\n"
+    "    \"joints\": [ { \"name\": \"wrist\", \"type\": \"hinge\", \"axis\": [1, 0, 0] },\n"
+    "                { \"name\": \"reach\", \"type\": \"slide\", \"axis\": [0, 0.6, -0.8],\n"
+    "                  \"damping\": 0.5, \"stiffness\": 10 } ],\n"
+    "    \"inertial\": { \"mass\": 0.3, \"com\": [0.02, 0, -0.05],\n"
+    "                  \"inertia\": [0.002, 0.0015, 0.001, 0, 0, 0] } },\n"
+    "  { \"name\": \"finger\", \"parent\": \"hand\", \"pos\": [0.03, 0, -0.1],\n"
+    "    \"joints\": [ { \"name\": \"knuckle\", \"type\": \"ball\", \"damping\": 0.01 },\n"
+    "                { \"name\": \"tip\", \"type\": \"slide\", \"axis\": [0, 0, -1],\n"
+    "                  \"damping\": 0.2, \"stiffness\": 1 } ],\n"
+    "    \"inertial\": { \"mass\": 0.2, \"com\": [0, 0.01, -0.03],\n"
+    "                  \"inertia\": [0.0005, 0.0004, 0.0003, 0, 0, 0] } } ] }\n";
 
 /* a planar walker-style chain: torso on the seed's planar root (slide x, slide z, hinge y on
  * one body), thigh and shin hinged */
@@ -812,8 +826,9 @@ static double run_multi(const char *json, sim_integrator integrator, const doubl
 
 static void test_ball_pendulum_trajectory(void **state) {
   (void)state;
-  const double q0[] = {0.9, 0.3, -0.2, 0.25, 0.4}, qd0[] = {0.5, -1.0, 0.8, 1.5};
-  const double hold[4] = {0};
+  const double q0[] = {0.9, 0.3, -0.2, 0.25, 0.4, 0.2, 0.05, 0.8, 0.1, -0.3, 0.4, 0.02};
+  const double qd0[] = {0.5, -1.0, 0.8, 1.5, -0.7, 0.3, 0.9, -0.4, 0.2, 0.1};
+  const double hold[10] = {0};
   assert_true(run_multi(ball_json, SIM_INTEGRATOR_EULER, q0, qd0, hold, 1) <= 1e-8);
   assert_true(run_multi(ball_json, SIM_INTEGRATOR_RK4, q0, qd0, hold, RK4_SUBSTEPS) <= 1e-8);
   /* the same-step comparison shows the difference the comment above explains */
