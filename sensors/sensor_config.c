@@ -275,6 +275,10 @@ static int cfg_joint(const cfg_ctx *c, const cJSON *obj, const char *path, int *
   if (c->m->joints[*joint].type == SIM_JOINT_FIXED) {
     return cfg_fail(c, jp, "joint \"%s\" is fixed: it has no coordinate to measure", name);
   }
+  if (sim_joint_nv(c->m->joints[*joint].type) != 1) {
+    return cfg_fail(c, jp, "joint \"%s\" has several degrees of freedom (a joint sensor needs a "
+                           "hinge or slide)", name);
+  }
   return 0;
 }
 

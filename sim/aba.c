@@ -4,6 +4,7 @@
 #include "sim/sim.h"
 #include "sim/spatial.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Pass 1: rigid-body inertias and velocity-product bias forces pA = v ×f (I·v). */
@@ -56,17 +57,136 @@ static void aba_to_parent(const sim_model *m, sim_data *d, int i, int k) {
   }
 }
 
+/* --- bodies of several dofs (ball, free, several joints): S is 6×n, D is n×n ---------------- */
+
+/* inv = A⁻¹ for a symmetric positive definite n×n A (n <= 6, row stride 6) by Cholesky */
+static void spd_inverse(double inv[36], const double A[36], int n) {
+  double L[36] = {0};
+  for (int r = 0; r < n; r++) {
+    for (int c = 0; c <= r; c++) {
+      double sum = A[6 * r + c];
+      for (int k = 0; k < c; k++) {
+        sum -= L[6 * r + k] * L[6 * c + k];
+      }
+      L[6 * r + c] = r == c ? sqrt(sum) : sum / L[6 * c + c];
+    }
+  }
+  for (int col = 0; col < n; col++) { /* L·Lᵀ·x = e_col */
+    double y[SIM_BODY_DOF_MAX];
+    for (int r = 0; r < n; r++) {
+      double sum = r == col;
+      for (int k = 0; k < r; k++) {
+        sum -= L[6 * r + k] * y[k];
+      }
+      y[r] = sum / L[6 * r + r];
+    }
+    for (int r = n - 1; r >= 0; r--) {
+      double sum = y[r];
+      for (int k = r + 1; k < n; k++) {
+        sum -= L[6 * k + r] * inv[6 * k + col];
+      }
+      inv[6 * r + col] = sum / L[6 * r + r];
+    }
+  }
+}
+
+/* U = IA·S, D = Sᵀ·U + diag(armature + h·damping), u = τ − Sᵀ·pA; D⁻¹ kept in dof_Dinv. */
+static void aba_multi_joint(const sim_model *m, sim_data *d, int i, double implicit_h) {
+  const sim_body *b = &m->bodies[i];
+  int k0 = b->dofadr, n = b->dofnum;
+  double D[36];
+  for (int a = 0; a < n; a++) {
+    const sim_joint *j = &m->joints[m->dof_joint[k0 + a]];
+    const double *S = d->cdof + 6 * (k0 + a);
+    sim_mat6_vec(d->dof_U + 6 * (k0 + a), d->cIA + 36 * i, S);
+    d->dof_u[k0 + a] = d->qfrc_applied[k0 + a] + d->qfrc_passive[k0 + a] +
+                       d->qfrc_actuator[k0 + a] + d->qfrc_constraint[k0 + a] -
+                       sim_dot6(S, d->cfrc + 6 * i);
+    for (int c = 0; c <= a; c++) {
+      D[6 * a + c] = D[6 * c + a] = sim_dot6(S, d->dof_U + 6 * (k0 + c));
+    }
+    D[6 * a + a] += j->armature + implicit_h * j->damping;
+  }
+  double inv[36];
+  spd_inverse(inv, D, n);
+  for (int a = 0; a < n; a++) {
+    memcpy(d->dof_Dinv + SIM_BODY_DOF_MAX * (k0 + a), inv + 6 * a, (size_t)n * sizeof(double));
+  }
+}
+
+/* Ia = IA − U·D⁻¹·Uᵀ and pa = pA + IA·c + U·D⁻¹·(u − Uᵀ·c), added to the parent's. */
+static void aba_multi_to_parent(const sim_model *m, sim_data *d, int i) {
+  const sim_body *b = &m->bodies[i];
+  int k0 = b->dofadr, n = b->dofnum;
+  const double *IA = d->cIA + 36 * i, *c = d->cvp + 6 * i, *pA = d->cfrc + 6 * i;
+  const double *U = d->dof_U + 6 * k0;
+  double *IAp = d->cIA + 36 * b->parent, *fp = d->cfrc + 6 * b->parent, IAc[6];
+  double w[SIM_BODY_DOF_MAX], W[6 * SIM_BODY_DOF_MAX] = {0}, coef[SIM_BODY_DOF_MAX] = {0};
+  sim_mat6_vec(IAc, IA, c);
+  for (int a = 0; a < n; a++) {
+    w[a] = d->dof_u[k0 + a] - sim_dot6(U + 6 * a, c);
+  }
+  for (int a = 0; a < n; a++) { /* W_a = Σ_b D⁻¹_ab·U_b, coef = D⁻¹·w */
+    const double *Dinv = d->dof_Dinv + SIM_BODY_DOF_MAX * (k0 + a);
+    for (int bb = 0; bb < n; bb++) {
+      coef[a] += Dinv[bb] * w[bb];
+      for (int r = 0; r < 6; r++) {
+        W[6 * a + r] += Dinv[bb] * U[6 * bb + r];
+      }
+    }
+  }
+  for (int r = 0; r < 6; r++) {
+    double f = pA[r] + IAc[r];
+    for (int col = 0; col < 6; col++) {
+      double UWt = 0;
+      for (int a = 0; a < n; a++) {
+        UWt += U[6 * a + r] * W[6 * a + col];
+      }
+      IAp[6 * r + col] += IA[6 * r + col] - UWt;
+    }
+    for (int a = 0; a < n; a++) {
+      f += U[6 * a + r] * coef[a];
+    }
+    fp[r] += f;
+  }
+}
+
+/* qdd = D⁻¹·(u − Uᵀ·a) with a = a_parent + c, then a += S·qdd */
+static void aba_multi_acceleration(const sim_model *m, sim_data *d, int i, double *a) {
+  const sim_body *b = &m->bodies[i];
+  int k0 = b->dofadr, n = b->dofnum;
+  double w[SIM_BODY_DOF_MAX];
+  for (int k = 0; k < n; k++) {
+    w[k] = d->dof_u[k0 + k] - sim_dot6(d->dof_U + 6 * (k0 + k), a);
+  }
+  for (int k = 0; k < n; k++) {
+    const double *Dinv = d->dof_Dinv + SIM_BODY_DOF_MAX * (k0 + k);
+    double qdd = 0;
+    for (int c = 0; c < n; c++) {
+      qdd += Dinv[c] * w[c];
+    }
+    d->qacc[k0 + k] = qdd;
+  }
+  for (int k = k0; k < k0 + n; k++) {
+    for (int r = 0; r < 6; r++) {
+      a[r] += d->cdof[6 * k + r] * d->qacc[k];
+    }
+  }
+}
+
 /* Pass 3: accelerations from the base outward, a_i = a_parent + c_i + S·qdd. */
 static void aba_accelerations(const sim_model *m, sim_data *d) {
   sim_base_acceleration(m, d->cacc);
   for (int i = 1; i < m->nbody; i++) {
-    int k = m->joints[m->bodies[i].joint].dofadr;
+    int k = m->bodies[i].dofadr;
     double *a = d->cacc + 6 * i;
     const double *ap = d->cacc + 6 * m->bodies[i].parent, *c = d->cvp + 6 * i;
     for (int r = 0; r < 6; r++) {
       a[r] = ap[r] + c[r];
     }
-    if (k >= 0) {
+    if (m->bodies[i].multi_dof) {
+      aba_multi_acceleration(m, d, i, a);
+    } else if (k >= 0) {
       double qdd = (d->dof_u[k] - sim_dot6(d->dof_U + 6 * k, a)) / d->dof_D[k];
       d->qacc[k] = qdd;
       for (int r = 0; r < 6; r++) {
@@ -79,11 +199,16 @@ static void aba_accelerations(const sim_model *m, sim_data *d) {
 void sim_body_accelerations(const sim_model *m, sim_data *d) {
   sim_base_acceleration(m, d->cacc);
   for (int i = 1; i < m->nbody; i++) {
-    int k = m->joints[m->bodies[i].joint].dofadr;
+    const sim_body *b = &m->bodies[i];
     double *a = d->cacc + 6 * i;
-    const double *ap = d->cacc + 6 * m->bodies[i].parent, *c = d->cvp + 6 * i;
+    const double *ap = d->cacc + 6 * b->parent, *c = d->cvp + 6 * i;
     for (int r = 0; r < 6; r++) {
-      a[r] = ap[r] + c[r] + (k >= 0 ? d->cdof[6 * k + r] * d->qacc[k] : 0.0);
+      a[r] = ap[r] + c[r];
+    }
+    for (int k = b->dofadr; k >= 0 && k < b->dofadr + b->dofnum; k++) {
+      for (int r = 0; r < 6; r++) {
+        a[r] += d->cdof[6 * k + r] * d->qacc[k];
+      }
     }
   }
 }
@@ -91,11 +216,19 @@ void sim_body_accelerations(const sim_model *m, sim_data *d) {
 void sim_aba(const sim_model *m, sim_data *d, double implicit_h) {
   aba_init(m, d);
   for (int i = m->nbody - 1; i > 0; i--) {
-    int k = m->joints[m->bodies[i].joint].dofadr;
+    const sim_body *b = &m->bodies[i];
+    int k = b->dofadr;
+    if (b->multi_dof) {
+      aba_multi_joint(m, d, i, implicit_h);
+      if (b->parent > 0) {
+        aba_multi_to_parent(m, d, i);
+      }
+      continue;
+    }
     if (k >= 0) {
       aba_joint(m, d, i, k, implicit_h);
     }
-    if (m->bodies[i].parent > 0) {
+    if (b->parent > 0) {
       aba_to_parent(m, d, i, k);
     }
   }

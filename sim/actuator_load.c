@@ -121,6 +121,10 @@ static int parse_joint_ref(const sim_json_ctx *L, const cJSON *obj, const char *
                                             : "joint \"%s\" is fixed (nothing to drive)",
                          name);
   }
+  if (sim_joint_nv(m->joints[a->joint].type) != 1) {
+    return sim_json_fail(L, p, "joint \"%s\" has several degrees of freedom (an actuator drives "
+                               "one hinge or slide)", name);
+  }
   a->dof = m->joints[a->joint].dofadr;
   a->qposadr = m->joints[a->joint].qposadr;
   return 0;

@@ -27,15 +27,29 @@
 
 /* --- model constants ------------------------------------------------------------------------ */
 
+/* A dof's parent is the previous dof of its body, or else the last dof of the nearest
+ * ancestor body that moves (MuJoCo's dof_parentid). */
 static void set_dof_parents(sim_model *m) {
   for (int k = 0; k < m->nv; k++) {
-    int parent = -1;
-    for (int b = m->bodies[m->dof_body[k]].parent; b > 0 && parent < 0;
-         b = m->bodies[b].parent) {
-      parent = m->joints[m->bodies[b].joint].dofadr;
+    const sim_body *own = &m->bodies[m->dof_body[k]];
+    int parent = k > own->dofadr ? k - 1 : -1;
+    for (int b = own->parent; b > 0 && parent < 0; b = m->bodies[b].parent) {
+      if (m->bodies[b].dofnum > 0) {
+        parent = m->bodies[b].dofadr + m->bodies[b].dofnum - 1;
+      }
     }
     m->dof_parent[k] = parent;
   }
+}
+
+/* the last dof that moves body b (its own, or its nearest moving ancestor's); -1 if none */
+static int last_moving_dof(const sim_model *m, int b) {
+  for (; b > 0; b = m->bodies[b].parent) {
+    if (m->bodies[b].dofnum > 0) {
+      return m->bodies[b].dofadr + m->bodies[b].dofnum - 1;
+    }
+  }
+  return -1;
 }
 
 void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *jacr, int b,
@@ -46,11 +60,7 @@ void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *
     memset(jacr, 0, 3 * (size_t)nv * sizeof(double));
   }
   /* a dof's motion [ω; v0] about the world origin moves p at v0 + ω × p */
-  for (int i = b; i > 0; i = m->bodies[i].parent) {
-    int k = m->joints[m->bodies[i].joint].dofadr;
-    if (k < 0) {
-      continue;
-    }
+  for (int k = last_moving_dof(m, b); k >= 0; k = m->dof_parent[k]) {
     const double *w = d->cdof + 6 * k, *v0 = w + 3;
     double v[3] = {v0[0] + w[1] * p[2] - w[2] * p[1], v0[1] + w[2] * p[0] - w[0] * p[2],
                    v0[2] + w[0] * p[1] - w[1] * p[0]};
@@ -100,7 +110,19 @@ static int set_inverse_weights(sim_model *m) {
   if (!d) {
     return -1;
   }
+  /* MuJoCo's qpos0: 0 for hinges and slides, the identity for a ball, the placement for a
+   * free joint */
   memset(d->qpos, 0, (size_t)m->nq * sizeof(double));
+  for (int j = 0; j < m->njnt; j++) {
+    const sim_joint *jt = &m->joints[j];
+    const sim_body *b = &m->bodies[jt->body];
+    if (jt->type == SIM_JOINT_BALL) {
+      d->qpos[jt->qposadr] = 1;
+    } else if (jt->type == SIM_JOINT_FREE) {
+      memcpy(d->qpos + jt->qposadr, b->pos, 3 * sizeof(double));
+      memcpy(d->qpos + jt->qposadr + 3, b->quat, 4 * sizeof(double));
+    }
+  }
   memset(d->qvel, 0, (size_t)m->nv * sizeof(double));
   sim_kinematics(m, d);
   sim_crba(m, d);
@@ -291,9 +313,8 @@ static void contact_params(double *mu, double ref[SIM_NREF], double imp[SIM_NIMP
 static int contact_dofs(const sim_model *m, int b1, int b2, int *dofs) {
   int n = 0;
   for (int pass = 0; pass < 2; pass++) {
-    for (int i = pass ? b2 : b1; i > 0; i = m->bodies[i].parent) {
-      const int k = m->joints[m->bodies[i].joint].dofadr;
-      int seen = k < 0;
+    for (int k = last_moving_dof(m, pass ? b2 : b1); k >= 0; k = m->dof_parent[k]) {
+      int seen = 0;
       for (int t = 0; t < n && !seen; t++) {
         seen = dofs[t] == k;
       }

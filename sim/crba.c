@@ -15,15 +15,16 @@ static void composite_inertias(const sim_model *m, sim_data *d) {
   }
 }
 
-/* Column of body i's dof: F = IC_i·S_i projected on the axes of i and of each ancestor. */
-static void fill_column(const sim_model *m, sim_data *d, int i) {
-  int nv = m->nv, col = m->joints[m->bodies[i].joint].dofadr;
-  double F[6];
-  sim_mat6_vec(F, d->cIA + 36 * i, d->cdof + 6 * col);
-  d->qM[col * nv + col] = sim_dot6(d->cdof + 6 * col, F) + m->joints[m->bodies[i].joint].armature;
-  for (int j = m->bodies[i].parent; j > 0; j = m->bodies[j].parent) {
-    int row = m->joints[m->bodies[j].joint].dofadr;
-    if (row >= 0) {
+/* Columns of body i's dofs: F = IC_i·S_col projected on every dof that moves body i, which are
+ * the dof's ancestors along dof_parent (earlier dofs of the body, then the ancestor bodies'). */
+static void fill_columns(const sim_model *m, sim_data *d, int i) {
+  int nv = m->nv;
+  const sim_body *b = &m->bodies[i];
+  for (int col = b->dofadr; col < b->dofadr + b->dofnum; col++) {
+    double F[6];
+    sim_mat6_vec(F, d->cIA + 36 * i, d->cdof + 6 * col);
+    d->qM[col * nv + col] = sim_dot6(d->cdof + 6 * col, F) + m->joints[m->dof_joint[col]].armature;
+    for (int row = m->dof_parent[col]; row >= 0; row = m->dof_parent[row]) {
       double value = sim_dot6(d->cdof + 6 * row, F);
       d->qM[row * nv + col] = value;
       d->qM[col * nv + row] = value;
@@ -35,8 +36,8 @@ void sim_crba(const sim_model *m, sim_data *d) {
   memset(d->qM, 0, (size_t)m->nv * (size_t)m->nv * sizeof(double));
   composite_inertias(m, d);
   for (int i = 1; i < m->nbody; i++) {
-    if (m->joints[m->bodies[i].joint].dofadr >= 0) {
-      fill_column(m, d, i);
+    if (m->bodies[i].dofnum > 0) {
+      fill_columns(m, d, i);
     }
   }
 }

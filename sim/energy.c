@@ -20,10 +20,12 @@ double sim_energy_potential(const sim_model *m, const sim_data *d) {
   for (int i = 1; i < m->nbody; i++) {
     energy -= m->bodies[i].mass * sim_dot3(m->opt.gravity, d->xipos + 3 * i);
   }
-  for (int k = 0; k < m->nv; k++) {
+  for (int k = 0; k < m->nv; k++) { /* springs: hinges and slides only (see passive.c) */
     const sim_joint *j = &m->joints[m->dof_joint[k]];
-    double stretch = d->qpos[j->qposadr] - j->springref;
-    energy += 0.5 * j->stiffness * stretch * stretch;
+    if (j->stiffness != 0) {
+      double stretch = d->qpos[j->qposadr] - j->springref;
+      energy += 0.5 * j->stiffness * stretch * stretch;
+    }
   }
   return energy;
 }

@@ -80,6 +80,121 @@ static void world_inertia(const sim_model *m, sim_data *d, int i) {
   sim_spatial_inertia(d->cinert + 36 * i, b->mass, d->xipos + 3 * i, Ic);
 }
 
+/* --- bodies with several joints or a ball or free joint ------------------------------------ */
+
+/* [a; p×a]: rotation about the axis a through p (world axes, at the origin) */
+static void rotation_dof(double S[6], const double a[3], const double p[3]) {
+  memcpy(S, a, 3 * sizeof(double));
+  sim_cross3(S + 3, p, a);
+}
+
+/* The three rotation dofs of a ball (or a free joint's last three): the body's axes (columns of
+ * R) through its origin p, as MuJoCo's ball velocity is in body axes. */
+static void ball_dofs(double *S, const double R[9], const double p[3]) {
+  for (int c = 0; c < 3; c++) {
+    double a[3] = {R[c], R[3 + c], R[6 + c]};
+    rotation_dof(S + 6 * c, a, p);
+  }
+}
+
+/* Free joint: the pose is qpos itself; translation dofs along the world axes. */
+static void free_pose(sim_data *d, const sim_joint *j, double R[9], double x[3]) {
+  const double *q = d->qpos + j->qposadr;
+  double quat[4], *S = d->cdof + 6 * j->dofadr;
+  memcpy(x, q, 3 * sizeof(double));
+  sim_quat_normalize(quat, q + 3);
+  sim_quat_to_mat(R, quat);
+  memset(S, 0, 18 * sizeof(double));
+  S[3] = S[10] = S[17] = 1;
+  ball_dofs(S + 18, R, x);
+}
+
+/* One hinge, slide or ball of a multi-joint body acting on the pose (R, x) built so far; its
+ * dofs' motion subspaces are recorded at that moment (MuJoCo's xaxis and xanchor). */
+static void apply_joint(sim_data *d, const sim_joint *j, double R[9], double x[3]) {
+  const double *q = d->qpos + j->qposadr;
+  double *S = d->cdof + 6 * j->dofadr, a[3], Rj[9], Rn[9], quat[4];
+  if (j->type == SIM_JOINT_SLIDE) {
+    sim_mat3_vec(a, R, j->axis);
+    memset(S, 0, 3 * sizeof(double));
+    memcpy(S + 3, a, sizeof a);
+    for (int k = 0; k < 3; k++) {
+      x[k] += a[k] * q[0];
+    }
+    return;
+  }
+  if (j->type == SIM_JOINT_HINGE) {
+    sim_mat3_vec(a, R, j->axis);
+    rotation_dof(S, a, x);
+    sim_axis_angle_to_mat(Rj, j->axis, q[0]);
+  } else { /* ball */
+    sim_quat_normalize(quat, q);
+    sim_quat_to_mat(Rj, quat);
+  }
+  sim_mat3_mul(Rn, R, Rj);
+  memcpy(R, Rn, sizeof Rn);
+  if (j->type == SIM_JOINT_BALL) {
+    ball_dofs(S, R, x); /* no rotation follows a ball (loader): R is final */
+  }
+}
+
+/* Joints in order, each in the frame the previous ones left (as MuJoCo's mj_kinematics): the
+ * body's world pose (xmat, xpos, xipos) and each dof's motion subspace. */
+/* (kept out of line: inlined, it would cost the 1-dof loop of sim_kinematics registers) */
+__attribute__((noinline)) static void multi_joint_pose(const sim_model *m, sim_data *d, int i) {
+  const sim_body *b = &m->bodies[i];
+  const double *Rp = d->xmat + 9 * b->parent, *xp = d->xpos + 3 * b->parent;
+  double *R = d->xmat + 9 * i, *x = d->xpos + 3 * i, offset[3];
+  const sim_joint *first = &m->joints[b->joint];
+  if (first->type == SIM_JOINT_FREE) { /* alone on its body (loader) */
+    free_pose(d, first, R, x);
+  } else {
+    sim_mat3_mul(R, Rp, b->mat);
+    sim_mat3_vec(offset, Rp, b->pos);
+    for (int k = 0; k < 3; k++) {
+      x[k] = xp[k] + offset[k];
+    }
+    for (int n = 0; n < b->jntnum; n++) {
+      apply_joint(d, &m->joints[b->joint + n], R, x);
+    }
+  }
+  sim_mat3_vec(offset, R, b->com);
+  for (int k = 0; k < 3; k++) {
+    d->xipos[3 * i + k] = x[k] + offset[k];
+  }
+}
+
+/* Velocity and velocity-product term dof by dof, as MuJoCo's mj_comVel: a hinge or slide dof
+ * adds v ×m (S·qd) with v the velocity so far; a ball's three dofs all see the velocity before
+ * the ball; a free joint's translation adds no term, its rotation sees the translation. */
+__attribute__((noinline)) static void multi_joint_velocity(const sim_model *m, sim_data *d, int i) {
+  const sim_body *b = &m->bodies[i];
+  double *v = d->cvel + 6 * i, *c = d->cvp + 6 * i, Sqd[6], term[6];
+  memcpy(v, d->cvel + 6 * b->parent, 6 * sizeof(double));
+  memset(c, 0, 6 * sizeof(double));
+  for (int n = 0; n < b->jntnum; n++) {
+    const sim_joint *j = &m->joints[b->joint + n];
+    int k0 = j->dofadr, nv = sim_joint_nv(j->type);
+    if (j->type == SIM_JOINT_FREE) { /* translation first: its dofs are constant */
+      for (int r = 0; r < 3; r++) {
+        v[3 + r] += d->qvel[k0 + r];
+      }
+      k0 += 3, nv = 3;
+    }
+    memset(Sqd, 0, sizeof Sqd);
+    for (int k = k0; k < k0 + nv; k++) {
+      for (int r = 0; r < 6; r++) {
+        Sqd[r] += d->cdof[6 * k + r] * d->qvel[k];
+      }
+    }
+    sim_cross_motion(term, v, Sqd);
+    for (int r = 0; r < 6; r++) {
+      c[r] += term[r];
+      v[r] += Sqd[r];
+    }
+  }
+}
+
 /* v_i = v_parent + S·qd, and the velocity-product term c_i = v_i ×m (S·qd). */
 static void body_velocity(const sim_model *m, sim_data *d, int i, const sim_joint *j) {
   double *v = d->cvel + 6 * i;
@@ -149,14 +264,23 @@ void sim_kinematics(const sim_model *m, sim_data *d) {
   memset(d->cvp, 0, 6 * sizeof(double));
   for (int i = 1; i < m->nbody; i++) {
     const sim_joint *j = &m->joints[m->bodies[i].joint];
-    double q = j->qposadr >= 0 ? d->qpos[j->qposadr] : 0, R[9], r[3];
-    joint_transform(R, r, &m->bodies[i], j, q);
-    world_pose(m, d, i, R, r);
-    if (j->dofadr >= 0) {
-      joint_subspace(d, i, j);
+    int multi = m->bodies[i].multi_dof;
+    if (multi) {
+      multi_joint_pose(m, d, i);
+    } else {
+      double q = j->qposadr >= 0 ? d->qpos[j->qposadr] : 0, R[9], r[3];
+      joint_transform(R, r, &m->bodies[i], j, q);
+      world_pose(m, d, i, R, r);
+      if (j->dofadr >= 0) {
+        joint_subspace(d, i, j);
+      }
     }
     world_inertia(m, d, i);
-    body_velocity(m, d, i, j);
+    if (multi) {
+      multi_joint_velocity(m, d, i);
+    } else {
+      body_velocity(m, d, i, j);
+    }
   }
   site_positions(m, d);
   geom_poses(m, d);

@@ -58,11 +58,13 @@ int sim_model_actuator(const sim_model *m, const char *name) {
 }
 
 int sim_joint_nq(sim_joint_type type) {
-  return type == SIM_JOINT_FIXED ? 0 : 1;
+  static const int nq[] = {0, 1, 1, 4, 7};
+  return (int)type >= 0 && (int)type <= SIM_JOINT_FREE ? nq[type] : 0;
 }
 
 int sim_joint_nv(sim_joint_type type) {
-  return type == SIM_JOINT_FIXED ? 0 : 1;
+  static const int nv[] = {0, 1, 1, 3, 6};
+  return (int)type >= 0 && (int)type <= SIM_JOINT_FREE ? nv[type] : 0;
 }
 
 static const char *const integrator_names[] = {"euler", "verlet", "midpoint", "rk4"};

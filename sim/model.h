@@ -5,11 +5,20 @@
  * Ownership: sim_model_load_*() allocates, sim_model_free() releases.
  *
  * Conventions (used everywhere in sim/):
- *  - Body 0 is the world. Every other body has exactly one joint, placed at the body frame origin,
- *    and a parent with a smaller index (the loader sorts bodies topologically).
+ *  - Body 0 is the world. Every other body has one joint (fixed included) or several (a list of
+ *    hinges and slides, or of one ball and slides; at most six dofs), all placed at the body frame origin, and a parent with a smaller index (the loader
+ *    sorts bodies topologically). A body's joints and dofs are consecutive (joint, jntnum,
+ *    dofadr, dofnum); its joints act in order, each in the frame the previous ones left.
  *  - A body's placement (pos, quat) is its frame relative to its parent's frame at q = 0.
  *  - Hinge: the body frame rotates by q about `axis` (a unit vector in the body frame), right-handed.
  *    Slide: the body frame translates by q along `axis`. Fixed: no degree of freedom.
+ *    Ball: the body frame rotates by the unit quaternion q (4 coordinates, [w x y z]); its three
+ *    velocities are the angular velocity in the body frame (MuJoCo's convention).
+ *    Free (a child of the world only, alone on its body): qpos = [x y z, w qx qy qz], the body's
+ *    position and orientation in the world (the placement only gives qpos0); qvel = [linear
+ *    velocity of the body origin in world axes, angular velocity in body axes] (as MuJoCo).
+ *    Quaternions in qpos are normalized where they are used (kinematics) and after each
+ *    position update (integrators); a zero quaternion reads as the identity.
  *  - Quaternions are [w, x, y, z]. Units are SI: m, kg, s, rad, N, N·m.
  */
 #ifndef ACHILLES_SIM_MODEL_H
@@ -17,13 +26,17 @@
 
 #include <stddef.h>
 
-/* Joint types. Ball and free joints will add entries with nq != nv; the addressing below
- * (qposadr/dofadr) already separates position coordinates from velocity coordinates. */
+/* Joint types. Ball and free joints have nq != nv: qposadr and dofadr address positions and
+ * velocities separately. */
 typedef enum sim_joint_type {
   SIM_JOINT_FIXED = 0,
   SIM_JOINT_HINGE = 1,
   SIM_JOINT_SLIDE = 2,
+  SIM_JOINT_BALL = 3, /* nq 4 (unit quaternion), nv 3 (angular velocity, body axes) */
+  SIM_JOINT_FREE = 4, /* nq 7 (position, unit quaternion), nv 6 (linear world, angular body) */
 } sim_joint_type;
+
+#define SIM_BODY_DOF_MAX 6 /* most dofs on one body */
 
 typedef enum sim_integrator {
   SIM_INTEGRATOR_EULER = 0,    /* semi-implicit Euler, joint damping implicit (as MuJoCo) */
@@ -58,7 +71,12 @@ typedef struct sim_body {
   double mass;           /* kg */
   double com[3];         /* centre of mass in the body frame, m */
   double inertia[9];     /* rotational inertia about the COM in body axes, kg·m², row-major */
-  int joint;             /* index into model.joints; every non-world body has one, -1 for world */
+  int joint;             /* first of its joints in model.joints; -1 for the world */
+  int jntnum;            /* its joints (1 for a fixed or single joint) */
+  int dofadr;            /* first of its dofs, -1 when it has none */
+  int dofnum;            /* its dofs: 0 (welded) to SIM_BODY_DOF_MAX */
+  int multi_dof;         /* a ball, a free joint or several joints: the n-dof branches of the
+                          * dynamics; 0 (one hinge or slide, or welded): the 1-dof paths */
   int described;         /* index in the description's "bodies" array (-1 for the world): the
                           * loader orders parents first, tools that promise file order use this */
   /* derived by the loader */
@@ -160,7 +178,7 @@ typedef struct sim_actuator {
 typedef struct sim_model {
   char name[SIM_NAME_MAX];
   int nbody;             /* bodies including the world (body 0) */
-  int njnt;              /* joints, one per non-world body (fixed ones included) */
+  int njnt;              /* joints, at least one per non-world body (fixed ones included) */
   int nq;                /* position coordinates */
   int nv;                /* velocity coordinates (degrees of freedom) */
   int nsite;

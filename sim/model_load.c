@@ -18,9 +18,10 @@
 /* One body as described, before topological ordering. */
 typedef struct raw_body {
   sim_body body;
-  sim_joint joint;
+  sim_joint joints[SIM_BODY_DOF_MAX]; /* every listed joint has at least one dof */
+  int njoint;
   char parent[SIM_NAME_MAX];
-  double qpos_initial;
+  double initial[SIM_BODY_DOF_MAX][7]; /* each joint's initial qpos (its nq values) */
 } raw_body;
 
 /* --- inertia ------------------------------------------------------------------------------ */
@@ -188,51 +189,135 @@ static int parse_joint_constraints(const sim_json_ctx *L, const cJSON *obj, cons
 
 /* --- bodies ------------------------------------------------------------------------------- */
 
-static int parse_joint(const sim_json_ctx *L, const cJSON *obj, const char *path, raw_body *rb) {
+static int joint_type(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                      sim_joint_type *out) {
+  static const char *const names[] = {"fixed", "hinge", "slide", "ball", "free"};
+  char p[SIM_JSON_PATH_MAX];
+  sim_json_path_join(p, path, "type");
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj, "type");
+  for (int t = 0; cJSON_IsString(type) && t < 5; t++) {
+    if (strcmp(type->valuestring, names[t]) == 0) {
+      *out = (sim_joint_type)t;
+      return 0;
+    }
+  }
+  return sim_json_fail(L, p, "%s%s%s (expected \"hinge\", \"slide\", \"ball\", \"free\" or \"fixed\")",
+                       cJSON_IsString(type) ? "unknown joint type \"" : "missing or not a string",
+                       cJSON_IsString(type) ? type->valuestring : "", cJSON_IsString(type) ? "\"" : "");
+}
+
+/* Ball and free joints: a quaternion of initial orientation (free: after the position), no
+ * axis, and none of the one-coordinate properties (springs, limits, friction loss). */
+static int parse_rotation_joint(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                                const sim_body *b, sim_joint *j, double initial[7]) {
+  static const char *const scalar_only[] = {"axis", "stiffness", "springref", "limited", "range",
+                                            "frictionloss", "solref_limit", "solimp_limit",
+                                            "solref_friction", "solimp_friction", NULL};
+  char p[SIM_JSON_PATH_MAX];
+  for (int k = 0; scalar_only[k]; k++) {
+    if (cJSON_GetObjectItemCaseSensitive(obj, scalar_only[k])) {
+      sim_json_path_join(p, path, scalar_only[k]);
+      return sim_json_fail(L, p, "not supported on a %s joint (only on hinge and slide joints)",
+                           j->type == SIM_JOINT_BALL ? "ball" : "free");
+    }
+  }
+  int is_free = j->type == SIM_JOINT_FREE, nq = is_free ? 7 : 4;
+  double *quat = initial + (is_free ? 3 : 0);
+  if (is_free) { /* qpos0: the placement */
+    memcpy(initial, b->pos, 3 * sizeof(double));
+    memcpy(quat, b->quat, 4 * sizeof(double));
+  } else {
+    quat[0] = 1, quat[1] = quat[2] = quat[3] = 0;
+  }
+  if (sim_json_read_vector(L, obj, path, "initial", initial, nq, 0)) {
+    return -1;
+  }
+  sim_json_path_join(p, path, "initial");
+  double norm = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
+  if (!(norm > 1e-9) || !isfinite(norm)) {
+    return sim_json_fail(L, p, "the quaternion [w x y z]%s must have a nonzero length",
+                         is_free ? " (elements 3 to 6)" : "");
+  }
+  for (int k = 0; k < 4; k++) {
+    quat[k] /= norm;
+  }
+  return 0;
+}
+
+static int parse_joint(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                       const sim_body *b, sim_joint *j, double initial[7]) {
   static const char *const keys[] = {"name",     "type",      "axis",  "damping", "armature",
                                      "stiffness", "springref", "range", "initial", "comment",
                                      "limited", "solref_limit", "solimp_limit", "frictionloss",
                                      "solref_friction", "solimp_friction", NULL};
-  sim_joint *j = &rb->joint;
-  char p[SIM_JSON_PATH_MAX];
-  if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys)) {
+  if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
+      joint_type(L, obj, path, &j->type)) {
     return -1;
   }
-  sim_json_path_join(p, path, "type");
-  const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj, "type");
-  if (!cJSON_IsString(type)) {
-    return sim_json_fail(L, p, "missing or not a string (expected \"hinge\", \"slide\" or \"fixed\")");
-  }
-  if (strcmp(type->valuestring, "hinge") == 0) {
-    j->type = SIM_JOINT_HINGE;
-  } else if (strcmp(type->valuestring, "slide") == 0) {
-    j->type = SIM_JOINT_SLIDE;
-  } else if (strcmp(type->valuestring, "fixed") == 0) {
-    j->type = SIM_JOINT_FIXED;
-  } else {
-    return sim_json_fail(L, p, "unknown joint type \"%s\" (expected \"hinge\", \"slide\" or \"fixed\")",
-                type->valuestring);
-  }
   int moving = j->type != SIM_JOINT_FIXED;
+  int scalar = j->type == SIM_JOINT_HINGE || j->type == SIM_JOINT_SLIDE;
   if (sim_json_read_name(L, obj, path, "name", j->name, moving) ||
-      sim_json_read_vector(L, obj, path, "axis", j->axis, 3, moving) ||
       sim_json_read_number(L, obj, path, "damping", &j->damping, 0) ||
       sim_json_read_number(L, obj, path, "armature", &j->armature, 0) ||
+      sim_json_check_min(L, path, "damping", j->damping, 0, 0) ||
+      sim_json_check_min(L, path, "armature", j->armature, 0, 0) ||
+      sim_json_check_max(L, path, "damping", j->damping, SIM_JSON_JOINT_COEF_MAX) ||
+      sim_json_check_max(L, path, "armature", j->armature, SIM_JSON_JOINT_COEF_MAX)) {
+    return -1;
+  }
+  if (moving && !scalar) {
+    return parse_rotation_joint(L, obj, path, b, j, initial);
+  }
+  if (sim_json_read_vector(L, obj, path, "axis", j->axis, 3, moving) ||
       sim_json_read_number(L, obj, path, "stiffness", &j->stiffness, 0) ||
       sim_json_read_number(L, obj, path, "springref", &j->springref, 0) ||
-      sim_json_read_number(L, obj, path, "initial", &rb->qpos_initial, 0)) {
+      sim_json_read_number(L, obj, path, "initial", &initial[0], 0)) {
     return -1;
   }
   if ((moving && sim_json_normalize_unit(L, path, "axis", j->axis, 3)) ||
-      sim_json_check_min(L, path, "damping", j->damping, 0, 0) ||
-      sim_json_check_min(L, path, "armature", j->armature, 0, 0) ||
       sim_json_check_min(L, path, "stiffness", j->stiffness, 0, 0) ||
-      sim_json_check_max(L, path, "damping", j->damping, SIM_JSON_JOINT_COEF_MAX) ||
-      sim_json_check_max(L, path, "armature", j->armature, SIM_JSON_JOINT_COEF_MAX) ||
       sim_json_check_max(L, path, "stiffness", j->stiffness, SIM_JSON_JOINT_COEF_MAX)) {
     return -1;
   }
   return parse_joint_constraints(L, obj, path, j);
+}
+
+/* "joints": several joints acting in order, at most SIM_BODY_DOF_MAX dofs in all: hinges and
+ * slides, or at most one ball with slides (a hinge beside a ball repeats one of its rotations,
+ * and the ball's velocity axes are the body's final axes, as in MuJoCo); free and fixed joints
+ * stand alone ("joint"). */
+static int parse_joint_list(const sim_json_ctx *L, const cJSON *list, const char *path,
+                            raw_body *rb) {
+  char p[SIM_JSON_PATH_MAX];
+  int n = cJSON_GetArraySize(list), dofs = 0, ball = 0, hinge = 0;
+  if (!cJSON_IsArray(list) || n < 1 || n > SIM_BODY_DOF_MAX) {
+    return sim_json_fail(L, path, "expected an array of 1 to %d joint objects", SIM_BODY_DOF_MAX);
+  }
+  rb->njoint = n;
+  for (int k = 0; k < n; k++) {
+    sim_joint *j = &rb->joints[k];
+    sim_json_path_index(p, path, k);
+    if (parse_joint(L, cJSON_GetArrayItem(list, k), p, &rb->body, j, rb->initial[k])) {
+      return -1;
+    }
+    if (n > 1 && (j->type == SIM_JOINT_FIXED || j->type == SIM_JOINT_FREE)) {
+      return sim_json_fail(L, p, "a %s joint must be alone on its body (use \"joint\")",
+                           j->type == SIM_JOINT_FREE ? "free" : "fixed");
+    }
+    hinge += j->type == SIM_JOINT_HINGE;
+    ball += j->type == SIM_JOINT_BALL;
+    if (ball && hinge) { /* the ball's rotations include the hinge's: a singular inertia */
+      return sim_json_fail(L, p, "a ball and a hinge cannot share a body");
+    }
+    if (ball > 1) {
+      return sim_json_fail(L, p, "at most one ball joint per body");
+    }
+    dofs += sim_joint_nv(j->type);
+    if (dofs > SIM_BODY_DOF_MAX) {
+      return sim_json_fail(L, p, "a body has at most %d degrees of freedom", SIM_BODY_DOF_MAX);
+    }
+  }
+  return 0;
 }
 
 static int parse_inertial(const sim_json_ctx *L, const cJSON *obj, const char *path, sim_body *b) {
@@ -282,7 +367,7 @@ static int parse_placement(const sim_json_ctx *L, const cJSON *obj, const char *
 
 static int parse_body(const sim_json_ctx *L, const cJSON *obj, const char *path, raw_body *rb) {
   static const char *const keys[] = {"name", "parent",   "pos",     "quat", "rpy",
-                                     "joint", "inertial", "comment", NULL};
+                                     "joint", "joints", "inertial", "comment", NULL};
   char p[SIM_JSON_PATH_MAX];
   memset(rb, 0, sizeof *rb);
   if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
@@ -295,12 +380,27 @@ static int parse_body(const sim_json_ctx *L, const cJSON *obj, const char *path,
     return sim_json_fail(L, p, "\"world\" is reserved for the fixed base");
   }
   const cJSON *joint = cJSON_GetObjectItemCaseSensitive(obj, "joint");
-  rb->joint.type = SIM_JOINT_FIXED;
+  const cJSON *joints = cJSON_GetObjectItemCaseSensitive(obj, "joints");
+  rb->joints[0].type = SIM_JOINT_FIXED;
+  rb->njoint = 1;
+  if (joint && joints) {
+    return sim_json_fail(L, path, "give either \"joint\" or \"joints\", not both");
+  }
   if (joint) {
     sim_json_path_join(p, path, "joint");
-    if (parse_joint(L, joint, p, rb)) {
+    if (parse_joint(L, joint, p, &rb->body, &rb->joints[0], rb->initial[0])) {
       return -1;
     }
+  }
+  if (joints) {
+    sim_json_path_join(p, path, "joints");
+    if (parse_joint_list(L, joints, p, rb)) {
+      return -1;
+    }
+  }
+  if (rb->joints[0].type == SIM_JOINT_FREE && strcmp(rb->parent, "world") != 0) {
+    sim_json_path_join(p, path, "parent");
+    return sim_json_fail(L, p, "a body with a free joint must be a child of \"world\"");
   }
   sim_json_path_join(p, path, "inertial");
   const cJSON *inertial = cJSON_GetObjectItemCaseSensitive(obj, "inertial");
@@ -308,6 +408,25 @@ static int parse_body(const sim_json_ctx *L, const cJSON *obj, const char *path,
     return sim_json_fail(L, p, "missing (expected {\"mass\", \"com\", \"inertia\"})");
   }
   return parse_inertial(L, inertial, p, &rb->body);
+}
+
+/* joint a of body i against every joint of bodies 0..i (earlier joints only on body i) */
+static int check_joint_name(const sim_json_ctx *L, const raw_body *rb, int i, int a) {
+  const char *name = rb[i].joints[a].name;
+  for (int k = 0; name[0] && k <= i; k++) {
+    for (int b = 0; b < (k < i ? rb[k].njoint : a); b++) {
+      if (strcmp(name, rb[k].joints[b].name) == 0) {
+        char p[SIM_JSON_PATH_MAX];
+        if (rb[i].njoint > 1) {
+          snprintf(p, sizeof p, "bodies[%d].joints[%d].name", i, a);
+        } else {
+          snprintf(p, sizeof p, "bodies[%d].joint.name", i);
+        }
+        return sim_json_fail(L, p, "duplicate joint name \"%s\" (also bodies[%d])", name, k);
+      }
+    }
+  }
+  return 0;
 }
 
 static int check_unique_names(const sim_json_ctx *L, const raw_body *rb, int n) {
@@ -318,9 +437,10 @@ static int check_unique_names(const sim_json_ctx *L, const raw_body *rb, int n) 
         snprintf(p, sizeof p, "bodies[%d].name", i);
         return sim_json_fail(L, p, "duplicate body name \"%s\" (also bodies[%d])", rb[i].body.name, k);
       }
-      if (rb[i].joint.name[0] && strcmp(rb[i].joint.name, rb[k].joint.name) == 0) {
-        snprintf(p, sizeof p, "bodies[%d].joint.name", i);
-        return sim_json_fail(L, p, "duplicate joint name \"%s\" (also bodies[%d])", rb[i].joint.name, k);
+    }
+    for (int a = 0; a < rb[i].njoint; a++) {
+      if (check_joint_name(L, rb, i, a)) {
+        return -1;
       }
     }
   }
@@ -650,15 +770,44 @@ static int check_box_pairs(const sim_json_ctx *L, const sim_model *m) {
 
 /* --- assembly ----------------------------------------------------------------------------- */
 
-static int allocate_model(sim_model *m, int nbody) {
-  m->nbody = nbody;
-  m->njnt = nbody - 1;
-  m->bodies = calloc((size_t)nbody, sizeof *m->bodies);
-  m->joints = calloc((size_t)nbody, sizeof *m->joints);
-  m->dof_joint = calloc((size_t)nbody, sizeof *m->dof_joint);
-  m->dof_body = calloc((size_t)nbody, sizeof *m->dof_body);
-  m->qpos0 = calloc((size_t)nbody, sizeof *m->qpos0);
+static int allocate_model(sim_model *m, const raw_body *rb, int n) {
+  int njnt = 0, nq = 0, nv = 0;
+  for (int i = 0; i < n; i++) {
+    njnt += rb[i].njoint;
+    for (int k = 0; k < rb[i].njoint; k++) {
+      nq += sim_joint_nq(rb[i].joints[k].type);
+      nv += sim_joint_nv(rb[i].joints[k].type);
+    }
+  }
+  m->nbody = n + 1;
+  m->njnt = njnt;
+  m->bodies = calloc((size_t)n + 1, sizeof *m->bodies);
+  m->joints = calloc((size_t)njnt + 1, sizeof *m->joints);
+  m->dof_joint = calloc((size_t)nv + 1, sizeof *m->dof_joint);
+  m->dof_body = calloc((size_t)nv + 1, sizeof *m->dof_body);
+  m->qpos0 = calloc((size_t)nq + 1, sizeof *m->qpos0);
   return m->bodies && m->joints && m->dof_joint && m->dof_body && m->qpos0 ? 0 : -1;
+}
+
+/* joint k of src as model joint `index` on body `body`: coordinates appended */
+static void assemble_joint(sim_model *m, const raw_body *src, int k, int index, int body) {
+  sim_joint *j = &m->joints[index];
+  *j = src->joints[k];
+  j->body = body;
+  j->qposadr = j->dofadr = -1;
+  int nq = sim_joint_nq(j->type), nv = sim_joint_nv(j->type);
+  if (nv == 0) {
+    return;
+  }
+  j->qposadr = m->nq;
+  j->dofadr = m->nv;
+  memcpy(m->qpos0 + m->nq, src->initial[k], (size_t)nq * sizeof(double));
+  for (int v = 0; v < nv; v++) {
+    m->dof_joint[m->nv + v] = index;
+    m->dof_body[m->nv + v] = body;
+  }
+  m->nq += nq;
+  m->nv += nv;
 }
 
 static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) {
@@ -666,29 +815,26 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
   strcpy(world->name, "world");
   world->parent = -1;
   world->joint = -1;
+  world->dofadr = -1;
   world->described = -1;
   world->quat[0] = 1;
   sim_quat_to_mat(world->mat, world->quat);
+  int njnt = 0;
   for (int k = 0; k < n; k++) {
     const raw_body *src = &rb[order[k]];
     sim_body *b = &m->bodies[k + 1];
-    sim_joint *j = &m->joints[k];
     *b = src->body;
-    *j = src->joint;
     b->parent = strcmp(src->parent, "world") == 0 ? 0 : sim_model_body(m, src->parent);
-    b->joint = k;
+    b->joint = njnt;
+    b->jntnum = src->njoint;
     b->described = order[k];
-    j->body = k + 1;
-    j->qposadr = j->dofadr = -1;
-    if (sim_joint_nv(j->type) > 0) {
-      j->qposadr = m->nq;
-      j->dofadr = m->nv;
-      m->qpos0[m->nq] = src->qpos_initial;
-      m->dof_joint[m->nv] = k;
-      m->dof_body[m->nv] = k + 1;
-      m->nq += sim_joint_nq(j->type);
-      m->nv += sim_joint_nv(j->type);
+    int nv0 = m->nv;
+    for (int a = 0; a < src->njoint; a++) {
+      assemble_joint(m, src, a, njnt++, k + 1);
     }
+    b->dofnum = m->nv - nv0;
+    b->dofadr = b->dofnum > 0 ? nv0 : -1;
+    b->multi_dof = b->dofnum > 1 || b->jntnum > 1; /* else one hinge or slide, or welded */
     sim_quat_to_mat(b->mat, b->quat);
     b->identity_quat = b->quat[0] == 1 && b->quat[1] == 0 && b->quat[2] == 0 && b->quat[3] == 0;
     b->diagonal_inertia = b->inertia[1] == 0 && b->inertia[2] == 0 && b->inertia[5] == 0;
@@ -727,7 +873,7 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
   }
   ok = ok && check_unique_names(L, rb, n) == 0 && order_bodies(L, rb, n, order) == 0 &&
        parse_options(L, root, &m->opt) == 0;
-  if (ok && allocate_model(m, n + 1)) {
+  if (ok && allocate_model(m, rb, n)) {
     ok = sim_json_fail(L, "", "out of memory") == 0;
   }
   if (ok) {

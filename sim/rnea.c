@@ -18,15 +18,14 @@ static void rnea_forward(const sim_model *m, sim_data *d, const double *qacc) {
   sim_base_acceleration(m, d->crne_acc);
   for (int i = 1; i < m->nbody; i++) {
     const sim_body *b = &m->bodies[i];
-    const sim_joint *j = &m->joints[b->joint];
     const double *I = d->cinert + 36 * i, *v = d->cvel + 6 * i;
     double *a = d->crne_acc + 6 * i, Iv[6], vxIv[6], Ia[6];
     for (int k = 0; k < 6; k++) {
       a[k] = d->crne_acc[6 * b->parent + k] + d->cvp[6 * i + k];
     }
-    if (qacc && j->dofadr >= 0) {
+    for (int dof = b->dofadr; qacc && dof >= 0 && dof < b->dofadr + b->dofnum; dof++) {
       for (int k = 0; k < 6; k++) {
-        a[k] += d->cdof[6 * j->dofadr + k] * qacc[j->dofadr];
+        a[k] += d->cdof[6 * dof + k] * qacc[dof];
       }
     }
     sim_mat6_vec(Iv, I, v);
@@ -42,9 +41,8 @@ static void rnea_forward(const sim_model *m, sim_data *d, const double *qacc) {
 static void rnea_backward(const sim_model *m, sim_data *d, double *tau) {
   for (int i = m->nbody - 1; i > 0; i--) {
     const sim_body *b = &m->bodies[i];
-    const sim_joint *j = &m->joints[b->joint];
-    if (j->dofadr >= 0) {
-      tau[j->dofadr] = sim_dot6(d->cdof + 6 * j->dofadr, d->cfrc + 6 * i);
+    for (int dof = b->dofadr; dof >= 0 && dof < b->dofadr + b->dofnum; dof++) {
+      tau[dof] = sim_dot6(d->cdof + 6 * dof, d->cfrc + 6 * i);
     }
     if (b->parent > 0) {
       for (int k = 0; k < 6; k++) {

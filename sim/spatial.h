@@ -107,6 +107,13 @@ void sim_quat_to_mat(double mat[9], const double quat[4]);
 void sim_axis_angle_to_mat(double mat[9], const double axis[3], double angle);
 /* Roll about x, then pitch about y, then yaw about z, all about fixed axes: R = Rz·Ry·Rx. */
 void sim_rpy_to_quat(double quat[4], const double rpy[3]);
+/* out = q/|q|; a zero or non-finite quaternion gives the identity [1 0 0 0] (out may alias q). */
+void sim_quat_normalize(double out[4], const double q[4]);
+/* out = a·b (Hamilton product); out may alias a or b. */
+void sim_quat_mul(double out[4], const double a[4], const double b[4]);
+/* out = normalize(q)·exp(h·ω/2): q advanced by the angular velocity ω given in the rotated
+ * (body) frame over time h, as MuJoCo's mju_quatIntegrate (out may alias q). */
+void sim_quat_integrate(double out[4], const double q[4], const double omega[3], double h);
 /* Spatial inertia about a point, from mass, the COM relative to that point and the rotational
  * inertia about the COM (all in the same axes): [Ic + m·c̃·c̃ᵀ, m·c̃; m·c̃ᵀ, m·1]. */
 void sim_spatial_inertia(double out[36], double mass, const double com[3],

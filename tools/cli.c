@@ -79,6 +79,11 @@ int cli_parse_joint_value(const sim_model *m, const char *option, const char *te
     snprintf(err, err_sz, "%s: unknown joint '%s' (joints: %s)", option, name, names);
     return -1;
   }
+  if (sim_joint_nv(m->joints[j].type) != 1) {
+    snprintf(err, err_sz, "%s: joint '%s' has several coordinates (only hinges and slides take "
+                          "one value)", option, name);
+    return -1;
+  }
   *joint = j;
   return cli_parse_double(option, eq + 1, value, err, err_sz);
 }

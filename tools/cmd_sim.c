@@ -187,16 +187,27 @@ static void order_as_described(const sim_model *m, int *joints) {
   }
 }
 
+/* Column suffixes of each joint's coordinates: a hinge or slide has one position (.q) and one
+ * velocity (.qd); a ball its quaternion (.qw .qx .qy .qz) and angular velocity in body axes
+ * (.wx .wy .wz); a free joint its position and quaternion, then linear velocity in world axes
+ * and angular velocity in body axes. */
+static const char *const q_suffix[5][7] = {
+    {0}, {"q"}, {"q"}, {"qw", "qx", "qy", "qz"}, {"x", "y", "z", "qw", "qx", "qy", "qz"}};
+static const char *const v_suffix[5][6] = {
+    {0}, {"qd"}, {"qd"}, {"wx", "wy", "wz"}, {"vx", "vy", "vz", "wx", "wy", "wz"}};
+
 static void write_header(FILE *out, const sim_model *m, const int *joints, int solver) {
   fputs("time", out);
   for (int k = 0; k < m->njnt; k++) {
-    if (m->joints[joints[k]].qposadr >= 0) {
-      fprintf(out, ",%s.q", m->joints[joints[k]].name);
+    const sim_joint *j = &m->joints[joints[k]];
+    for (int c = 0; c < sim_joint_nq(j->type); c++) {
+      fprintf(out, ",%s.%s", j->name, q_suffix[j->type][c]);
     }
   }
   for (int k = 0; k < m->njnt; k++) {
-    if (m->joints[joints[k]].dofadr >= 0) {
-      fprintf(out, ",%s.qd", m->joints[joints[k]].name);
+    const sim_joint *j = &m->joints[joints[k]];
+    for (int c = 0; c < sim_joint_nv(j->type); c++) {
+      fprintf(out, ",%s.%s", j->name, v_suffix[j->type][c]);
     }
   }
   fputs(solver ? ",energy,contacts,rows,active,iterations,cost\n" : ",energy\n", out);
@@ -207,13 +218,15 @@ static void write_row(FILE *out, const sim_model *m, sim_data *d, const int *joi
   sim_kinematics(m, d);
   fprintf(out, "%.17g", d->time);
   for (int k = 0; k < m->njnt; k++) {
-    if (m->joints[joints[k]].qposadr >= 0) {
-      fprintf(out, ",%.17g", d->qpos[m->joints[joints[k]].qposadr]);
+    const sim_joint *j = &m->joints[joints[k]];
+    for (int c = 0; c < sim_joint_nq(j->type); c++) {
+      fprintf(out, ",%.17g", d->qpos[j->qposadr + c]);
     }
   }
   for (int k = 0; k < m->njnt; k++) {
-    if (m->joints[joints[k]].dofadr >= 0) {
-      fprintf(out, ",%.17g", d->qvel[m->joints[joints[k]].dofadr]);
+    const sim_joint *j = &m->joints[joints[k]];
+    for (int c = 0; c < sim_joint_nv(j->type); c++) {
+      fprintf(out, ",%.17g", d->qvel[j->dofadr + c]);
     }
   }
   fprintf(out, ",%.17g", sim_energy_kinetic(m, d) + sim_energy_potential(m, d));

@@ -370,16 +370,95 @@ static const char *const joint_read[] = {"name",      "class",     "type",    "a
                                          "frictionloss", "solreflimit", "solimplimit",
                                          "solreffriction", "solimpfriction", NULL};
 
+static const char *const freejoint_read[] = {"name", NULL};
+
 static int joint_number(mjcf *m, const xmlNode *j, const char *cls, const char *name, double *v) {
   return numbers_of(m, j, "joint", cls, name, v, 1, 1) < 0 ? -1 : 0;
 }
 
+static const char *joint_name(mjcf *m, const xmlNode *j, char generated[32]) {
+  const char *name = imp__attr(j, "name");
+  if (!name) {
+    snprintf(generated, 32, "joint%d", m->unnamed_joints++);
+    name = generated;
+  }
+  return name;
+}
+
+/* <joint type="ball|free"> or <freejoint>: damping and armature; the one-coordinate properties
+ * (springs, limits, friction loss) are not modelled on them: a nonzero one refuses the
+ * conversion, a range that does not limit is reported and dropped */
+static cJSON *convert_rotation_joint(mjcf *m, const xmlNode *j, const char *cls, const char *type,
+                                     double p[3]) {
+  static const char *const scalar_only[] = {"stiffness", "frictionloss", "ref", NULL};
+  double damping = 0, armature = 0, v[2];
+  int is_free = strcmp(type, "free") == 0, freejoint = imp__is(j, "freejoint");
+  p[0] = p[1] = p[2] = 0;
+  if (freejoint) { /* MuJoCo's shortcut for a free joint with every coefficient 0 */
+    char generated[32];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", joint_name(m, j, generated));
+    cJSON_AddStringToObject(o, "type", "free");
+    return o;
+  }
+  int nrange = 0;
+  if (imp__check_attrs(m->c, j, joint_read, "not modelled") != 0 ||
+      numbers_of(m, j, "joint", cls, "pos", p, 3, 3) < 0 ||
+      joint_number(m, j, cls, "damping", &damping) ||
+      joint_number(m, j, cls, "armature", &armature) ||
+      (nrange = numbers_of(m, j, "joint", cls, "range", v, 2, 2)) < 0) {
+    return NULL;
+  }
+  for (int k = 0; scalar_only[k]; k++) {
+    double x = 0;
+    if (joint_number(m, j, cls, scalar_only[k], &x)) {
+      return NULL;
+    }
+    if (x != 0) {
+      imp__fail(m->c, j, "<joint %s>: not modelled on %s joints (hinge and slide only)",
+                scalar_only[k], type);
+      return NULL;
+    }
+  }
+  const char *limited = attr_of(m, j, "joint", cls, "limited");
+  if (limited ? strcmp(limited, "true") == 0 : (nrange == 2 && m->autolimits)) {
+    imp__fail(m->c, j, "<joint range>: limits of %s joints are not modelled", type);
+    return NULL;
+  }
+  if (nrange == 2 && imp__report(m->c, j, "<joint range> ignored: not limited (%s joint)", type)) {
+    return NULL;
+  }
+  if (is_free && (p[0] != 0 || p[1] != 0 || p[2] != 0)) {
+    imp__fail(m->c, j, "<joint type=\"free\" pos>: a free joint sits at the body origin");
+    return NULL;
+  }
+  char generated[32];
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", joint_name(m, j, generated));
+  cJSON_AddStringToObject(o, "type", type);
+  if (damping != 0) {
+    cJSON_AddNumberToObject(o, "damping", damping);
+  }
+  if (armature != 0) {
+    cJSON_AddNumberToObject(o, "armature", armature);
+  }
+  return o;
+}
+
 /* <joint> into the native joint object; p gets the joint's position in the body frame */
 static cJSON *convert_joint(mjcf *m, const xmlNode *j, const char *cls, double p[3]) {
+  if (imp__is(j, "freejoint")) {
+    return imp__check_attrs(m->c, j, freejoint_read, "not modelled") != 0
+               ? NULL
+               : convert_rotation_joint(m, j, cls, "free", p);
+  }
   const char *type = attr_of(m, j, "joint", cls, "type");
   int slide = type && strcmp(type, "slide") == 0;
+  if (type && (strcmp(type, "ball") == 0 || strcmp(type, "free") == 0)) {
+    return convert_rotation_joint(m, j, cls, type, p);
+  }
   if (type && !slide && strcmp(type, "hinge") != 0) {
-    imp__fail(m->c, j, "<joint type=\"%s\">: only hinge and slide joints are imported so far",
+    imp__fail(m->c, j, "<joint type=\"%s\">: unknown joint type (hinge, slide, ball or free)",
               type);
     return NULL;
   }
@@ -405,13 +484,8 @@ static cJSON *convert_joint(mjcf *m, const xmlNode *j, const char *cls, double p
   int is_limited = limited ? strcmp(limited, "true") == 0 : (nrange == 2 && m->autolimits);
   normalize(axis, 3);
   cJSON *o = cJSON_CreateObject();
-  const char *name = imp__attr(j, "name");
   char generated[32];
-  if (!name) {
-    snprintf(generated, sizeof generated, "joint%d", m->unnamed_joints++);
-    name = generated;
-  }
-  cJSON_AddStringToObject(o, "name", name);
+  cJSON_AddStringToObject(o, "name", joint_name(m, j, generated));
   cJSON_AddStringToObject(o, "type", slide ? "slide" : "hinge");
   cJSON_AddItemToObject(o, "axis", imp__json_vector(axis, 3));
   if (nrange == 2) {
@@ -567,6 +641,36 @@ static int convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *
 static int convert_children(mjcf *m, const xmlNode *b, const char *parent, const frame *f,
                             const char *cls);
 
+/* A body's joints: "joint" for one, "joints" (in order) for several, which must then share one
+ * position (the native frame moves there); p gets it. */
+static int body_joints(mjcf *m, cJSON *o, const xmlNode *const *joints, int n, const char *cls,
+                       double p[3]) {
+  cJSON *list = n > 1 ? cJSON_CreateArray() : NULL;
+  for (int k = 0; k < n; k++) {
+    double pk[3];
+    cJSON *jo = convert_joint(m, joints[k], cls, k == 0 ? p : pk);
+    if (!jo) {
+      cJSON_Delete(list);
+      return -1;
+    }
+    if (k > 0 && (pk[0] != p[0] || pk[1] != p[1] || pk[2] != p[2])) {
+      cJSON_Delete(jo);
+      cJSON_Delete(list);
+      return imp__fail(m->c, joints[k], "<joint pos>: the joints of one body must share one "
+                                        "position to be imported");
+    }
+    if (list) {
+      cJSON_AddItemToArray(list, jo);
+    } else {
+      cJSON_AddItemToObject(o, "joint", jo);
+    }
+  }
+  if (list) {
+    cJSON_AddItemToObject(o, "joints", list);
+  }
+  return 0;
+}
+
 static const char *const body_read[] = {"name", "childclass", "pos", "quat", "axisangle",
                                         "euler", "xyaxes", "zaxis", NULL};
 
@@ -582,18 +686,17 @@ static int convert_body(mjcf *m, const xmlNode *b, const char *parent, const fra
       orientation_of(m, b, "body", NULL, q) != 0) {
     return -1;
   }
-  const xmlNode *joint = NULL;
+  const xmlNode *joints[SIM_BODY_DOF_MAX];
+  int njoint = 0;
   for (const xmlNode *k = b->children; k; k = k->next) {
-    if (imp__is(k, "freejoint")) {
-      return imp__fail(m->c, k, "<freejoint>: free (floating) bodies are not imported yet");
-    }
-    if (imp__is(k, "joint")) {
-      if (joint) {
-        return imp__fail(m->c, k, "<body>: several joints on one body are not imported yet");
+    if (imp__is(k, "freejoint") || imp__is(k, "joint")) {
+      if (njoint == SIM_BODY_DOF_MAX) {
+        return imp__fail(m->c, k, "<body>: more than %d joints on one body", SIM_BODY_DOF_MAX);
       }
-      joint = k;
+      joints[njoint++] = k;
     }
   }
+  const xmlNode *joint = njoint > 0 ? joints[0] : NULL;
   imp_mass mass;
   int has_mass;
   if (body_mass(m, b, inner, &mass, &has_mass) != 0) {
@@ -618,13 +721,9 @@ static int convert_body(mjcf *m, const xmlNode *b, const char *parent, const fra
   cJSON_AddStringToObject(o, "name", name);
   cJSON_AddStringToObject(o, "parent", parent ? parent : "world");
   double p[3] = {0, 0, 0}, origin[3];
-  if (joint) {
-    cJSON *jo = convert_joint(m, joint, inner, p);
-    if (!jo) {
-      cJSON_Delete(o);
-      return -1;
-    }
-    cJSON_AddItemToObject(o, "joint", jo);
+  if (body_joints(m, o, joints, njoint, inner, p) != 0) {
+    cJSON_Delete(o);
+    return -1;
   }
   frame_point(origin, &here, p); /* the native frame sits at the joint */
   cJSON_AddItemToObject(o, "pos", imp__json_vector(origin, 3));
@@ -649,7 +748,8 @@ static int convert_body(mjcf *m, const xmlNode *b, const char *parent, const fra
 static int convert_children(mjcf *m, const xmlNode *b, const char *parent, const frame *f,
                             const char *cls) {
   for (const xmlNode *k = b->children; k; k = k->next) {
-    if (k->type != XML_ELEMENT_NODE || imp__is(k, "joint") || imp__is(k, "inertial")) {
+    if (k->type != XML_ELEMENT_NODE || imp__is(k, "joint") || imp__is(k, "freejoint") ||
+        imp__is(k, "inertial")) {
       continue;
     }
     int rc = 0;

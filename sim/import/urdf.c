@@ -202,7 +202,73 @@ static int convert_collisions(urdf *u, const xmlNode *link, const char *body, co
   return 0;
 }
 
-/* <joint> into a native joint object (NULL for fixed); *type_out names the URDF type */
+/* planar: slides along two in-plane axes e1, e2 and a hinge about the normal n, one body.
+ * e1 is the axis of x, y, z least aligned with n (the first on ties) made normal to n, and
+ * e2 = e1 × n, so a normal y gives slides along x and z and a hinge about y (the seed's
+ * planar root); the joints are named NAME_t1, NAME_t2 and NAME_r. */
+static cJSON *planar_joints(const char *name, const double n[3], double damping) {
+  double e1[3] = {0, 0, 0}, e2[3];
+  int best = 0;
+  for (int i = 1; i < 3; i++) {
+    best = fabs(n[i]) < fabs(n[best]) ? i : best;
+  }
+  e1[best] = 1;
+  double d = n[best], len = 0;
+  for (int i = 0; i < 3; i++) {
+    e1[i] -= d * n[i];
+    len += e1[i] * e1[i];
+  }
+  for (int i = 0; i < 3; i++) {
+    e1[i] /= sqrt(len);
+  }
+  e2[0] = e1[1] * n[2] - e1[2] * n[1];
+  e2[1] = e1[2] * n[0] - e1[0] * n[2];
+  e2[2] = e1[0] * n[1] - e1[1] * n[0];
+  static const char *const suffix[3] = {"_t1", "_t2", "_r"};
+  const double *axes[3] = {e1, e2, n};
+  cJSON *list = cJSON_CreateArray();
+  for (int k = 0; k < 3; k++) {
+    char jn[SIM_NAME_MAX + 8];
+    snprintf(jn, sizeof jn, "%s%s", name, suffix[k]);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", jn);
+    cJSON_AddStringToObject(o, "type", k < 2 ? "slide" : "hinge");
+    cJSON_AddItemToObject(o, "axis", imp__json_vector(axes[k], 3));
+    if (damping != 0) {
+      cJSON_AddNumberToObject(o, "damping", damping);
+    }
+    cJSON_AddItemToArray(list, o);
+  }
+  return list;
+}
+
+/* floating: a native free joint (its child must hang from the world); limits and dynamics
+ * other than damping are not modelled on it */
+static int floating_joint(urdf *u, const xmlNode *j, const char *name, cJSON **out) {
+  const xmlNode *dyn = child(j, "dynamics");
+  double damping = 0;
+  if (dyn && numbers(u, dyn, "damping", "0", &damping, 1)) {
+    return -1;
+  }
+  for (const xmlNode *k = j->children; k; k = k->next) {
+    if (k->type == XML_ELEMENT_NODE && !imp__is(k, "origin") && !imp__is(k, "parent") &&
+        !imp__is(k, "child") && !imp__is(k, "dynamics") &&
+        imp__report(u->c, k, "<joint type=\"floating\"><%s> ignored: not modelled",
+                    imp__name(k)) != 0) {
+      return -1;
+    }
+  }
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", name);
+  cJSON_AddStringToObject(o, "type", "free");
+  if (damping != 0) {
+    cJSON_AddNumberToObject(o, "damping", damping);
+  }
+  *out = o;
+  return 0;
+}
+
+/* <joint> into a native joint object (NULL for fixed), or a list of them (planar) */
 static int joint_of(urdf *u, const xmlNode *j, cJSON **out, int *fixed) {
   static const char *const read[] = {"name", "type", NULL};
   const char *type = imp__attr(j, "type"), *name = imp__attr(j, "name");
@@ -218,11 +284,13 @@ static int joint_of(urdf *u, const xmlNode *j, cJSON **out, int *fixed) {
     *fixed = 1;
     return 0;
   }
+  if (strcmp(type, "floating") == 0) {
+    return floating_joint(u, j, name, out);
+  }
   int revolute = strcmp(type, "revolute") == 0, continuous = strcmp(type, "continuous") == 0;
-  int prismatic = strcmp(type, "prismatic") == 0;
-  if (!revolute && !continuous && !prismatic) {
-    return imp__fail(u->c, j, "<joint type=\"%s\">: floating and planar joints are not imported "
-                              "yet", type);
+  int prismatic = strcmp(type, "prismatic") == 0, planar = strcmp(type, "planar") == 0;
+  if (!revolute && !continuous && !prismatic && !planar) {
+    return imp__fail(u->c, j, "<joint type=\"%s\">: unknown joint type", type);
   }
   double axis[3], range[2] = {0, 0}, damping = 0, friction = 0;
   const xmlNode *ax = child(j, "axis"), *lim = child(j, "limit"), *dyn = child(j, "dynamics");
@@ -235,6 +303,18 @@ static int joint_of(urdf *u, const xmlNode *j, cJSON **out, int *fixed) {
   }
   for (int i = 0; i < 3; i++) {
     axis[i] /= n;
+  }
+  if (planar) { /* limits would bound a plane position: not modelled */
+    if ((lim || (dyn && imp__attr(dyn, "friction"))) &&
+        imp__report(u->c, lim ? lim : dyn, "<joint type=\"planar\"> limits and friction "
+                                            "ignored: not modelled") != 0) {
+      return -1;
+    }
+    if (dyn && numbers(u, dyn, "damping", "0", &damping, 1)) {
+      return -1;
+    }
+    *out = planar_joints(name, axis, damping);
+    return 0;
   }
   if (!continuous && lim) {
     if (numbers(u, lim, "lower", "0", &range[0], 1) || numbers(u, lim, "upper", "0", &range[1], 1)) {
@@ -333,8 +413,16 @@ static int convert_link(urdf *u, const xmlNode *link, const char *parent, const 
   cJSON_AddStringToObject(o, "parent", parent);
   cJSON_AddItemToObject(o, "pos", imp__json_vector(f->t, 3));
   cJSON_AddItemToObject(o, "quat", imp__json_vector(q, 4));
+  if (jo && cJSON_IsObject(jo) && strcmp(cJSON_GetObjectItem(jo, "type")->valuestring, "free") == 0 &&
+      strcmp(parent, "world") != 0) {
+    cJSON_Delete(jo);
+    cJSON_Delete(o);
+    cJSON_Delete(inertial);
+    return imp__fail(u->c, joint, "<joint type=\"floating\">: its parent link must be the "
+                                  "world (a root link without inertia)");
+  }
   if (jo) {
-    cJSON_AddItemToObject(o, "joint", jo);
+    cJSON_AddItemToObject(o, cJSON_IsArray(jo) ? "joints" : "joint", jo);
   }
   cJSON_AddItemToObject(o, "inertial", inertial);
   cJSON_AddItemToArray(u->bodies, o);

@@ -113,6 +113,16 @@ static void write_geoms(mjcf_out *o, const sim_model *m, int body, int depth) {
 }
 
 static void write_joint(mjcf_out *o, const sim_joint *j, int depth) {
+  if (j->type == SIM_JOINT_BALL || j->type == SIM_JOINT_FREE) {
+    out_indent(o, depth);
+    out_printf(o, "<joint name=\"");
+    out_name(o, j->name);
+    out_printf(o, "\" type=\"%s\" pos=\"0 0 0\"", j->type == SIM_JOINT_BALL ? "ball" : "free");
+    out_real(o, "damping", j->damping);
+    out_real(o, "armature", j->armature);
+    out_printf(o, " limited=\"false\" margin=\"0\"/>\n");
+    return;
+  }
   if (j->type != SIM_JOINT_HINGE && j->type != SIM_JOINT_SLIDE) {
     return; /* fixed: the body is welded to its parent */
   }
@@ -258,8 +268,8 @@ static void write_body(mjcf_out *o, const sim_model *m, int body, int depth) {
   out_vec(o, "pos", b->pos, 3);
   out_vec(o, "quat", b->quat, 4);
   out_printf(o, ">\n");
-  if (b->joint >= 0 && b->joint < m->njnt) {
-    write_joint(o, &m->joints[b->joint], depth + 1);
+  for (int j = b->joint; j >= 0 && j < b->joint + b->jntnum && j < m->njnt; j++) {
+    write_joint(o, &m->joints[j], depth + 1); /* in order: MuJoCo applies them so too */
   }
   write_inertial(o, b, depth + 1);
   write_sites(o, m, body, depth + 1);

@@ -167,10 +167,30 @@ static void expect_error(const char *name, const char *xml, const char *message)
 
 static void test_errors_name_file_and_line(void **state) {
   (void)state;
-  expect_error("free.xml",
-               "<mujoco>\n<worldbody>\n<body>\n<freejoint/>\n<geom size=\"1\"/>\n</body>\n"
-               "</worldbody>\n</mujoco>\n",
-               "free.xml:4: <freejoint>: free (floating) bodies are not imported yet");
+  expect_error("ball.xml",
+               "<mujoco>\n<worldbody>\n<body>\n<geom size=\"1\"/>\n<joint type=\"ball\" "
+               "stiffness=\"2\"/>\n</body>\n</worldbody>\n</mujoco>\n",
+               "ball.xml:5: <joint stiffness>: not modelled on ball joints");
+  expect_error("ballrange.xml",
+               "<mujoco>\n<worldbody>\n<body>\n<geom size=\"1\"/>\n<joint type=\"ball\" "
+               "range=\"0 30\" limited=\"true\"/>\n</body>\n</worldbody>\n</mujoco>\n",
+               "ballrange.xml:5: <joint range>: limits of ball joints are not modelled");
+  expect_error("twopos.xml",
+               "<mujoco>\n<worldbody>\n<body>\n<geom size=\"1\"/>\n<joint axis=\"1 0 0\"/>\n"
+               "<joint axis=\"0 1 0\" pos=\"0 0 1\"/>\n</body>\n</worldbody>\n</mujoco>\n",
+               "twopos.xml:6: <joint pos>: the joints of one body must share one position");
+  expect_error("freechild.xml",
+               "<mujoco>\n<worldbody>\n<body>\n<geom size=\"1\"/>\n<joint/>\n<body>\n"
+               "<freejoint/>\n<geom size=\"1\"/>\n</body>\n</body>\n</worldbody>\n</mujoco>\n",
+               "child of \"world\"");
+  expect_error("floating.urdf",
+               "<robot name=\"r\">\n<link name=\"a\"><inertial><mass value=\"1\"/><inertia "
+               "ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+               "<link name=\"b\"><inertial><mass value=\"1\"/><inertia ixx=\"1\" iyy=\"1\" "
+               "izz=\"1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+               "<joint name=\"f\" type=\"floating\"><parent link=\"a\"/><child link=\"b\"/>"
+               "</joint>\n</robot>\n",
+               "floating.urdf:4: <joint type=\"floating\">: its parent link must be the world");
   expect_error("number.xml",
                "<mujoco>\n<worldbody>\n<body pos=\"0 0 x\">\n<joint/>\n<geom size=\"1\"/>\n"
                "</body>\n</worldbody>\n</mujoco>\n",
@@ -189,9 +209,9 @@ static void test_errors_name_file_and_line(void **state) {
   expect_error("float.urdf",
                "<robot name=\"r\">\n<link name=\"a\"/>\n<link name=\"b\"><inertial><mass "
                "value=\"1\"/><inertia ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"0\" ixz=\"0\" "
-               "iyz=\"0\"/></inertial></link>\n<joint name=\"j\" type=\"floating\">\n<parent "
+               "iyz=\"0\"/></inertial></link>\n<joint name=\"j\" type=\"spherical\">\n<parent "
                "link=\"a\"/><child link=\"b\"/></joint>\n</robot>\n",
-               "float.urdf:4: <joint type=\"floating\">");
+               "float.urdf:4: <joint type=\"spherical\">: unknown joint type");
   /* a converted file that the native loader refuses names the original file */
   expect_error("inertia.xml",
                "<mujoco>\n<worldbody>\n<body>\n<joint/>\n<inertial mass=\"1\" "
@@ -408,6 +428,154 @@ static void test_urdf_equals_mjcf_twin(void **state) {
   sim_model_free(m);
 }
 
+/* Several joints on one body (a planar root: slides x and z, hinge y, after an euler
+ * placement), a free body (<freejoint>) and a ball joint below it, with default classes. */
+static const char multi_mjcf[] =
+    "<mujoco model=\"multi_joint\">\n"
+    "  <compiler angle=\"degree\" autolimits=\"true\"/>\n"
+    "  <option timestep=\"0.001\" integrator=\"Euler\">\n"
+    "    <flag contact=\"disable\" limit=\"disable\"/>\n"
+    "  </option>\n"
+    "  <default>\n"
+    "    <joint damping=\"0.02\" armature=\"0.001\"/>\n"
+    "    <geom density=\"500\"/>\n"
+    "  </default>\n"
+    "  <worldbody>\n"
+    "    <body name=\"torso\" pos=\"0 0 1\" euler=\"0 10 0\">\n"
+    "      <joint name=\"rootx\" type=\"slide\" axis=\"1 0 0\"/>\n"
+    "      <joint name=\"rootz\" type=\"slide\" axis=\"0 0 1\"/>\n"
+    "      <joint name=\"rooty\" type=\"hinge\" axis=\"0 1 0\"/>\n"
+    "      <geom type=\"capsule\" fromto=\"0 0 0 0 0 0.4\" size=\"0.05\"/>\n"
+    "      <body name=\"leg\" pos=\"0 0 -0.05\">\n"
+    "        <joint name=\"hip\" axis=\"0 1 0\" range=\"-60 60\"/>\n"
+    "        <geom type=\"capsule\" fromto=\"0 0 0 0.05 0 -0.4\" size=\"0.03\"/>\n"
+    "      </body>\n"
+    "    </body>\n"
+    "    <body name=\"floater\" pos=\"1 0 2\" quat=\"0.9 0.1 0.2 0.3\">\n"
+    "      <freejoint name=\"float\"/>\n"
+    "      <geom type=\"box\" size=\"0.1 0.05 0.02\"/>\n"
+    "      <body name=\"pend\" pos=\"0.1 0 0\">\n"
+    "        <joint name=\"ball\" type=\"ball\" damping=\"0.01\"/>\n"
+    "        <geom type=\"capsule\" fromto=\"0 0 0 0 0.05 -0.3\" size=\"0.02\"/>\n"
+    "      </body>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "</mujoco>\n";
+
+static void test_mjcf_multi_dof_loads(void **state) {
+  (void)state;
+  char path[256], err[1024];
+  write_file(path, sizeof path, "multi.xml", multi_mjcf);
+  reports r = {"", 0};
+  sim_model *m = import(path, &r, 0, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  const sim_body *torso = &m->bodies[sim_model_body(m, "torso")];
+  assert_int_equal(torso->jntnum, 3);
+  assert_int_equal(torso->dofnum, 3);
+  assert_int_equal(m->joints[sim_model_joint(m, "float")].type, SIM_JOINT_FREE);
+  assert_int_equal(m->joints[sim_model_joint(m, "ball")].type, SIM_JOINT_BALL);
+  assert_true(m->joints[sim_model_joint(m, "float")].damping == 0); /* <freejoint>: none */
+  assert_true(m->joints[sim_model_joint(m, "ball")].damping == 0.01);
+  assert_int_equal(m->nq, 3 + 1 + 7 + 4);
+  assert_int_equal(m->nv, 3 + 1 + 6 + 3);
+  sim_model_free(m);
+}
+
+/* A URDF with a planar root (normal y) and a floating body, and its MJCF twin. */
+static const char planar_urdf[] =
+    "<?xml version=\"1.0\"?>\n"
+    "<robot name=\"planar\">\n"
+    "  <link name=\"world\"/>\n"
+    "  <link name=\"torso\">\n"
+    "    <inertial><origin xyz=\"0 0 0.1\"/><mass value=\"3\"/>\n"
+    "      <inertia ixx=\"0.05\" ixy=\"0\" ixz=\"0\" iyy=\"0.06\" iyz=\"0\" izz=\"0.02\"/></inertial>\n"
+    "  </link>\n"
+    "  <link name=\"shin\">\n"
+    "    <inertial><origin xyz=\"0 0 -0.2\"/><mass value=\"0.8\"/>\n"
+    "      <inertia ixx=\"0.01\" ixy=\"0\" ixz=\"0\" iyy=\"0.01\" iyz=\"0\" izz=\"0.001\"/></inertial>\n"
+    "  </link>\n"
+    "  <link name=\"ball\">\n"
+    "    <inertial><origin xyz=\"0 0 0\"/><mass value=\"0.5\"/>\n"
+    "      <inertia ixx=\"0.001\" ixy=\"0\" ixz=\"0\" iyy=\"0.002\" iyz=\"0\" izz=\"0.003\"/></inertial>\n"
+    "  </link>\n"
+    "  <joint name=\"root\" type=\"planar\"><parent link=\"world\"/><child link=\"torso\"/>\n"
+    "    <origin xyz=\"0 0 1.2\"/><axis xyz=\"0 1 0\"/><dynamics damping=\"0.1\"/></joint>\n"
+    "  <joint name=\"knee\" type=\"continuous\"><parent link=\"torso\"/><child link=\"shin\"/>\n"
+    "    <origin xyz=\"0 0 -0.1\"/><axis xyz=\"0 1 0\"/></joint>\n"
+    "  <joint name=\"float\" type=\"floating\"><parent link=\"world\"/><child link=\"ball\"/>\n"
+    "    <origin xyz=\"1 0 2\" rpy=\"0.1 0.2 0.3\"/></joint>\n"
+    "</robot>\n";
+
+static const char planar_mjcf[] =
+    "<mujoco model=\"planar\">\n"
+    "  <compiler angle=\"radian\" eulerseq=\"XYZ\"/>\n"
+    "  <worldbody>\n"
+    "    <body name=\"torso\" pos=\"0 0 1.2\">\n"
+    "      <joint name=\"root_t1\" type=\"slide\" axis=\"1 0 0\" damping=\"0.1\"/>\n"
+    "      <joint name=\"root_t2\" type=\"slide\" axis=\"0 0 1\" damping=\"0.1\"/>\n"
+    "      <joint name=\"root_r\" type=\"hinge\" axis=\"0 1 0\" damping=\"0.1\"/>\n"
+    "      <inertial pos=\"0 0 0.1\" mass=\"3\" diaginertia=\"0.05 0.06 0.02\"/>\n"
+    "      <body name=\"shin\" pos=\"0 0 -0.1\">\n"
+    "        <joint name=\"knee\" axis=\"0 1 0\"/>\n"
+    "        <inertial pos=\"0 0 -0.2\" mass=\"0.8\" diaginertia=\"0.01 0.01 0.001\"/>\n"
+    "      </body>\n"
+    "    </body>\n"
+    "    <body name=\"ball\" pos=\"1 0 2\" euler=\"0.1 0.2 0.3\">\n"
+    "      <freejoint name=\"float\"/>\n"
+    "      <inertial pos=\"0 0 0\" mass=\"0.5\" diaginertia=\"0.001 0.002 0.003\"/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "</mujoco>\n";
+
+static void test_urdf_planar_floating_equals_mjcf(void **state) {
+  (void)state;
+  char up[256], mp[256], err[1024];
+  write_file(up, sizeof up, "planar.urdf", planar_urdf);
+  write_file(mp, sizeof mp, "planar.xml", planar_mjcf);
+  reports r = {"", 0};
+  sim_model *u = import(up, &r, 0, err, sizeof err);
+  if (!u) {
+    fail_msg("%s", err);
+  }
+  sim_model *m = import(mp, &r, 0, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  assert_int_equal(u->nbody, m->nbody);
+  assert_int_equal(u->njnt, m->njnt);
+  assert_int_equal(u->nq, m->nq);
+  for (int b = 1; b < u->nbody; b++) {
+    const sim_body *x = &u->bodies[b], *y = &m->bodies[sim_model_body(m, x->name)];
+    assert_int_equal(x->jntnum, y->jntnum);
+    assert_true(x->mass == y->mass);
+    for (int k = 0; k < 3; k++) {
+      assert_true(fabs(x->pos[k] - y->pos[k]) < 1e-15);
+    }
+    for (int k = 0; k < 9; k++) {
+      assert_true(fabs(x->mat[k] - y->mat[k]) < 1e-15);
+    }
+  }
+  for (int j = 0; j < u->njnt; j++) {
+    const sim_joint *x = &u->joints[j];
+    int id = sim_model_joint(m, x->name);
+    assert_true(id >= 0);
+    const sim_joint *y = &m->joints[id];
+    assert_int_equal(x->type, y->type);
+    assert_int_equal(x->qposadr, y->qposadr); /* same order of coordinates */
+    assert_true(x->damping == y->damping);
+    for (int k = 0; k < 3; k++) {
+      assert_true(fabs(x->axis[k] - y->axis[k]) < 1e-15);
+    }
+  }
+  for (int k = 0; k < u->nq; k++) { /* the free body's qpos0 is its placement in both */
+    assert_true(fabs(u->qpos0[k] - m->qpos0[k]) < 1e-15);
+  }
+  sim_model_free(u);
+  sim_model_free(m);
+}
+
 #if ACHILLES_HAVE_MUJOCO
 #include <mujoco/mujoco.h>
 
@@ -442,10 +610,12 @@ static double compare_with_mujoco(const char *path, double seconds) {
     }
     int id = mj_name2id(mm, mjOBJ_JOINT, jt->name);
     assert_true(id >= 0);
-    map[jt->qposadr] = mm->jnt_qposadr[id];
-    double q0 = 0.3 - 0.17 * jt->qposadr;
-    d->qpos[jt->qposadr] = q0;
-    md->qpos[map[jt->qposadr]] = q0;
+    for (int k = jt->qposadr; k < jt->qposadr + sim_joint_nq(jt->type); k++) {
+      map[k] = mm->jnt_qposadr[id] + k - jt->qposadr; /* ball, free: same order inside */
+      double q0 = 0.3 - 0.17 * k;
+      d->qpos[k] = q0;
+      md->qpos[map[k]] = q0;
+    }
   }
   /* sites (moved with their body's frame, or carried over from a merged frame body) sit where
    * MuJoCo puts them */
@@ -494,6 +664,18 @@ static void test_mjcf_radians_matches_mujoco(void **state) {
   write_file(path, sizeof path, "arm_rad.xml", arm_rad);
   double worst = compare_with_mujoco(path, 4.0);
   print_message("radian arm (zyx euler, Euler), 4 s: max |dq| against MuJoCo %.3g\n", worst);
+  assert_true(worst <= 1e-8);
+}
+
+/* Euler: the same method in both engines (their RK4s differ on quaternions, see
+ * test_mujoco_reference.c) */
+static void test_mjcf_multi_dof_matches_mujoco(void **state) {
+  (void)state;
+  char path[256];
+  write_file(path, sizeof path, "multi.xml", multi_mjcf);
+  double worst = compare_with_mujoco(path, 4.0);
+  print_message("planar root, free body, ball joint (Euler), 4 s: max |dq| against MuJoCo %.3g\n",
+                worst);
   assert_true(worst <= 1e-8);
 }
 
@@ -606,9 +788,12 @@ int main(void) {
       cmocka_unit_test(test_urdf_collisions),
       cmocka_unit_test(test_contact_groups_and_excludes),
       cmocka_unit_test(test_urdf_equals_mjcf_twin),
+      cmocka_unit_test(test_mjcf_multi_dof_loads),
+      cmocka_unit_test(test_urdf_planar_floating_equals_mjcf),
       cmocka_unit_test(test_mjcf_degrees_matches_mujoco),
       cmocka_unit_test(test_mjcf_radians_matches_mujoco),
       cmocka_unit_test(test_urdf_twin_matches_mujoco),
+      cmocka_unit_test(test_mjcf_multi_dof_matches_mujoco),
       cmocka_unit_test(test_contacts_match_mujoco),
   };
   return cmocka_run_group_tests_name("import", tests, make_dir, remove_dir);

@@ -180,13 +180,84 @@ static void test_unknown_keys(void **state) {
                "bodies[0].joint.dampnig", "unknown key");
 }
 
+#define INERTIAL_1 "\"inertial\":{\"mass\":1,\"inertia\":[1,1,1,0,0,0]}"
+
+/* ball, free and several joints per body: addressing, qpos0 and what is refused */
+static void test_multi_dof_joints(void **state) {
+  (void)state;
+  char err[512] = "";
+  sim_model *m = sim_model_load_string(
+      "{\"bodies\":[{\"name\":\"base\",\"parent\":\"world\",\"pos\":[1,2,3],"
+      "\"quat\":[0,0,0,1],\"joint\":{\"name\":\"root\",\"type\":\"free\"}," INERTIAL_1 "},"
+      "{\"name\":\"arm\",\"parent\":\"base\",\"joint\":{\"name\":\"sh\",\"type\":\"ball\","
+      "\"initial\":[0,1,0,0],\"damping\":0.5}," INERTIAL_1 "},"
+      "{\"name\":\"leg\",\"parent\":\"base\",\"joints\":[{\"name\":\"x\",\"type\":\"slide\","
+      "\"axis\":[1,0,0],\"initial\":0.25},{\"name\":\"z\",\"type\":\"slide\",\"axis\":[0,0,1]},"
+      "{\"name\":\"ry\",\"type\":\"hinge\",\"axis\":[0,1,0]}]," INERTIAL_1 "}]}",
+      "multi", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  assert_int_equal(m->njnt, 5);
+  assert_int_equal(m->nq, 7 + 4 + 3);
+  assert_int_equal(m->nv, 6 + 3 + 3);
+  const double qpos0[] = {1, 2, 3, 0, 0, 0, 1, 0, 1, 0, 0, 0.25, 0, 0};
+  for (int k = 0; k < m->nq; k++) {
+    assert_true(m->qpos0[k] == qpos0[k]);
+  }
+  const sim_body *leg = &m->bodies[sim_model_body(m, "leg")];
+  assert_int_equal(leg->jntnum, 3);
+  assert_int_equal(leg->dofnum, 3);
+  assert_int_equal(leg->dofadr, 9);
+  assert_true(leg->multi_dof);
+  assert_int_equal(m->joints[sim_model_joint(m, "sh")].dofadr, 6);
+  assert_int_equal(m->joints[sim_model_joint(m, "sh")].qposadr, 7);
+  assert_int_equal(m->dof_parent[0], -1);
+  assert_int_equal(m->dof_parent[5], 4);
+  assert_int_equal(m->dof_parent[6], 5); /* the ball's first dof hangs below the free joint */
+  assert_int_equal(m->dof_parent[9], 5);
+  assert_int_equal(m->dof_parent[11], 10);
+  sim_model_free(m);
+  expect_error("{\"bodies\":[" BODY_A ",{\"name\":\"b\",\"parent\":\"a\",\"joint\":{\"name\":"
+               "\"f\",\"type\":\"free\"}," INERTIAL_1 "}]}",
+               "bodies[1].parent", "child of \"world\"");
+  expect_error("{\"bodies\":[{\"name\":\"b\",\"parent\":\"world\",\"joint\":{\"name\":\"f\","
+               "\"type\":\"ball\",\"stiffness\":1}," INERTIAL_1 "}]}",
+               "bodies[0].joint.stiffness", "not supported on a ball joint");
+  expect_error("{\"bodies\":[{\"name\":\"b\",\"parent\":\"world\",\"joint\":{\"name\":\"f\","
+               "\"type\":\"ball\",\"initial\":[0,0,0,0]}," INERTIAL_1 "}]}",
+               "bodies[0].joint.initial", "nonzero length");
+  expect_error("{\"bodies\":[{\"name\":\"b\",\"parent\":\"world\",\"joints\":[{\"name\":\"f\","
+               "\"type\":\"ball\"},{\"name\":\"h\",\"type\":\"hinge\",\"axis\":[1,0,0]}],"
+               INERTIAL_1 "}]}",
+               "bodies[0].joints[1]", "a ball and a hinge cannot share a body");
+  expect_error("{\"bodies\":[{\"name\":\"b\",\"parent\":\"world\",\"joints\":[{\"name\":\"f\","
+               "\"type\":\"free\"},{\"name\":\"h\",\"type\":\"hinge\",\"axis\":[1,0,0]}],"
+               INERTIAL_1 "}]}",
+               "bodies[0].joints[0]", "alone on its body");
+  expect_error("{\"bodies\":[{\"name\":\"b\",\"parent\":\"world\",\"joints\":[{\"name\":\"f\","
+               "\"type\":\"ball\"},{\"name\":\"f\",\"type\":\"slide\",\"axis\":[1,0,0]}],"
+               INERTIAL_1 "}]}",
+               "bodies[0].joints[1].name", "duplicate joint name");
+  expect_error("{\"bodies\":[{\"name\":\"b\",\"parent\":\"world\",\"joints\":[{\"name\":\"a\","
+               "\"type\":\"ball\"},{\"name\":\"b\",\"type\":\"slide\",\"axis\":[1,0,0]},"
+               "{\"name\":\"c\",\"type\":\"slide\",\"axis\":[1,0,0]},{\"name\":\"d\",\"type\":"
+               "\"slide\",\"axis\":[0,1,0]},{\"name\":\"e\",\"type\":\"slide\",\"axis\":[0,0,1]}],"
+               INERTIAL_1 "}]}",
+               "bodies[0].joints[4]", "at most 6 degrees");
+  expect_error("{\"bodies\":[{\"name\":\"b\",\"parent\":\"world\",\"joint\":{\"name\":\"f\","
+               "\"type\":\"ball\"}," INERTIAL_1 "}],\"actuators\":[{\"name\":\"m\",\"joint\":\"f\","
+               "\"type\":\"motor\"}]}",
+               "actuators[0].joint", "several degrees of freedom");
+}
+
 static void test_other_bad_values(void **state) {
   (void)state;
   expect_error("{\"bodies\":[]}", "bodies", "empty");
   expect_error("{\"integrator\":\"leapfrog\",\"bodies\":[" BODY_A "]}", "integrator", "rk4");
   expect_error("{\"timestep\":0,\"bodies\":[" BODY_A "]}", "timestep", "must be >= 1e-06");
   expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"j\",\"type\":"
-               "\"ball\"},\"inertial\":{\"mass\":1,\"inertia\":[1,1,1,0,0,0]}}]}",
+               "\"spherical\"},\"inertial\":{\"mass\":1,\"inertia\":[1,1,1,0,0,0]}}]}",
                "bodies[0].joint.type", "unknown joint type");
   expect_error("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"joint\":{\"name\":\"j\",\"type\":"
                "\"hinge\",\"axis\":[1,0,0],\"range\":[1,-1]},\"inertial\":{\"mass\":1,\"inertia\":"
@@ -443,6 +514,7 @@ int main(void) {
       cmocka_unit_test(test_non_finite_numbers),
       cmocka_unit_test(test_unknown_keys),
       cmocka_unit_test(test_other_bad_values),
+      cmocka_unit_test(test_multi_dof_joints),
       cmocka_unit_test(test_constraint_keys),
       cmocka_unit_test(test_bad_constraint_keys),
       cmocka_unit_test(test_geoms),

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -138,9 +139,50 @@ static void test_constrained_step_allocates_nothing(void **state) {
   sim_model_free(m);
 }
 
+/* a free cube with a ball-jointed pendulum dropped on the floor: the multi-dof paths of every
+ * stage (kinematics, ABA, CRBA, contacts along dof_parent, the manifold integrators) */
+static const char floating_json[] =
+    "{ \"name\": \"floating\", \"solver_iterations\": 20,\n"
+    "  \"bodies\": [\n"
+    "  { \"name\": \"cube\", \"parent\": \"world\", \"pos\": [0, 0, 0.3],\n"
+    "    \"quat\": [0.9950041652780258, 0.0998334166468282, 0, 0],\n"
+    "    \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 1, \"inertia\": [0.0067, 0.0067, 0.0067, 0, 0, 0] } },\n"
+    "  { \"name\": \"bob\", \"parent\": \"cube\", \"pos\": [0, 0, 0.1],\n"
+    "    \"joint\": { \"name\": \"sh\", \"type\": \"ball\", \"damping\": 0.01 },\n"
+    "    \"inertial\": { \"mass\": 0.05, \"com\": [0, 0, 0.05],\n"
+    "                  \"inertia\": [0.0001, 0.0001, 0.0001, 0, 0, 0] } } ],\n"
+    "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
+    "    { \"name\": \"box\", \"body\": \"cube\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }\n";
+
+static void test_floating_step_allocates_nothing(void **state) {
+  (void)state;
+  char err[512];
+  sim_model *m = sim_model_load_string(floating_json, "floating", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  for (int integrator = 0; integrator <= SIM_INTEGRATOR_RK4; integrator++) {
+    sim_data *d = sim_data_new(m);
+    assert_non_null(d);
+    m->opt.integrator = (sim_integrator)integrator;
+    long before = allocations;
+    for (int s = 0; s < 1000; s++) {
+      sim_step(m, d);
+    }
+    assert_int_equal(allocations - before, 0);
+    /* it fell, tipped onto a face and rests on its four bottom corners */
+    assert_int_equal(d->ncon, 4);
+    assert_true(fabs(d->qpos[2] - 0.1) < 2e-3);
+    sim_data_free(d);
+  }
+  sim_model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_step_allocates_nothing),
                                      cmocka_unit_test(test_pool_step_allocates_nothing),
-                                     cmocka_unit_test(test_constrained_step_allocates_nothing)};
+                                     cmocka_unit_test(test_constrained_step_allocates_nothing),
+                                     cmocka_unit_test(test_floating_step_allocates_nothing)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

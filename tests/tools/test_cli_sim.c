@@ -132,6 +132,57 @@ static void test_columns_in_file_order(void **state) {
   assert_true(t == 0 && q_elbow == 0.3 && q_shoulder == -0.2);
 }
 
+/* ball, free and several joints per body: one column per coordinate, named by its meaning; the
+ * free body starts at its placement with a unit quaternion; --qpos on a ball is refused */
+static void test_multi_dof_columns(void **state) {
+  (void)state;
+  char path[] = "/tmp/achilles_multi_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fputs("{ \"name\": \"multi\", \"timestep\": 0.002, \"gravity\": [0, 0, 0],\n"
+        "  \"bodies\": [\n"
+        "    { \"name\": \"base\", \"parent\": \"world\", \"pos\": [1, 2, 3],\n"
+        "      \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
+        "      \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
+        "    { \"name\": \"arm\", \"parent\": \"base\",\n"
+        "      \"joint\": { \"name\": \"sh\", \"type\": \"ball\" },\n"
+        "      \"inertial\": { \"mass\": 1, \"com\": [0.2, 0, 0],\n"
+        "                    \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
+        "    { \"name\": \"cart\", \"parent\": \"world\",\n"
+        "      \"joints\": [ { \"name\": \"x\", \"type\": \"slide\", \"axis\": [1, 0, 0] },\n"
+        "                  { \"name\": \"ry\", \"type\": \"hinge\", \"axis\": [0, 1, 0] } ],\n"
+        "      \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } }\n"
+        "  ] }\n",
+        f);
+  fclose(f);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "%s sim %s --duration 0.002 --qpos x=0.25 --csv -", ACHILLES_BIN,
+           path);
+  int rc = run(cmd, output, sizeof output);
+  assert_int_equal(rc, 0);
+  const char *header =
+      "time,root.x,root.y,root.z,root.qw,root.qx,root.qy,root.qz,sh.qw,sh.qx,sh.qy,sh.qz,x.q,"
+      "ry.q,root.vx,root.vy,root.vz,root.wx,root.wy,root.wz,sh.wx,sh.wy,sh.wz,x.qd,ry.qd,energy\n";
+  assert_memory_equal(output, header, strlen(header));
+  double v[14];
+  assert_int_equal(sscanf(output + strlen(header),
+                          "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1],
+                          &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11],
+                          &v[12], &v[13]),
+                   14);
+  const double expect[14] = {0, 1, 2, 3, 1, 0, 0, 0, 1, 0, 0, 0, 0.25, 0};
+  for (int k = 0; k < 14; k++) {
+    assert_true(v[k] == expect[k]);
+  }
+  snprintf(cmd, sizeof cmd, "%s sim %s --duration 0.002 --qpos sh=0.25 2>&1", ACHILLES_BIN, path);
+  rc = run(cmd, output, sizeof output);
+  remove(path);
+  assert_int_not_equal(rc, 0);
+  assert_non_null(strstr(output, "joint 'sh' has several coordinates"));
+}
+
 /* --solver: a box dropped on the floor ends resting on its four bottom corners (4 contacts, 16
  * pyramid rows, iterations run); a robot without constraints reports zeros */
 static void test_solver_columns(void **state) {
@@ -190,6 +241,7 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_columns_in_file_order),
       cmocka_unit_test(test_solver_columns),
+      cmocka_unit_test(test_multi_dof_columns),
       cmocka_unit_test(test_help),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
