@@ -12,6 +12,7 @@
 
 #include "hil/error.h"
 #include "hil/record/log.h"
+#include "sim/json_read.h" /* sim_json_utf8_valid_prefix */
 
 #define CSV_COLUMNS_MAX 1024
 
@@ -404,6 +405,11 @@ static void csv_infer_type(hil_replay_sensor *sn, const char *patterns) {
 /* one header column "<sensor>.<channel>[.meas|.true]" or "<sensor>.seq" */
 static int csv_column_add(hil_replay_schedule *s, csv_state *cs, int i, char *name, char *what,
                           size_t what_sz) {
+  const size_t utf8_ok = sim_json_utf8_valid_prefix(name);
+  if (name[utf8_ok]) { /* the name would reach the JSON messages, which must be UTF-8 */
+    snprintf(what, what_sz, "column %d: name is not valid UTF-8 (at byte %zu)", i + 1, utf8_ok);
+    return -1;
+  }
   char *dot = strchr(name, '.');
   if (!dot || dot == name || !dot[1]) {
     snprintf(what, what_sz, "column %d \"%s\": expected <sensor>.<channel>", i + 1, name);
