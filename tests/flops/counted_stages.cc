@@ -7,6 +7,7 @@
 #include "sim/aba.c"
 #include "sim/spatial.c"
 #include "sim/rnea.c"
+#include "sim/model.c" /* small helpers of the joint types, called by the stages */
 
 #include "tests/flops/flops.h"
 
