@@ -9,6 +9,8 @@
 #ifndef ACHILLES_SIM_SPATIAL_H
 #define ACHILLES_SIM_SPATIAL_H
 
+#include <math.h>
+
 /* --- 3-vectors and 3×3 matrices -------------------------------------------------------------- */
 
 /* out = a × b; out may alias a or b. */
@@ -100,11 +102,41 @@ static inline double sim_dot6(const double a[6], const double b[6]) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
+/* out = I·x for a rigid body's spatial inertia I = [Ī, h̃; h̃ᵀ, m·1] as sim_spatial_inertia
+ * lays it out (Ī symmetric, h = m·c): Ī·ω + h×v over m·v + ω×h, 42 flops where the 6×6
+ * product takes 66. Reads Ī from the upper left block, h from the upper right, m from [21]. */
+static inline void sim_rigid_inertia_vec(double out[6], const double I[36], const double x[6]) {
+  const double hx = I[16], hy = I[5], hz = I[9], m = I[21];
+  const double w0 = x[0], w1 = x[1], w2 = x[2], v0 = x[3], v1 = x[4], v2 = x[5];
+  out[0] = I[0] * w0 + I[1] * w1 + I[2] * w2 + (hy * v2 - hz * v1);
+  out[1] = I[6] * w0 + I[7] * w1 + I[8] * w2 + (hz * v0 - hx * v2);
+  out[2] = I[12] * w0 + I[13] * w1 + I[14] * w2 + (hx * v1 - hy * v0);
+  out[3] = m * v0 + (w1 * hz - w2 * hy);
+  out[4] = m * v1 + (w2 * hx - w0 * hz);
+  out[5] = m * v2 + (w0 * hy - w1 * hx);
+}
+
 /* --- rotations and inertias (spatial.c) ---------------------------------------------------------- */
 
 void sim_quat_to_mat(double mat[9], const double quat[4]);
-/* Rodrigues' formula; axis must be a unit vector. */
-void sim_axis_angle_to_mat(double mat[9], const double axis[3], double angle);
+/* Rodrigues' formula, R = c·1 + s·ã + (1 − c)·a·aᵀ; axis must be a unit vector. Inline, with
+ * the products shared between the entries (22 flops besides sin and cos): every hinge of every
+ * evaluation builds one. */
+static inline void sim_axis_angle_to_mat(double mat[9], const double axis[3], double angle) {
+  const double c = cos(angle), s = sin(angle), t = 1 - c;
+  const double x = axis[0], y = axis[1], z = axis[2];
+  const double tx = t * x, ty = t * y, tz = t * z, sx = s * x, sy = s * y, sz = s * z;
+  const double txy = tx * y, txz = tx * z, tyz = ty * z;
+  mat[0] = tx * x + c;
+  mat[1] = txy - sz;
+  mat[2] = txz + sy;
+  mat[3] = txy + sz;
+  mat[4] = ty * y + c;
+  mat[5] = tyz - sx;
+  mat[6] = txz - sy;
+  mat[7] = tyz + sx;
+  mat[8] = tz * z + c;
+}
 /* Roll about x, then pitch about y, then yaw about z, all about fixed axes: R = Rz·Ry·Rx. */
 void sim_rpy_to_quat(double quat[4], const double rpy[3]);
 /* out = q/|q|; a zero or non-finite quaternion gives the identity [1 0 0 0] (out may alias q). */
@@ -115,8 +147,47 @@ void sim_quat_mul(double out[4], const double a[4], const double b[4]);
  * (body) frame over time h, as MuJoCo's mju_quatIntegrate (out may alias q). */
 void sim_quat_integrate(double out[4], const double q[4], const double omega[3], double h);
 /* Spatial inertia about a point, from mass, the COM relative to that point and the rotational
- * inertia about the COM (all in the same axes): [Ic + m·c̃·c̃ᵀ, m·c̃; m·c̃ᵀ, m·1]. */
-void sim_spatial_inertia(double out[36], double mass, const double com[3],
-                         const double inertia_com[9]);
+ * inertia about the COM (all in the same axes): [Ic + m·c̃·c̃ᵀ, m·c̃; m·c̃ᵀ, m·1], with
+ * c̃·c̃ᵀ = |c|²·1 − c·cᵀ. Ic is read from its upper triangle and the result is exactly
+ * symmetric (each off-diagonal entry computed once and mirrored). Inline: kinematics builds one
+ * per body per evaluation. */
+static inline void sim_spatial_inertia(double out[36], double mass, const double com[3],
+                                       const double inertia_com[9]) {
+  const double x = com[0], y = com[1], z = com[2];
+  const double hx = mass * x, hy = mass * y, hz = mass * z; /* h = m·c */
+  const double *Ic = inertia_com;
+  out[0] = Ic[0] + (hy * y + hz * z);
+  out[7] = Ic[4] + (hx * x + hz * z);
+  out[14] = Ic[8] + (hx * x + hy * y);
+  out[1] = out[6] = Ic[1] - hx * y;
+  out[2] = out[12] = Ic[2] - hx * z;
+  out[8] = out[13] = Ic[5] - hy * z;
+  /* upper right h̃, lower left its transpose */
+  out[3] = 0, out[4] = -hz, out[5] = hy;
+  out[9] = hz, out[10] = 0, out[11] = -hx;
+  out[15] = -hy, out[16] = hx, out[17] = 0;
+  out[18] = 0, out[19] = hz, out[20] = -hy;
+  out[24] = -hz, out[25] = 0, out[26] = hx;
+  out[30] = hy, out[31] = -hx, out[32] = 0;
+  /* lower right m·1 */
+  out[21] = mass, out[22] = 0, out[23] = 0;
+  out[27] = 0, out[28] = mass, out[29] = 0;
+  out[33] = 0, out[34] = 0, out[35] = mass;
+}
+
+/* out = R·I·Rᵀ for a symmetric I: T = R·I, then only the upper triangle of T·Rᵀ, mirrored
+ * (75 flops, not 90; the result is exactly symmetric). */
+static inline void sim_mat3_congruence(double out[9], const double R[9], const double I[9]) {
+  double T[9];
+  sim_mat3_mul(T, R, I);
+#pragma GCC unroll 3
+  for (int i = 0; i < 3; i++) {
+#pragma GCC unroll 3
+    for (int j = i; j < 3; j++) {
+      out[3 * i + j] = out[3 * j + i] =
+          T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+    }
+  }
+}
 
 #endif
