@@ -50,8 +50,9 @@ static void aba_joint(const sim_model *m, sim_data *d, int i, int k, double impl
 
 /* IAp += IA − w·Uᵀ on the upper triangle, mirrored to the lower one (articulated inertias are
  * symmetric: 21 updates, not 36). Unrolled, so that every row's run vectorizes. */
-static inline void aba_add_symmetric(double *IAp, const double *IA,
-                                     const double w[6], const double U[6]) {
+static inline void aba_add_symmetric(double *__restrict__ IAp, const double *__restrict__ IA,
+                                     const double w[6], const double U_[6]) {
+  const double U[6] = {U_[0], U_[1], U_[2], U_[3], U_[4], U_[5]};
 #pragma GCC unroll 6
   for (int r = 0; r < 6; r++) {
 #pragma GCC unroll 6

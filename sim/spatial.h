@@ -25,26 +25,35 @@ static inline double sim_dot3(const double a[3], const double b[3]) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
+/* The kernels below read an input into locals before they store any output: the compiler
+ * must assume that an output may overlap an input and would otherwise load the input again
+ * after every store (a third of their instructions). */
+
 /* out = M·v */
 static inline void sim_mat3_vec(double out[3], const double M[9], const double v[3]) {
-  out[0] = M[0] * v[0] + M[1] * v[1] + M[2] * v[2];
-  out[1] = M[3] * v[0] + M[4] * v[1] + M[5] * v[2];
-  out[2] = M[6] * v[0] + M[7] * v[1] + M[8] * v[2];
+  const double x = v[0], y = v[1], z = v[2];
+  out[0] = M[0] * x + M[1] * y + M[2] * z;
+  out[1] = M[3] * x + M[4] * y + M[5] * z;
+  out[2] = M[6] * x + M[7] * y + M[8] * z;
 }
 
 /* out = Mᵀ·v */
 static inline void sim_mat3t_vec(double out[3], const double M[9], const double v[3]) {
-  out[0] = M[0] * v[0] + M[3] * v[1] + M[6] * v[2];
-  out[1] = M[1] * v[0] + M[4] * v[1] + M[7] * v[2];
-  out[2] = M[2] * v[0] + M[5] * v[1] + M[8] * v[2];
+  const double x = v[0], y = v[1], z = v[2];
+  out[0] = M[0] * x + M[3] * y + M[6] * z;
+  out[1] = M[1] * x + M[4] * y + M[7] * z;
+  out[2] = M[2] * x + M[5] * y + M[8] * z;
 }
 
-/* out = a·b */
+/* out = a·b: row i of out is a's row i times b (b is read first) */
 static inline void sim_mat3_mul(double out[9], const double a[9], const double b[9]) {
+  const double b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3], b4 = b[4], b5 = b[5], b6 = b[6],
+               b7 = b[7], b8 = b[8];
   for (int i = 0; i < 3; i++) {
-    for (int j = 0; j < 3; j++) {
-      out[3 * i + j] = a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
-    }
+    const double x = a[3 * i], y = a[3 * i + 1], z = a[3 * i + 2];
+    out[3 * i] = x * b0 + y * b3 + z * b6;
+    out[3 * i + 1] = x * b1 + y * b4 + z * b7;
+    out[3 * i + 2] = x * b2 + y * b5 + z * b8;
   }
 }
 
@@ -70,7 +79,9 @@ static inline void sim_mat3_mult(double out[9], const double a[9], const double 
 /* --- 6-vectors and 6×6 matrices ------------------------------------------------------------- */
 
 /* Motion cross product v ×m u = [ω×u_ω; ω×u_v + v_v×u_ω]. */
-static inline void sim_cross_motion(double out[6], const double v[6], const double u[6]) {
+static inline void sim_cross_motion(double out[6], const double v_[6], const double u_[6]) {
+  const double v[6] = {v_[0], v_[1], v_[2], v_[3], v_[4], v_[5]};
+  const double u[6] = {u_[0], u_[1], u_[2], u_[3], u_[4], u_[5]};
   out[0] = v[1] * u[2] - v[2] * u[1];
   out[1] = v[2] * u[0] - v[0] * u[2];
   out[2] = v[0] * u[1] - v[1] * u[0];
@@ -80,7 +91,9 @@ static inline void sim_cross_motion(double out[6], const double v[6], const doub
 }
 
 /* Force cross product v ×f f = [ω×n + v_v×f_f; ω×f_f]. */
-static inline void sim_cross_force(double out[6], const double v[6], const double f[6]) {
+static inline void sim_cross_force(double out[6], const double v_[6], const double f_[6]) {
+  const double v[6] = {v_[0], v_[1], v_[2], v_[3], v_[4], v_[5]};
+  const double f[6] = {f_[0], f_[1], f_[2], f_[3], f_[4], f_[5]};
   out[0] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4];
   out[1] = v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5];
   out[2] = v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3];
@@ -90,7 +103,8 @@ static inline void sim_cross_force(double out[6], const double v[6], const doubl
 }
 
 /* out = I·v for a 6×6 matrix. */
-static inline void sim_mat6_vec(double out[6], const double I[36], const double v[6]) {
+static inline void sim_mat6_vec(double out[6], const double I[36], const double v_[6]) {
+  const double v[6] = {v_[0], v_[1], v_[2], v_[3], v_[4], v_[5]};
   for (int i = 0; i < 6; i++) {
     const double *row = I + 6 * i;
     out[i] = row[0] * v[0] + row[1] * v[1] + row[2] * v[2] + row[3] * v[3] + row[4] * v[4] +
