@@ -34,12 +34,27 @@ static void aba_init(const sim_model *m, sim_data *d) {
   }
 }
 
+/* out = IA·S for a symmetric IA of which the ABA keeps only the upper triangle up to date (same
+ * products and sums, in the same order, as sim_mat6_vec on the full matrix). */
+static inline void aba_sym6_vec(double out[6], const double *IA, const double S_[6]) {
+  const double S[6] = {S_[0], S_[1], S_[2], S_[3], S_[4], S_[5]};
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; r++) {
+    double sum = IA[r] * S[0]; /* IA(r, 0) = IA(0, r) */
+#pragma GCC unroll 6
+    for (int c = 1; c < 6; c++) {
+      sum += (c >= r ? IA[6 * r + c] : IA[6 * c + r]) * S[c];
+    }
+    out[r] = sum;
+  }
+}
+
 /* Joint terms of dof k on body i: U = IA·S, D = S'·U + armature + h·damping, u = τ − S'·pA. */
 static void aba_joint(const sim_model *m, sim_data *d, int i, int k, double implicit_h) {
   const sim_joint *j = &m->joints[m->dof_joint[k]];
   const double *S = d->cdof + 6 * k;
   double *U = d->dof_U + 6 * k;
-  sim_mat6_vec(U, d->cIA + 36 * i, S);
+  aba_sym6_vec(U, d->cIA + 36 * i, S);
   d->dof_D[k] = sim_dot6(S, U) + j->armature;
   if (implicit_h != 0) {
     d->dof_D[k] += implicit_h * j->damping;
@@ -48,8 +63,9 @@ static void aba_joint(const sim_model *m, sim_data *d, int i, int k, double impl
                 d->qfrc_constraint[k] - sim_dot6(S, d->cfrc + 6 * i);
 }
 
-/* IAp += IA − w·Uᵀ on the upper triangle, mirrored to the lower one (articulated inertias are
- * symmetric: 21 updates, not 36). Unrolled, so that every row's run vectorizes. */
+/* IAp += IA − w·Uᵀ on the upper triangle (articulated inertias are symmetric: 21 updates, not
+ * 36; the lower triangle is left stale and read by no 1-dof step, aba_multi_joint mirrors it
+ * before it reads a full block). Unrolled, so that every row's run vectorizes. */
 static inline void aba_add_symmetric(double *__restrict__ IAp, const double *__restrict__ IA,
                                      const double w[6], const double U_[6]) {
   const double U[6] = {U_[0], U_[1], U_[2], U_[3], U_[4], U_[5]};
@@ -58,13 +74,6 @@ static inline void aba_add_symmetric(double *__restrict__ IAp, const double *__r
 #pragma GCC unroll 6
     for (int col = r; col < 6; col++) {
       IAp[6 * r + col] += IA[6 * r + col] - w[r] * U[col];
-    }
-  }
-#pragma GCC unroll 6
-  for (int r = 1; r < 6; r++) {
-#pragma GCC unroll 6
-    for (int col = 0; col < r; col++) {
-      IAp[6 * r + col] = IAp[6 * col + r];
     }
   }
 }
@@ -129,11 +138,16 @@ static void spd_inverse(double inv[36], const double A[36], int n) {
 static void aba_multi_joint(const sim_model *m, sim_data *d, int i, double implicit_h) {
   const sim_body *b = &m->bodies[i];
   int k0 = b->dofadr, n = b->dofnum;
-  double D[36];
+  double D[36], *IA = d->cIA + 36 * i;
+  for (int r = 1; r < 6; r++) { /* 1-dof children updated only the upper triangle */
+    for (int c = 0; c < r; c++) {
+      IA[6 * r + c] = IA[6 * c + r];
+    }
+  }
   for (int a = 0; a < n; a++) {
     const sim_joint *j = &m->joints[m->dof_joint[k0 + a]];
     const double *S = d->cdof + 6 * (k0 + a);
-    sim_mat6_vec(d->dof_U + 6 * (k0 + a), d->cIA + 36 * i, S);
+    sim_mat6_vec(d->dof_U + 6 * (k0 + a), IA, S);
     d->dof_u[k0 + a] = d->qfrc_applied[k0 + a] + d->qfrc_passive[k0 + a] +
                        d->qfrc_actuator[k0 + a] + d->qfrc_constraint[k0 + a] -
                        sim_dot6(S, d->cfrc + 6 * i);

@@ -44,7 +44,7 @@
   X(cvp, nbody, 6)        /* velocity-product acceleration v ×m (S·qd), world */ \
   X(cacc, nbody, 6)       /* spatial acceleration incl. -g, world (sim_aba) */ \
   X(cfrc, nbody, 6)       /* RNEA force / ABA bias force pA, world */          \
-  X(cIA, nbody, 36)       /* articulated (ABA) or composite (CRBA) inertia */  \
+  X(cIA, nbody, 36)       /* articulated (ABA: upper triangle) or composite (CRBA) inertia */ \
   X(dof_U, nv, 6)         /* ABA: IA·S */                                      \
   X(dof_D, nv, 1)         /* ABA: S'·IA·S + armature (+ h·damping) */          \
   X(dof_u, nv, 1)         /* ABA: tau - S'·pA */                               \
