@@ -1,19 +1,51 @@
 /* sim/aba.c: forward dynamics by the Articulated Body Algorithm (Featherstone), O(n).
  * In world axes about the origin a body hands its articulated inertia and bias force to its
- * parent by plain addition; no spatial transforms are needed. */
+ * parent by plain addition; no spatial transforms are needed.
+ *
+ * The velocity-product terms c enter once, in the first pass: a⁰_i = a⁰_parent + c_i is the
+ * acceleration body i would have at qdd = 0 (gravity as the base's upward acceleration, as in
+ * RNEA), and the bias force pA_i = I_i·a⁰_i + v_i ×f (I_i·v_i) is the force it would then need.
+ * The backward pass hands on pA + U·u/D without the IA·c of the textbook form, and the forward
+ * pass solves for δ_i = a_i − a⁰_i (δ_0 = 0), so a_i = a⁰_i + δ_i at the end. */
 #include "sim/sim.h"
 #include "sim/spatial.h"
 
 #include <math.h>
 #include <string.h>
 
-/* Pass 1: rigid-body inertias and velocity-product bias forces pA = v ×f (I·v). */
+/* Pass 1, from the base outward: a⁰ (in crne_acc, RNEA's scratch) and the bias forces
+ * pA = I·a⁰ + v ×f (I·v), both products from the compact rigid-body inertia. */
 static void aba_init(const sim_model *m, sim_data *d) {
   memcpy(d->cIA, d->cinert, (size_t)m->nbody * 36 * sizeof(double));
+  sim_base_acceleration(m, d->crne_acc);
   for (int i = 1; i < m->nbody; i++) {
-    double Iv[6];
-    sim_mat6_vec(Iv, d->cinert + 36 * i, d->cvel + 6 * i);
-    sim_cross_force(d->cfrc + 6 * i, d->cvel + 6 * i, Iv);
+    const double *I = d->cinert + 36 * i, *v = d->cvel + 6 * i, *c = d->cvp + 6 * i;
+    const double *ap = d->crne_acc + 6 * m->bodies[i].parent;
+    double *a = d->crne_acc + 6 * i, *pA = d->cfrc + 6 * i, Iv[6], Ia[6];
+    for (int r = 0; r < 6; r++) {
+      a[r] = ap[r] + c[r];
+    }
+    sim_rigid_inertia_vec(Iv, I, v);
+    sim_cross_force(pA, v, Iv);
+    sim_rigid_inertia_vec(Ia, I, a);
+    for (int r = 0; r < 6; r++) {
+      pA[r] += Ia[r];
+    }
+  }
+}
+
+/* out = IA·S for a symmetric IA of which the ABA keeps only the upper triangle up to date (same
+ * products and sums, in the same order, as sim_mat6_vec on the full matrix). */
+static inline void aba_sym6_vec(double out[6], const double *IA, const double S_[6]) {
+  const double S[6] = {S_[0], S_[1], S_[2], S_[3], S_[4], S_[5]};
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; r++) {
+    double sum = IA[r] * S[0]; /* IA(r, 0) = IA(0, r) */
+#pragma GCC unroll 6
+    for (int c = 1; c < 6; c++) {
+      sum += (c >= r ? IA[6 * r + c] : IA[6 * c + r]) * S[c];
+    }
+    out[r] = sum;
   }
 }
 
@@ -22,39 +54,51 @@ static void aba_joint(const sim_model *m, sim_data *d, int i, int k, double impl
   const sim_joint *j = &m->joints[m->dof_joint[k]];
   const double *S = d->cdof + 6 * k;
   double *U = d->dof_U + 6 * k;
-  sim_mat6_vec(U, d->cIA + 36 * i, S);
-  d->dof_D[k] = sim_dot6(S, U) + j->armature + implicit_h * j->damping;
+  aba_sym6_vec(U, d->cIA + 36 * i, S);
+  d->dof_D[k] = sim_dot6(S, U) + j->armature;
+  if (implicit_h != 0) {
+    d->dof_D[k] += implicit_h * j->damping;
+  }
   d->dof_u[k] = d->qfrc_applied[k] + d->qfrc_passive[k] + d->qfrc_actuator[k] +
                 d->qfrc_constraint[k] - sim_dot6(S, d->cfrc + 6 * i);
 }
 
-/* Adds body i's articulated inertia and bias force, seen through its joint, to the parent's:
- * Ia = IA − U·Uᵀ/D and pa = pA + Ia·c + U·u/D, with Ia·c = IA·c − U·(Uᵀ·c)/D so that Ia is
- * never stored: one pass over the 6×6 block updates the parent. */
-static void aba_to_parent(const sim_model *m, sim_data *d, int i, int k) {
-  const double *IA = d->cIA + 36 * i, *c = d->cvp + 6 * i, *pA = d->cfrc + 6 * i;
-  int p = m->bodies[i].parent;
-  double *IAp = d->cIA + 36 * p, *fp = d->cfrc + 6 * p, IAc[6];
-  sim_mat6_vec(IAc, IA, c);
-  if (k < 0) { /* a welded body hands on its inertia and bias force unchanged */
-    for (int r = 0; r < 36; r++) {
-      IAp[r] += IA[r];
+/* IAp += IA − w·Uᵀ on the upper triangle (articulated inertias are symmetric: 21 updates, not
+ * 36; the lower triangle is left stale and read by no 1-dof step, aba_multi_joint mirrors it
+ * before it reads a full block). Unrolled, so that every row's run vectorizes. */
+static inline void aba_add_symmetric(double *__restrict__ IAp, const double *__restrict__ IA,
+                                     const double w[6], const double U_[6]) {
+  const double U[6] = {U_[0], U_[1], U_[2], U_[3], U_[4], U_[5]};
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; r++) {
+#pragma GCC unroll 6
+    for (int col = r; col < 6; col++) {
+      IAp[6 * r + col] += IA[6 * r + col] - w[r] * U[col];
     }
+  }
+}
+
+/* Adds body i's articulated inertia and bias force, seen through its joint, to the parent's:
+ * Ia = IA − U·Uᵀ/D and pa = pA + U·u/D (no IA·c: see the top of the file). */
+static void aba_to_parent(const sim_model *m, sim_data *d, int i, int k) {
+  const double *IA = d->cIA + 36 * i, *pA = d->cfrc + 6 * i;
+  int p = m->bodies[i].parent;
+  double *IAp = d->cIA + 36 * p, *fp = d->cfrc + 6 * p;
+  if (k < 0) { /* a welded body hands on its inertia and bias force unchanged */
+    static const double zero[6] = {0};
+    aba_add_symmetric(IAp, IA, zero, zero);
     for (int r = 0; r < 6; r++) {
-      fp[r] += pA[r] + IAc[r];
+      fp[r] += pA[r];
     }
     return;
   }
   const double *U = d->dof_U + 6 * k;
-  double invD = 1.0 / d->dof_D[k];
-  double coef = (d->dof_u[k] - sim_dot6(U, c)) * invD; /* U's weight in pa */
+  double invD = 1.0 / d->dof_D[k], coef = d->dof_u[k] * invD, w[6];
   for (int r = 0; r < 6; r++) {
-    double Ur = U[r] * invD;
-    for (int col = 0; col < 6; col++) {
-      IAp[6 * r + col] += IA[6 * r + col] - Ur * U[col];
-    }
-    fp[r] += pA[r] + IAc[r] + U[r] * coef;
+    w[r] = U[r] * invD;
+    fp[r] += pA[r] + U[r] * coef;
   }
+  aba_add_symmetric(IAp, IA, w, U);
 }
 
 /* --- bodies of several dofs (ball, free, several joints): S is 6×n, D is n×n ---------------- */
@@ -94,11 +138,16 @@ static void spd_inverse(double inv[36], const double A[36], int n) {
 static void aba_multi_joint(const sim_model *m, sim_data *d, int i, double implicit_h) {
   const sim_body *b = &m->bodies[i];
   int k0 = b->dofadr, n = b->dofnum;
-  double D[36];
+  double D[36], *IA = d->cIA + 36 * i;
+  for (int r = 1; r < 6; r++) { /* 1-dof children updated only the upper triangle */
+    for (int c = 0; c < r; c++) {
+      IA[6 * r + c] = IA[6 * c + r];
+    }
+  }
   for (int a = 0; a < n; a++) {
     const sim_joint *j = &m->joints[m->dof_joint[k0 + a]];
     const double *S = d->cdof + 6 * (k0 + a);
-    sim_mat6_vec(d->dof_U + 6 * (k0 + a), d->cIA + 36 * i, S);
+    sim_mat6_vec(d->dof_U + 6 * (k0 + a), IA, S);
     d->dof_u[k0 + a] = d->qfrc_applied[k0 + a] + d->qfrc_passive[k0 + a] +
                        d->qfrc_actuator[k0 + a] + d->qfrc_constraint[k0 + a] -
                        sim_dot6(S, d->cfrc + 6 * i);
@@ -114,17 +163,16 @@ static void aba_multi_joint(const sim_model *m, sim_data *d, int i, double impli
   }
 }
 
-/* Ia = IA − U·D⁻¹·Uᵀ and pa = pA + IA·c + U·D⁻¹·(u − Uᵀ·c), added to the parent's. */
+/* Ia = IA − U·D⁻¹·Uᵀ and pa = pA + U·D⁻¹·u, added to the parent's. */
 static void aba_multi_to_parent(const sim_model *m, sim_data *d, int i) {
   const sim_body *b = &m->bodies[i];
   int k0 = b->dofadr, n = b->dofnum;
-  const double *IA = d->cIA + 36 * i, *c = d->cvp + 6 * i, *pA = d->cfrc + 6 * i;
+  const double *IA = d->cIA + 36 * i, *pA = d->cfrc + 6 * i;
   const double *U = d->dof_U + 6 * k0;
-  double *IAp = d->cIA + 36 * b->parent, *fp = d->cfrc + 6 * b->parent, IAc[6];
+  double *IAp = d->cIA + 36 * b->parent, *fp = d->cfrc + 6 * b->parent;
   double w[SIM_BODY_DOF_MAX], W[6 * SIM_BODY_DOF_MAX] = {0}, coef[SIM_BODY_DOF_MAX] = {0};
-  sim_mat6_vec(IAc, IA, c);
   for (int a = 0; a < n; a++) {
-    w[a] = d->dof_u[k0 + a] - sim_dot6(U + 6 * a, c);
+    w[a] = d->dof_u[k0 + a];
   }
   for (int a = 0; a < n; a++) { /* W_a = Σ_b D⁻¹_ab·U_b, coef = D⁻¹·w */
     const double *Dinv = d->dof_Dinv + SIM_BODY_DOF_MAX * (k0 + a);
@@ -136,7 +184,7 @@ static void aba_multi_to_parent(const sim_model *m, sim_data *d, int i) {
     }
   }
   for (int r = 0; r < 6; r++) {
-    double f = pA[r] + IAc[r];
+    double f = pA[r];
     for (int col = 0; col < 6; col++) {
       double UWt = 0;
       for (int a = 0; a < n; a++) {
@@ -151,7 +199,7 @@ static void aba_multi_to_parent(const sim_model *m, sim_data *d, int i) {
   }
 }
 
-/* qdd = D⁻¹·(u − Uᵀ·a) with a = a_parent + c, then a += S·qdd */
+/* qdd = D⁻¹·(u − Uᵀ·δ) with δ the parent's, then δ += S·qdd */
 static void aba_multi_acceleration(const sim_model *m, sim_data *d, int i, double *a) {
   const sim_body *b = &m->bodies[i];
   int k0 = b->dofadr, n = b->dofnum;
@@ -174,16 +222,13 @@ static void aba_multi_acceleration(const sim_model *m, sim_data *d, int i, doubl
   }
 }
 
-/* Pass 3: accelerations from the base outward, a_i = a_parent + c_i + S·qdd. */
+/* Pass 3 from the base outward: qdd and δ_i = δ_parent + S·qdd (in cacc), then a = a⁰ + δ. */
 static void aba_accelerations(const sim_model *m, sim_data *d) {
-  sim_base_acceleration(m, d->cacc);
+  memset(d->cacc, 0, 6 * sizeof(double));
   for (int i = 1; i < m->nbody; i++) {
     int k = m->bodies[i].dofadr;
     double *a = d->cacc + 6 * i;
-    const double *ap = d->cacc + 6 * m->bodies[i].parent, *c = d->cvp + 6 * i;
-    for (int r = 0; r < 6; r++) {
-      a[r] = ap[r] + c[r];
-    }
+    memcpy(a, d->cacc + 6 * m->bodies[i].parent, 6 * sizeof(double));
     if (m->bodies[i].multi_dof) {
       aba_multi_acceleration(m, d, i, a);
     } else if (k >= 0) {
@@ -193,6 +238,9 @@ static void aba_accelerations(const sim_model *m, sim_data *d) {
         a[r] += d->cdof[6 * k + r] * qdd;
       }
     }
+  }
+  for (int r = 0; r < 6 * m->nbody; r++) {
+    d->cacc[r] += d->crne_acc[r];
   }
 }
 

@@ -44,12 +44,12 @@
   X(cvp, nbody, 6)        /* velocity-product acceleration v ×m (S·qd), world */ \
   X(cacc, nbody, 6)       /* spatial acceleration incl. -g, world (sim_aba) */ \
   X(cfrc, nbody, 6)       /* RNEA force / ABA bias force pA, world */          \
-  X(cIA, nbody, 36)       /* articulated (ABA) or composite (CRBA) inertia */  \
+  X(cIA, nbody, 36)       /* articulated (ABA: upper triangle) or composite (CRBA) inertia */ \
   X(dof_U, nv, 6)         /* ABA: IA·S */                                      \
   X(dof_D, nv, 1)         /* ABA: S'·IA·S + armature (+ h·damping) */          \
   X(dof_u, nv, 1)         /* ABA: tau - S'·pA */                               \
   X(dof_Dinv, nv, SIM_BODY_DOF_MAX) /* ABA, bodies of several dofs: row k of D⁻¹ (k×k) */ \
-  X(crne_acc, nbody, 6)   /* RNEA's accelerations (kept apart from cacc) */      \
+  X(crne_acc, nbody, 6)   /* RNEA's accelerations; ABA's a⁰ (acceleration at qdd = 0) */ \
   X(int_q0, nq, 1)        /* integrator scratch: state at step start */        \
   X(int_v0, nv, 1)                                                             \
   X(int_q1, nq, 1)                                                             \

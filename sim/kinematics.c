@@ -12,12 +12,10 @@
 static void joint_transform(double R[9], double r[3], const sim_body *b, const sim_joint *j,
                             double q) {
   memcpy(r, b->pos, 3 * sizeof(double));
-  if (j->type == SIM_JOINT_HINGE) {
-    if (b->identity_quat) {
-      sim_axis_angle_to_mat(R, j->axis, q);
-    } else {
-      double Rj[9];
-      sim_axis_angle_to_mat(Rj, j->axis, q);
+  if (j->type == SIM_JOINT_HINGE) { /* one call site: the compiler fuses sin and cos */
+    double Rj[9];
+    sim_axis_angle_to_mat(b->identity_quat ? R : Rj, j->axis, q);
+    if (!b->identity_quat) {
       sim_mat3_mul(R, b->mat, Rj);
     }
     return;
@@ -62,21 +60,28 @@ static void joint_subspace(sim_data *d, int i, const sim_joint *j) {
   }
 }
 
-/* Spatial inertia about the world origin, in world axes: COM xipos, Ic_w = R·Ic·Rᵀ. */
+/* Spatial inertia about the world origin, in world axes: COM xipos, Ic_w = R·Ic·Rᵀ (computed as
+ * a symmetric product, so cinert is exactly symmetric, which the ABA's symmetric updates keep). */
 static void world_inertia(const sim_model *m, sim_data *d, int i) {
   const sim_body *b = &m->bodies[i];
   const double *R = d->xmat + 9 * i;
-  double T[9], Ic[9];
-  if (b->diagonal_inertia) { /* T = R·diag(I) */
+  double Ic[9];
+  if (b->diagonal_inertia) { /* R·diag(I)·Rᵀ: T = R·diag(I), upper triangle of T·Rᵀ */
+    double T[9];
     for (int r = 0; r < 3; r++) {
       T[3 * r] = R[3 * r] * b->inertia[0];
       T[3 * r + 1] = R[3 * r + 1] * b->inertia[4];
       T[3 * r + 2] = R[3 * r + 2] * b->inertia[8];
     }
+    for (int r = 0; r < 3; r++) {
+      for (int c = r; c < 3; c++) {
+        Ic[3 * r + c] = Ic[3 * c + r] =
+            T[3 * r] * R[3 * c] + T[3 * r + 1] * R[3 * c + 1] + T[3 * r + 2] * R[3 * c + 2];
+      }
+    }
   } else {
-    sim_mat3_mul(T, R, b->inertia);
+    sim_mat3_congruence(Ic, R, b->inertia);
   }
-  sim_mat3_mult(Ic, T, R); /* R·I·Rᵀ */
   sim_spatial_inertia(d->cinert + 36 * i, b->mass, d->xipos + 3 * i, Ic);
 }
 

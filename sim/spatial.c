@@ -17,20 +17,6 @@ void sim_quat_to_mat(double mat[9], const double quat[4]) {
   mat[8] = 1 - 2 * (x * x + y * y);
 }
 
-void sim_axis_angle_to_mat(double mat[9], const double axis[3], double angle) {
-  double c = cos(angle), s = sin(angle), t = 1 - c;
-  double x = axis[0], y = axis[1], z = axis[2];
-  mat[0] = t * x * x + c;
-  mat[1] = t * x * y - s * z;
-  mat[2] = t * x * z + s * y;
-  mat[3] = t * x * y + s * z;
-  mat[4] = t * y * y + c;
-  mat[5] = t * y * z - s * x;
-  mat[6] = t * x * z - s * y;
-  mat[7] = t * y * z + s * x;
-  mat[8] = t * z * z + c;
-}
-
 void sim_rpy_to_quat(double quat[4], const double rpy[3]) {
   double cr = cos(rpy[0] / 2), sr = sin(rpy[0] / 2);
   double cp = cos(rpy[1] / 2), sp = sin(rpy[1] / 2);
@@ -39,35 +25,6 @@ void sim_rpy_to_quat(double quat[4], const double rpy[3]) {
   quat[1] = sr * cp * cy - cr * sp * sy;
   quat[2] = cr * sp * cy + sr * cp * sy;
   quat[3] = cr * cp * sy - sr * sp * cy;
-}
-
-/* I_O = [I_c + m·c̃·c̃ᵀ, m·c̃; m·c̃ᵀ, m·1], with c̃·c̃ᵀ = |c|²·1 − c·cᵀ; written out element by
- * element because kinematics builds one per body per step. */
-void sim_spatial_inertia(double out[36], double mass, const double com[3],
-                         const double inertia_com[9]) {
-  const double x = com[0], y = com[1], z = com[2];
-  const double mx = mass * x, my = mass * y, mz = mass * z;
-  const double *Ic = inertia_com;
-  out[0] = Ic[0] + my * y + mz * z;
-  out[1] = Ic[1] - mx * y;
-  out[2] = Ic[2] - mx * z;
-  out[6] = Ic[3] - mx * y;
-  out[7] = Ic[4] + mx * x + mz * z;
-  out[8] = Ic[5] - my * z;
-  out[12] = Ic[6] - mx * z;
-  out[13] = Ic[7] - my * z;
-  out[14] = Ic[8] + mx * x + my * y;
-  /* upper right m·c̃, lower left its transpose */
-  out[3] = 0, out[4] = -mz, out[5] = my;
-  out[9] = mz, out[10] = 0, out[11] = -mx;
-  out[15] = -my, out[16] = mx, out[17] = 0;
-  out[18] = 0, out[19] = mz, out[20] = -my;
-  out[24] = -mz, out[25] = 0, out[26] = mx;
-  out[30] = my, out[31] = -mx, out[32] = 0;
-  /* lower right m·1 */
-  out[21] = mass, out[22] = 0, out[23] = 0;
-  out[27] = 0, out[28] = mass, out[29] = 0;
-  out[33] = 0, out[34] = 0, out[35] = mass;
 }
 
 void sim_quat_normalize(double out[4], const double q[4]) {

@@ -117,10 +117,23 @@ static void test_every_link_costs_the_same(void **state) {
          (f16.kinematics - f8.kinematics) / 8, (f16.aba - f8.aba) / 8);
 }
 
+/* The benchmark's goal (issue 16): at most 600 flops per link for kinematics and ABA of a
+ * 7-link chain, and no more than 610 for each link added (738 before the issue's work). */
+static void test_cost_per_link(void **state) {
+  (void)state;
+  const sim_flops f7 = chain_flops(7), f8 = chain_flops(8), f16 = chain_flops(16);
+  long long total7 = f7.kinematics + f7.aba;
+  long long marginal = (f16.kinematics + f16.aba - f8.kinematics - f8.aba) / 8;
+  printf("7 links: %.1f flops per link; %lld per added link\n", (double)total7 / 7, marginal);
+  assert_true(total7 <= 7 * 600);
+  assert_true(marginal <= 610);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_bits_as_the_simulator),
       cmocka_unit_test(test_every_link_costs_the_same),
+      cmocka_unit_test(test_cost_per_link),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

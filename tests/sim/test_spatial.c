@@ -87,6 +87,41 @@ static void test_spatial_inertia_of_point_mass(void **state) {
   assert_true(fabs(sim_dot6(v, Iv) - 2.5 * sim_dot3(vp, vp)) < 1e-13);
 }
 
+/* A rigid body's inertia times a vector from the compact form (mass, m·c, rotational
+ * inertia) is the full 6×6 product; R·I·Rᵀ as a symmetric product is the plain one, and both
+ * that and the spatial inertia come out exactly symmetric (the ABA updates only their upper
+ * triangles). */
+static void test_compact_and_symmetric_inertia(void **state) {
+  (void)state;
+  for (int trial = 0; trial < 100; trial++) {
+    double axis[3] = {uniform(), uniform(), uniform()}, R[9], I[9], com[3], x[6];
+    double n = sqrt(sim_dot3(axis, axis));
+    for (int k = 0; k < 3; k++) {
+      axis[k] /= n;
+      com[k] = uniform();
+    }
+    sim_axis_angle_to_mat(R, axis, 3 * uniform());
+    const double p[3] = {uniform() * 0.1, uniform() * 0.1, uniform() * 0.1};
+    I[0] = 2 + uniform(), I[4] = 2 + uniform(), I[8] = 2 + uniform();
+    I[1] = I[3] = p[0], I[2] = I[6] = p[1], I[5] = I[7] = p[2];
+    double T[9], plain[9], sym[9], S[36], full[6], compact[6];
+    sim_mat3_mul(T, R, I);
+    sim_mat3_mult(plain, T, R);
+    sim_mat3_congruence(sym, R, I);
+    assert_true(max_diff(sym, plain, 9) < 1e-14);
+    sim_spatial_inertia(S, 1.5 + uniform(), com, sym);
+    for (int r = 0; r < 6; r++) {
+      for (int c = 0; c < r; c++) {
+        assert_true(S[6 * r + c] == S[6 * c + r]);
+      }
+      x[r] = uniform();
+    }
+    sim_mat6_vec(full, S, x);
+    sim_rigid_inertia_vec(compact, S, x);
+    assert_true(max_diff(full, compact, 6) < 1e-14);
+  }
+}
+
 static void test_rotations(void **state) {
   (void)state;
   const double axis[3] = {0, 0, 1}, x[3] = {1, 0, 0};
@@ -116,6 +151,7 @@ int main(void) {
       cmocka_unit_test(test_cross_products_are_dual),
       cmocka_unit_test(test_spatial_inertia_of_point_mass),
       cmocka_unit_test(test_rotations),
+      cmocka_unit_test(test_compact_and_symmetric_inertia),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
