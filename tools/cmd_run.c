@@ -10,6 +10,7 @@
 #include "hil/error.h"
 #include "hil/runtime/runtime.h"
 #include "hil/serial/serial_transport.h"
+#include "hil/servo/servo_bus.h"
 #include "hil/zmq/zmq_transport.h"
 #include "sim/json_read.h"
 
@@ -21,6 +22,9 @@ typedef struct run_args {
   const char *pty_link; /* stable symlink to the pty */
   const char *record;   /* log file (docs/logs.md) */
   double baud;
+  const char *servo_bus;    /* "pty" or a device path; NULL: as configured */
+  const char *bus_protocol; /* "dynamixel2" | "feetech"; NULL: the servos' */
+  double bus_baud;          /* 0: as configured */
 } run_args;
 
 /* Exit status of `achilles run` (docs/runtime.md): 0 after a run to its end or --help; 1 when
@@ -68,6 +72,10 @@ static void usage(FILE *out) {
           "  --serial pty|DEVICE  serial link: a new pseudo-terminal, or a device (e.g. /dev/ttyACM0)\n"
           "  --pty-link PATH      make PATH a symlink to the pseudo-terminal\n"
           "  --baud N             device baud rate (default 1000000)\n"
+          "  --servo-bus pty|DEVICE  the \"servo\" actuators answer as smart servos on this bus\n"
+          "                       (docs/servo-bus.md)\n"
+          "  --bus-protocol P     dynamixel2 | feetech (default: the servos' models')\n"
+          "  --bus-baud N         servo bus baud rate (default 1000000)\n"
           "  --sensors FILE       sensors file instead of CONFIG's \"sensors\" key (an MJCF or\n"
           "                       URDF CONFIG has sensors only this way; docs/import.md)\n"
           "  --record FILE        record every sample, command and status (docs/logs.md)\n"
@@ -98,6 +106,7 @@ static int apply_option(run_args *a, int opt, const char *arg) {
   static const char *const modes[] = {"realtime", "lockstep", "fast", NULL};
   static const char *const policies[] = {"skip", "catchup", NULL};
   static const char *const record_actions[] = {"stop", "continue", NULL};
+  static const char *const bus_protocols[] = {"dynamixel2", "feetech", NULL};
   double v = 0;
   int k = 0, rc = 0;
   switch (opt) {
@@ -162,6 +171,14 @@ static int apply_option(run_args *a, int opt, const char *arg) {
   case 'X':
     a->opt.sensors_file = arg;
     return 0;
+  case 0x100:
+    a->servo_bus = arg;
+    return 0;
+  case 0x101:
+    a->bus_protocol = arg;
+    return choice("--bus-protocol", arg, bus_protocols, &k);
+  case 0x102:
+    return number("--bus-baud", arg, 1, &a->bus_baud);
   case 'E':
     rc = choice("--on-record-error", arg, record_actions, &k);
     a->opt.on_record_error = (hil_record_error_action)k;
@@ -185,6 +202,9 @@ static const struct option long_options[] = {
     {"record", required_argument, NULL, 'F'},
     {"on-record-error", required_argument, NULL, 'E'},
     {"sensors", required_argument, NULL, 'X'},
+    {"servo-bus", required_argument, NULL, 0x100},
+    {"bus-protocol", required_argument, NULL, 0x101},
+    {"bus-baud", required_argument, NULL, 0x102},
     {NULL, 0, NULL, 0}};
 
 /* Two passes: find CONFIG and --help first, read the config's runtime section, then let the
@@ -300,6 +320,43 @@ static int add_serial(hil_runtime *rt, const run_args *a) {
   return add_transport(rt, t, "serial");
 }
 
+/* The servo bus: with --servo-bus or a "transports.servo_bus" section. */
+static int add_servo_bus(hil_runtime *rt, const run_args *a) {
+  servo_bus_options bo;
+  char err[1024];
+  int present = 0;
+  servo_bus_options_default(&bo);
+  if (servo_bus_options_parse(&bo, &present, a->config, err, sizeof err) != HIL_OK) {
+    fprintf(stderr, "achilles run: %s\n", err);
+    return RUN_EXIT_CONFIG;
+  }
+  if (!present && !a->servo_bus) {
+    if (servo_bus_config_has_servos(a->config)) {
+      fprintf(stderr, "[achilles] %s has servo actuators but no servo bus (--servo-bus): "
+                      "they hold no torque\n", a->config);
+    }
+    return 0;
+  }
+  if (a->servo_bus) {
+    bo.use_pty = strcmp(a->servo_bus, "pty") == 0;
+    snprintf(bo.port, sizeof bo.port, "%s", bo.use_pty ? "" : a->servo_bus);
+  }
+  if (a->bus_protocol) {
+    bo.has_protocol = 1;
+    bo.protocol = strcmp(a->bus_protocol, "feetech") == 0 ? SERVO_PROTOCOL_FEETECH
+                                                          : SERVO_PROTOCOL_DYNAMIXEL2;
+  }
+  if (a->bus_baud > 0) {
+    bo.baud = (long)a->bus_baud;
+  }
+  hil_transport *t = servo_bus_new(&bo, a->config, err, sizeof err);
+  if (!t) {
+    fprintf(stderr, "achilles run: %s\n", err);
+    return strncmp(err, "servo bus: port", 15) == 0 ? RUN_EXIT_FAILURE : RUN_EXIT_CONFIG;
+  }
+  return add_transport(rt, t, "servo bus");
+}
+
 static void print_banner(hil_runtime *rt, const run_args *a) {
   const sim_model *m = hil_runtime_model(rt);
   sens_set *s = hil_runtime_sensors(rt);
@@ -322,6 +379,9 @@ static int start(hil_runtime **out, const run_args *a) {
   int rc = a->no_zmq ? 0 : add_zmq(rt, a);
   if (rc == 0) {
     rc = add_serial(rt, a);
+  }
+  if (rc == 0) {
+    rc = add_servo_bus(rt, a);
   }
   if (rc != 0) {
     hil_runtime_destroy(&rt);

@@ -1,0 +1,69 @@
+/* hil/servo/servo_model.h: what happens inside one smart servo between two bus packets: the
+ * firmware's control loop (profile generator, position PID in ticks, velocity PI, current and
+ * PWM modes) and the motor behind it (a DC motor with a gearbox, from the datasheet's stall
+ * torque, stall current and no-load speed), producing the joint torque for the next physics step
+ * and the "present" fields of the control table.
+ *
+ * The loop runs once per physics step, reading goals from the device's table and writing its
+ * present position, velocity, current (or load), PWM, moving and moving status. Units and gain
+ * scalings are the e-manual's where it gives them (docs/servo-bus.md lists them).
+ *
+ * Plain data: no allocation, no I/O.
+ */
+#ifndef ACHILLES_HIL_SERVO_SERVO_MODEL_H
+#define ACHILLES_HIL_SERVO_SERVO_MODEL_H
+
+#include "hil/servo/dxl_device.h"
+#include "hil/servo/ft_device.h"
+
+/* The motor and gearbox as the datasheet gives them, at the joint, at the supply voltage. */
+typedef struct servo_motor {
+  double stall_torque;  /* N·m */
+  double stall_current; /* A */
+  double no_load_speed; /* rad/s */
+} servo_motor;
+
+/* The datasheet figures of a model at 12 V (XL430-W250, XM430-W350) or 7.4 V (STS3215); 0, or
+ * -1 for an unknown model number. */
+int servo_motor_of_model(servo_motor *out, int model_number);
+
+/* The joint this step: as the servo's sensor measures it (for the control loop), and its true
+ * speed (for the motor's back-EMF). rad, rad/s. */
+typedef struct servo_feedback {
+  double position, velocity;
+  double true_velocity;
+} servo_feedback;
+
+/* The loop's memory between steps (zeroed = just powered on). */
+typedef struct servo_state {
+  int started;           /* the goal was set to the present position at power-on */
+  int torque_was_on;
+  unsigned long reboots; /* the device's count when the loop last started over */
+  double traj_pos;       /* profile generator: the position it commands, ticks */
+  double traj_vel;       /* ticks/s */
+  double integral;       /* PID integrator, PWM units */
+  double prev_error;     /* ticks, for the D term */
+  double ms;             /* the realtime tick, ms */
+  /* what the motor does over the next step */
+  double pwm;            /* duty, -1 .. 1 */
+  double current;        /* A */
+  double torque;         /* N·m at the joint */
+} servo_state;
+
+/* Ticks of a joint angle: 4096 a turn, 2048 at angle 0 (the servo's centre). */
+double servo_ticks(double angle_rad);
+/* Joint torque of the DC motor at duty u and joint speed w, the current within ±limit (A). */
+double servo_motor_torque(const servo_motor *m, double duty, double velocity, double limit,
+                          double *current);
+
+/* One step of a Dynamixel X-series servo: reads goals from d, writes presents into d, returns
+ * the joint torque (N·m) for the next dt seconds (0 while torque is off). */
+double dxl_servo_step(dxl_device *d, servo_state *s, const servo_motor *m,
+                      const servo_feedback *fb, double dt);
+
+/* The same for a Feetech STS servo (modes 0 position, 1 constant speed, 2 PWM; mode 3, step,
+ * holds no torque). */
+double ft_servo_step(ft_device *d, servo_state *s, const servo_motor *m, const servo_feedback *fb,
+                     double dt);
+
+#endif
