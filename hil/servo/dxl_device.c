@@ -243,7 +243,8 @@ static int handle_write(dxl_device *d, const dxl2_packet *p, int registered, uin
   } else {
     d->writes_refused++;
   }
-  return reply ? status(d, error, NULL, 0, out, out_sz) : 0;
+  /* the status carries the ID the packet addressed, also when the write changed it */
+  return reply ? dxl2_encode_status(out, out_sz, p->id, error, NULL, 0) : 0;
 }
 
 static int handle_action(dxl_device *d, const dxl2_packet *p, uint8_t *out, size_t out_sz) {

@@ -49,8 +49,8 @@ typedef struct bus_servo {
   int actuator;       /* index in the model's actuators (= the robot file's order) */
   int qposadr, dofadr;
   const sens_sensor *encoder; /* the joint's encoder sensor, or NULL (the true joint) */
-  int ch_angle, ch_velocity;
-  double meas_pos, meas_vel; /* its latest valid sample */
+  int ch_angle;
+  double meas_pos; /* its latest valid sample */
   int have_meas;
   const model_info *model;
   servo_motor motor;
@@ -254,12 +254,30 @@ static void receive(servo_bus *b, const uint8_t *bytes, long n, double t_rx, rep
   }
 }
 
-/* The bus thread: wait for bytes (20 ms at most, to notice a stop), answer, and keep the link
+/* A packet that stopped arriving (a truncated one) is given up after the packet timeout, so the
+ * next packet is heard, as a servo's firmware does. */
+static void drop_partial(servo_bus *b) {
+  const int partial = b->protocol == SERVO_PROTOCOL_DYNAMIXEL2 ? b->dxl_dec.n > 0 : b->ft_dec.n > 0;
+  if (!partial) {
+    return;
+  }
+  if (b->protocol == SERVO_PROTOCOL_DYNAMIXEL2) {
+    b->dxl_dec.n = 0, b->dxl_dec.need = 0;
+  } else {
+    b->ft_dec.n = 0;
+  }
+  pthread_mutex_lock(&b->lock);
+  b->counters.bad_packets++;
+  pthread_mutex_unlock(&b->lock);
+}
+
+/* The bus thread: wait for bytes (10 ms at most, to notice a stop), answer, and keep the link
  * (a controller closing the pty and opening it again, a device unplugged). */
 static void *bus_thread(void *arg) {
   servo_bus *b = arg;
   reply replies[MAX_SERVOS]; /* 35 KB: the thread's stack holds it */
   uint8_t buf[512];
+  double last_rx = 0;
   while (!atomic_load(&b->stop)) {
     const int fd = hil_serial_port_fd(b->port);
     if (fd < 0) {
@@ -268,13 +286,18 @@ static void *bus_thread(void *arg) {
       continue;
     }
     struct pollfd pfd = {fd, POLLIN, 0};
-    if (poll(&pfd, 1, 20) <= 0) {
+    const int ready = poll(&pfd, 1, 10);
+    const double t_rx = monotonic_now();
+    if (t_rx - last_rx > SERVO_BUS_PACKET_TIMEOUT_S) {
+      drop_partial(b);
+    }
+    if (ready <= 0) {
       continue;
     }
-    const long n = hil_serial_port_read(b->port, buf, sizeof buf, monotonic_now());
-    const double t_rx = monotonic_now();
+    const long n = hil_serial_port_read(b->port, buf, sizeof buf, t_rx);
     if (n > 0) {
-      receive(b, buf, n, t_rx, replies);
+      last_rx = monotonic_now();
+      receive(b, buf, n, last_rx, replies);
     }
   }
   return NULL;
@@ -282,16 +305,15 @@ static void *bus_thread(void *arg) {
 
 /* --- the per-step loop ------------------------------------------------------------------------ */
 
+/* The servo's position sensor: the joint's encoder sensor when one is configured (its noise,
+ * quantization, latency), else the true angle read by a 12-bit sensor (4096 ticks a turn). */
 static servo_feedback feedback(const bus_servo *s, const sim_data *d) {
-  servo_feedback fb = {d->qpos[s->qposadr], d->qvel[s->dofadr], d->qvel[s->dofadr]};
+  const double two_pi = 6.283185307179586, q = d->qpos[s->qposadr];
+  servo_feedback fb = {two_pi / 4096.0 * round(q * 4096.0 / two_pi), d->qvel[s->dofadr]};
   if (s->encoder && s->have_meas) {
     /* a wrapped encoder angle is unwound around the true angle: turns are counted by the
      * servo, not by the sensor's output format */
-    const double two_pi = 6.283185307179586;
-    fb.position = s->meas_pos + two_pi * round((fb.position - s->meas_pos) / two_pi);
-    if (s->ch_velocity >= 0) {
-      fb.velocity = s->meas_vel;
-    }
+    fb.position = s->meas_pos + two_pi * round((q - s->meas_pos) / two_pi);
   }
   return fb;
 }
@@ -327,7 +349,6 @@ static void bus_publish_sample(hil_transport *t, hil_runtime *rt, const sens_sen
     bus_servo *s = &b->servo[i];
     if (s->encoder == sensor && smp->valid) {
       s->meas_pos = smp->meas[s->ch_angle];
-      s->meas_vel = s->ch_velocity >= 0 ? smp->meas[s->ch_velocity] : 0;
       s->have_meas = 1;
     }
   }
@@ -342,7 +363,6 @@ static void find_encoder(bus_servo *s, const sim_model *m, const sens_set *set) 
     if (e->type == SENS_ENCODER && e->u.enc.joint == joint && e->u.enc.ch_angle >= 0) {
       s->encoder = e;
       s->ch_angle = e->u.enc.ch_angle;
-      s->ch_velocity = e->u.enc.ch_velocity;
       return;
     }
   }

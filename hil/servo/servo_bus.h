@@ -26,6 +26,8 @@
 #include "hil/runtime/runtime.h"
 
 #define SERVO_BUS_PATH_MAX 256
+/* A packet whose bytes stop coming for this long is dropped (counted as bad). */
+#define SERVO_BUS_PACKET_TIMEOUT_S 0.01
 
 typedef enum servo_protocol {
   SERVO_PROTOCOL_DYNAMIXEL2 = 0,

@@ -33,6 +33,15 @@ double servo_ticks(double angle_rad) { return 2048.0 + angle_rad * TICKS_PER_TUR
 
 static double clamp(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
+double servo_estimate_velocity(servo_state *s, double ticks, double dt) {
+  if (s->started) {
+    const double raw = (ticks - s->prev_ticks) / dt;
+    s->velocity += (raw - s->velocity) * dt / (SERVO_VELOCITY_FILTER_S + dt);
+  }
+  s->prev_ticks = ticks;
+  return s->velocity;
+}
+
 /* The winding settles within a step at these rates: i = I_stall·(u − ω/ω₀), the torque follows
  * the current (k_t = stall torque / stall current). */
 double servo_motor_torque(const servo_motor *m, double duty, double velocity, double limit,
@@ -148,8 +157,8 @@ static void write_presents(dxl_device *d, const servo_state *s, const servo_moto
 double dxl_servo_step(dxl_device *d, servo_state *s, const servo_motor *m,
                       const servo_feedback *fb, double dt) {
   const double present = servo_ticks(fb->position) + get_i32(d, DXL_HOMING_OFFSET);
-  const double w = fb->velocity;
-  const double velocity_units = w / TWO_PI / DXL_VEL_UNIT;
+  const double velocity_units =
+      servo_estimate_velocity(s, present, dt) / TICKS_PER_TURN / DXL_VEL_UNIT;
   const int torque_on = d->mem[DXL_TORQUE_ENABLE] != 0;
   const uint8_t mode = d->mem[DXL_OPERATING_MODE];
   s->ms += dt * 1000.0;
@@ -231,7 +240,7 @@ double ft_servo_step(ft_device *d, servo_state *s, const servo_motor *m, const s
                      double dt) {
   const double ticks = servo_ticks(fb->position);
   const double present = ticks - TICKS_PER_TURN * floor(ticks / TICKS_PER_TURN); /* one turn */
-  const double speed = fb->velocity * TICKS_PER_TURN / TWO_PI;               /* steps/s */
+  const double speed = servo_estimate_velocity(s, ticks, dt); /* steps/s */
   const int torque_on = d->mem[FT_TORQUE_ENABLE] == 1;
   if (!s->started || (torque_on && !s->torque_was_on)) {
     s->traj_pos = present, s->traj_vel = 0, s->integral = 0, s->prev_error = 0;

@@ -27,12 +27,18 @@ typedef struct servo_motor {
  * -1 for an unknown model number. */
 int servo_motor_of_model(servo_motor *out, int model_number);
 
-/* The joint this step: as the servo's sensor measures it (for the control loop), and its true
- * speed (for the motor's back-EMF). rad, rad/s. */
+/* The joint this step: its angle as the servo's position sensor measures it (rad), and its true
+ * speed (rad/s) for the motor's back-EMF. Like the firmware, the loop has no speed sensor: it
+ * estimates the speed from successive positions (SERVO_VELOCITY_FILTER_S). */
 typedef struct servo_feedback {
-  double position, velocity;
+  double position;
   double true_velocity;
 } servo_feedback;
+
+/* Time constant of the firmware's speed estimate: a first-order low-pass of the position's
+ * differences (our choice; a 4096-tick sensor read each millisecond moves in steps of 1.5 rad/s
+ * otherwise). */
+#define SERVO_VELOCITY_FILTER_S 0.01
 
 /* The loop's memory between steps (zeroed = just powered on). */
 typedef struct servo_state {
@@ -43,6 +49,8 @@ typedef struct servo_state {
   double traj_vel;       /* ticks/s */
   double integral;       /* PID integrator, PWM units */
   double prev_error;     /* ticks, for the D term */
+  double prev_ticks;     /* the position sensor's last reading, ticks */
+  double velocity;       /* the speed estimate, ticks/s */
   double ms;             /* the realtime tick, ms */
   /* what the motor does over the next step */
   double pwm;            /* duty, -1 .. 1 */
@@ -52,6 +60,8 @@ typedef struct servo_state {
 
 /* Ticks of a joint angle: 4096 a turn, 2048 at angle 0 (the servo's centre). */
 double servo_ticks(double angle_rad);
+/* The firmware's speed estimate after a new position reading (ticks), in ticks/s. */
+double servo_estimate_velocity(servo_state *s, double ticks, double dt);
 /* Joint torque of the DC motor at duty u and joint speed w, the current within ±limit (A). */
 double servo_motor_torque(const servo_motor *m, double duty, double velocity, double limit,
                           double *current);
