@@ -60,8 +60,11 @@ static void profile_step(servo_state *s, double goal, double vmax, double amax, 
   }
   const double remaining = goal - s->traj_pos;
   double want = remaining > 0 ? vmax : -vmax;
-  if (amax > 0) { /* brake in time: v² ≤ 2·a·distance */
-    const double brake = sqrt(2.0 * amax * fabs(remaining));
+  if (amax > 0) {
+    /* brake in time: the speed from which braking at amax, a step at a time, stops on the goal
+     * (v² ≤ 2·a·distance of the continuous case, corrected for whole steps) */
+    const double h = amax * dt;
+    const double brake = h * (sqrt(0.25 + 2.0 * fabs(remaining) / (h * dt)) - 0.5);
     want = clamp(want, -brake, brake);
     s->traj_vel += clamp(want - s->traj_vel, -amax * dt, amax * dt);
   } else {

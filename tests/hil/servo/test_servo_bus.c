@@ -352,27 +352,30 @@ static void test_position_modes(void **state) {
   assert_int_equal(write_field(&f.c, 1, 112, 40, 4), 0);
   assert_int_equal(write_field(&f.c, 1, 108, 20, 4), 0);
   assert_int_equal(write_field(&f.c, 1, 116, (uint32_t)(start + 1024), 4), 0);
-  double vmax = 0, traj_max = 0;
+  double traj_max = 0, t_quarter = 0, t_three_quarters = 0;
   int arrived = 0, profiling_seen = 0;
   const double t1 = now_s();
   while (!arrived && now_s() < t1 + 10) {
     const int32_t p = (int32_t)read_field(&f.c, 1, 132, 4);
-    const double v = fabs((double)(int32_t)read_field(&f.c, 1, 128, 4));
+    const double t = now_s();
+    t_quarter = t_quarter == 0 && p >= start + 256 ? t : t_quarter;
+    t_three_quarters = t_three_quarters == 0 && p >= start + 768 ? t : t_three_quarters;
     profiling_seen |= (read_field(&f.c, 1, 123, 1) & 2) != 0;
-    vmax = fmax(vmax, v);
     traj_max = fmax(traj_max, fabs((double)(int32_t)read_field(&f.c, 1, 136, 4)));
     arrived = abs(p - (start + 1024)) <= 10 && read_field(&f.c, 1, 122, 1) == 0;
   }
   assert_true(arrived);
   assert_true(profiling_seen);
   const double took = now_s() - t1;
-  printf("position mode: 1024 ticks in %.2f s, profile velocity peak %.0f, present velocity "
-         "peak %.0f (profile 40)\n", took, traj_max, vmax);
-  /* the profile runs at its velocity: 1024 ticks at 625 ticks/s take at least 1.64 s; the arm
-   * follows it (an underdamped loop on this inertia overshoots the speed somewhat) */
+  /* the middle half of the move at the profile's speed: 40 × 0.229 rpm = 625 ticks/s */
+  const double cruise = 512.0 / (t_three_quarters - t_quarter) / (0.229 / 60 * 4096);
+  printf("position mode: 1024 ticks in %.2f s, profile velocity peak %.0f, mean velocity over "
+         "the middle half %.1f (profile 40)\n", took, traj_max, cruise);
+  /* 1024 ticks at 625 ticks/s take at least 1.64 s; the arm follows the profile (on a swinging
+   * arm the base wobbles about it, hence the mean) */
   assert_true(fabs(traj_max - 40) <= 1);
   assert_true(took > 1.6 && took < 1.64 + 3.0);
-  assert_true(vmax >= 40 * 0.75 && vmax <= 40 * 2.0);
+  assert_true(cruise >= 40 * 0.8 && cruise <= 40 * 1.25);
 
   /* a goal beyond the position limits in position mode: Data Limit error 0x06 */
   assert_int_equal(write_field(&f.c, 4, 116, 9000, 4), 0x06);
