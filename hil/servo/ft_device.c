@@ -148,7 +148,8 @@ static int handle_write(ft_device *d, const ft_packet *p, int registered, uint8_
   } else {
     do_write(d, address, p->params + 1, n);
   }
-  return answer ? reply(d, NULL, 0, out, out_sz) : 0;
+  /* the reply carries the ID the packet addressed, also when the write changed it */
+  return answer ? ft_encode(out, out_sz, p->id, d->mem[FT_STATUS], NULL, 0) : 0;
 }
 
 static int handle_action(ft_device *d, const ft_packet *p, uint8_t *out, size_t out_sz) {

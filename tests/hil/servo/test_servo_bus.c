@@ -4,6 +4,7 @@
  * The controller side is written here from the Protocol 2.0 e-manual alone (its own CRC table,
  * stuffing and status parser; nothing from hil/servo), and the manual's published example
  * packets are sent as the manual prints them. The runtime runs in realtime mode in a thread.
+ * The same for the Feetech SMS/STS protocol on configs/servo_arm_sts.json (four STS3215).
  */
 #define _DEFAULT_SOURCE /* cfmakeraw */
 #include <fcntl.h>
@@ -29,6 +30,7 @@
 #include "hil/transport.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/configs/servo_arm.json"
+#define STS_ARM ACHILLES_SOURCE_DIR "/configs/servo_arm_sts.json"
 #define REPLY_WAIT_S 2.0 /* generous: a loaded CI machine */
 
 static double now_s(void) {
@@ -165,7 +167,7 @@ static int receive(client *c, status *s, double wait_s) {
 }
 
 static status expect_status(client *c, uint8_t id, const char *what) {
-  status s;
+  status s = {0};
   if (!receive(c, &s, REPLY_WAIT_S)) {
     fail_msg("no status packet from ID %u after %s", id, what);
   }
@@ -507,6 +509,145 @@ static void test_bus_timing(void **state) {
   assert_true(fabs(diff - want) < 0.5e-3);
 }
 
+/* --- Feetech SMS/STS ---------------------------------------------------------------------------- */
+
+/* FF FF ID LEN INST PARAMS CHK, LEN = params + 2, CHK = ~(ID + LEN + INST + params) */
+static void ft_send(client *c, uint8_t id, uint8_t inst, const uint8_t *params, size_t n) {
+  uint8_t raw[300];
+  raw[0] = 0xFF, raw[1] = 0xFF, raw[2] = id, raw[3] = (uint8_t)(n + 2), raw[4] = inst;
+  unsigned sum = id + raw[3] + inst;
+  for (size_t i = 0; i < n; i++) {
+    raw[5 + i] = params[i];
+    sum += params[i];
+  }
+  raw[5 + n] = (uint8_t)~sum;
+  send_bytes(c, raw, n + 6);
+}
+
+/* One reply (FF FF ID LEN ERR DATA CHK) off the buffer; 0 when none came within wait_s. */
+static int ft_receive(client *c, status *s, double wait_s) {
+  const double until = now_s() + wait_s;
+  for (;;) {
+    while (c->n >= 2 && (c->buf[0] != 0xFF || c->buf[1] != 0xFF)) {
+      memmove(c->buf, c->buf + 1, --c->n);
+    }
+    if (c->n >= 4 && c->n >= 4u + c->buf[3]) {
+      const size_t total = 4u + c->buf[3];
+      unsigned sum = 0;
+      for (size_t i = 2; i < total - 1; i++) {
+        sum += c->buf[i];
+      }
+      assert_int_equal((uint8_t)~sum, c->buf[total - 1]);
+      s->id = c->buf[2], s->error = c->buf[4];
+      s->ndata = total - 6;
+      memcpy(s->data, c->buf + 5, s->ndata);
+      memcpy(s->raw, c->buf, total);
+      s->raw_len = total;
+      memmove(c->buf, c->buf + total, c->n - total);
+      c->n -= total;
+      return 1;
+    }
+    const double left = until - now_s();
+    if (left <= 0) {
+      return 0;
+    }
+    struct pollfd p = {c->fd, POLLIN, 0};
+    if (poll(&p, 1, (int)(left * 1000) + 1) > 0) {
+      const ssize_t got = read(c->fd, c->buf + c->n, sizeof c->buf - c->n);
+      c->n += got > 0 ? (size_t)got : 0;
+    }
+  }
+}
+
+static status ft_expect(client *c, uint8_t id, const char *what) {
+  status s = {0};
+  if (!ft_receive(c, &s, REPLY_WAIT_S)) {
+    fail_msg("no reply from ID %u after %s", id, what);
+  }
+  if (s.id != id) {
+    fail_msg("%s: reply from ID %u, expected %u", what, s.id, id);
+  }
+  return s;
+}
+
+static uint32_t ft_read(client *c, uint8_t id, uint8_t address, uint8_t n) {
+  const uint8_t p[2] = {address, n};
+  ft_send(c, id, 0x02, p, 2);
+  const status s = ft_expect(c, id, "READ");
+  assert_int_equal(s.ndata, n);
+  return le(s.data, n);
+}
+
+static void ft_write(client *c, uint8_t id, uint8_t address, uint32_t v, int size) {
+  const uint8_t p[3] = {address, (uint8_t)v, (uint8_t)(v >> 8)};
+  ft_send(c, id, 0x03, p, 1 + (size_t)size);
+  ft_expect(c, id, "WRITE");
+}
+
+/* The manual's ping and read of present position, the model numbers, sync write and sync read
+ * of four servos, the EEPROM lock, position mode, and silence for damaged or unknown packets. */
+static void test_feetech_bus(void **state) {
+  (void)state;
+  static const uint8_t manual_ping[] = {0xFF, 0xFF, 0x01, 0x02, 0x01, 0xFB};
+  static const uint8_t manual_ping_reply[] = {0xFF, 0xFF, 0x01, 0x02, 0x00, 0xFC};
+  static const uint8_t manual_read_position[] = {0xFF, 0xFF, 0x01, 0x04, 0x02, 0x38, 0x02, 0xBE};
+  fixture f;
+  start_with(&f, STS_ARM, 1000000, 1);
+  send_bytes(&f.c, manual_ping, sizeof manual_ping);
+  status s = ft_expect(&f.c, 1, "the manual's PING");
+  assert_int_equal(s.raw_len, sizeof manual_ping_reply);
+  assert_memory_equal(s.raw, manual_ping_reply, sizeof manual_ping_reply);
+  send_bytes(&f.c, manual_read_position, sizeof manual_read_position);
+  s = ft_expect(&f.c, 1, "the manual's READ of present position");
+  assert_int_equal(s.ndata, 2);
+  assert_true(le(s.data, 2) < 4096);
+  for (uint8_t id = 1; id <= 4; id++) {
+    assert_int_equal(ft_read(&f.c, id, 3, 2), 777); /* STS3215 */
+  }
+  /* EEPROM: locked at power-on (the ID stays), unlocked takes the write */
+  ft_write(&f.c, 4, 5, 9, 1);
+  assert_int_equal(ft_read(&f.c, 4, 5, 1), 4);
+  ft_write(&f.c, 4, 55, 0, 1);
+  ft_write(&f.c, 4, 5, 9, 1);
+  assert_int_equal(ft_read(&f.c, 9, 5, 1), 9);
+  ft_write(&f.c, 9, 5, 4, 1);
+  ft_write(&f.c, 4, 55, 1, 1);
+  /* sync write: torque on for all four; the arm holds where it was put up at power-on */
+  const uint8_t torque[] = {40, 1, 1, 1, 2, 1, 3, 1, 4, 1};
+  ft_send(&f.c, 0xFE, 0x83, torque, sizeof torque);
+  /* sync read of present position: the four answer in the order asked */
+  const uint8_t sr[] = {56, 2, 3, 1, 4, 2};
+  ft_send(&f.c, 0xFE, 0x82, sr, sizeof sr);
+  const uint8_t order[] = {3, 1, 4, 2};
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(ft_expect(&f.c, order[i], "SYNC_READ").ndata, 2);
+  }
+  for (uint8_t id = 1; id <= 4; id++) {
+    assert_int_equal(ft_read(&f.c, id, 40, 1), 1);
+  }
+  /* position mode on the base, goal 2048 + 800 at 1000 steps/s */
+  const uint8_t goal[] = {42, 0x20, 0x0B, 0, 0, 0xE8, 0x03}; /* 2848, time 0, speed 1000 */
+  ft_send(&f.c, 1, 0x03, goal, sizeof goal);
+  ft_expect(&f.c, 1, "WRITE goal");
+  int arrived = 0;
+  const double t0 = now_s();
+  while (!arrived && now_s() < t0 + 10) {
+    arrived = abs((int)ft_read(&f.c, 1, 56, 2) - 2848) <= 12 && ft_read(&f.c, 1, 66, 1) == 0;
+  }
+  assert_true(arrived);
+  printf("feetech: base moved 800 steps in %.2f s (800 / 1000 steps/s = 0.8 s at least)\n",
+         now_s() - t0);
+  /* the shoulder holds the outstretched arm: within 2.5° of where it started */
+  assert_true(abs((int)ft_read(&f.c, 2, 56, 2) - 2048) < 30);
+  /* a bad checksum and an unknown instruction: silence; the bus goes on */
+  const uint8_t bad[] = {0xFF, 0xFF, 0x01, 0x02, 0x01, 0xFA};
+  send_bytes(&f.c, bad, sizeof bad);
+  ft_send(&f.c, 2, 0x30, NULL, 0);
+  ft_send(&f.c, 3, 0x01, NULL, 0);
+  assert_int_equal(ft_expect(&f.c, 3, "PING after bad packets").ndata, 0);
+  stop(&f);
+}
+
 int main(void) {
   make_crc_table();
   const struct CMUnitTest tests[] = {
@@ -515,6 +656,7 @@ int main(void) {
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_collision),
       cmocka_unit_test(test_bus_timing),
+      cmocka_unit_test(test_feetech_bus),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
