@@ -195,9 +195,15 @@ static uint8_t check_write(const dxl_device *d, uint16_t address, const uint8_t 
   return 0;
 }
 
+/* the error byte of a status: the instruction's error, with the alert bit while a hardware
+ * error stands */
+static uint8_t with_alert(const dxl_device *d, uint8_t error) {
+  return (uint8_t)(error | (d->mem[DXL_HARDWARE_ERROR_STATUS] ? DXL2_ERR_ALERT : 0));
+}
+
 static int status(const dxl_device *d, uint8_t error, const uint8_t *data, size_t n, uint8_t *out,
                   size_t out_sz) {
-  return dxl2_encode_status(out, out_sz, dxl_device_id(d), error, data, n);
+  return dxl2_encode_status(out, out_sz, dxl_device_id(d), with_alert(d, error), data, n);
 }
 
 /* whether a reply to a non-ping instruction goes out (status return level, broadcast) */
@@ -244,7 +250,7 @@ static int handle_write(dxl_device *d, const dxl2_packet *p, int registered, uin
     d->writes_refused++;
   }
   /* the status carries the ID the packet addressed, also when the write changed it */
-  return reply ? dxl2_encode_status(out, out_sz, p->id, error, NULL, 0) : 0;
+  return reply ? dxl2_encode_status(out, out_sz, p->id, with_alert(d, error), NULL, 0) : 0;
 }
 
 static int handle_action(dxl_device *d, const dxl2_packet *p, uint8_t *out, size_t out_sz) {

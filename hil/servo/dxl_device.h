@@ -36,10 +36,11 @@ enum {
   DXL_MAX_POSITION_LIMIT = 48, /* 4, RW, EEPROM */
   DXL_MIN_POSITION_LIMIT = 52, /* 4, RW, EEPROM */
   DXL_TORQUE_ENABLE = 64,      /* 1, RW: the EEPROM area is locked while it is 1 */
+  DXL_SHUTDOWN = 63,           /* 1, RW, EEPROM: hardware errors that turn torque off */
   DXL_LED = 65,
   DXL_STATUS_RETURN_LEVEL = 68, /* 1, RW: 0 ping only, 1 ping and read, 2 all */
   DXL_REGISTERED_INSTRUCTION = 69, /* 1, R */
-  DXL_HARDWARE_ERROR_STATUS = 70,  /* 1, R */
+  DXL_HARDWARE_ERROR_STATUS = 70,  /* 1, R: bit 5 overload (modelled), others never set */
   DXL_POSITION_D_GAIN = 80,
   DXL_POSITION_I_GAIN = 82,
   DXL_POSITION_P_GAIN = 84,

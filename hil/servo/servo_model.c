@@ -86,6 +86,7 @@ static uint16_t get_u16(const dxl_device *d, uint16_t a) { return (uint16_t)dxl_
 /* Power-on, reboot and torque-on: the loop starts from where the joint is. */
 static void restart(dxl_device *d, servo_state *s, double present, int set_goal) {
   s->traj_pos = present, s->traj_vel = 0, s->integral = 0, s->prev_error = 0;
+  s->saturated_s = 0;
   if (set_goal) { /* at power-on the goal is the present position, so the arm stays put */
     dxl_device_set(d, DXL_GOAL_POSITION, 4, (uint32_t)(int32_t)lround(present));
   }
@@ -157,12 +158,26 @@ static void write_presents(dxl_device *d, const servo_state *s, const servo_moto
   d->mem[DXL_MOVING_STATUS] = (uint8_t)(in_position | (profiling << 1));
 }
 
+/* The overload protection: after SERVO_OVERLOAD_S at the limit, the error bit; torque off when
+ * Shutdown asks for it. The bit stays until a REBOOT, and torque with it. */
+static void check_overload(dxl_device *d, servo_state *s, int at_limit, double dt) {
+  s->saturated_s = at_limit ? s->saturated_s + dt : 0;
+  if (s->saturated_s >= SERVO_OVERLOAD_S) {
+    d->mem[DXL_HARDWARE_ERROR_STATUS] |= DXL_HW_OVERLOAD;
+  }
+  if (d->mem[DXL_HARDWARE_ERROR_STATUS] & d->mem[DXL_SHUTDOWN]) {
+    d->mem[DXL_TORQUE_ENABLE] = 0;
+  }
+}
+
 double dxl_servo_step(dxl_device *d, servo_state *s, const servo_motor *m,
                       const servo_feedback *fb, double dt) {
   const double present = servo_ticks(fb->position) + get_i32(d, DXL_HOMING_OFFSET);
   const double velocity_units =
       servo_estimate_velocity(s, present, dt) / TICKS_PER_TURN / DXL_VEL_UNIT;
-  const int torque_on = d->mem[DXL_TORQUE_ENABLE] != 0;
+  /* a hardware error that Shutdown names holds torque off until a REBOOT */
+  const int torque_on = d->mem[DXL_TORQUE_ENABLE] != 0 &&
+                        !(d->mem[DXL_HARDWARE_ERROR_STATUS] & d->mem[DXL_SHUTDOWN]);
   const uint8_t mode = d->mem[DXL_OPERATING_MODE];
   s->ms += dt * 1000.0;
   if (!s->started || s->reboots != d->reboots) {
@@ -203,6 +218,10 @@ double dxl_servo_step(dxl_device *d, servo_state *s, const servo_motor *m,
   if (!torque_on) {
     s->current = 0;
   }
+  /* at the limit: the current the drive can give at standstill (a stall), not a free spin at
+   * full duty, whose current is small */
+  const double stall = fmin(limit, pwm_limit / DXL_PWM_FULL * m->stall_current);
+  check_overload(d, s, torque_on && fabs(s->current) >= 0.95 * stall, dt);
   write_presents(d, s, m, present, velocity_units);
   return s->torque;
 }

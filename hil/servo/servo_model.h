@@ -40,6 +40,13 @@ typedef struct servo_feedback {
  * otherwise). */
 #define SERVO_VELOCITY_FILTER_S 0.01
 
+/* Overload: the motor current at 95 % or more of what the drive gives at standstill (the
+ * current limit, or the PWM limit's share of the stall current) this long without a break sets
+ * the Overload bit of Hardware Error Status; when Shutdown has that bit, torque goes off until
+ * a REBOOT. The e-manual gives neither figure; these are our choice. */
+#define SERVO_OVERLOAD_S 1.0
+#define DXL_HW_OVERLOAD 0x20
+
 /* The loop's memory between steps (zeroed = just powered on). */
 typedef struct servo_state {
   int started;           /* the goal was set to the present position at power-on */
@@ -52,6 +59,7 @@ typedef struct servo_state {
   double prev_ticks;     /* the position sensor's last reading, ticks */
   double velocity;       /* the speed estimate, ticks/s */
   double ms;             /* the realtime tick, ms */
+  double saturated_s;    /* how long the drive has been at its limit */
   /* what the motor does over the next step */
   double pwm;            /* duty, -1 .. 1 */
   double current;        /* A */

@@ -185,6 +185,15 @@ static uint32_t le(const uint8_t *p, int n) {
   return v;
 }
 
+/* one byte at address, from a servo whose status carries the alert bit */
+static uint32_t read_field_alert(client *c, uint8_t id, uint16_t address) {
+  uint8_t p[4] = {(uint8_t)address, (uint8_t)(address >> 8), 1, 0};
+  send_packet(c, id, 0x02, p, 4);
+  status s = expect_status(c, id, "READ");
+  assert_int_equal(s.error, 0x80);
+  return s.data[0];
+}
+
 static int write_field(client *c, uint8_t id, uint16_t address, uint32_t v, int size) {
   uint8_t p[6] = {(uint8_t)address, (uint8_t)(address >> 8), (uint8_t)v, (uint8_t)(v >> 8),
                   (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
@@ -527,6 +536,34 @@ static void test_bus_timing(void **state) {
   assert_true(fabs(diff - want) < 0.75e-3);
 }
 
+/* A shoulder too weak for the arm (PWM Limit 100 of 885) stalls against gravity: after the
+ * overload time its Hardware Error Status has Overload, torque is off, every status carries the
+ * alert bit; REBOOT clears it. */
+static void test_overload_and_reboot(void **state) {
+  (void)state;
+  fixture f;
+  start_with(&f, ARM, 1000000, 1);
+  assert_int_equal(write_field(&f.c, 2, 36, 100, 2), 0); /* PWM Limit (EEPROM, torque off) */
+  assert_int_equal(write_field(&f.c, 2, 64, 1, 1), 0);
+  const double t0 = now_s();
+  uint32_t hw = 0;
+  while (hw == 0 && now_s() < t0 + 10) {
+    uint8_t p[4] = {70, 0, 1, 0};
+    send_packet(&f.c, 2, 0x02, p, 4);
+    const status s = expect_status(&f.c, 2, "READ of Hardware Error Status");
+    hw = s.data[0];
+    assert_int_equal(s.error, hw ? 0x80 : 0); /* the alert bit with the error, not before */
+  }
+  printf("overload: after %.2f s\n", now_s() - t0);
+  assert_int_equal(hw, 0x20);
+  assert_int_equal(read_field_alert(&f.c, 2, 64), 0); /* torque off */
+  send_packet(&f.c, 2, 0x08, NULL, 0); /* REBOOT */
+  assert_int_equal(expect_status(&f.c, 2, "REBOOT").error, 0x80);
+  assert_int_equal(read_field(&f.c, 2, 70, 1), 0);
+  assert_int_equal(read_field(&f.c, 2, 36, 2), 100); /* the EEPROM stays */
+  stop(&f);
+}
+
 /* --- Feetech SMS/STS ---------------------------------------------------------------------------- */
 
 /* FF FF ID LEN INST PARAMS CHK, LEN = params + 2, CHK = ~(ID + LEN + INST + params) */
@@ -734,6 +771,7 @@ int main(void) {
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_collision),
       cmocka_unit_test(test_bus_timing),
+      cmocka_unit_test(test_overload_and_reboot),
       cmocka_unit_test(test_feetech_bus),
       cmocka_unit_test(test_device_mode),
   };

@@ -144,12 +144,57 @@ static void test_feetech_loop(void **state) {
   assert_double_equal(s.traj_pos, 2304, 0);
 }
 
+/* A drive held at its limit for SERVO_OVERLOAD_S: Overload in Hardware Error Status, torque off
+ * (Shutdown has bit 5 by default), the alert bit in every status; only REBOOT clears it. */
+static void test_overload(void **state) {
+  (void)state;
+  servo_motor m;
+  servo_motor_of_model(&m, DXL_MODEL_XL430_W250);
+  dxl_device d;
+  dxl_device_init(&d, DXL_MODEL_XL430_W250, 1);
+  servo_state s;
+  memset(&s, 0, sizeof s);
+  const double dt = 1e-3;
+  const servo_feedback fb = {0, 0}; /* a joint that does not move: stalled */
+  dxl_servo_step(&d, &s, &m, &fb, dt);
+  d.mem[DXL_TORQUE_ENABLE] = 1;
+  dxl_device_set(&d, DXL_GOAL_POSITION, 4, 3000); /* far: the PID saturates */
+  int k = 0;
+  while (d.mem[DXL_HARDWARE_ERROR_STATUS] == 0 && k < 3000) {
+    assert_true(dxl_servo_step(&d, &s, &m, &fb, dt) > 1.4); /* stall torque meanwhile */
+    k++;
+  }
+  assert_int_equal(k, (int)(SERVO_OVERLOAD_S / dt));
+  assert_int_equal(d.mem[DXL_HARDWARE_ERROR_STATUS], DXL_HW_OVERLOAD);
+  assert_double_equal(dxl_servo_step(&d, &s, &m, &fb, dt), 0, 0);
+  assert_int_equal(d.mem[DXL_TORQUE_ENABLE], 0);
+  d.mem[DXL_TORQUE_ENABLE] = 1; /* turning it on again does not help */
+  assert_double_equal(dxl_servo_step(&d, &s, &m, &fb, dt), 0, 0);
+  /* the alert bit rides on every status */
+  dxl2_packet ping = {.id = 1, .instruction = DXL2_PING, .nparams = 0};
+  uint8_t out[32];
+  assert_true(dxl_device_handle(&d, &ping, out, sizeof out) > 0);
+  assert_int_equal(out[8], DXL2_ERR_ALERT);
+  /* REBOOT clears it; torque comes back when asked */
+  dxl2_packet reboot = {.id = 1, .instruction = DXL2_REBOOT, .nparams = 0};
+  assert_true(dxl_device_handle(&d, &reboot, out, sizeof out) > 0);
+  assert_int_equal(out[8], DXL2_ERR_ALERT); /* answered before the reset */
+  assert_int_equal(d.mem[DXL_HARDWARE_ERROR_STATUS], 0);
+  dxl_servo_step(&d, &s, &m, &fb, dt); /* the loop starts over: goal = present */
+  d.mem[DXL_TORQUE_ENABLE] = 1;
+  dxl_device_set(&d, DXL_GOAL_POSITION, 4, 3000);
+  assert_true(dxl_servo_step(&d, &s, &m, &fb, dt) > 1.4);
+  assert_true(dxl_device_handle(&d, &ping, out, sizeof out) > 0);
+  assert_int_equal(out[8], 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_motor_line),
       cmocka_unit_test(test_profile_travel_time),
       cmocka_unit_test(test_velocity_estimate_and_presents),
       cmocka_unit_test(test_feetech_loop),
+      cmocka_unit_test(test_overload),
   };
   return cmocka_run_group_tests_name("servo_model", tests, NULL, NULL);
 }
