@@ -564,6 +564,54 @@ static void test_overload_and_reboot(void **state) {
   stop(&f);
 }
 
+/* The joint's encoder sensor is the servo's position sensor: a 0.1 rad offset in its noise
+ * chain shows in Present Position (2048 + 0.1 × 4096 / 2π = 2113), the servo without an encoder
+ * reads the true angle (2048). One link about z, no gravity, at rest. */
+static void test_encoder_chain_feeds_present_position(void **state) {
+  (void)state;
+  char dir[] = "/tmp/achilles-servo-enc-XXXXXX", path[128];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/one.json", dir);
+  FILE *out = fopen(path, "w");
+  assert_non_null(out);
+  fputs("{\"name\": \"one\", \"timestep\": 0.001, \"gravity\": [0, 0, 0],\n"
+        " \"bodies\": [\n"
+        "  {\"name\": \"a\", \"parent\": \"world\", \"joint\": {\"name\": \"ja\", \"type\": "
+        "\"hinge\", \"axis\": [0, 0, 1]},\n"
+        "   \"inertial\": {\"mass\": 0.1, \"com\": [0.05, 0, 0], \"inertia\": [1e-5, 1e-4, 1e-4, "
+        "0, 0, 0]}},\n"
+        "  {\"name\": \"b\", \"parent\": \"world\", \"joint\": {\"name\": \"jb\", \"type\": "
+        "\"hinge\", \"axis\": [0, 0, 1]},\n"
+        "   \"inertial\": {\"mass\": 0.1, \"com\": [0.05, 0, 0], \"inertia\": [1e-5, 1e-4, 1e-4, "
+        "0, 0, 0]}}],\n"
+        " \"actuators\": [\n"
+        "  {\"name\": \"sa\", \"joint\": \"ja\", \"type\": \"servo\", \"servo\": {\"id\": 1, "
+        "\"model\": \"XM430-W350\"}},\n"
+        "  {\"name\": \"sb\", \"joint\": \"jb\", \"type\": \"servo\", \"servo\": {\"id\": 2, "
+        "\"model\": \"XM430-W350\"}}],\n"
+        " \"sensors\": {\"seed\": 1, \"list\": [\n"
+        "  {\"name\": \"enc_a\", \"type\": \"encoder\", \"joint\": \"ja\", \"rate_hz\": 1000, "
+        "\"counts_per_rev\": 4096, \"quadrature\": false, \"output\": \"angle\",\n"
+        "   \"noise\": {\"offset\": 0.1}}]}}\n",
+        out);
+  fclose(out);
+  fixture f;
+  start_with(&f, path, 1000000, 1);
+  const double t0 = now_s();
+  int32_t a = 2048;
+  while (a == 2048 && now_s() < t0 + REPLY_WAIT_S) { /* the first steps */
+    a = (int32_t)read_field(&f.c, 1, 132, 4);
+  }
+  const int32_t b = (int32_t)read_field(&f.c, 2, 132, 4);
+  printf("encoder chain: present position %d with a 0.1 rad offset, %d without an encoder\n", a,
+         b);
+  assert_true(abs(a - 2113) <= 1);
+  assert_int_equal(b, 2048);
+  stop(&f);
+  unlink(path);
+  rmdir(dir);
+}
+
 /* --- Feetech SMS/STS ---------------------------------------------------------------------------- */
 
 /* FF FF ID LEN INST PARAMS CHK, LEN = params + 2, CHK = ~(ID + LEN + INST + params) */
@@ -772,6 +820,7 @@ int main(void) {
       cmocka_unit_test(test_collision),
       cmocka_unit_test(test_bus_timing),
       cmocka_unit_test(test_overload_and_reboot),
+      cmocka_unit_test(test_encoder_chain_feeds_present_position),
       cmocka_unit_test(test_feetech_bus),
       cmocka_unit_test(test_device_mode),
   };
