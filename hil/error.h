@@ -1,4 +1,4 @@
-/* hil/error.h: status codes of the hardware-in-the-loop runtime.
+/* hil/error.h: status codes of the hardware-in-the-loop runtime, and text for messages.
  * Functions return 0 (HIL_OK) or a negative code; hil_strerror() names it. */
 #ifndef ACHILLES_HIL_ERROR_H
 #define ACHILLES_HIL_ERROR_H
@@ -22,5 +22,13 @@ typedef enum hil_status_code {
 } hil_status_code;
 
 const char *hil_strerror(int code);
+
+#include <stddef.h>
+
+/* Copies text from outside (a board's name, a file's header) into out for a message: control
+ * characters (C0, DEL, C1 whether UTF-8 or raw) and bytes that are not UTF-8 become \xNN, so
+ * that what is echoed cannot drive the terminal. Always NUL-terminates (out_sz > 0); a copy cut
+ * short ends at a whole character. Returns out. */
+char *hil_printable(char *out, size_t out_sz, const char *text);
 
 #endif

@@ -510,6 +510,49 @@ static int cfg_torque(const cfg_ctx *c, const cJSON *obj, const char *path, sens
   return 0;
 }
 
+/* "geom": the geom whose contacts the sensor sums; "force": true adds the force.x/y/z channels.
+ * One set of chain parameters serves every channel (all are forces, N). */
+static int cfg_touch(const cfg_ctx *c, const cJSON *obj, const char *path, sens_sensor *s) {
+  static const char *const keys[] = {"name",  "type",   "rate_hz", "latency_s", "drop_probability",
+                                     "geom",  "force",  "noise",   "filter",    "fault",
+                                     "resolution", NULL};
+  static const char *const axes[] = {"force.x", "force.y", "force.z"};
+  sens_touch *t = &s->u.tch;
+  const char *name = NULL;
+  char gp[CFG_PATH_MAX];
+  cfg_join(gp, path, "geom");
+  t->force3 = 0;
+  if (cfg_keys(c, obj, path, keys) != 0 || cfg_string(c, obj, path, "geom", &name) != 0 ||
+      cfg_bool(c, obj, path, "force", &t->force3) != 0) {
+    return SENS_EINVAL;
+  }
+  if (!name) {
+    return cfg_fail(c, gp, "required: the name of a geom of model \"%s\"", c->m->name);
+  }
+  t->geom = -1;
+  for (int g = 0; g < c->m->ngeom && t->geom < 0; g++) {
+    t->geom = strcmp(c->m->geoms[g].name, name) == 0 ? g : -1;
+  }
+  if (t->geom < 0) {
+    return cfg_fail(c, gp, "no geom named \"%s\" in model \"%s\"", name, c->m->name);
+  }
+  sens_chain_params p;
+  sens_chain_params_default(&p);
+  if (cfg_chain(c, obj, path, 1, s->rate_hz, &p) != 0) {
+    return SENS_EINVAL;
+  }
+  snprintf(s->group[0], SENS_CHANNEL_NAME_MAX, "normal");
+  cfg_add_channel(s, "normal");
+  for (int k = 0; t->force3 && k < 3; k++) {
+    s->group_of_chain[cfg_add_channel(s, axes[k])] = 0;
+  }
+  s->nchain = s->nch;
+  for (int k = 0; k < s->nchain; k++) {
+    sens_chain_init(&s->chain[k], &p, s->rate_hz, 0, 0);
+  }
+  return 0;
+}
+
 /* rate, latency and drops; the divisor when the rate divides the physics rate */
 static int cfg_timing(const cfg_ctx *c, const cJSON *obj, const char *path, sens_sensor *s) {
   const double physics_hz = 1.0 / c->m->opt.timestep;
@@ -562,7 +605,7 @@ static int cfg_sensor(const cfg_ctx *c, const cJSON *obj, const char *path, sens
   }
   cfg_join(p, path, "type");
   if (!type) {
-    return cfg_fail(c, p, "required: \"encoder\", \"imu\" or \"torque\"");
+    return cfg_fail(c, p, "required: \"encoder\", \"imu\", \"torque\" or \"touch\"");
   }
   if (strcmp(type, "encoder") == 0) {
     s->type = SENS_ENCODER;
@@ -576,7 +619,12 @@ static int cfg_sensor(const cfg_ctx *c, const cJSON *obj, const char *path, sens
     s->type = SENS_TORQUE;
     return cfg_torque(c, obj, path, s);
   }
-  return cfg_fail(c, p, "expected \"encoder\", \"imu\" or \"torque\" (got \"%s\")", type);
+  if (strcmp(type, "touch") == 0) {
+    s->type = SENS_TOUCH;
+    return cfg_touch(c, obj, path, s);
+  }
+  return cfg_fail(c, p, "expected \"encoder\", \"imu\", \"torque\" or \"touch\" (got \"%s\")",
+                  type);
 }
 
 /* --- the set ------------------------------------------------------------------------------- */

@@ -98,6 +98,8 @@ const char *sens_type_name(sens_type type) {
     return "encoder";
   case SENS_IMU:
     return "imu";
+  case SENS_TOUCH:
+    return "touch";
   default:
     return "torque";
   }
@@ -118,6 +120,9 @@ SENS__ALWAYS_INLINE void set_truth(const sens_set *set, sens_sensor *s, sens_typ
   case SENS_IMU:
     sens_imu_truth(s, m, d, truth);
     break;
+  case SENS_TOUCH:
+    sens_touch_truth(s, m, d, truth);
+    break;
   default:
     sens_torque_truth(s, d, set->torque_src ? set->torque_src : d->qfrc_applied, truth);
     break;
@@ -132,6 +137,9 @@ SENS__ALWAYS_INLINE void set_measure(sens_sensor *s, sens_type type, const doubl
     break;
   case SENS_IMU:
     sens_imu_measure(s, truth, meas);
+    break;
+  case SENS_TOUCH:
+    sens_touch_measure(s, truth, meas);
     break;
   default:
     sens_torque_measure(s, truth, meas);

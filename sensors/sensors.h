@@ -16,6 +16,9 @@
  *    one per axis.
  *  - torque: "torque" (N·m or N, the generalized force on the joint's dof), or "current" (A)
  *    when a torque constant is given. One chain.
+ *  - touch: "normal" (N, the summed normal force of the contacts on a geom) and optionally
+ *    "force.x/y/z" (N, the total contact force on the geom in its axes). Chains "normal" and
+ *    "force" (one per axis).
  *
  * Sample timing: a sensor with rate_hz dividing the physics rate exactly samples every k-th
  * physics step (k = physics rate / rate_hz). Any other rate runs on its own clock (samples at
@@ -52,6 +55,7 @@ typedef enum sens_type {
   SENS_ENCODER = 0,
   SENS_IMU = 1,
   SENS_TORQUE = 2,
+  SENS_TOUCH = 3,
 } sens_type;
 
 /* One published sample. */
@@ -98,6 +102,11 @@ typedef struct sens_torque {
                              computes it (data.actuator_current); -1: from the force */
 } sens_torque;
 
+typedef struct sens_touch {
+  int geom;   /* the geom whose contacts are summed */
+  int force3; /* 1: also the force.x/y/z channels */
+} sens_touch;
+
 typedef struct sens_sensor {
   char name[SENS_NAME_MAX];
   sens_type type;
@@ -117,6 +126,7 @@ typedef struct sens_sensor {
     sens_encoder enc;
     sens_imu imu;
     sens_torque trq;
+    sens_touch tch;
   } u;
   uint64_t stream;         /* stream base derived from the name: reordering keeps streams */
   sens_rng events;         /* drops and spikes */
@@ -190,7 +200,7 @@ int sens_set_fault(sens_set *s, const char *sensor, const char *group, const sen
 /* Resets one sensor's state (drift, filters, turn-on bias, delay line) and its streams. */
 int sens_set_reset_sensor(sens_set *s, const char *sensor, char *err, size_t err_sz);
 
-/* --- per-type sampling (encoder.c, imu.c, torque.c) ----------------------------------------- */
+/* --- per-type sampling (encoder.c, imu.c, torque.c, touch.c) ---------------------------------- */
 
 /* True values of every channel of s at the state in d (no noise), into truth[SENS_TRUTH_SLOTS].
  * The encoder's keeps the previous true count (for the index channel), hence non-const. */
@@ -200,11 +210,15 @@ void sens_imu_truth(const sens_sensor *s, const sim_model *m, const sim_data *d,
  * d->actuator_current. */
 void sens_torque_truth(const sens_sensor *s, const sim_data *d, const double *qfrc,
                        double *truth);
+/* The touch sensor reads the contacts and their forces of the last sim_forward. */
+void sens_touch_truth(const sens_sensor *s, const sim_model *m, const sim_data *d,
+                      double *truth);
 
 /* Measured values from true values (advances the chains and, for encoders, the counter). */
 void sens_encoder_measure(sens_sensor *s, const double *truth, double *meas);
 void sens_imu_measure(sens_sensor *s, const double *truth, double *meas);
 void sens_torque_measure(sens_sensor *s, const double *truth, double *meas);
+void sens_touch_measure(sens_sensor *s, const double *truth, double *meas);
 
 const char *sens_type_name(sens_type type);
 

@@ -1,4 +1,5 @@
-/* sim/collision.c: narrow phase against a plane (see collision.h for the conventions). */
+/* sim/collision.c: narrow and broad phase of the contact stage (see collision.h for the
+ * conventions). */
 #include "sim/collision.h"
 #include "sim/sim.h"
 
@@ -252,6 +253,299 @@ int sim_collide_capsule_capsule(sim_contact *con, double margin, const double po
   return n;
 }
 
+/* --- boxes against round shapes ---------------------------------------------------------------
+ * MuJoCo 2.2.2's construction (engine_collision_box.c), so that contacts match its own to
+ * rounding: a sphere meets a box at the box point nearest its centre; a capsule is reduced to
+ * one or two spheres on its segment (the point nearest the box, and a second one chosen by the
+ * capsule's attitude to the nearest face, edge or corner). Everything is worked in box axes. */
+
+/* world vector v in the axes of rotation mat (matᵀ·v) */
+static void to_local(double out[3], const double mat[9], const double v[3]) {
+  for (int k = 0; k < 3; k++) {
+    out[k] = mat[k] * v[0] + mat[3 + k] * v[1] + mat[6 + k] * v[2];
+  }
+}
+
+/* vector v in the axes of mat, in world axes (mat·v) */
+static void to_world(double out[3], const double mat[9], const double v[3]) {
+  for (int k = 0; k < 3; k++) {
+    out[k] = mat[3 * k] * v[0] + mat[3 * k + 1] * v[1] + mat[3 * k + 2] * v[2];
+  }
+}
+
+/* a centre inside the box: the face nearest it (first of −x, +x, −y, +y, −z, +z on ties); the
+ * normal points from the sphere into the box, through that face */
+static double inside_face(double normal[3], const double c[3], const double half[3]) {
+  double closest = (half[0] + half[1] + half[2]) * 2;
+  int face = 0;
+  for (int i = 0; i < 6; i++) {
+    const double gap = fabs((i % 2 ? 1 : -1) * half[i / 2] - c[i / 2]);
+    if (closest > gap) {
+      closest = gap;
+      face = i;
+    }
+  }
+  normal[0] = normal[1] = normal[2] = 0;
+  normal[face / 2] = face % 2 ? -1 : 1;
+  return closest;
+}
+
+int sim_collide_sphere_box(sim_contact *con, double margin, const double pos1[3], double r1,
+                           const double pos2[3], const double mat2[9], const double size2[3]) {
+  double rel[3] = {pos1[0] - pos2[0], pos1[1] - pos2[1], pos1[2] - pos2[2]};
+  double c[3], near[3], dir[3], local[3];
+  to_local(c, mat2, rel);
+  for (int k = 0; k < 3; k++) {
+    near[k] = c[k] < -size2[k] ? -size2[k] : c[k] > size2[k] ? size2[k] : c[k];
+    dir[k] = near[k] - c[k];
+  }
+  const double dist = normalize3(dir);
+  if (dist - r1 > margin) {
+    return 0;
+  }
+  if (dist <= COLLIDE_MINVAL) { /* the centre is inside: push out through the nearest face */
+    const double closest = inside_face(dir, c, size2);
+    for (int k = 0; k < 3; k++) {
+      local[k] = c[k] + dir[k] * ((r1 - closest) / 2);
+    }
+  } else { /* halfway between the box point and the sphere's deepest point */
+    for (int k = 0; k < 3; k++) {
+      local[k] = near[k] * 0.5 + (c[k] + dir[k] * r1) * 0.5;
+    }
+  }
+  to_world(con->frame, mat2, dir);
+  to_world(con->pos, mat2, local);
+  for (int k = 0; k < 3; k++) {
+    con->pos[k] += pos2[k];
+    con->frame[3 + k] = 0;
+  }
+  con->dist = dist - r1;
+  sim_contact_frame(con->frame);
+  return 1;
+}
+
+/* The box feature nearest a capsule's segment p + x·h, x in [−1, 1] (box axes). kind: -4 none
+ * found, -3 / -1 the end x = −1 / +1 against a face (face: the clamped axis, −1 when inside),
+ * 0..8 an edge: 3·(where on the edge: 0 low end, 1 middle, 2 high end) + (where on the
+ * segment, same code); corner: the edge's end nearest (x bit 0, y bit 1, z bit 2). */
+typedef struct box_feature {
+  int kind, face, corner, edge;
+  double seg;  /* x of the segment's nearest point */
+  double edge_at; /* where on the edge, in [−1, 1] */
+} box_feature;
+
+/* the ends of the segment against the faces: an end beyond at most one face */
+static void nearest_face(box_feature *f, double *best, const double p[3], const double h[3],
+                         const double size[3]) {
+  for (int side = -1; side <= 1; side += 2) {
+    double end[3], clamped[3];
+    int nout = 0, out = -1;
+    for (int k = 0; k < 3; k++) {
+      end[k] = p[k] + h[k] * side;
+      clamped[k] = end[k];
+      if (end[k] < -size[k] || end[k] > size[k]) {
+        nout++;
+        out = k;
+        clamped[k] = end[k] < -size[k] ? -size[k] : size[k];
+      }
+      clamped[k] -= end[k];
+    }
+    const double dist2 = dot3(clamped, clamped);
+    if (nout <= 1 && dist2 < *best) {
+      *best = dist2;
+      f->seg = side;
+      f->kind = side - 2;
+      f->face = out;
+    }
+  }
+}
+
+/* parameter of a clamped end of one segment re-solved on the other: (w ∓ b)/a, clamped */
+static int clamp_end(double *x) {
+  if (*x > 1) {
+    *x = 1;
+    return 2;
+  }
+  if (*x < -1) {
+    *x = -1;
+    return 0;
+  }
+  return 1;
+}
+
+/* the segment against the twelve edges: the box's edge along axis j through the midpoint mid is
+ * mid + x1·size[j]·e_j; nearest points of the two segments, clamped as MuJoCo clamps them */
+static void nearest_edge(box_feature *f, double *best, const double p[3], const double h[3],
+                         double half_len, const double size[3]) {
+  for (int j = 0; j < 3; j++) {
+    for (int i = 0; i < 8; i++) {
+      if (i & (1 << j)) {
+        continue;
+      }
+      double mid[3] = {(i & 1 ? 1 : -1) * size[0], (i & 2 ? 1 : -1) * size[1],
+                       (i & 4 ? 1 : -1) * size[2]}, dif[3];
+      mid[j] = 0;
+      for (int k = 0; k < 3; k++) {
+        dif[k] = mid[k] - p[k];
+      }
+      const double a = size[j] * size[j], b = -size[j] * h[j], c = half_len * half_len;
+      const double u = -size[j] * dif[j], v = dot3(h, dif), det = a * c - b * b;
+      if (fabs(det) < COLLIDE_MINVAL) {
+        continue;
+      }
+      const double idet = 1 / det;
+      double x1 = (c * u - b * v) * idet, x2 = (a * v - b * u) * idet;
+      int s1 = 1, s2 = 1;
+      if (x1 > 1 || x1 < -1) {
+        s1 = clamp_end(&x1);
+        x2 = (v - b * x1) * (1 / c);
+      }
+      if (x2 > 1 || x2 < -1) {
+        s2 = clamp_end(&x2);
+        x1 = (u - b * x2) * (1 / a);
+        const int s = clamp_end(&x1);
+        s1 = s == 1 ? s1 : s; /* an x1 back inside keeps the first clamp's code (MuJoCo's) */
+      }
+      for (int k = 0; k < 3; k++) {
+        dif[k] += h[k] * -x2;
+      }
+      dif[j] += size[j] * x1;
+      const double dist2 = dot3(dif, dif);
+      /* the 1e-15 keeps a face found above when the segment is parallel to the box (rounding) */
+      if (dist2 < *best - COLLIDE_MINVAL) {
+        *best = dist2;
+        f->seg = x2;
+        f->edge_at = x1;
+        f->kind = s1 * 3 + s2;
+        f->corner = i + (1 << j) * (f->kind / 6);
+        f->edge = j;
+      }
+    }
+  }
+}
+
+static double min2(double a, double b) {
+  return b < a ? b : a;
+}
+
+/* Nearest to a box corner: a segment pointing at or away from the corner (the signs of its
+ * direction, axisdir, equal the corner's or their opposite) has no second point; one that runs
+ * along an edge (|axis| above 1/√2 along it) takes it further along that edge, one that lies
+ * along a face further across it, both only as far as the box reaches. */
+static double second_at_corner(const box_feature *f, int axisdir, const double axis[3],
+                               const double h[3], const double size[3]) {
+  int c = axisdir ^ f->corner;
+  if (c == 0 || c == 7) {
+    return -4;
+  }
+  double mul = 1, ahead = 1 - f->seg, back = 1 + f->seg;
+  if (c == 3 || c == 5 || c == 6) {
+    mul = -1, c = 7 - c, ahead = 1 + f->seg, back = 1 - f->seg;
+  }
+  const int ax = c == 1 ? 0 : c == 2 ? 1 : 2, ax1 = (ax + 1) % 3, ax2 = (ax + 2) % 3;
+  if (axis[ax] * axis[ax] > 0.5) {
+    return min2(ahead, 2 * size[ax] / fabs(h[ax])) * mul;
+  }
+  double x = min2(back, 2 * size[ax1] / fabs(h[ax1]));
+  return min2(x, 2 * size[ax2] / fabs(h[ax2])) * -mul;
+}
+
+/* Nearest to the middle of an edge: a segment across the edge in a T has no second point; one
+ * crossing it (an X) takes it towards the face it is flattest against, as far as the box
+ * reaches along that face and along the edge. */
+static double second_at_edge(const box_feature *f, int axisdir, const double axis[3],
+                             const double h[3], const double size[3]) {
+  const int c = (axisdir ^ f->corner) & (7 - (1 << f->edge));
+  if (c != 1 && c != 2 && c != 4) {
+    return -4;
+  }
+  const int ax = f->edge;
+  int ax1 = (ax + 1) % 3, ax2 = (ax + 2) % 3;
+  if (fabs(axis[ax1]) > fabs(axis[ax2])) {
+    ax1 = ax2;
+  }
+  ax2 = 3 - ax - ax1;
+  const int up = (c & (1 << ax2)) != 0;
+  const double mul = up ? 1 : -1;
+  double x = min2(up ? 1 - f->seg : 1 + f->seg, 2 * size[ax2] / fabs(h[ax2]));
+  const double along = ((axisdir & (1 << ax)) != 0) == up ? 1 - f->edge_at : 1 + f->edge_at;
+  x = min2(x, size[ax] * along / fabs(h[ax]));
+  return x * mul;
+}
+
+/* An end nearest a face from outside: the second point is the other end, or where the segment
+ * leaves the box's slab across one of the other two axes, whichever comes first. */
+static double second_at_face(const box_feature *f, const double p[3], const double h[3],
+                             const double size[3]) {
+  if (f->face == -1) { /* the end is inside the box */
+    return -4;
+  }
+  const double mul = f->kind == -3 ? 1 : -1;
+  double x = 2, end[3];
+  for (int k = 0; k < 3; k++) {
+    end[k] = p[k] + h[k] * -mul;
+  }
+  for (int k = 0; k < 3; k++) {
+    if (k == f->face) {
+      continue;
+    }
+    for (int side = 1; side >= -1; side -= 2) {
+      const double e = (side * size[k] - end[k]) / h[k] * mul;
+      if (e > 0 && e < x) {
+        x = e;
+      }
+    }
+  }
+  return x * mul;
+}
+
+/* the sphere of the capsule at x along its segment (box axes), back in world coordinates */
+static int capsule_sphere_box(sim_contact *con, double margin, const double p[3],
+                              const double h[3], double x, double radius, const double pos2[3],
+                              const double mat2[9], const double size2[3]) {
+  double local[3], world[3];
+  for (int k = 0; k < 3; k++) {
+    local[k] = p[k] + h[k] * x;
+  }
+  to_world(world, mat2, local);
+  for (int k = 0; k < 3; k++) {
+    world[k] += pos2[k];
+  }
+  return sim_collide_sphere_box(con, margin, world, radius, pos2, mat2, size2);
+}
+
+int sim_collide_capsule_box(sim_contact *con, double margin, const double pos1[3],
+                            const double mat1[9], const double size1[2], const double pos2[3],
+                            const double mat2[9], const double size2[3]) {
+  double rel[3] = {pos1[0] - pos2[0], pos1[1] - pos2[1], pos1[2] - pos2[2]};
+  double p[3], z[3], axis[3], h[3];
+  to_local(p, mat2, rel);
+  axis_of(z, mat1, 2);
+  to_local(axis, mat2, z);
+  int axisdir = 0;
+  for (int k = 0; k < 3; k++) {
+    h[k] = axis[k] * size1[1];
+    axisdir += h[k] > 0 ? 1 << k : 0;
+  }
+  /* nearest feature: faces first, then edges (squared distances against a linear bound, as
+   * MuJoCo starts them) */
+  box_feature f = {.kind = -4, .face = -1, .corner = 0, .edge = 0, .seg = 0, .edge_at = 0};
+  double best = margin + 2 * (size1[0] + size1[1] + size2[0] + size2[1] + size2[2]);
+  nearest_face(&f, &best, p, h, size2);
+  nearest_edge(&f, &best, p, h, size1[1], size2);
+  if (f.kind == -4) {
+    return 0;
+  }
+  const double second = f.kind < 0        ? second_at_face(&f, p, h, size2)
+                        : f.kind / 3 != 1 ? second_at_corner(&f, axisdir, axis, h, size2)
+                                          : second_at_edge(&f, axisdir, axis, h, size2);
+  int n = capsule_sphere_box(con, margin, p, h, f.seg, size1[0], pos2, mat2, size2);
+  if (second > -3) {
+    n += capsule_sphere_box(con + n, margin, p, h, second + f.seg, size1[0], pos2, mat2, size2);
+  }
+  return n;
+}
+
 /* the contacts of plane g1 with shape g2 into the scratch list; returns their number */
 static int collide_pair(sim_contact *con, const sim_model *m, const sim_data *d, int g1, int g2) {
   const double *pp = d->geom_xpos + 3 * g1, *pm = d->geom_xmat + 9 * g1;
@@ -270,25 +564,67 @@ static int collide_pair(sim_contact *con, const sim_model *m, const sim_data *d,
   }
 }
 
-/* the sphere bounding a round shape, about its centre */
-static double round_bound(const sim_geom *g) {
-  return g->type == SIM_GEOM_CAPSULE ? g->size[0] + g->size[1] : g->size[0];
+/* the sphere bounding a shape, about its centre (MuJoCo's rbound) */
+static double bound_radius(const sim_geom *g) {
+  switch (g->type) {
+  case SIM_GEOM_CAPSULE:
+    return g->size[0] + g->size[1];
+  case SIM_GEOM_BOX:
+    return sqrt(g->size[0] * g->size[0] + g->size[1] * g->size[1] + g->size[2] * g->size[2]);
+  default:
+    return g->size[0];
+  }
 }
 
-/* MuJoCo's default filter: no contacts within a body or between a parent and its child, unless
- * one of them is the world */
-static int excluded(const sim_model *m, int b1, int b2) {
-  if (b1 == b2) {
+/* an excluded body pair (sorted, smaller body first): binary search */
+static int excluded_pair(const sim_model *m, int b1, int b2) {
+  const int lo = b1 < b2 ? b1 : b2, hi = b1 < b2 ? b2 : b1;
+  int first = 0, last = m->nexclude - 1;
+  while (first <= last) {
+    const int mid = (first + last) / 2, *e = m->exclude + 2 * mid;
+    if (e[0] == lo && e[1] == hi) {
+      return 1;
+    }
+    if (e[0] < lo || (e[0] == lo && e[1] < hi)) {
+      first = mid + 1;
+    } else {
+      last = mid - 1;
+    }
+  }
+  return 0;
+}
+
+/* MuJoCo's filter: contact groups, then no contacts within a weld body or between a weld body
+ * and its parent's unless one of them is the world, then the excluded body pairs */
+int sim_collision_filtered(const sim_model *m, int g1, int g2) {
+  const sim_geom *a = &m->geoms[g1], *b = &m->geoms[g2];
+  if (!(a->contype & b->conaffinity) && !(b->contype & a->conaffinity)) {
     return 1;
   }
-  return b1 != 0 && b2 != 0 && (m->bodies[b1].parent == b2 || m->bodies[b2].parent == b1);
+  const int w1 = m->bodies[a->body].weld, w2 = m->bodies[b->body].weld;
+  if (w1 == w2) {
+    return 1;
+  }
+  const int p1 = m->bodies[m->bodies[w1].parent < 0 ? 0 : m->bodies[w1].parent].weld;
+  const int p2 = m->bodies[m->bodies[w2].parent < 0 ? 0 : m->bodies[w2].parent].weld;
+  if (w1 != 0 && w2 != 0 && (w1 == p2 || w2 == p1)) {
+    return 1;
+  }
+  return m->nexclude > 0 && excluded_pair(m, a->body, b->body);
 }
 
-/* a pair of spheres and capsules, the sphere first as MuJoCo orders them */
-static int collide_round(sim_contact *con, const sim_model *m, const sim_data *d, int g1, int g2) {
+/* a pair of moving shapes, ordered as MuJoCo orders them (sphere, capsule, box); box–box pairs
+ * are not detected (the loader says so) */
+static int collide_moving(sim_contact *con, const sim_model *m, const sim_data *d, int g1,
+                          int g2) {
   const sim_geom *a = &m->geoms[g1], *b = &m->geoms[g2];
   const double *p1 = d->geom_xpos + 3 * g1, *m1 = d->geom_xmat + 9 * g1;
   const double *p2 = d->geom_xpos + 3 * g2, *m2 = d->geom_xmat + 9 * g2;
+  if (b->type == SIM_GEOM_BOX) {
+    return a->type == SIM_GEOM_SPHERE    ? sim_collide_sphere_box(con, 0, p1, a->size[0], p2, m2, b->size)
+           : a->type == SIM_GEOM_CAPSULE ? sim_collide_capsule_box(con, 0, p1, m1, a->size, p2, m2, b->size)
+                                         : 0;
+  }
   if (a->type == SIM_GEOM_SPHERE && b->type == SIM_GEOM_SPHERE) {
     return sim_collide_sphere_sphere(con, 0, p1, m1, a->size[0], p2, m2, b->size[0]);
   }
@@ -313,23 +649,23 @@ static void keep(const sim_model *m, sim_data *d, const sim_contact *con, int n,
   }
 }
 
-static int is_round(const sim_geom *g) {
-  return g->type == SIM_GEOM_SPHERE || g->type == SIM_GEOM_CAPSULE;
+static int is_moving(const sim_geom *g) {
+  return g->type != SIM_GEOM_PLANE;
 }
 
 static double low_x(const sim_model *m, const sim_data *d, int g) {
-  return d->geom_xpos[3 * g] - round_bound(&m->geoms[g]);
+  return d->geom_xpos[3 * g] - bound_radius(&m->geoms[g]);
 }
 
-/* Broad phase: sweep and prune along x. The round geoms, ordered by the low end of their
+/* Broad phase: sweep and prune along x. The geoms other than planes, ordered by the low end of their
  * bounding spheres' x extent, are kept in data.geom_sweep from step to step, so insertion sort
  * costs about one pass while the order changes little; only geoms whose x extents overlap are
  * looked at more closely. */
 static int sweep_order(const sim_model *m, sim_data *d) {
   int *order = d->geom_sweep;
-  if (d->nsweep == 0) { /* first use: the round geoms in model order */
+  if (d->nsweep == 0) { /* first use: the geoms other than planes in model order */
     for (int k = 0; k < m->ngeom; k++) {
-      if (is_round(&m->geoms[k])) {
+      if (is_moving(&m->geoms[k])) {
         order[d->nsweep++] = k;
       }
     }
@@ -350,31 +686,31 @@ static int sweep_order(const sim_model *m, sim_data *d) {
   return n;
 }
 
-/* every pair of round shapes whose bounding spheres overlap */
-static void collide_round_pairs(const sim_model *m, sim_data *d) {
+/* every pair of shapes other than planes whose bounding spheres overlap */
+static void collide_moving_pairs(const sim_model *m, sim_data *d) {
   const int n = sweep_order(m, d);
   const int *order = d->geom_sweep;
   for (int a = 0; a < n; a++) {
     const int i = order[a];
-    const double high = d->geom_xpos[3 * i] + round_bound(&m->geoms[i]);
+    const double high = d->geom_xpos[3 * i] + bound_radius(&m->geoms[i]);
     for (int b = a + 1; b < n && low_x(m, d, order[b]) <= high; b++) {
       const int j = order[b];
       const sim_geom *gi = &m->geoms[i], *gj = &m->geoms[j];
-      if (excluded(m, gi->body, gj->body)) {
+      if (sim_collision_filtered(m, i, j)) {
         continue;
       }
       const double *pi = d->geom_xpos + 3 * i, *pj = d->geom_xpos + 3 * j;
       const double dx = pi[0] - pj[0], dy = pi[1] - pj[1], dz = pi[2] - pj[2];
-      const double reach = round_bound(gi) + round_bound(gj);
+      const double reach = bound_radius(gi) + bound_radius(gj);
       if (dx * dx + dy * dy + dz * dz > reach * reach) {
         continue;
       }
-      /* the sphere first; two of a kind in model order */
+      /* by type (sphere, capsule, box); two of a kind in model order */
       const int lo = i < j ? i : j, hi = i < j ? j : i;
-      const int swap = m->geoms[lo].type == SIM_GEOM_CAPSULE && m->geoms[hi].type == SIM_GEOM_SPHERE;
+      const int swap = m->geoms[lo].type > m->geoms[hi].type;
       const int g1 = swap ? hi : lo, g2 = swap ? lo : hi;
       sim_contact con[SIM_COLLIDE_MAX];
-      keep(m, d, con, collide_round(con, m, d, g1, g2), g1, g2);
+      keep(m, d, con, collide_moving(con, m, d, g1, g2), g1, g2);
     }
   }
 }
@@ -386,12 +722,12 @@ void sim_collide(const sim_model *m, sim_data *d) {
       continue;
     }
     for (int g2 = 0; g2 < m->ngeom; g2++) {
-      if (m->geoms[g2].type == SIM_GEOM_PLANE || m->geoms[g2].body == m->geoms[g1].body) {
+      if (m->geoms[g2].type == SIM_GEOM_PLANE || sim_collision_filtered(m, g1, g2)) {
         continue;
       }
       sim_contact con[SIM_COLLIDE_MAX];
       keep(m, d, con, collide_pair(con, m, d, g1, g2), g1, g2);
     }
   }
-  collide_round_pairs(m, d);
+  collide_moving_pairs(m, d);
 }

@@ -14,8 +14,9 @@
  * in sim_data's xpos/xmat. Nothing allocates: the caller passes room for the contacts.
  *
  * sim_collide (sim.h) runs these for every plane against every other shape and for every pair
- * of spheres and capsules on different bodies that are not parent and child (MuJoCo's default
- * exclusion), after a bounding-sphere test; boxes against moving shapes are not there yet.
+ * of other shapes that the filter (sim_collision_filtered) lets touch, after a bounding-sphere
+ * test. Box against box is not detected (the loader
+ * reports such pairs, docs/robot-format.md).
  */
 #ifndef ACHILLES_SIM_COLLISION_H
 #define ACHILLES_SIM_COLLISION_H
@@ -56,6 +57,24 @@ int sim_collide_capsule_capsule(sim_contact *con, double margin, const double po
                                 const double mat1[9], const double size1[2],
                                 const double pos2[3], const double mat2[9],
                                 const double size2[2]);
+
+/* Round shapes against a box (the box second; the normal points from the round shape into the
+ * box). A sphere meets the box at the box point nearest its centre; a centre inside the box is
+ * pushed out through the nearest face, with dist = −radius (MuJoCo's rule). */
+int sim_collide_sphere_box(sim_contact *con, double margin, const double pos1[3], double r1,
+                           const double pos2[3], const double mat2[9], const double size2[3]);
+/* up to 2: the capsule's sphere at the segment point nearest the box, and a second one along the
+ * segment chosen by MuJoCo 2.2.2's rule for the nearest face, edge or corner */
+int sim_collide_capsule_box(sim_contact *con, double margin, const double pos1[3],
+                            const double mat1[9], const double size1[2], const double pos2[3],
+                            const double mat2[9], const double size2[3]);
+
+struct sim_model;
+/* 1 when geoms g1 and g2 never touch (MuJoCo's filter): their contact groups do not meet
+ * ((contype₁ & conaffinity₂) | (contype₂ & conaffinity₁) == 0), they are on the same weld body
+ * (bodies joined by fixed joints), on a weld body and its parent's (unless that is the world),
+ * or on a body pair listed in the model's `exclude`. */
+int sim_collision_filtered(const struct sim_model *m, int g1, int g2);
 
 /* Completes a contact frame from its normal (frame[0..2], normalized here) and an optional
  * first tangent hint (frame[3..5], zero for none): MuJoCo's mju_makeFrame. Returns -1 when the

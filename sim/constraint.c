@@ -119,7 +119,17 @@ static int set_inverse_weights(sim_model *m) {
   return rc;
 }
 
+/* MuJoCo's weld bodies: a body on a fixed joint moves with its parent (the contact filter) */
+static void set_welds(sim_model *m) {
+  m->bodies[0].weld = 0;
+  for (int b = 1; b < m->nbody; b++) {
+    const sim_joint *j = &m->joints[m->bodies[b].joint];
+    m->bodies[b].weld = j->type == SIM_JOINT_FIXED ? m->bodies[m->bodies[b].parent].weld : b;
+  }
+}
+
 int sim_constraint_setconst(sim_model *m) {
+  set_welds(m);
   free(m->dof_parent);
   m->dof_parent = calloc((size_t)m->nv + 1, sizeof *m->dof_parent);
   if (!m->dof_parent) {
@@ -383,4 +393,22 @@ void sim_constraint_make(const sim_model *m, sim_data *d) {
   for (int c = 0; c < d->ncon; c++) {
     make_contact(m, d, c);
   }
+}
+
+/* The four edges of contact c are its rows after the friction and limit rows, in the order
+ * made above: n + μt₁, n − μt₁, n + μt₂, n − μt₂. Each edge's force pushes along the normal with
+ * its whole size and along its tangent with μ times it. */
+void sim_contact_force(const sim_model *m, const sim_data *d, int c, double out[3]) {
+  out[0] = out[1] = out[2] = 0;
+  const int row = d->nefc - 4 * (d->ncon - c);
+  if (c < 0 || c >= d->ncon || row < d->nf) {
+    return;
+  }
+  const double *f = d->efc_force + row;
+  double mu, solref[SIM_NREF], solimp[SIM_NIMP];
+  contact_params(&mu, solref, solimp, &m->geoms[d->con_geom[2 * c]],
+                 &m->geoms[d->con_geom[2 * c + 1]]);
+  out[0] = f[0] + f[1] + f[2] + f[3];
+  out[1] = mu * (f[0] - f[1]);
+  out[2] = mu * (f[2] - f[3]);
 }

@@ -13,6 +13,7 @@ void sim_model_free(sim_model *m) {
   free(m->sites);
   free(m->actuators);
   free(m->geoms);
+  free(m->exclude);
   free(m->dof_joint);
   free(m->dof_body);
   free(m->qpos0);

@@ -67,6 +67,9 @@ typedef struct sim_body {
   int diagonal_inertia;  /* inertia has no products: kinematics rotates it more cheaply */
   double invweight0[2];  /* mean translational and rotational diagonal of J·M⁻¹·Jᵀ at the COM,
                             q = 0 (sim_constraint_setconst; scales contact regularisation) */
+  int weld;              /* the nearest body, itself included, that moves relative to its parent
+                            (a fixed joint welds a body to its parent; the world's is 0):
+                            MuJoCo's weldid, which the contact filter compares */
 } sim_body;
 
 typedef struct sim_joint {
@@ -116,6 +119,8 @@ typedef struct sim_geom {
   double friction[3];       /* sliding, torsional, rolling (only sliding is used: condim 3) */
   double solref[SIM_NREF];  /* contact soft-constraint reference */
   double solimp[SIM_NIMP];  /* contact impedance */
+  int contype;              /* contact groups (MuJoCo's bitmasks): two geoms may touch when */
+  int conaffinity;          /* (contype₁ & conaffinity₂) | (contype₂ & conaffinity₁) != 0 */
 } sim_geom;
 
 /* Actuators turn a command (data.ctrl) into a generalized force on one joint (sim/actuator.c).
@@ -170,6 +175,8 @@ typedef struct sim_model {
   sim_site *sites;       /* [nsite] */
   sim_actuator *actuators; /* [nu] */
   sim_geom *geoms;       /* [ngeom] */
+  int nexclude;          /* body pairs whose geoms never touch (MuJoCo's <exclude>) */
+  int *exclude;          /* [2·nexclude] body indices, the smaller first, sorted */
   int *dof_joint;        /* [nv] joint of each degree of freedom */
   int *dof_body;         /* [nv] body of each degree of freedom */
   double *qpos0;         /* [nq] initial positions from the description */
@@ -197,10 +204,10 @@ int sim_model_joint(const sim_model *m, const char *name);
 int sim_model_site(const sim_model *m, const char *name);
 int sim_model_actuator(const sim_model *m, const char *name);
 
-/* Model constants of the constraint stage (constraint.c): dof_parent, each joint's invweight0
- * and meaninertia (M at q = 0, as MuJoCo computes them at its qpos0), and nefc_max. Called by
- * the loader; a caller that builds or edits a model by hand calls it again. Returns 0, or -1
- * when out of memory. */
+/* Model constants of the constraint stage (constraint.c): each body's weld, dof_parent, each
+ * joint's invweight0 and meaninertia (M at q = 0, as MuJoCo computes them at its qpos0), and
+ * nefc_max. Called by the loader; a caller that builds or edits a model by hand calls it
+ * again. Returns 0, or -1 when out of memory. */
 int sim_constraint_setconst(sim_model *m);
 
 /* Number of position / velocity coordinates of a joint type. */

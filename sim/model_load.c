@@ -6,6 +6,7 @@
  */
 #include "sim/model.h"
 #include "sim/json_read.h"
+#include "sim/collision.h"
 #include "sim/spatial.h"
 
 #include <cjson/cJSON.h>
@@ -492,10 +493,27 @@ static int parse_geom_type(const sim_json_ctx *L, const cJSON *obj, const char *
                        "or \"box\")");
 }
 
+/* a contact group bitmask: an integer from 0 to 2³¹ − 1, default 1 (MuJoCo's) */
+static int read_mask(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
+                     int *out) {
+  double v = 1;
+  if (sim_json_read_number(L, obj, path, key, &v, 0)) {
+    return -1;
+  }
+  if (v != floor(v) || v < 0 || v > 2147483647.0) {
+    char p[SIM_JSON_PATH_MAX];
+    sim_json_path_join(p, path, key);
+    return sim_json_fail(L, p, "expected an integer bitmask from 0 to 2147483647 (got %g)", v);
+  }
+  *out = (int)v;
+  return 0;
+}
+
 static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
                       const sim_model *m, sim_geom *g) {
-  static const char *const keys[] = {"name", "body", "type", "pos", "quat", "size",
-                                     "friction", "solref", "solimp", "comment", NULL};
+  static const char *const keys[] = {"name",   "body",   "type",    "pos",         "quat",
+                                     "size",   "friction", "solref", "solimp",     "contype",
+                                     "conaffinity", "comment", NULL};
   char body[SIM_NAME_MAX] = "", p[SIM_JSON_PATH_MAX];
   const double identity[4] = {1, 0, 0, 0}, friction[3] = {1, 0.005, 0.0001};
   memcpy(g->quat, identity, sizeof identity);
@@ -509,7 +527,9 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
       sim_json_read_vector(L, obj, path, "size", g->size, geom_nsize[g->type], g->type != 0) ||
       sim_json_read_vector(L, obj, path, "friction", g->friction, 3, 0) ||
       read_solref(L, obj, path, "solref", g->solref) ||
-      read_solimp(L, obj, path, "solimp", g->solimp)) {
+      read_solimp(L, obj, path, "solimp", g->solimp) ||
+      read_mask(L, obj, path, "contype", &g->contype) ||
+      read_mask(L, obj, path, "conaffinity", &g->conaffinity)) {
     return -1;
   }
   g->body = sim_model_body(m, body);
@@ -567,6 +587,67 @@ static int parse_geoms(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
   return 0;
 }
 
+static int cmp_pair(const void *a, const void *b) {
+  const int *x = a, *y = b;
+  return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* "exclude": [{"body1": A, "body2": B}, ...]: body pairs whose geoms never touch, stored as
+ * sorted (smaller, larger) index pairs for the collision filter's binary search */
+static int parse_excludes(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
+  static const char *const keys[] = {"body1", "body2", "comment", NULL};
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "exclude");
+  if (!list) {
+    return 0;
+  }
+  if (!cJSON_IsArray(list)) {
+    return sim_json_fail(L, "exclude", "expected an array of {\"body1\", \"body2\"} objects");
+  }
+  m->nexclude = cJSON_GetArraySize(list);
+  m->exclude = calloc(2 * (size_t)m->nexclude + 2, sizeof *m->exclude);
+  if (!m->exclude) {
+    return sim_json_fail(L, "exclude", "out of memory");
+  }
+  int i = 0;
+  for (const cJSON *e = list->child; e; e = e->next, i++) {
+    char p[SIM_JSON_PATH_MAX], b1[SIM_NAME_MAX] = "", b2[SIM_NAME_MAX] = "";
+    sim_json_path_index(p, "exclude", i);
+    if (sim_json_expect_object(L, e, p) || sim_json_check_keys(L, e, p, keys) ||
+        sim_json_read_name(L, e, p, "body1", b1, 1) ||
+        sim_json_read_name(L, e, p, "body2", b2, 1)) {
+      return -1;
+    }
+    const int x = sim_model_body(m, b1), y = sim_model_body(m, b2);
+    if (x < 0 || y < 0 || x == y) {
+      return sim_json_fail(L, p, x < 0 || y < 0 ? "unknown body \"%s\""
+                                                : "a body with itself (\"%s\")",
+                           x < 0 ? b1 : y < 0 ? b2 : b1);
+    }
+    m->exclude[2 * i] = x < y ? x : y;
+    m->exclude[2 * i + 1] = x < y ? y : x;
+  }
+  qsort(m->exclude, (size_t)m->nexclude, 2 * sizeof *m->exclude, cmp_pair);
+  return 0;
+}
+
+/* Box–box contacts are not detected: a model where two boxes could touch is refused rather than
+ * let them pass through each other silently. */
+static int check_box_pairs(const sim_json_ctx *L, const sim_model *m) {
+  for (int i = 0; i < m->ngeom; i++) {
+    for (int j = i + 1; j < m->ngeom && m->geoms[i].type == SIM_GEOM_BOX; j++) {
+      if (m->geoms[j].type == SIM_GEOM_BOX && !sim_collision_filtered(m, i, j)) {
+        char p[SIM_JSON_PATH_MAX];
+        sim_json_path_index(p, "geoms", j);
+        return sim_json_fail(L, p, "box \"%s\" may touch box \"%s\" (geoms[%d]), but box–box "
+                             "contacts are not supported yet: list their bodies in \"exclude\" "
+                             "or give them disjoint contype/conaffinity",
+                             m->geoms[j].name, m->geoms[i].name, i);
+      }
+    }
+  }
+  return 0;
+}
+
 /* --- assembly ----------------------------------------------------------------------------- */
 
 static int allocate_model(sim_model *m, int nbody) {
@@ -616,7 +697,7 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
 
 static const char *const root_keys[] = {
     "name", "comment", "timestep", "integrator", "midpoint_iterations", "solver_iterations",
-    "solver_tolerance", "max_contacts", "gravity", "bodies", "geoms",
+    "solver_tolerance", "max_contacts", "gravity", "bodies", "geoms", "exclude",
     "sites", "actuators",
     /* sections owned by other modules, validated there */
     "sensors", "runtime", "transports", NULL};
@@ -655,9 +736,11 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
     ok = sim_json_read_name(L, root, "", "name", m->name, 0) == 0 && parse_sites(L, root, m) == 0 &&
          sim_actuators_parse(L, root, m) == 0 && parse_geoms(L, root, m) == 0;
   }
+  ok = ok && parse_excludes(L, root, m) == 0;
   if (ok && sim_constraint_setconst(m)) {
     ok = sim_json_fail(L, "", "out of memory") == 0;
   }
+  ok = ok && check_box_pairs(L, m) == 0; /* after the welds are known (setconst) */
   free(rb);
   free(order);
   if (!ok) {

@@ -82,8 +82,9 @@ void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *
                    const double p[3]);
 
 /* collision.c: contacts between geoms at the current poses (needs sim_kinematics): every
- * plane against every sphere, capsule and box of another body, penetrating ones only (margin
- * 0), at most max_contacts; ncon, con_*. */
+ * plane against every sphere, capsule and box, and the pairs of those, that the contact filter
+ * lets touch (collision.h), penetrating ones only (margin 0), at most max_contacts; ncon,
+ * con_*. */
 void sim_collide(const sim_model *m, sim_data *d);
 
 /* constraint.c: the constraint rows at the current state (joint friction, then reached joint
@@ -94,6 +95,12 @@ void sim_constraint_make(const sim_model *m, sim_data *d);
  * rows and qacc_smooth (needs sim_constraint_make, sim_crba and sim_factor_m); fills
  * d->solver and stores qacc in qacc_warmstart. */
 void sim_solve_constraints(const sim_model *m, sim_data *d);
+
+/* constraint.c: the force of contact c (0 <= c < ncon) in its frame, [normal, tangent 1,
+ * tangent 2], N, from the pyramid edges' forces (MuJoCo's mj_contactForce): what geom 1
+ * exerts on geom 2 (the normal component is >= 0: contacts only push). Needs
+ * sim_solve_constraints (sim_forward). */
+void sim_contact_force(const sim_model *m, const sim_data *d, int c, double out[3]);
 
 /* forward.c: kinematics, passive forces, actuators, constraint rows, ABA and the constraint
  * solver: qacc at the current state, with h·damping implicit when implicit_h > 0 (the

@@ -11,6 +11,10 @@
  * MuJoCo runs its whole pipeline, whose collision, constraint, actuator and sensor stages are
  * empty here (no geoms, contacts and limits disabled, no actuators or sensors); its energy
  * computation is switched off, as Achilles computes energy only on request.
+ *
+ * The last column is the floating-point operations per link of sim_kinematics and sim_aba (the
+ * forward dynamics of a chain, less its few passive-force flops), counted by running the
+ * counting build of those stages (tests/flops) once at the benchmark's state.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -24,6 +28,7 @@
 
 #include "mjcf_writer.h"
 #include "sim/sim.h"
+#include "tests/flops/flops.h"
 
 #define NROUND 10 /* rounds: every size and function takes its turn in each */
 #define NBATCH 5  /* timed batches per function and round */
@@ -128,6 +133,7 @@ typedef struct bench {
   mjModel *mm;
   mjData *md;
   double *q, *qd, *tau; /* the state every batch starts from */
+  sim_flops flops;      /* of sim_forward at that state, from the counting build */
 } bench;
 
 /* the same state in both; joints of a chain are in the same order in both engines */
@@ -180,6 +186,8 @@ static int bench_open(bench *b, int n) {
     b->qd[i] = rnd(&s, -1, 1);
     b->tau[i] = rnd(&s, -0.5, 0.5);
   }
+  bench_set(b);
+  sim_flops_forward(b->m, b->d, &b->flops); /* a chain has no constraint rows: these stages */
   bench_set(b);
   return 0;
 }
@@ -455,8 +463,8 @@ int main(int argc, char **argv) {
   printf(", %d per figure in %d interleaved rounds; median of the clean batches\n\n", NSAMPLE,
          NROUND);
   printf("| links | sim_forward ns | mj_forward ns | forward ratio | sim_step ns | mj_step ns "
-         "| step ratio | qacc rel. diff |\n");
-  printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+         "| step ratio | qacc rel. diff | kinematics + ABA flops/link |\n");
+  printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   /* every chain, then the timings, then the table */
   bench b[NSIZE];
   double agree[NSIZE];
@@ -489,7 +497,8 @@ int main(int argc, char **argv) {
     print_cell("%.0f", t[SIM_STEP], f[SIM_STEP]);
     print_cell("%.0f", t[MJ_STEP], f[MJ_STEP]);
     print_cell("%.2f", t[MJ_STEP] / t[SIM_STEP], 0);
-    printf("| %.1e |\n", agree[s]);
+    printf("| %.1e | %.0f |\n", agree[s],
+           (double)(b[s].flops.kinematics + b[s].flops.aba) / list[s]);
     for (int w = 0; w < NWHICH; w++) {
       nflagged += f[w];
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/bootstrap.sh: set up a fresh Debian 12 machine, build, and run or test Achilles.
 #
-#   tools/bootstrap.sh run    install what is missing, build, run the main job (default config)
+#   tools/bootstrap.sh run    install what is missing, build, run the main job: the club arm with
+#                             the live view on and the example firmware over a pty (Ctrl-C stops)
 #   tools/bootstrap.sh test   install what is missing, build (plain with gcc, ASan+UBSan with
 #                             clang), run every test, run each fuzz target for a short while
 #   tools/bootstrap.sh deps   only install what is missing
@@ -24,7 +25,13 @@ packages=(
   g++ libdragonbox-dev     # number text (hil/number_format.cc, the one C++ unit)
   libdouble-conversion-dev # benchmark baseline only (tools/bench_messages)
   clang libclang-rt-dev  # the sanitizer suite with a second compiler, and libFuzzer (tests/fuzz)
+  libwebsockets-dev      # the live view's web server (hil/view, docs/view.md)
+  libjs-three libjs-chart.js # the view's page: three.js and Chart.js, served from their install paths
+  chromium nodejs        # the view's tests: headless Chromium, driven from Node.js (tests/hil/view)
 )
+# npm installs the view tests' packages into the build tree; a Node.js from elsewhere (NodeSource)
+# brings its own npm, which Debian's npm package would conflict with
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 fuzz_seconds=${ACHILLES_FUZZ_SECONDS:-20} # per fuzz target in `test`
 
@@ -61,6 +68,35 @@ run_tests() { # run_tests DIR LABEL
   (cd "$1" && ctest --output-on-failure -j "$jobs" --timeout 600)
 }
 
+# The first thing a new user sees: the club arm in real time with the live view on, and the example
+# firmware holding set points over a pseudo-terminal. Ctrl-C stops both. ACHILLES_VIEW=ADDR:PORT
+# moves the view (default 127.0.0.1:8080); ACHILLES_RUN_SECONDS ends the run by itself.
+run_view_demo() {
+  local tmp view=${ACHILLES_VIEW:-127.0.0.1:8080} sim_pid fw_pid
+  tmp=$(mktemp -d)
+  local duration=()
+  [ -n "${ACHILLES_RUN_SECONDS:-}" ] && duration=(--duration "$ACHILLES_RUN_SECONDS")
+  log "running: achilles run configs/club_arm.json --serial pty --view $view, and the example firmware (Ctrl-C stops both)"
+  "$here/build/tools/achilles" run "$here/configs/club_arm.json" --serial pty --pty-link "$tmp/arm" \
+    --view "$view" "${duration[@]}" &
+  sim_pid=$!
+  # shellcheck disable=SC2064 # expand now: the trap must know these pids and paths
+  trap "kill $sim_pid 2>/dev/null; rm -rf '$tmp'" EXIT
+  trap "kill $sim_pid 2>/dev/null" INT TERM
+  for _ in $(seq 100); do [ -e "$tmp/arm" ] || ! kill -0 $sim_pid 2>/dev/null && break; sleep 0.05; done
+  if [ ! -e "$tmp/arm" ]; then
+    wait $sim_pid
+    return
+  fi
+  "$here/build/hil/client/examples/pd_firmware" "$tmp/arm" --setpoint 1=0.5 --setpoint 2=-0.4 &
+  fw_pid=$!
+  trap "kill $sim_pid $fw_pid 2>/dev/null" INT TERM
+  trap "kill $sim_pid $fw_pid 2>/dev/null; rm -rf '$tmp'" EXIT
+  wait $sim_pid || true
+  kill $fw_pid 2>/dev/null || true
+  wait $fw_pid 2>/dev/null || true
+}
+
 case "${1:-}" in
   deps)
     install_missing
@@ -69,8 +105,7 @@ case "${1:-}" in
     install_missing
     # warnings stay warnings here: a new user's compiler must not stop the main job
     build "$here/build" -DCMAKE_BUILD_TYPE=Release -DACHILLES_WERROR=OFF
-    log "running: achilles run configs/club_arm.json --duration 10 (Ctrl-C stops earlier)"
-    "$here/build/tools/achilles" run "$here/configs/club_arm.json" --duration 10
+    run_view_demo
     ;;
   test)
     install_missing

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "hil/error.h" /* hil_printable */
 #include "hil/record/log.h"
 #include "noise_plot.h"
 #include "sensors/chain.h"
@@ -39,29 +40,18 @@ typedef struct nf_sensor_def {
   int quadrature;
 } nf_sensor_def;
 
-/* Writes s with control characters (C0, DEL, C1 whether UTF-8 or raw) and bytes that are not
- * UTF-8 shown as \xNN, so that names, paths and file contents echoed in a message cannot drive
- * the terminal; a final newline is kept. */
+/* Writes s made printable (hil_printable: control characters and bytes that are not UTF-8 as
+ * \xNN), so that names, paths and file contents echoed in a message cannot drive the terminal;
+ * a final newline is kept. */
 static void nf_puts_clean(FILE *out, const char *s) {
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p) {
-    if (*p == '\n' && p[1] == '\0') {
-      fputc('\n', out);
-      return;
-    }
-    int len = *p < 0x80 ? 1 : (*p >= 0xc2 && *p <= 0xdf) ? 2 : (*p >= 0xe0 && *p <= 0xef) ? 3
-                          : (*p >= 0xf0 && *p <= 0xf4) ? 4 : 0;
-    for (int i = 1; i < len; i++) {
-      len = (p[i] & 0xc0) == 0x80 ? len : 0;
-    }
-    const int c1 = len == 2 && p[0] == 0xc2 && p[1] <= 0x9f;
-    if (len == 0 || c1 || (len == 1 && (*p < 0x20 || *p == 0x7f))) {
-      fprintf(out, "\\x%02x", c1 ? p[1] : *p);
-      p += c1 ? 2 : 1;
-      continue;
-    }
-    fwrite(p, 1, (size_t)len, out);
-    p += len;
+  static char clean[4 * 4096 + 1];
+  const size_t n = strlen(s);
+  const int newline = n > 0 && s[n - 1] == '\n';
+  char line[4096];
+  snprintf(line, sizeof line, "%.*s", (int)(n - (size_t)newline), s);
+  fputs(hil_printable(clean, sizeof clean, line), out);
+  if (newline) {
+    fputc('\n', out);
   }
 }
 

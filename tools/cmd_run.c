@@ -11,6 +11,7 @@
 #include "hil/runtime/runtime.h"
 #include "hil/serial/serial_transport.h"
 #include "hil/servo/servo_bus.h"
+#include "hil/view/view.h"
 #include "hil/zmq/zmq_transport.h"
 #include "sim/json_read.h"
 
@@ -25,6 +26,8 @@ typedef struct run_args {
   const char *servo_bus;    /* "pty" or a device path; NULL: as configured */
   const char *bus_protocol; /* "dynamixel2" | "feetech"; NULL: the servos' */
   double bus_baud;          /* 0: as configured */
+  int view;             /* --view: serve the live view (docs/view.md) */
+  hil_view_options view_opt;
 } run_args;
 
 /* Exit status of `achilles run` (docs/runtime.md): 0 after a run to its end or --help; 1 when
@@ -81,6 +84,10 @@ static void usage(FILE *out) {
           "  --record FILE        record every sample, command and status (docs/logs.md)\n"
           "  --on-record-error A  stop (default) | continue: when the recording fails (disk\n"
           "                       full, I/O error); said at once either way, exit status 1\n"
+          "  --view [ADDR:PORT]   live view in a browser, and the Foxglove WebSocket protocol,\n"
+          "                       on ADDR:PORT (default 127.0.0.1:8080; port 0: a free one);\n"
+          "                       prints the URL (docs/view.md)\n"
+          "  --view-rate HZ       display rate of the view (default 60)\n"
           "  --status-period S    console status line period (default 1, 0 = never)\n"
           "  --quiet              no console status lines\n"
           "  -h, --help           this text\n");
@@ -179,6 +186,18 @@ static int apply_option(run_args *a, int opt, const char *arg) {
     return choice("--bus-protocol", arg, bus_protocols, &k);
   case 0x102:
     return number("--bus-baud", arg, 1, &a->bus_baud);
+  case 'V':
+    a->view = 1;
+    if (arg) {
+      char err[256];
+      rc = hil_view_parse_address(&a->view_opt, arg, err, sizeof err);
+      if (rc != 0) {
+        fprintf(stderr, "achilles run: %s\n", err);
+      }
+    }
+    return rc ? -1 : 0;
+  case 'v':
+    return number("--view-rate", arg, 1e-3, &a->view_opt.rate_hz);
   case 'E':
     rc = choice("--on-record-error", arg, record_actions, &k);
     a->opt.on_record_error = (hil_record_error_action)k;
@@ -205,6 +224,8 @@ static const struct option long_options[] = {
     {"servo-bus", required_argument, NULL, 0x100},
     {"bus-protocol", required_argument, NULL, 0x101},
     {"bus-baud", required_argument, NULL, 0x102},
+    {"view", optional_argument, NULL, 'V'},
+    {"view-rate", required_argument, NULL, 'v'},
     {NULL, 0, NULL, 0}};
 
 /* Two passes: find CONFIG and --help first, read the config's runtime section, then let the
@@ -212,6 +233,7 @@ static const struct option long_options[] = {
 static int parse_args(run_args *a, int argc, char **argv) {
   memset(a, 0, sizeof *a);
   hil_options_default(&a->opt);
+  hil_view_options_default(&a->view_opt);
   int opt;
   optind = 1;
   opterr = 1;
@@ -261,7 +283,7 @@ static int add_transport(hil_runtime *rt, hil_transport *t, const char *what) {
   return 0;
 }
 
-static int add_zmq(hil_runtime *rt, const run_args *a) {
+static int add_zmq(hil_runtime *rt, const run_args *a, hil_transport **out) {
   hil_zmq_options zo;
   char err[1024];
   if (hil_zmq_options_parse(&zo, a->config, err, sizeof err) != 0) {
@@ -283,7 +305,28 @@ static int add_zmq(hil_runtime *rt, const run_args *a) {
   fprintf(stderr, "[achilles] zmq: sensors on %s, commands on %s, control on %s\n",
           hil_zmq_transport_endpoint(t, HIL_ZMQ_PUB), hil_zmq_transport_endpoint(t, HIL_ZMQ_CMD),
           hil_zmq_transport_endpoint(t, HIL_ZMQ_CTL));
-  return add_transport(rt, t, "zmq");
+  const int rc = add_transport(rt, t, "zmq");
+  *out = rc == 0 ? t : NULL;
+  return rc;
+}
+
+/* The view answers browsers' control requests with the ZeroMQ transport's handler (zmq may be
+ * NULL: hil_zmq_control_answer). */
+static int add_view(hil_runtime *rt, const run_args *a, hil_transport *zmq) {
+  char err[1024];
+  hil_transport *t = hil_view_new(&a->view_opt, zmq, err, sizeof err);
+  if (!t) {
+    fprintf(stderr, "achilles run: %s\n", err);
+    return RUN_EXIT_FAILURE;
+  }
+  char url[128];
+  snprintf(url, sizeof url, "%s", hil_view_url(t));
+  const int rc = add_transport(rt, t, "view");
+  if (rc == 0) {
+    fprintf(stderr, "[achilles] view: open %s in a browser (Foxglove: ws://%s)\n", url,
+            url + strlen("http://"));
+  }
+  return rc;
 }
 
 static int add_serial(hil_runtime *rt, const run_args *a) {
@@ -376,9 +419,13 @@ static int start(hil_runtime **out, const run_args *a) {
     fprintf(stderr, "achilles run: %s\n", err);
     return RUN_EXIT_CONFIG;
   }
-  int rc = a->no_zmq ? 0 : add_zmq(rt, a);
+  hil_transport *zmq = NULL;
+  int rc = a->no_zmq ? 0 : add_zmq(rt, a, &zmq);
   if (rc == 0) {
     rc = add_serial(rt, a);
+  }
+  if (rc == 0 && a->view) {
+    rc = add_view(rt, a, zmq);
   }
   if (rc == 0) {
     rc = add_servo_bus(rt, a);
@@ -390,7 +437,44 @@ static int start(hil_runtime **out, const run_args *a) {
   return rc;
 }
 
-int achilles_cmd_run(int argc, char **argv) {
+/* 1 when s reads as the optional ADDRESS:PORT of --view (so `--view 0.0.0.0:8080` works as
+ * well as `--view=0.0.0.0:8080`, and `--view CONFIG` still takes CONFIG as the config). */
+static int looks_like_address(const char *s) {
+  const char *colon = strrchr(s, ':');
+  if (!colon || !colon[1] || s[0] == '-' || strchr(s, '/')) {
+    return 0;
+  }
+  for (const char *p = colon + 1; *p; p++) {
+    if (*p < '0' || *p > '9') {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* argv with "--view ADDRESS:PORT" joined into "--view=ADDRESS:PORT" (getopt takes an optional
+ * argument only after '='). The joined strings live in `joined`. */
+static char **join_view_address(int *argc, char **argv, char *joined, size_t joined_sz) {
+  char **out = calloc((size_t)*argc + 1, sizeof *out);
+  if (!out) {
+    return NULL;
+  }
+  int n = 0;
+  for (int i = 0; i < *argc; i++) {
+    if (strcmp(argv[i], "--view") == 0 && i + 1 < *argc && looks_like_address(argv[i + 1]) &&
+        strlen(argv[i + 1]) + 8 < joined_sz) {
+      snprintf(joined, joined_sz, "--view=%s", argv[i + 1]);
+      out[n++] = joined;
+      i++;
+      continue;
+    }
+    out[n++] = argv[i];
+  }
+  *argc = n;
+  return out;
+}
+
+static int run_main(int argc, char **argv) {
   run_args a;
   const int parsed = parse_args(&a, argc, argv);
   hil_runtime *rt = NULL;
@@ -423,4 +507,16 @@ int achilles_cmd_run(int argc, char **argv) {
     return RUN_EXIT_FAILURE;
   }
   return 0;
+}
+
+int achilles_cmd_run(int argc, char **argv) {
+  char joined[HIL_VIEW_ADDRESS_MAX + 32];
+  char **args = join_view_address(&argc, argv, joined, sizeof joined);
+  if (!args) {
+    fprintf(stderr, "achilles run: out of memory\n");
+    return RUN_EXIT_FAILURE;
+  }
+  const int rc = run_main(argc, args);
+  free(args);
+  return rc;
 }

@@ -7,10 +7,11 @@
  * threads (from /proc/PID/status and /proc/PID/fd: the child alone), its overruns and lateness
  * and its counters, and what the client received. A leak shows as a growing column.
  *
- *   soak CONFIG [--duration S] [--interval S] [--flood] [--input-budget-us US]
+ *   soak CONFIG [--duration S] [--interval S] [--flood] [--input-budget-us US] [--rt]
  *
  * --flood replaces the paced commands by a flood (as fast as ZeroMQ takes them), to watch the
  * input budget (docs/runtime.md); --input-budget-us -1 switches the budget off for comparison.
+ * --rt runs the simulator as `achilles run --rt` does (SCHED_FIFO for its loop and I/O thread).
  * Exit status 0 when the run ended cleanly and nothing failed to send, 1 otherwise.
  */
 #define _GNU_SOURCE /* mkdtemp */
@@ -35,7 +36,7 @@
 typedef struct soak_args {
   const char *config;
   double duration_s, interval_s, input_budget_s;
-  int flood;
+  int flood, realtime_priority;
 } soak_args;
 
 static volatile sig_atomic_t child_stop;
@@ -67,10 +68,14 @@ static int run_simulator(const soak_args *a, const char *dir) {
   o.mode = HIL_MODE_REALTIME;
   o.quiet = 1;
   o.input_budget_s = a->input_budget_s;
+  o.realtime_priority = a->realtime_priority;
   hil_zmq_options zo;
   if (hil_zmq_options_parse(&zo, a->config, err, sizeof err) != HIL_OK) {
     fprintf(stderr, "soak: %s\n", err);
     return 1;
+  }
+  if (a->realtime_priority) { /* as `achilles run --rt`: the I/O thread as prompt as the loop */
+    zo.io_priority = 80;
   }
   snprintf(zo.pub, sizeof zo.pub, "ipc://%s/pub", dir);
   snprintf(zo.cmd, sizeof zo.cmd, "ipc://%s/cmd", dir);
@@ -290,6 +295,7 @@ static int parse_args(soak_args *a, int argc, char **argv) {
                                        {"interval", required_argument, NULL, 'i'},
                                        {"flood", no_argument, NULL, 'f'},
                                        {"input-budget-us", required_argument, NULL, 'b'},
+                                       {"rt", no_argument, NULL, 'r'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   *a = (soak_args){.duration_s = 600, .interval_s = 10};
@@ -308,6 +314,9 @@ static int parse_args(soak_args *a, int argc, char **argv) {
     case 'b':
       a->input_budget_s = atof(optarg) * 1e-6;
       break;
+    case 'r':
+      a->realtime_priority = 1;
+      break;
     default:
       return -1;
     }
@@ -323,7 +332,7 @@ int main(int argc, char **argv) {
   soak_args a;
   if (parse_args(&a, argc, argv) != 0) {
     fprintf(stderr, "usage: soak CONFIG [--duration S (600)] [--interval S (10)] [--flood]"
-                    " [--input-budget-us US (-1: off)]\n");
+                    " [--input-budget-us US (-1: off)] [--rt]\n");
     return 2;
   }
   char dir[] = "/tmp/achilles-soak-XXXXXX";

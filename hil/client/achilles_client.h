@@ -303,6 +303,7 @@ typedef struct ach_describe {
 #define ACH_SENSOR_ENCODER 0
 #define ACH_SENSOR_IMU 1
 #define ACH_SENSOR_TORQUE 2
+#define ACH_SENSOR_TOUCH 3 /* contact force on a geom, N */
 #define ACH_SENSOR_OTHER 255
 #define ACH_NO_JOINT 0xFFu         /* SENSOR_INFO.joint of a sensor on no commanded joint */
 

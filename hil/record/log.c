@@ -2,6 +2,8 @@
  * that survives a crash, its reader, and the import of CSV logs as series. */
 #include "hil/record/log.h"
 
+#include "sim/json_read.h" /* sim_json_utf8_valid_prefix */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -529,6 +531,12 @@ static int rd_line(hil_log_reader *r, long long *index, long long *offset, char 
                    "CRC mismatch (stored %08x, computed %08x)", (unsigned)stored,
                    (unsigned)crc);
   }
+  const size_t utf8_ok = sim_json_utf8_valid_prefix(text);
+  if (utf8_ok < len && strlen(text) == len) { /* names reach JSON that readers must decode */
+    return rd_fail(r, *index, *offset, HIL_LOG_EFORMAT, err, err_sz,
+                   "the checksum matches but the text is not valid UTF-8 (byte %zu of the JSON text)",
+                   utf8_ok);
+  }
   r->json = strlen(text) == len ? cJSON_ParseWithOpts(text, NULL, 1) : NULL;
   if (!cJSON_IsObject(r->json)) {
     return rd_fail(r, *index, *offset, HIL_LOG_EFORMAT, err, err_sz,
@@ -995,6 +1003,12 @@ static int csv_header(csv_cols *c, char **field, char *line, const char *path, c
   }
   const size_t wl = strlen(want);
   for (int i = 0; i < c->n; i++) {
+    const size_t utf8_ok = sim_json_utf8_valid_prefix(field[i]);
+    if (field[i][utf8_ok]) {
+      snprintf(err, err_sz, "%s: line 1: column %d: name is not valid UTF-8 (at byte %zu)", path,
+               i + 1, utf8_ok);
+      return HIL_LOG_EFORMAT;
+    }
     if (!field[i][0]) {
       snprintf(err, err_sz, "%s: line 1: column %d has no name", path, i + 1);
       return HIL_LOG_EFORMAT;

@@ -66,6 +66,7 @@ struct hil_replay {
   hil_serial_port *port;
   ach_decoder dec;
   int connected, per_frame;
+  int describe_next, describe_end; /* SENSOR_INFO ids still to send for a DESCRIBE */
   uint16_t tx_seq;
   uint8_t tx[TX_CAP];
   size_t tx_len;
@@ -603,20 +604,82 @@ static void on_hello(hil_replay *r, const ach_message *m) {
   ack.u.hello_ack.n_sensors = (uint8_t)r->table.n;
   ack.u.hello_ack.physics_rate_hz = (uint32_t)lround(r->s->rate_hz > 0 ? r->s->rate_hz : 0);
   ack.u.hello_ack.sim_time_ns = hil_serial_time_ns(r->rep.t);
+  ack.u.hello_ack.rx_max_payload = ACH_MAX_PAYLOAD; /* the receive limits, as the live simulator */
+  ack.u.hello_ack.max_joints = ACH_MAX_JOINTS;
   if (h->version_major != ACH_PROTOCOL_VERSION_MAJOR) {
     ack.u.hello_ack.result = ACH_HELLO_VERSION_MISMATCH;
     r->connected = 0;
     serial_send(r, &ack);
     return;
   }
+  if (h->rx_max_payload < ACH_MIN_PAYLOAD) { /* as the live simulator: STATUS and ERROR fit */
+    char text[ACH_ERROR_TEXT_MAX + 1];
+    ack.u.hello_ack.result = ACH_HELLO_REFUSED;
+    r->connected = 0;
+    serial_send(r, &ack);
+    snprintf(text, sizeof text, "rx_max_payload %u is below the minimum %d", h->rx_max_payload,
+             ACH_MIN_PAYLOAD);
+    serial_error(r, ACH_ERRC_UNSUPPORTED, m->seq, text);
+    return;
+  }
   const int fit = ((int)h->rx_max_payload - ACH_SENSOR_FIXED_SIZE) / ACH_SENSOR_ENTRY_SIZE;
   r->per_frame = fit < 1 ? 1 : fit > ACH_MAX_SENSORS_PER_FRAME ? ACH_MAX_SENSORS_PER_FRAME : fit;
+  r->describe_next = r->describe_end = 0;
   ack.u.hello_ack.result = ACH_HELLO_OK;
   serial_send(r, &ack);
   if (!r->connected && r->o.progress) {
-    fprintf(r->o.progress, "replay: board \"%s\" connected on %s\n", h->name, r->where);
+    char name[4 * ACH_NAME_LEN + 1];
+    fprintf(r->o.progress, "replay: board \"%s\" connected on %s\n",
+            hil_printable(name, sizeof name, h->name), r->where);
   }
   r->connected = 1;
+}
+
+/* SENSOR_INFO of id: what the file says of the sensor (type, rate, units, name); a log does not
+ * say which joint a sensor measures nor an encoder's counts per turn, so joint is ACH_NO_JOINT
+ * and counts_per_rev 0 */
+static void replay_sensor_info(ach_sensor_info *out, const hil_replay *r, int id) {
+  const hil_serial_channel *ch = &r->table.id[id];
+  const hil_replay_sensor *sn = &r->s->sensor[ch->sensor];
+  memset(out, 0, sizeof *out);
+  out->sensor_id = (uint8_t)id;
+  out->kind = ch->kind;
+  out->sensor_type = strcmp(sn->type, "encoder") == 0 ? ACH_SENSOR_ENCODER
+                     : strcmp(sn->type, "imu") == 0   ? ACH_SENSOR_IMU
+                     : strcmp(sn->type, "torque") == 0 ? ACH_SENSOR_TORQUE
+                                                       : ACH_SENSOR_OTHER;
+  out->joint = ACH_NO_JOINT;
+  out->rate_hz = (float)sn->rate_hz;
+  snprintf(out->units, sizeof out->units, "%s", sn->unit[ch->channel]);
+  char name[HIL_LOG_NAME_MAX + SENS_CHANNEL_NAME_MAX + 2] = {0};
+  snprintf(name, sizeof name, "%s.%s", sn->name, sn->channel[ch->channel]);
+  memcpy(out->name, name, ACH_INFO_NAME_LEN); /* cut at the field's length, as live */
+  out->name[ACH_INFO_NAME_LEN] = '\0';
+}
+
+/* the SENSOR_INFO frames a DESCRIBE asked for, as many as the transmit buffer takes now */
+static void serial_describe_more(hil_replay *r) {
+  while (r->describe_next < r->describe_end && r->tx_len + FRAME_MAX <= TX_CAP &&
+         hil_serial_port_is_up(r->port)) {
+    ach_message out;
+    memset(&out, 0, sizeof out);
+    out.type = ACH_MSG_SENSOR_INFO;
+    replay_sensor_info(&out.u.sensor_info, r, r->describe_next++);
+    serial_send(r, &out);
+  }
+}
+
+static void on_describe(hil_replay *r, const ach_message *m) {
+  const int id = m->u.describe.sensor_id;
+  if (id == ACH_DESCRIBE_ALL || id < r->table.n) {
+    r->describe_next = id == ACH_DESCRIBE_ALL ? 0 : id;
+    r->describe_end = id == ACH_DESCRIBE_ALL ? r->table.n : id + 1;
+    serial_describe_more(r);
+    return;
+  }
+  char text[ACH_ERROR_TEXT_MAX + 1];
+  snprintf(text, sizeof text, "sensor %d: no such id (%d ids)", id, r->table.n);
+  serial_error(r, ACH_ERRC_BAD_SENSOR, m->seq, text);
 }
 
 static void on_message(const ach_message *m, void *user) {
@@ -644,10 +707,13 @@ static void on_message(const ach_message *m, void *user) {
     serial_send(r, &out);
   } else if (m->type == ACH_MSG_STEP_REQUEST) {
     serial_error(r, ACH_ERRC_UNSUPPORTED, m->seq, "STEP_REQUEST needs lockstep mode");
+  } else if (m->type == ACH_MSG_DESCRIBE) {
+    on_describe(r, m);
   } else if (m->type == ACH_MSG_ERROR) {
     if (r->o.progress) {
+      char text[4 * ACH_ERROR_TEXT_MAX + 1];
       fprintf(r->o.progress, "replay: board reports error %u: %s\n", m->u.error.code,
-              m->u.error.text);
+              hil_printable(text, sizeof text, m->u.error.text));
     }
   } else {
     serial_error(r, ACH_ERRC_UNSUPPORTED, m->seq, "message goes from simulator to board");
@@ -668,6 +734,7 @@ static void serial_service(hil_replay *r) {
   while ((n = hil_serial_port_read(r->port, buf, sizeof buf, now)) > 0) {
     ach_decoder_push(&r->dec, buf, (size_t)n, on_message, r);
   }
+  serial_describe_more(r); /* the rest of a DESCRIBE as the board reads */
   if (n < 0) {
     r->connected = 0;
     r->tx_len = 0;

@@ -12,6 +12,7 @@
 
 #include "hil/error.h"
 #include "hil/record/log.h"
+#include "sim/json_read.h" /* sim_json_utf8_valid_prefix */
 
 #define CSV_COLUMNS_MAX 1024
 
@@ -49,6 +50,9 @@ static const char *type_prefix(const char *type) {
   }
   if (strcmp(type, "imu") == 0) {
     return "imu";
+  }
+  if (strcmp(type, "touch") == 0) {
+    return "tch";
   }
   return strcmp(type, "torque") == 0 ? "trq" : "csv";
 }
@@ -382,8 +386,10 @@ static void csv_infer_type(hil_replay_sensor *sn, const char *patterns) {
   static const char *const imu[] = {"gyro.x",  "gyro.y",  "gyro.z", "accel.x",
                                     "accel.y", "accel.z", NULL};
   static const char *const trq[] = {"torque", "current", NULL};
+  static const char *const tch[] = {"normal", "force.x", "force.y", "force.z", NULL};
   const char *type = all_in(sn, enc) ? "encoder" : all_in(sn, imu) ? "imu"
                      : all_in(sn, trq)                             ? "torque"
+                     : all_in(sn, tch)                             ? "touch"
                                                                    : "csv";
   for (int c = 0; c < sn->nch; c++) {
     const char *ch = sn->channel[c], *unit = "";
@@ -395,6 +401,8 @@ static void csv_infer_type(hil_replay_sensor *sn, const char *patterns) {
       unit = strncmp(ch, "gyro", 4) == 0 ? "rad/s" : "m/s^2";
     } else if (strcmp(type, "torque") == 0) {
       unit = strcmp(ch, "current") == 0 ? "A" : "N*m";
+    } else if (strcmp(type, "touch") == 0) {
+      unit = "N";
     }
     snprintf(sn->unit[c], sizeof sn->unit[c], "%s", unit);
   }
@@ -404,6 +412,11 @@ static void csv_infer_type(hil_replay_sensor *sn, const char *patterns) {
 /* one header column "<sensor>.<channel>[.meas|.true]" or "<sensor>.seq" */
 static int csv_column_add(hil_replay_schedule *s, csv_state *cs, int i, char *name, char *what,
                           size_t what_sz) {
+  const size_t utf8_ok = sim_json_utf8_valid_prefix(name);
+  if (name[utf8_ok]) { /* the name would reach the JSON messages, which must be UTF-8 */
+    snprintf(what, what_sz, "column %d: name is not valid UTF-8 (at byte %zu)", i + 1, utf8_ok);
+    return -1;
+  }
   char *dot = strchr(name, '.');
   if (!dot || dot == name || !dot[1]) {
     snprintf(what, what_sz, "column %d \"%s\": expected <sensor>.<channel>", i + 1, name);

@@ -122,8 +122,9 @@ static void print_status(hil_runtime *rt, const hil_status *st, const char *pref
   }
   if (st->constraint_rows > 0) {
     snprintf(record + strlen(record), sizeof record - strlen(record),
-             " | contacts %d, constraints %d active of %d (%d iterations)", st->contacts,
-             st->constraint_active, st->constraint_rows, st->solver_iterations);
+             " | contacts %d (%.3g N), stops %d, constraints %d active of %d (%d iterations)",
+             st->contacts, st->normal_force, st->stops, st->constraint_active,
+             st->constraint_rows, st->solver_iterations);
   }
   if (st->input_deferred > 0) {
     snprintf(record + strlen(record), sizeof record - strlen(record),

@@ -316,6 +316,10 @@ const hil_options *hil_runtime_options(const hil_runtime *rt) {
   return &rt->opt;
 }
 
+hil_transport *hil_runtime_transport(const hil_runtime *rt, int i) {
+  return i >= 0 && i < rt->ntransports ? rt->transports[i] : NULL;
+}
+
 double hil_runtime_loop_time(const hil_runtime *rt) {
   if (rt->opt.mode == HIL_MODE_REALTIME) {
     return hil__monotonic_now() - rt->start_wall;
@@ -351,6 +355,15 @@ static void fill_status(const hil_runtime *rt, hil_status *out, const hil_histog
   out->constraint_rows = rt->data->nefc;
   out->constraint_active = rt->data->solver.nactive;
   out->solver_iterations = rt->data->solver.iterations;
+  for (int i = rt->data->nf; i < rt->data->nefc; i++) {
+    out->stops += rt->data->efc_type[i] == SIM_CNSTR_LIMIT_JOINT &&
+                  rt->data->efc_state[i] != SIM_CSTATE_SATISFIED;
+  }
+  for (int c = 0; c < rt->data->ncon; c++) {
+    double f[3];
+    sim_contact_force(rt->model, rt->data, c, f);
+    out->normal_force += f[0];
+  }
 }
 
 void hil_runtime_status(const hil_runtime *rt, hil_status *out) {

@@ -138,6 +138,10 @@ void hil_runtime_status_total(const hil_runtime *rt, hil_status *out);
 int hil_runtime_input_budget_left(const hil_runtime *rt);
 void hil_runtime_input_deferred(hil_runtime *rt);
 
+/* The i-th transport added (0-based), NULL past the last: a front end that shows the others'
+ * counters (the web view) reads their describe() lines through it, on the loop thread. */
+hil_transport *hil_runtime_transport(const hil_runtime *rt, int i);
+
 /* Control requests (the ZeroMQ control socket, serial STEP_REQUEST). */
 void hil_runtime_pause(hil_runtime *rt);
 int hil_runtime_paused(const hil_runtime *rt);

@@ -39,6 +39,8 @@ typedef struct hil_status {
   /* the constraint stage of the last step (sim_data.solver): 0 for a robot without limits,
    * friction or geoms, or while none is active */
   int contacts, constraint_rows, constraint_active, solver_iterations;
+  int stops;           /* joint limits in force (a joint pressed against a hard stop) */
+  double normal_force; /* N, the contacts' normal forces summed (a resting robot: its weight) */
 } hil_status;
 
 #endif

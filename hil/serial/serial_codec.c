@@ -202,6 +202,8 @@ const char *hil_serial_channel_units(const sens_sensor *s, const sim_model *m, i
     return slide ? "m" : "rad";
   case SENS_IMU:
     return strncmp(name, "gyro", 4) == 0 ? "rad/s" : "m/s^2";
+  case SENS_TOUCH:
+    return "N";
   case SENS_TORQUE:
   default:
     if (strcmp(name, "current") == 0) {
@@ -229,6 +231,8 @@ static uint8_t sensor_type_code(sens_type type) {
     return ACH_SENSOR_IMU;
   case SENS_TORQUE:
     return ACH_SENSOR_TORQUE;
+  case SENS_TOUCH:
+    return ACH_SENSOR_TOUCH;
   default:
     return ACH_SENSOR_OTHER;
   }

@@ -34,7 +34,7 @@ typedef struct serial_transport {
   /* the board */
   int was_up;    /* the port was up at the last check */
   int connected; /* a HELLO was accepted on the current link */
-  char board[ACH_NAME_LEN + 1];
+  char board[4 * ACH_NAME_LEN + 1]; /* its HELLO name made printable (hil_printable) */
   int per_frame; /* sample entries per frame the board accepts */
   /* sending */
   uint16_t tx_seq;
@@ -280,11 +280,13 @@ static void on_hello(serial_transport *st, const ach_message *m) {
   ack.u.hello_ack.sim_time_ns = hil_serial_time_ns(hil_runtime_data(st->rt)->time);
   ack.u.hello_ack.rx_max_payload = ACH_MAX_PAYLOAD; /* the receive limits, announced */
   ack.u.hello_ack.max_joints = ACH_MAX_JOINTS;
+  char name[4 * ACH_NAME_LEN + 1]; /* the board's bytes, never raw on a terminal or in JSON */
+  hil_printable(name, sizeof name, h->name);
   if (h->version_major != ACH_PROTOCOL_VERSION_MAJOR) {
     ack.u.hello_ack.result = ACH_HELLO_VERSION_MISMATCH;
     st->connected = 0;
     fprintf(stderr, "serial: board \"%s\" speaks protocol %u.%u, we speak %d.%d: ignored\n",
-            h->name, h->version_major, h->version_minor, ACH_PROTOCOL_VERSION_MAJOR,
+            name, h->version_major, h->version_minor, ACH_PROTOCOL_VERSION_MAJOR,
             ACH_PROTOCOL_VERSION_MINOR);
     send_message(st, &ack);
     return;
@@ -298,19 +300,19 @@ static void on_hello(serial_transport *st, const ach_message *m) {
     snprintf(text, sizeof text, "rx_max_payload %u is below the minimum %d", h->rx_max_payload,
              ACH_MIN_PAYLOAD);
     send_error(st, ACH_ERRC_UNSUPPORTED, m->seq, text);
-    fprintf(stderr, "serial: board \"%s\" refused: %s\n", h->name, text);
+    fprintf(stderr, "serial: board \"%s\" refused: %s\n", name, text);
     return;
   }
   /* as many entries per frame as the board's receive buffer takes */
   int fit = ((int)h->rx_max_payload - ACH_SENSOR_FIXED_SIZE) / ACH_SENSOR_ENTRY_SIZE;
   st->per_frame = fit > ACH_MAX_SENSORS_PER_FRAME ? ACH_MAX_SENSORS_PER_FRAME : fit;
-  snprintf(st->board, sizeof st->board, "%s", h->name);
+  snprintf(st->board, sizeof st->board, "%s", name);
   st->pending.count = 0;
   st->describe_next = st->describe_end = 0;
   ack.u.hello_ack.result = ACH_HELLO_OK;
   send_message(st, &ack);
   if (!st->connected) {
-    fprintf(stderr, "serial: board \"%s\" connected on %s (protocol %u.%u)\n", h->name,
+    fprintf(stderr, "serial: board \"%s\" connected on %s (protocol %u.%u)\n", name,
             hil_serial_port_path(st->port), h->version_major, h->version_minor);
   }
   st->connected = 1;
@@ -422,10 +424,12 @@ static void on_message(const ach_message *m, void *user) {
   case ACH_MSG_DESCRIBE:
     on_describe(st, m);
     break;
-  case ACH_MSG_ERROR:
+  case ACH_MSG_ERROR: {
+    char text[4 * ACH_ERROR_TEXT_MAX + 1];
     fprintf(stderr, "serial: board \"%s\" reports error %u: %s\n", st->board, m->u.error.code,
-            m->u.error.text);
+            hil_printable(text, sizeof text, m->u.error.text));
     break;
+  }
   default:
     send_error(st, ACH_ERRC_UNSUPPORTED, m->seq, "message goes from simulator to board");
     break;

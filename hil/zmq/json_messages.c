@@ -11,6 +11,7 @@
 
 #include "hil/error.h"
 #include "hil/number_format.h"
+#include "sim/json_read.h"
 
 #define MAX_EXACT_INTEGER 9007199254740992.0 /* 2^53: larger integers do not survive a double */
 
@@ -233,6 +234,8 @@ const char *hil_msg_topic_prefix(sens_type type) {
     return "enc";
   case SENS_IMU:
     return "imu";
+  case SENS_TOUCH:
+    return "tch";
   case SENS_TORQUE:
   default:
     return "trq";
@@ -252,6 +255,8 @@ const char *hil_msg_unit(const sim_model *m, const sens_sensor *s, int ch) {
     return strcmp(name, "velocity") == 0 ? "rad/s" : "flag";
   case SENS_IMU:
     return strncmp(name, "gyro", 4) == 0 ? "rad/s" : "m/s^2";
+  case SENS_TOUCH:
+    return "N";
   case SENS_TORQUE:
   default:
     if (strcmp(name, "current") == 0) {
@@ -357,6 +362,10 @@ void hil_msg_write_sensor_fields(hil_jw *w, const hil_msg_sensor_view *v) {
   if (v->body) {
     hil_jw_key(w, "body");
     hil_jw_string(w, v->body);
+  }
+  if (v->geom) {
+    hil_jw_key(w, "geom");
+    hil_jw_string(w, v->geom);
   }
   if (v->counts_per_turn > 0) {
     hil_jw_key(w, "counts_per_rev");
@@ -747,6 +756,9 @@ void hil_msg_write_status_fields(hil_jw *w, const hil_status *st) {
   jw_counter(w, "rows", (uint64_t)st->constraint_rows);
   jw_counter(w, "active", (uint64_t)st->constraint_active);
   jw_counter(w, "iterations", (uint64_t)st->solver_iterations);
+  jw_counter(w, "stops", (uint64_t)st->stops);
+  hil_jw_key(w, "normal_force");
+  hil_jw_number(w, st->normal_force);
   hil_jw_end_object(w);
   jw_counter(w, "samples_published", st->samples_published);
 }
@@ -785,37 +797,8 @@ static int check_command_envelope(const cJSON *root, hil_msg_cmd_report *rep, ch
   return rc;
 }
 
-/* 1 when s is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF). */
-static int utf8_valid(const char *s) {
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p) {
-    int n = 0;
-    unsigned cp = 0, min = 0;
-    if (*p < 0x80) {
-      p++;
-      continue;
-    } else if ((*p & 0xE0) == 0xC0) {
-      n = 1, cp = *p & 0x1Fu, min = 0x80;
-    } else if ((*p & 0xF0) == 0xE0) {
-      n = 2, cp = *p & 0x0Fu, min = 0x800;
-    } else if ((*p & 0xF8) == 0xF0) {
-      n = 3, cp = *p & 0x07u, min = 0x10000;
-    } else {
-      return 0;
-    }
-    for (int k = 1; k <= n; k++) {
-      if ((p[k] & 0xC0) != 0x80) {
-        return 0;
-      }
-      cp = (cp << 6) | (p[k] & 0x3Fu);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return 0;
-    }
-    p += n + 1;
-  }
-  return 1;
-}
+/* 1 when s is well-formed UTF-8 (RFC 3629), by the robot loader's own check */
+static int utf8_valid(const char *s) { return s[sim_json_utf8_valid_prefix(s)] == '\0'; }
 
 int hil_msg_submit_commands(hil_commands *c, const char *json, size_t len, double now,
                             hil_msg_cmd_report *rep, char *err, size_t err_sz) {

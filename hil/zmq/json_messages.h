@@ -90,7 +90,7 @@ int hil_msg_encode_sample_view(char *out, size_t out_sz, const hil_msg_sample_vi
  * replies share one layout. */
 typedef struct hil_msg_sensor_view {
   const char *name, *type, *topic;
-  const char *joint, *body; /* NULL: not written */
+  const char *joint, *body, *geom; /* NULL: not written */
   int counts_per_rev;
   int64_t counts_per_turn; /* 0: not an encoder */
   double resolution;       /* rad per count */
@@ -102,7 +102,7 @@ typedef struct hil_msg_sensor_view {
 } hil_msg_sensor_view;
 void hil_msg_write_sensor_fields(hil_jw *w, const hil_msg_sensor_view *v);
 
-/* "enc", "imu" or "trq". */
+/* "enc", "imu", "trq" or "tch". */
 const char *hil_msg_topic_prefix(sens_type type);
 /* Unit of channel ch of s: "count", "rad", "rad/s", "flag", "m/s^2", "N*m", "N", "A".
  * m resolves a torque sensor on a slide joint (force, "N"); it may be NULL. */

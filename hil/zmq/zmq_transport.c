@@ -29,7 +29,8 @@ typedef struct stream {
   char topic[HIL_MSG_TOPIC_MAX];
   hil_msg_sample_form form;
   char json[HIL_MSG_SAMPLE_MAX];
-  int len; /* of json; 0: no sample yet (since the last reset) */
+  int len;  /* of json; 0: no sample yet (since the last reset) */
+  double t; /* the sample's time */
 } stream;
 
 /* The streams, sized by attach: sensor i at i, its truth at nsensor + i. */
@@ -37,7 +38,7 @@ typedef struct streams {
   stream *s; /* [n] */
   int nsensor, n;
   const sens_sensor *first; /* sensor i is first + i */
-  double t;                 /* simulation time of the last sample (a smaller one: a reset) */
+  double t;                 /* simulation time of the last step (a smaller one: a reset) */
 } streams;
 
 typedef struct zmq_transport {
@@ -235,11 +236,16 @@ static stream *stream_of(zmq_transport *z, const sens_sensor *s, int truth) {
   return &st->s[truth ? st->nsensor + i : i];
 }
 
-/* Keeps `latest` from offering samples of before a reset (or a restore to an earlier time). */
+/* Keeps `latest` from offering samples of before a reset (or a restore to an earlier time):
+ * at the end of a step that went back in time, a sample later than that step is from the lost
+ * future. Judged per step, not per sample: a sensor on its own clock (an 800 Hz IMU) publishes
+ * samples from inside the step, earlier than the step's other samples. */
 static void forget_the_future(streams *st, double t) {
   if (t < st->t) {
     for (int i = 0; i < st->n; i++) {
-      st->s[i].len = 0;
+      if (st->s[i].t > t) {
+        st->s[i].len = 0;
+      }
     }
   }
   st->t = t;
@@ -256,8 +262,8 @@ static void publish_one(zmq_transport *z, const sens_sensor *s, const sens_sampl
     z->n.send_failed++;
     return;
   }
-  forget_the_future(&z->streams, smp->t);
   st->len = len;
+  st->t = smp->t;
   send_two(z, st->topic, st->json, (size_t)len);
   z->step_samples++;
 }
@@ -267,6 +273,7 @@ static void publish_one(zmq_transport *z, const sens_sensor *s, const sens_sampl
 static void zt_publish_step(hil_transport *t, hil_runtime *rt, uint64_t steps, double sim_time) {
   zmq_transport *z = (zmq_transport *)t;
   (void)rt;
+  forget_the_future(&z->streams, sim_time);
   char json[160];
   hil_jw w;
   hil_jw_init(&w, json, sizeof json);
@@ -508,6 +515,8 @@ static void jw_sensor_fields(hil_jw *w, const sim_model *m, const sens_sensor *s
     v.joint = m->joints[s->u.trq.joint].name;
   } else if (s->type == SENS_IMU) {
     v.body = m->bodies[s->u.imu.body].name;
+  } else if (s->type == SENS_TOUCH) {
+    v.geom = m->geoms[s->u.tch.geom].name;
   }
   hil_msg_write_sensor_fields(w, &v);
 }
@@ -568,7 +577,7 @@ static void reply_hello(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
   hil_jw_key(w, "paused");
   hil_jw_bool(w, st.paused);
   hil_jw_key(w, "truth");
-  hil_jw_bool(w, z->opt.truth);
+  hil_jw_bool(w, z ? z->opt.truth : 0);
   if (set) {
     hil_jw_key(w, "seed");
     hil_jw_uint(w, sens_set_seed(set));
@@ -584,14 +593,16 @@ static void reply_hello(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
   hil_jw_end_array(w);
   hil_jw_key(w, "endpoints");
   hil_jw_begin_object(w);
-  for (int i = 0; i < NSOCK; i++) {
+  for (int i = 0; z && i < NSOCK; i++) {
     hil_jw_key(w, socket_key[i]);
     hil_jw_string(w, z->endpoint[i]);
   }
   hil_jw_end_object(w);
   hil_jw_end_object(w);
   /* a status message on the stream: a client that sees it knows its subscription is live */
-  zt_publish_status(&z->base, rt, &st);
+  if (z) {
+    zt_publish_status(&z->base, rt, &st);
+  }
 }
 
 static void reply_status(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
@@ -603,10 +614,14 @@ static void reply_status(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
   hil_jw_key(w, "v");
   hil_jw_uint(w, HIL_MSG_VERSION);
   hil_msg_write_status_fields(w, &st);
-  hil_zmq_write_counters(w, &z->n);
+  if (z) {
+    hil_zmq_write_counters(w, &z->n);
+  }
   hil_jw_end_object(w);
   hil_jw_end_object(w);
-  zt_publish_status(&z->base, rt, &st);
+  if (z) {
+    zt_publish_status(&z->base, rt, &st);
+  }
 }
 
 /* {"ok":true,"t":T,"steps":N,"samples":{topic: sample message, ...}}: the newest message of
@@ -614,9 +629,9 @@ static void reply_status(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
  * the last reset is left out). Answered between ticks, so it is the state after the last step:
  * what a subscriber that fell behind would want, at the cost of one round trip. */
 static void reply_latest(zmq_transport *z, hil_runtime *rt, hil_jw *w) {
-  const streams *st = &z->streams;
   hil_msg_begin_latest(w, hil_runtime_data(rt)->time, hil_runtime_steps(rt));
-  for (int i = 0; i < st->n; i++) {
+  for (int i = 0; z && i < z->streams.n; i++) {
+    const streams *st = &z->streams;
     hil_msg_latest_sample(w, st->s[i].topic, st->s[i].json, st->s[i].len);
   }
   hil_msg_end_latest(w);
@@ -814,13 +829,43 @@ static const char *execute(zmq_transport *z, hil_runtime *rt, const hil_ctl_requ
   return NULL;
 }
 
-/* Answers one request: always exactly one reply, so the REP socket stays in step. */
-static void answer(zmq_transport *z, hil_runtime *rt, zmq_msg_t *req, int parts) {
+/* Decodes and carries out one request into out: the reply, or an error reply. Returns the
+ * length and sets *failed. z may be NULL (see hil_zmq_control_answer). */
+static int respond(zmq_transport *z, hil_runtime *rt, const char *req, size_t len, char *out,
+                   size_t out_sz, int *failed) {
   char err[512];
   const char *failure = NULL;
   hil_ctl_request r;
   hil_jw w;
-  hil_jw_init(&w, z->reply, REPLY_MAX);
+  hil_jw_init(&w, out, out_sz);
+  if (hil_msg_decode_control(&r, req, len, err, sizeof err) != HIL_OK) {
+    failure = err;
+  } else {
+    failure = execute(z, rt, &r, &w, err, sizeof err);
+  }
+  int n = failure ? -1 : hil_jw_finish(&w);
+  if (!failure && n < 0) {
+    failure = "reply too large";
+  }
+  *failed = failure != NULL;
+  if (failure) {
+    n = hil_msg_encode_error(out, out_sz, failure);
+  }
+  return n > 0 ? n : 0;
+}
+
+/* See zmq_transport.h. */
+int hil_zmq_control_answer(hil_transport *t, hil_runtime *rt, const char *req, size_t len,
+                           char *out, size_t out_sz) {
+  int failed = 0;
+  return respond((zmq_transport *)t, rt, req, len, out, out_sz, &failed);
+}
+
+/* Answers one request: always exactly one reply, so the REP socket stays in step. */
+static void answer(zmq_transport *z, hil_runtime *rt, zmq_msg_t *req, int parts) {
+  char err[512];
+  const char *failure = NULL;
+  int len = 0;
   if (oversized(z, req)) {
     count_oversized(z, "control request", zmq_msg_size(req));
     snprintf(err, sizeof err, "request of %zu bytes is over max_message_bytes (%d)",
@@ -828,15 +873,10 @@ static void answer(zmq_transport *z, hil_runtime *rt, zmq_msg_t *req, int parts)
     failure = err;
   } else if (parts > 1) {
     failure = "control requests are one-part messages";
-  } else if (hil_msg_decode_control(&r, zmq_msg_data(req), zmq_msg_size(req), err,
-                                    sizeof err) != HIL_OK) {
-    failure = err;
   } else {
-    failure = execute(z, rt, &r, &w, err, sizeof err);
-  }
-  int len = failure ? -1 : hil_jw_finish(&w);
-  if (!failure && len < 0) {
-    failure = "reply too large";
+    int failed = 0;
+    len = respond(z, rt, zmq_msg_data(req), zmq_msg_size(req), z->reply, REPLY_MAX, &failed);
+    z->n.ctl_errors += (uint64_t)failed;
   }
   if (failure) {
     z->n.ctl_errors++;

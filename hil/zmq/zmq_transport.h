@@ -93,6 +93,17 @@ void hil_zmq_transport_counters(const hil_transport *t, hil_zmq_counters *out);
 struct hil_jw;
 void hil_zmq_write_counters(struct hil_jw *w, const hil_zmq_counters *c);
 
+/* Answers one control request (docs/messages.md, section 7) exactly as the ctl socket does, for
+ * another front end whose requests reach the loop thread (the web view, hil/view/view.h). Call
+ * it on the loop thread only (between ticks, from a transport's poll). t is the run's ZeroMQ
+ * transport, or NULL when the run has none: then a hello reply has no endpoints and truth
+ * false, a status reply no "zmq" member, a latest reply no samples, and no status is
+ * published. Writes the reply (an {"ok":false,...} reply when the request fails) into out and
+ * returns its length (0 only when out_sz cannot hold even the error reply). Not counted in the
+ * ZeroMQ counters. */
+int hil_zmq_control_answer(hil_transport *t, hil_runtime *rt, const char *req, size_t len,
+                           char *out, size_t out_sz);
+
 /* Reads one whole message (all its parts) from sock without waiting; returns its part count,
  * 0 when nothing is waiting. *msg holds the first part (the caller closes it). Shared by the
  * transport and the replay's control socket. */

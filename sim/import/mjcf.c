@@ -556,6 +556,10 @@ static int convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *
       cJSON_AddItemToObject(o, soft[k], imp__json_vector(v, n));
     }
   }
+  if (ct != 1 || ca != 1) { /* contact groups other than MuJoCo's default */
+    cJSON_AddNumberToObject(o, "contype", ct);
+    cJSON_AddNumberToObject(o, "conaffinity", ca);
+  }
   cJSON_AddItemToArray(m->geoms, o);
   return 0;
 }
@@ -834,8 +838,61 @@ static int read_option(mjcf *m, const xmlNode *el, cJSON *root) {
   return 0;
 }
 
+/* a converted body's name, or "world" */
+static int has_body(const mjcf *m, const char *name) {
+  if (strcmp(name, "world") == 0) {
+    return 1;
+  }
+  for (const cJSON *b = m->bodies->child; b; b = b->next) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(b, "name");
+    if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* <contact>: each <exclude body1 body2> into the native "exclude" list when both bodies are
+ * native ones (a body merged into its parent is reported); <pair> is reported */
+static int convert_contact(mjcf *m, const xmlNode *contact, cJSON *root) {
+  static const char *const attrs[] = {"name", "body1", "body2", NULL};
+  for (const xmlNode *k = contact->children; k; k = k->next) {
+    if (k->type != XML_ELEMENT_NODE) {
+      continue;
+    }
+    if (!imp__is(k, "exclude")) {
+      if (imp__report(m->c, k, "<contact><%s> ignored: not modelled", imp__name(k)) != 0) {
+        return -1;
+      }
+      continue;
+    }
+    const char *b1 = imp__attr(k, "body1"), *b2 = imp__attr(k, "body2");
+    if (!b1 || !b2) {
+      return imp__fail(m->c, k, "<exclude>: body1 and body2 are required");
+    }
+    if (imp__check_attrs(m->c, k, attrs, "not modelled") != 0) {
+      return -1;
+    }
+    if (!has_body(m, b1) || !has_body(m, b2)) {
+      if (imp__report(m->c, k, "<exclude body1=\"%s\" body2=\"%s\"> not converted: \"%s\" has "
+                               "no joint and no mass and was merged into its parent", b1, b2,
+                      has_body(m, b1) ? b2 : b1) != 0) {
+        return -1;
+      }
+      continue;
+    }
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "exclude");
+    list = list ? list : cJSON_AddArrayToObject(root, "exclude");
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "body1", b1);
+    cJSON_AddStringToObject(o, "body2", b2);
+    cJSON_AddItemToArray(list, o);
+  }
+  return 0;
+}
+
 static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
-  const xmlNode *world = NULL, *actuators = NULL;
+  const xmlNode *world = NULL, *actuators = NULL, *contact = NULL;
   for (const xmlNode *k = top->children; k; k = k->next) {
     int rc = 0;
     if (k->type != XML_ELEMENT_NODE) {
@@ -853,6 +910,8 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
       world = world ? world : k;
     } else if (imp__is(k, "actuator")) {
       actuators = k;
+    } else if (imp__is(k, "contact")) {
+      contact = k;
     } else if (imp__is(k, "include")) {
       rc = imp__fail(m->c, k, "<include>: included files are not read yet");
     } else if (imp__is(k, "visual") || imp__is(k, "statistic") || imp__is(k, "asset")) {
@@ -877,7 +936,7 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
       return -1;
     }
   }
-  return 0;
+  return contact ? convert_contact(m, contact, root) : 0;
 }
 
 cJSON *imp__mjcf(imp_ctx *c, const xmlNode *top) {

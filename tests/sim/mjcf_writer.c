@@ -107,6 +107,7 @@ static void write_geoms(mjcf_out *o, const sim_model *m, int body, int depth) {
     out_vec(o, "friction", geom->friction, 3);
     out_vec(o, "solref", geom->solref, SIM_NREF);
     out_vec(o, "solimp", geom->solimp, SIM_NIMP);
+    out_printf(o, " contype=\"%d\" conaffinity=\"%d\"", geom->contype, geom->conaffinity);
     out_printf(o, " condim=\"3\" margin=\"0\" gap=\"0\"/>\n");
   }
 }
@@ -368,6 +369,17 @@ int mjcf_write(const sim_model *m, char *xml, size_t xml_sz) {
     }
   }
   out_printf(&o, "  </worldbody>\n");
+  if (m->nexclude > 0) {
+    out_printf(&o, "  <contact>\n");
+    for (int i = 0; i < m->nexclude; i++) {
+      out_printf(&o, "    <exclude body1=\"");
+      out_name(&o, m->bodies[m->exclude[2 * i]].name);
+      out_printf(&o, "\" body2=\"");
+      out_name(&o, m->bodies[m->exclude[2 * i + 1]].name);
+      out_printf(&o, "\"/>\n");
+    }
+    out_printf(&o, "  </contact>\n");
+  }
   if (m->nu > 0) {
     out_printf(&o, "  <actuator>\n");
     for (int i = 0; i < m->nu; i++) {

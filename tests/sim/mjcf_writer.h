@@ -11,7 +11,8 @@
  *    axes itself to full precision (MuJoCo 2.2.2's own diagonalization of `fullinertia` is off
  *    by up to 1e-7 relative), and the compiler is told not to touch the inertia
  *    (inertiafromgeom, balanceinertia, boundmass, boundinertia, settotalmass);
- *  - geoms (plane, sphere, capsule, box) with friction, solref, solimp, condim 3, margin 0;
+ *  - geoms (plane, sphere, capsule, box) with friction, solref, solimp, contype, conaffinity,
+ *    condim 3, margin 0, and the model's excluded body pairs as <contact><exclude>;
  *    contacts enabled only when the model has geoms;
  *  - angles in radians (springref of hinges), limits and friction loss enabled, energy enabled; the CG solver with the pyramidal cone, dense Jacobian, and the
  *    model's solver_iterations and solver_tolerance;

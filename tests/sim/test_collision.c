@@ -22,6 +22,8 @@
 #endif
 #if ACHILLES_HAVE_MUJOCO
 #include <mujoco/mujoco.h>
+
+#include "mjcf_writer.h"
 #endif
 
 static const double identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
@@ -144,8 +146,10 @@ static int cmp_found(const void *a, const void *b) {
   return (x->dist > y->dist) - (x->dist < y->dist);
 }
 
-/* The broad phase (sweep and prune) finds exactly the contacts of testing every pair: 60 spheres
- * and capsules on slides, moved to new random places five times (so the kept order changes). */
+/* The broad phase (sweep and prune) finds exactly the contacts of testing every pair the filter
+ * lets through: 60 spheres, capsules and boxes on slides (the boxes in a contact group of their
+ * own that touches the others but not each other), moved to new random places five times (so
+ * the kept order changes). */
 static void test_broad_phase_finds_every_pair(void **state) {
   (void)state;
   enum { N = 60 };
@@ -162,18 +166,29 @@ static void test_broad_phase_finds_every_pair(void **state) {
   }
   n += (size_t)snprintf(json + n, sizeof json - n, "], \"geoms\": [");
   for (int b = 0; b < N; b++) {
-    if (b % 3 == 2) {
+    if (b % 5 == 4) {
+      double q[4] = {0.5 + rnd01(&s), rnd01(&s), 0.3, rnd01(&s)};
+      const double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+      n += (size_t)snprintf(json + n, sizeof json - n,
+                            "%s{\"name\": \"g%d\", \"body\": \"b%d\", \"type\": \"box\","
+                            " \"size\": [%.3f, %.3f, %.3f], \"quat\": [%.17g, %.17g, %.17g, %.17g],"
+                            " \"contype\": 2, \"conaffinity\": 1}",
+                            b ? "," : "", b, b, 0.02 + 0.06 * rnd01(&s), 0.02 + 0.06 * rnd01(&s),
+                            0.02 + 0.06 * rnd01(&s), q[0] / norm, q[1] / norm, q[2] / norm,
+                            q[3] / norm);
+    } else if (b % 3 == 2) {
       const double r = 0.03 + 0.05 * rnd01(&s), half = 0.02 + 0.1 * rnd01(&s);
       double q[4] = {0.5 + rnd01(&s), rnd01(&s), 0.3, 0};
       const double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
       n += (size_t)snprintf(json + n, sizeof json - n,
                             "%s{\"name\": \"g%d\", \"body\": \"b%d\", \"type\": \"capsule\","
-                            " \"size\": [%.3f, %.3f], \"quat\": [%.17g, %.17g, %.17g, 0]}",
+                            " \"size\": [%.3f, %.3f], \"quat\": [%.17g, %.17g, %.17g, 0],"
+                            " \"conaffinity\": 3}",
                             b ? "," : "", b, b, r, half, q[0] / norm, q[1] / norm, q[2] / norm);
     } else {
       n += (size_t)snprintf(json + n, sizeof json - n,
                             "%s{\"name\": \"g%d\", \"body\": \"b%d\", \"type\": \"sphere\","
-                            " \"size\": [%.3f]}",
+                            " \"size\": [%.3f], \"conaffinity\": 3}",
                             b ? "," : "", b, b, 0.03 + 0.06 * rnd01(&s));
     }
   }
@@ -185,7 +200,7 @@ static void test_broad_phase_finds_every_pair(void **state) {
   }
   sim_data *d = sim_data_new(m);
   static found swept[2000], brute[2000];
-  int total = 0;
+  int total = 0, nbox = 0, nfiltered = 0;
   for (int round = 0; round < 5; round++) {
     for (int k = 0; k < m->nq; k++) {
       d->qpos[k] = rnd01(&s) * 1.5 - 0.75;
@@ -199,14 +214,22 @@ static void test_broad_phase_finds_every_pair(void **state) {
     int nb = 0;
     for (int i = 0; i < m->ngeom; i++) {
       for (int j = i + 1; j < m->ngeom; j++) {
+        if (sim_collision_filtered(m, i, j)) {
+          nfiltered++;
+          continue;
+        }
         const sim_geom *a = &m->geoms[i], *b = &m->geoms[j];
-        const int swap = a->type == SIM_GEOM_CAPSULE && b->type == SIM_GEOM_SPHERE;
+        const int swap = a->type > b->type;
         const int g1 = swap ? j : i, g2 = swap ? i : j;
         const sim_geom *x = &m->geoms[g1], *y = &m->geoms[g2];
         const double *p1 = d->geom_xpos + 3 * g1, *m1 = d->geom_xmat + 9 * g1;
         const double *p2 = d->geom_xpos + 3 * g2, *m2 = d->geom_xmat + 9 * g2;
         sim_contact con[SIM_COLLIDE_MAX];
-        int k = x->type == SIM_GEOM_SPHERE && y->type == SIM_GEOM_SPHERE
+        int k = y->type == SIM_GEOM_BOX
+                    ? (x->type == SIM_GEOM_SPHERE
+                           ? sim_collide_sphere_box(con, 0, p1, x->size[0], p2, m2, y->size)
+                           : sim_collide_capsule_box(con, 0, p1, m1, x->size, p2, m2, y->size))
+                : x->type == SIM_GEOM_SPHERE && y->type == SIM_GEOM_SPHERE
                     ? sim_collide_sphere_sphere(con, 0, p1, m1, x->size[0], p2, m2, y->size[0])
                 : x->type == SIM_GEOM_SPHERE
                     ? sim_collide_sphere_capsule(con, 0, p1, m1, x->size[0], p2, m2, y->size)
@@ -214,6 +237,7 @@ static void test_broad_phase_finds_every_pair(void **state) {
         for (int c = 0; c < k; c++) {
           if (con[c].dist < 0) {
             brute[nb++] = (found){g1, g2, con[c].dist};
+            nbox += y->type == SIM_GEOM_BOX;
           }
         }
       }
@@ -228,11 +252,117 @@ static void test_broad_phase_finds_every_pair(void **state) {
     }
     total += ns;
   }
-  print_message("broad phase: %d contacts in 5 scenes of %d round shapes, as every pair gives\n",
-                total, N);
-  assert_true(total > 50);
+  print_message("broad phase: %d contacts (%d with a box) in 5 scenes of %d shapes, as every pair "
+                "gives (%d box pairs filtered)\n", total, nbox, N, nfiltered);
+  assert_true(total > 50 && nbox > 10);
+  assert_int_equal(nfiltered, 5 * 12 * 11 / 2); /* the 12 boxes never meet each other */
   sim_data_free(d);
   sim_model_free(m);
+}
+
+
+/* One scene for the contact filter: every shape overlaps every other and the plane, so the
+ * contacts found are exactly the pairs the filter lets through. b is welded to a (no joint), c
+ * hangs from b, e from c; d and gd2 on f have their own contact groups; f is excluded against a
+ * (but not against b). */
+static const char filter_json[] =
+    "{ \"name\": \"filter\", \"max_contacts\": 200,"
+    "  \"bodies\": ["
+    "    {\"name\": \"a\", \"parent\": \"world\", \"joint\": {\"name\": \"ja\", \"type\": \"slide\","
+    "     \"axis\": [1, 0, 0]}, \"inertial\": {\"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0]}},"
+    "    {\"name\": \"b\", \"parent\": \"a\","
+    "     \"inertial\": {\"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0]}},"
+    "    {\"name\": \"c\", \"parent\": \"b\", \"joint\": {\"name\": \"jc\", \"type\": \"hinge\","
+    "     \"axis\": [0, 0, 1]}, \"inertial\": {\"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0]}},"
+    "    {\"name\": \"e\", \"parent\": \"c\", \"joint\": {\"name\": \"je\", \"type\": \"hinge\","
+    "     \"axis\": [0, 0, 1]}, \"inertial\": {\"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0]}},"
+    "    {\"name\": \"d\", \"parent\": \"world\", \"joint\": {\"name\": \"jd\", \"type\": \"slide\","
+    "     \"axis\": [0, 1, 0]}, \"inertial\": {\"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0]}},"
+    "    {\"name\": \"f\", \"parent\": \"world\", \"joint\": {\"name\": \"jf\", \"type\": \"slide\","
+    "     \"axis\": [0, 0, 1]}, \"inertial\": {\"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0]}}],"
+    "  \"geoms\": ["
+    "    {\"name\": \"plane\", \"body\": \"world\", \"type\": \"plane\"},"
+    "    {\"name\": \"gw\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.3], \"pos\": [0, 0, 0.2]},"
+    "    {\"name\": \"ga\", \"body\": \"a\", \"type\": \"sphere\", \"size\": [0.3], \"pos\": [0.01, 0, 0.2]},"
+    "    {\"name\": \"gb\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.3, 0.1], \"pos\": [0.02, 0, 0.2]},"
+    "    {\"name\": \"gc\", \"body\": \"c\", \"type\": \"box\", \"size\": [0.3, 0.2, 0.3], \"pos\": [0.03, 0, 0.2]},"
+    "    {\"name\": \"ge\", \"body\": \"e\", \"type\": \"sphere\", \"size\": [0.3], \"pos\": [0.04, 0, 0.2]},"
+    "    {\"name\": \"gd\", \"body\": \"d\", \"type\": \"sphere\", \"size\": [0.3], \"pos\": [0.05, 0, 0.2],"
+    "     \"contype\": 2, \"conaffinity\": 6},"
+    "    {\"name\": \"gd2\", \"body\": \"f\", \"type\": \"capsule\", \"size\": [0.3, 0.1], \"pos\": [0.05, 0.01, 0.2],"
+    "     \"contype\": 4, \"conaffinity\": 0},"
+    "    {\"name\": \"gf\", \"body\": \"f\", \"type\": \"sphere\", \"size\": [0.3], \"pos\": [0.06, 0, 0.2]}],"
+    "  \"exclude\": [{\"body1\": \"f\", \"body2\": \"a\"}] }";
+
+/* the pairs of geom names in contact, each pair's names in order, the list sorted */
+typedef struct name_pair {
+  char a[16], b[16];
+} name_pair;
+
+static int cmp_name_pair(const void *x, const void *y) {
+  const name_pair *p = x, *q = y;
+  const int c = strcmp(p->a, q->a);
+  return c ? c : strcmp(p->b, q->b);
+}
+
+static int add_pair(name_pair *list, int n, const char *x, const char *y) {
+  const int swap = strcmp(x, y) > 0;
+  snprintf(list[n].a, sizeof list[n].a, "%s", swap ? y : x);
+  snprintf(list[n].b, sizeof list[n].b, "%s", swap ? x : y);
+  for (int k = 0; k < n; k++) { /* one entry per pair, however many contacts it has */
+    if (cmp_name_pair(&list[k], &list[n]) == 0) {
+      return n;
+    }
+  }
+  return n + 1;
+}
+
+static int filter_pairs(name_pair *list) {
+  char err[512];
+  sim_model *m = sim_model_load_string(filter_json, "filter", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  sim_data *d = sim_data_new(m);
+  sim_kinematics(m, d);
+  sim_collide(m, d);
+  int n = 0;
+  for (int c = 0; c < d->ncon; c++) {
+    n = add_pair(list, n, m->geoms[d->con_geom[2 * c]].name,
+                 m->geoms[d->con_geom[2 * c + 1]].name);
+  }
+  qsort(list, (size_t)n, sizeof *list, cmp_name_pair);
+  sim_data_free(d);
+  sim_model_free(m);
+  return n;
+}
+
+/* What the filter keeps out, by rule: weld body (a–b, world–plane, f's two), weld parent (a–c,
+ * b–c, c–e), groups (gd, gd2 against the rest), excluded bodies (a–f); what it lets through
+ * (a–e: grandparent; b–f: b is not a; gd–gd2: 4 & 6). */
+static void test_filter_rules(void **state) {
+  (void)state;
+  name_pair got[64];
+  const int n = filter_pairs(got);
+  static const char *const expected[][2] = {
+      {"ga", "ge"}, {"ga", "gw"}, {"gb", "ge"}, {"gb", "gf"}, {"gb", "gw"}, {"gc", "gf"},
+      {"gc", "gw"}, {"gd", "gd2"}, {"ge", "gf"}, {"ge", "gw"}, {"gf", "gw"}, {"ga", "plane"},
+      {"gb", "plane"}, {"gc", "plane"}, {"ge", "plane"}, {"gf", "plane"}};
+  const int ne = (int)(sizeof expected / sizeof expected[0]);
+  name_pair want[64];
+  int nw = 0;
+  for (int k = 0; k < ne; k++) {
+    nw = add_pair(want, nw, expected[k][0], expected[k][1]);
+  }
+  qsort(want, (size_t)nw, sizeof *want, cmp_name_pair);
+  for (int k = 0; k < n; k++) {
+    print_message("  %s / %s\n", got[k].a, got[k].b);
+  }
+  assert_int_equal(n, nw);
+  for (int k = 0; k < n; k++) {
+    assert_string_equal(got[k].a, want[k].a);
+    assert_string_equal(got[k].b, want[k].b);
+  }
 }
 
 #if ACHILLES_HAVE_MUJOCO
@@ -326,7 +456,7 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
   mjModel *mm = load_mujoco(xml);
   mjData *md = mj_makeData(mm);
   uint64_t s = 0x2545f4914f6cdd1dull + (uint64_t)type;
-  int ncontact = 0;
+  int ncontact = 0, ntwo = 0;
   double e = 0;
   for (int k = 0; k < 400; k++) {
     for (int body = 0; body < 2; body++) {
@@ -344,13 +474,19 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
         md->qpos[10 + i] = md->qpos[3 + i];
       }
     }
+    if (type >= 3 && k % 4 == 1) { /* a box in its first's axes or 90° turned: flat contacts */
+      const double h = sqrt(0.5), turn[3][4] = {{1, 0, 0, 0}, {h, h, 0, 0}, {h, 0, h, 0}};
+      mju_mulQuat(md->qpos + 10, md->qpos + 3, turn[(k / 4) % 3]);
+    }
     mj_forward(mm, md);
     const double *p1 = md->geom_xpos, *m1 = md->geom_xmat, *s1 = mm->geom_size;
     const double *p2 = md->geom_xpos + 3, *m2 = md->geom_xmat + 9, *s2 = mm->geom_size + 3;
     sim_contact con[SIM_COLLIDE_MAX];
     int n = type == 0   ? sim_collide_sphere_sphere(con, 0, p1, m1, s1[0], p2, m2, s2[0])
             : type == 1 ? sim_collide_sphere_capsule(con, 0, p1, m1, s1[0], p2, m2, s2)
-                        : sim_collide_capsule_capsule(con, 0, p1, m1, s1, p2, m2, s2);
+            : type == 2 ? sim_collide_capsule_capsule(con, 0, p1, m1, s1, p2, m2, s2)
+            : type == 3 ? sim_collide_sphere_box(con, 0, p1, s1[0], p2, m2, s2)
+                        : sim_collide_capsule_box(con, 0, p1, m1, s1, p2, m2, s2);
     int kept = 0; /* MuJoCo keeps the penetrating ones (margin 0) */
     for (int c = 0; c < n; c++) {
       if (con[c].dist < 0) {
@@ -370,22 +506,95 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
       }
     }
     ncontact += kept;
+    ntwo += kept == 2;
   }
-  print_message("%s / %s: %d contacts in 400 poses, max difference from MuJoCo %.2g\n", shape1,
-                shape2, ncontact, e);
+  print_message("%s / %s: %d contacts (%d poses with two) in 400 poses, max difference from "
+                "MuJoCo %.2g\n", shape1, shape2, ncontact, ntwo, e);
   assert_true(ncontact > 100);
   assert_true(e <= 1e-14);
   mj_deleteData(md);
   mj_deleteModel(mm);
 }
 
+/* the filter scene in MJCF: MuJoCo finds the same touching pairs */
+static void compare_filter_with_mujoco(void) {
+  static const char xml[] =
+      "<mujoco><worldbody>"
+      "<geom name='plane' type='plane' size='0 0 1'/>"
+      "<geom name='gw' type='sphere' size='0.3' pos='0 0 0.2'/>"
+      "<body name='a'><joint type='slide' axis='1 0 0'/>"
+      " <geom name='ga' type='sphere' size='0.3' pos='0.01 0 0.2'/>"
+      " <body name='b'><geom name='gb' type='capsule' size='0.3 0.1' pos='0.02 0 0.2'/>"
+      "  <body name='c'><joint type='hinge' axis='0 0 1'/>"
+      "   <geom name='gc' type='box' size='0.3 0.2 0.3' pos='0.03 0 0.2'/>"
+      "   <body name='e'><joint type='hinge' axis='0 0 1'/>"
+      "    <geom name='ge' type='sphere' size='0.3' pos='0.04 0 0.2'/></body>"
+      "  </body></body></body>"
+      "<body name='d'><joint type='slide' axis='0 1 0'/>"
+      " <geom name='gd' type='sphere' size='0.3' pos='0.05 0 0.2' contype='2' conaffinity='6'/>"
+      "</body>"
+      "<body name='f'><joint type='slide' axis='0 0 1'/>"
+      " <geom name='gd2' type='capsule' size='0.3 0.1' pos='0.05 0.01 0.2' contype='4' "
+      "conaffinity='0'/>"
+      " <geom name='gf' type='sphere' size='0.3' pos='0.06 0 0.2'/></body>"
+      "</worldbody><contact><exclude body1='f' body2='a'/></contact></mujoco>";
+  mjModel *mm = load_mujoco(xml);
+  mjData *md = mj_makeData(mm);
+  mj_forward(mm, md);
+  name_pair theirs[64], ours[64];
+  int n = 0;
+  for (int c = 0; c < md->ncon; c++) {
+    n = add_pair(theirs, n, mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom1),
+                 mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom2));
+  }
+  qsort(theirs, (size_t)n, sizeof *theirs, cmp_name_pair);
+  const int k = filter_pairs(ours);
+  print_message("filter scene: MuJoCo and we find %d and %d touching pairs\n", n, k);
+  assert_int_equal(n, k);
+  for (int i = 0; i < n; i++) {
+    assert_string_equal(ours[i].a, theirs[i].a);
+    assert_string_equal(ours[i].b, theirs[i].b);
+  }
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+  /* the MJCF the reference tests write from our model (groups and excludes included) too */
+  char err[512];
+  sim_model *m = sim_model_load_string(filter_json, "filter", err, sizeof err);
+  assert_non_null(m);
+  mm = (mjModel *)mjcf_load(m, err, sizeof err);
+  if (!mm) {
+    fail_msg("%s", err);
+  }
+  md = mj_makeData(mm);
+  mj_forward(mm, md);
+  n = 0;
+  for (int c = 0; c < md->ncon; c++) {
+    n = add_pair(theirs, n, mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom1),
+                 mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom2));
+  }
+  qsort(theirs, (size_t)n, sizeof *theirs, cmp_name_pair);
+  assert_int_equal(n, k);
+  for (int i = 0; i < n; i++) {
+    assert_string_equal(ours[i].a, theirs[i].a);
+    assert_string_equal(ours[i].b, theirs[i].b);
+  }
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+  sim_model_free(m);
+}
+
 static void test_against_mujoco(void **state) {
   (void)state;
+  compare_filter_with_mujoco();
   compare_pair_with_mujoco("type=\"sphere\" size=\"0.2\"", "type=\"sphere\" size=\"0.15\"", 0);
   compare_pair_with_mujoco("type=\"sphere\" size=\"0.2\"", "type=\"capsule\" size=\"0.1 0.3\"",
                            1);
   compare_pair_with_mujoco("type=\"capsule\" size=\"0.1 0.3\"",
                            "type=\"capsule\" size=\"0.12 0.2\"", 2);
+  compare_pair_with_mujoco("type=\"sphere\" size=\"0.2\"", "type=\"box\" size=\"0.2 0.15 0.1\"",
+                           3);
+  compare_pair_with_mujoco("type=\"capsule\" size=\"0.1 0.3\"",
+                           "type=\"box\" size=\"0.2 0.15 0.1\"", 4);
   compare_with_mujoco("type=\"sphere\" size=\"0.3\"", 0);
   compare_with_mujoco("type=\"capsule\" size=\"0.1 0.3\"", 1);
   compare_with_mujoco("type=\"box\" size=\"0.2 0.15 0.1\"", 2);
@@ -407,6 +616,7 @@ int main(void) {
       cmocka_unit_test(test_plane_box),      cmocka_unit_test(test_frame_hints),
       cmocka_unit_test(test_against_mujoco),
       cmocka_unit_test(test_broad_phase_finds_every_pair),
+      cmocka_unit_test(test_filter_rules),
   };
   return cmocka_run_group_tests_name("collision", tests, NULL, NULL);
 }

@@ -233,6 +233,42 @@ static void test_limits_and_friction(void **state) {
   sim_model_free(m);
 }
 
+/* contype/conaffinity reach the geoms (the default 1/1 written as nothing); an <exclude> of two
+ * converted bodies becomes the native list, one naming a merged body is reported */
+static void test_contact_groups_and_excludes(void **state) {
+  (void)state;
+  static const char xml[] =
+      "<mujoco>\n<worldbody>\n"
+      "<body name=\"a\"><joint name=\"ja\" type=\"slide\"/>\n"
+      "  <geom name=\"ga\" type=\"sphere\" size=\"0.1\" contype=\"2\" conaffinity=\"5\"/>\n"
+      "  <body name=\"frame\" pos=\"0.2 0 0\">\n"
+      "    <body name=\"b\"><joint name=\"jb\" type=\"slide\"/>\n"
+      "      <geom name=\"gb\" type=\"sphere\" size=\"0.1\"/></body></body></body>\n"
+      "<body name=\"c\"><joint name=\"jc\" type=\"slide\"/>\n"
+      "  <geom name=\"gc\" type=\"capsule\" size=\"0.1 0.2\"/></body>\n"
+      "</worldbody>\n"
+      "<contact>\n<exclude body1=\"c\" body2=\"a\"/>\n"
+      "<exclude body1=\"frame\" body2=\"c\"/>\n<pair geom1=\"ga\" geom2=\"gc\"/>\n</contact>\n"
+      "</mujoco>\n";
+  char path[256], err[1024];
+  write_file(path, sizeof path, "groups.xml", xml);
+  reports r = {"", 0};
+  sim_model *m = import(path, &r, 0, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  print_message("reports:\n%s", r.text);
+  assert_int_equal(m->ngeom, 3);
+  assert_true(m->geoms[0].contype == 2 && m->geoms[0].conaffinity == 5);
+  assert_true(m->geoms[1].contype == 1 && m->geoms[1].conaffinity == 1);
+  assert_int_equal(m->nexclude, 1);
+  const int a = sim_model_body(m, "a"), c = sim_model_body(m, "c");
+  assert_true(m->exclude[0] == (a < c ? a : c) && m->exclude[1] == (a < c ? c : a));
+  assert_non_null(strstr(r.text, "groups.xml:13: <exclude body1=\"frame\""));
+  assert_non_null(strstr(r.text, "groups.xml:14: <contact><pair> ignored"));
+  sim_model_free(m);
+}
+
 /* URDF collision spheres and boxes become geoms on their link (a box's size is its full
  * length in URDF, half in ours), merged frame links included; cylinders are reported */
 static void test_urdf_collisions(void **state) {
@@ -568,6 +604,7 @@ int main(void) {
       cmocka_unit_test(test_errors_name_file_and_line),
       cmocka_unit_test(test_limits_and_friction),
       cmocka_unit_test(test_urdf_collisions),
+      cmocka_unit_test(test_contact_groups_and_excludes),
       cmocka_unit_test(test_urdf_equals_mjcf_twin),
       cmocka_unit_test(test_mjcf_degrees_matches_mujoco),
       cmocka_unit_test(test_mjcf_radians_matches_mujoco),

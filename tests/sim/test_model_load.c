@@ -322,6 +322,47 @@ static void test_bad_geoms(void **state) {
   expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"sphere\",\"size\":[1],"
                      "\"solref\":[1,-1]}"), "geoms[0].solref", "mix");
   expect_error("{\"max_contacts\":-1,\"bodies\":[" BODY_A "]}", "max_contacts", "integer");
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"sphere\",\"size\":[1],"
+                     "\"contype\":1.5}"), "geoms[0].contype", "bitmask");
+  expect_error(GEOMS("{\"name\":\"g\",\"body\":\"a\",\"type\":\"sphere\",\"size\":[1],"
+                     "\"conaffinity\":-1}"), "geoms[0].conaffinity", "bitmask");
+}
+
+#define TWO_BOXES(extra, groups)                                                                 \
+  "{\"bodies\":[" BODY_A "," BODY_B ",{\"name\":\"c\",\"parent\":\"world\",\"joint\":"      \
+  "{\"name\":\"jc\",\"type\":\"slide\",\"axis\":[1,0,0]},\"inertial\":{\"mass\":1,"             \
+  "\"inertia\":[0.01,0.01,0.01,0,0,0]}}],\"geoms\":["                                           \
+  "{\"name\":\"ba\",\"body\":\"a\",\"type\":\"box\",\"size\":[1,1,1]},"                       \
+  "{\"name\":\"bb\",\"body\":\"b\",\"type\":\"box\",\"size\":[1,1,1]},"                       \
+  "{\"name\":\"bc\",\"body\":\"c\",\"type\":\"box\",\"size\":[1,1,1]" groups "}]" extra "}"
+
+/* Box–box contacts are not detected: two boxes that may touch are refused, naming both; boxes
+ * of a parent and child, of excluded bodies or of disjoint groups are accepted. */
+static void test_box_pairs(void **state) {
+  (void)state;
+  expect_error(TWO_BOXES("", ""), "geoms[2]", "box \"bc\" may touch box \"ba\"");
+  char err[512];
+  const char *ok[] = {TWO_BOXES(",\"exclude\":[{\"body1\":\"c\",\"body2\":\"a\"},"
+                                "{\"body1\":\"b\",\"body2\":\"c\"}]", ""),
+                      TWO_BOXES("", ",\"contype\":2,\"conaffinity\":2")};
+  for (int k = 0; k < 2; k++) {
+    sim_model *m = sim_model_load_string(ok[k], "t", err, sizeof err);
+    if (!m) {
+      fail_msg("%s", err);
+    }
+    assert_int_equal(m->nexclude, k == 0 ? 2 : 0);
+    if (k == 0) { /* sorted pairs, smaller body first */
+      assert_true(m->exclude[0] == 1 && m->exclude[1] == 3 && m->exclude[2] == 2 &&
+                  m->exclude[3] == 3);
+    }
+    sim_model_free(m);
+  }
+  expect_error(TWO_BOXES(",\"exclude\":[{\"body1\":\"c\",\"body2\":\"x\"}]", ""), "exclude[0]",
+               "unknown body \"x\"");
+  expect_error(TWO_BOXES(",\"exclude\":[{\"body1\":\"c\",\"body2\":\"c\"}]", ""), "exclude[0]",
+               "itself");
+  expect_error(TWO_BOXES(",\"exclude\":[{\"body1\":\"c\"}]", ""), "exclude[0].body2", NULL);
+  expect_error(TWO_BOXES(",\"exclude\":{}", ""), "exclude", "array");
 }
 
 /* Finite is not enough: 1e308 kg overflows the dynamics; each bound is reported at its path. */
@@ -406,6 +447,7 @@ int main(void) {
       cmocka_unit_test(test_bad_constraint_keys),
       cmocka_unit_test(test_geoms),
       cmocka_unit_test(test_bad_geoms),
+      cmocka_unit_test(test_box_pairs),
       cmocka_unit_test(test_physical_bounds),
       cmocka_unit_test(test_names_are_utf8_text),
       cmocka_unit_test(test_text_after_the_value),

@@ -598,6 +598,8 @@ static void test_csv_errors(void **state) {
       {"time,enc.angle\n0,1\n0.002,2\n0.002,3\n0.001,4\n",
        "line 5: time 0.001 goes back (the row before has 0.002)", HIL_LOG_EFORMAT},
       {"", "empty file", HIL_LOG_EFORMAT},
+      {"time,enc\xff.angle,enc.angle\n0,1,2\n", "line 1: column 2: name is not valid UTF-8 (at byte 3)",
+       HIL_LOG_EFORMAT},
   };
   char path[300], err[512];
   tmp_path(path, sizeof path, "bad.csv");
@@ -615,23 +617,16 @@ static void test_csv_errors(void **state) {
   }
 }
 
-/* issue 11, item 5: a sample record whose t is null (CRC-valid) is damage named by its record;
- * readers skip it as any damaged record (noise-fit counts it) */
-static void test_sample_without_time(void **state) {
-  (void)state;
-  char path[300], err[512];
-  tmp_path(path, sizeof path, "null_t.ndjson");
+/* The small log with a CRC-valid record of the given JSON text inserted as record 2; returns
+ * the record's byte offset. */
+static size_t small_log_with_record_2(const char *path, const char *text) {
   write_small_log(path);
   size_t n;
   char *buf = read_all(path, &n);
-  const char *text = "{\"type\":\"sample\",\"sensor\":\"enc_shoulder\","
-                     "\"topic\":\"enc/enc_shoulder\","
-                     "\"seq\":99,\"t\":null,\"t_truth\":0,\"wall\":0,\"valid\":true,"
-                     "\"values\":{\"counts\":1,\"angle\":2}}";
   char line[512];
   const int len = snprintf(line, sizeof line, "%08x %s\n",
                            (unsigned)hil_crc32(0, text, strlen(text)), text);
-  char *second = strchr(buf, '\n') + 1; /* the null-t record becomes record 2 */
+  char *second = strchr(buf, '\n') + 1;
   const size_t head = (size_t)(second - buf);
   char *out = malloc(n + (size_t)len);
   assert_non_null(out);
@@ -641,6 +636,20 @@ static void test_sample_without_time(void **state) {
   write_file(path, out, n + (size_t)len);
   free(out);
   free(buf);
+  return head;
+}
+
+/* issue 11, item 5: a sample record whose t is null (CRC-valid) is damage named by its record;
+ * readers skip it as any damaged record (noise-fit counts it) */
+static void test_sample_without_time(void **state) {
+  (void)state;
+  char path[300], err[512];
+  tmp_path(path, sizeof path, "null_t.ndjson");
+  const char *text = "{\"type\":\"sample\",\"sensor\":\"enc_shoulder\","
+                     "\"topic\":\"enc/enc_shoulder\","
+                     "\"seq\":99,\"t\":null,\"t_truth\":0,\"wall\":0,\"valid\":true,"
+                     "\"values\":{\"counts\":1,\"angle\":2}}";
+  const size_t head = small_log_with_record_2(path, text);
   hil_log_reader *r = hil_log_reader_open(path, err, sizeof err);
   assert_non_null(r);
   hil_log_record *rec = malloc(sizeof *rec);
@@ -660,8 +669,37 @@ static void test_sample_without_time(void **state) {
   hil_series_free(&s);
 }
 
+/* issue 11, item 10: a CRC-valid record that is not UTF-8 (a name from a broken writer) would
+ * reach JSON that Python cannot decode: damage named by its record, and the reader goes on */
+static void test_record_not_utf8(void **state) {
+  (void)state;
+  char path[300], err[512];
+  tmp_path(path, sizeof path, "not_utf8.ndjson");
+  const char *text = "{\"type\":\"sample\",\"sensor\":\"enc_\xc3\x28\","
+                     "\"topic\":\"enc/enc_shoulder\",\"seq\":99,\"t\":0,\"t_truth\":0,"
+                     "\"wall\":0,\"valid\":true,\"values\":{\"counts\":1,\"angle\":2}}";
+  const size_t head = small_log_with_record_2(path, text);
+  hil_log_reader *r = hil_log_reader_open(path, err, sizeof err);
+  assert_non_null(r);
+  hil_log_record *rec = malloc(sizeof *rec);
+  assert_non_null(rec);
+  char want[400];
+  snprintf(want, sizeof want, "%s: record 2 at byte %zu: the checksum matches but the text is "
+           "not valid UTF-8 (byte 31 of the JSON text)", path, head);
+  assert_int_equal(hil_log_next(r, rec, err, sizeof err), HIL_LOG_EFORMAT);
+  if (!strstr(err, want)) {
+    fprintf(stderr, "expected '%s' in '%s'\n", want, err);
+  }
+  assert_non_null(strstr(err, want));
+  assert_int_equal(hil_log_next(r, rec, err, sizeof err), 1);
+  assert_int_equal(rec->index, 3);
+  free(rec);
+  hil_log_reader_close(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_record_not_utf8),
       cmocka_unit_test(test_crc32_check_value),
       cmocka_unit_test(test_round_trip_every_record_type),
       cmocka_unit_test(test_line_format),

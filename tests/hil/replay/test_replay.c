@@ -765,6 +765,19 @@ static void test_csv(void **state) {
                                       "\"seq\":1,\"t\":0.002"));
   hil_replay_free(&s);
 
+  /* a touch sensor's columns: its live topic and units */
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "time,pad.normal,pad.force.z\n0,19.62,19.62\n0.001,19.6,19.6\n");
+  fclose(f);
+  load(&s, path, &sel);
+  assert_int_equal(s.nsensors, 1);
+  assert_string_equal(s.sensor[0].topic, "tch/pad");
+  assert_string_equal(s.sensor[0].type, "touch");
+  assert_string_equal(s.sensor[0].unit[0], "N");
+  assert_string_equal(s.sensor[0].unit[1], "N");
+  hil_replay_free(&s);
+
   /* a column given twice is an error of the header, not a damaged row */
   f = fopen(path, "w");
   assert_non_null(f);
@@ -773,6 +786,14 @@ static void test_csv(void **state) {
   char err[512];
   assert_int_equal(hil_replay_load(&s, path, &sel, err, sizeof err), HIL_LOG_EFORMAT);
   assert_non_null(strstr(err, "import.csv: line 1: columns 2 and 4 are the same: enc.counts"));
+
+  /* a name that is not UTF-8 would reach the JSON messages: refused with its column */
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "time,enc.counts,pot\xe2\x82.v\n0,1,2\n");
+  fclose(f);
+  assert_int_equal(hil_replay_load(&s, path, &sel, err, sizeof err), HIL_LOG_EFORMAT);
+  assert_non_null(strstr(err, "import.csv: line 1: column 3: name is not valid UTF-8 (at byte 3)"));
 }
 
 
@@ -1066,6 +1087,25 @@ static float as_float(uint32_t raw) {
   return f;
 }
 
+/* A replay of s on a new pty, played by a thread; b is the board's end, raw. */
+static hil_replay *serial_replay_start(const hil_replay_schedule *s, const hil_replay_options *o,
+                                       board *b, pthread_t *th) {
+  char err[512];
+  hil_replay *r = hil_replay_new(s, o, err, sizeof err);
+  if (!r) {
+    fail_msg("hil_replay_new: %s", err);
+  }
+  b->fd = open(hil_replay_where(r), O_RDWR | O_NOCTTY | O_NONBLOCK);
+  assert_true(b->fd >= 0);
+  struct termios tio;
+  tcgetattr(b->fd, &tio);
+  cfmakeraw(&tio);
+  tcsetattr(b->fd, TCSANOW, &tio);
+  ach_decoder_init(&b->dec);
+  assert_int_equal(pthread_create(th, NULL, run_thread, r), 0);
+  return r;
+}
+
 static void test_serial_pty(void **state) {
   (void)state;
   char path[128];
@@ -1079,21 +1119,9 @@ static void test_serial_pty(void **state) {
   options(&o);
   o.output = HIL_REPLAY_SERIAL;
   o.serial.use_pty = 1;
-  char err[512];
-  hil_replay *r = hil_replay_new(&s, &o, err, sizeof err);
-  if (!r) {
-    fail_msg("hil_replay_new: %s", err);
-  }
   board b = {0};
-  b.fd = open(hil_replay_where(r), O_RDWR | O_NOCTTY | O_NONBLOCK);
-  assert_true(b.fd >= 0);
-  struct termios tio;
-  tcgetattr(b.fd, &tio);
-  cfmakeraw(&tio);
-  tcsetattr(b.fd, TCSANOW, &tio);
-  ach_decoder_init(&b.dec);
   pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, run_thread, r), 0);
+  hil_replay *r = serial_replay_start(&s, &o, &b, &th);
 
   /* HELLO -> HELLO_ACK with the log's figures */
   ach_message m;
@@ -1558,6 +1586,93 @@ static void test_wait_hello_controller(void **state) {
   assert_non_null(strstr(err, "--wait-hello: no control socket"));
 }
 
+/* A 1.1 board talks to a replay as to the live simulator: HELLO_ACK announces the receive
+ * limits, DESCRIBE is answered with one SENSOR_INFO per id from the file's sensors (a bad id with
+ * ERROR 6), and a board whose receive buffer is too small is refused. */
+static ach_message board_next_not_samples(board *b) {
+  ach_message f = board_next(b);
+  while (f.type == ACH_MSG_SENSOR_SAMPLES || f.type == ACH_MSG_STATUS) {
+    f = board_next(b);
+  }
+  return f;
+}
+
+static void test_serial_describe(void **state) {
+  (void)state;
+  char path[128];
+  tmp_path(path, sizeof path, "describe.log");
+  write_log(path, 400);
+  hil_replay_select sel = {0};
+  hil_replay_schedule s;
+  load(&s, path, &sel);
+  hil_replay_options o;
+  options(&o);
+  o.output = HIL_REPLAY_SERIAL;
+  o.serial.use_pty = 1;
+  o.loop = 1; /* plays until stopped: the answers never race the end of the file */
+  o.loops = 0;
+  board b = {0};
+  pthread_t th;
+  hil_replay *r = serial_replay_start(&s, &o, &b, &th);
+  const uint8_t zero = 0;
+  assert_int_equal(write(b.fd, &zero, 1), 1);
+
+  ach_message m;
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_HELLO; /* a receive buffer too small for STATUS and ERROR */
+  m.u.hello.version_major = ACH_PROTOCOL_VERSION_MAJOR;
+  m.u.hello.rx_max_payload = ACH_MIN_PAYLOAD - 1;
+  board_send(&b, &m);
+  ach_message f = board_next_not_samples(&b);
+  assert_int_equal(f.type, ACH_MSG_HELLO_ACK);
+  assert_int_equal(f.u.hello_ack.result, ACH_HELLO_REFUSED);
+  f = board_next_not_samples(&b);
+  assert_int_equal(f.type, ACH_MSG_ERROR);
+  assert_int_equal(f.u.error.code, ACH_ERRC_UNSUPPORTED);
+
+  m.u.hello.rx_max_payload = ACH_MAX_PAYLOAD;
+  board_send(&b, &m);
+  f = board_next_not_samples(&b);
+  assert_int_equal(f.type, ACH_MSG_HELLO_ACK);
+  assert_int_equal(f.u.hello_ack.result, ACH_HELLO_OK);
+  assert_int_equal(f.u.hello_ack.rx_max_payload, ACH_MAX_PAYLOAD);
+  assert_int_equal(f.u.hello_ack.max_joints, ACH_MAX_JOINTS);
+
+  memset(&m, 0, sizeof m);
+  m.type = ACH_MSG_DESCRIBE;
+  m.u.describe.sensor_id = ACH_DESCRIBE_ALL;
+  board_send(&b, &m);
+  static const char *const want_name[10] = {
+      "enc_a.counts",  "enc_a.angle",   "enc_a.velocity", "imu_b.gyro.x", "imu_b.gyro.y",
+      "imu_b.gyro.z",  "imu_b.accel.x", "imu_b.accel.y",  "imu_b.accel.z", "trq_c.torque"};
+  static const char *const want_units[10] = {"count", "rad",   "rad/s", "rad/s", "rad/s",
+                                             "rad/s", "m/s^2", "m/s^2", "m/s^2", "N*m"};
+  for (int id = 0; id < 10; id++) {
+    f = board_next_not_samples(&b);
+    assert_int_equal(f.type, ACH_MSG_SENSOR_INFO);
+    const ach_sensor_info *si = &f.u.sensor_info;
+    assert_int_equal(si->sensor_id, id);
+    assert_string_equal(si->name, want_name[id]);
+    assert_string_equal(si->units, want_units[id]);
+    assert_int_equal(si->kind, id == 0 ? ACH_KIND_COUNTS : ACH_KIND_VALUE);
+    assert_int_equal(si->sensor_type, id < 3 ? ACH_SENSOR_ENCODER
+                                      : id < 9 ? ACH_SENSOR_IMU
+                                               : ACH_SENSOR_TORQUE);
+    assert_int_equal(si->joint, ACH_NO_JOINT);
+    assert_true(si->rate_hz == (id < 3 ? 1000.0f : id < 9 ? 500.0f : 250.0f));
+  }
+  m.u.describe.sensor_id = 10; /* one past the last id */
+  board_send(&b, &m);
+  f = board_next_not_samples(&b);
+  assert_int_equal(f.type, ACH_MSG_ERROR);
+  assert_int_equal(f.u.error.code, ACH_ERRC_BAD_SENSOR);
+  hil_replay_request_stop(r);
+  pthread_join(th, NULL);
+  hil_replay_destroy(&r);
+  hil_replay_free(&s);
+  close(b.fd);
+}
+
 /* Issue 18, item 8: how times are rounded on the serial wire (docs/replay.md, section 2):
  * sim_time_ns = t·10⁹ rounded to the nearest ns (0 for t <= 0), age_ns = (t − t_truth)·10⁹
  * rounded to the nearest ns, 0 when t_truth is not before t, saturated at 2³² − 1 ns
@@ -1583,21 +1698,9 @@ static void test_serial_time_rounding(void **state) {
   options(&o);
   o.output = HIL_REPLAY_SERIAL;
   o.serial.use_pty = 1;
-  char err[512];
-  hil_replay *r = hil_replay_new(&s, &o, err, sizeof err);
-  if (!r) {
-    fail_msg("hil_replay_new: %s", err);
-  }
   board b = {0};
-  b.fd = open(hil_replay_where(r), O_RDWR | O_NOCTTY | O_NONBLOCK);
-  assert_true(b.fd >= 0);
-  struct termios tio;
-  tcgetattr(b.fd, &tio);
-  cfmakeraw(&tio);
-  tcsetattr(b.fd, TCSANOW, &tio);
-  ach_decoder_init(&b.dec);
   pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, run_thread, r), 0);
+  hil_replay *r = serial_replay_start(&s, &o, &b, &th);
   ach_message m;
   memset(&m, 0, sizeof m);
   m.type = ACH_MSG_HELLO;
@@ -1713,6 +1816,7 @@ int main(void) {
       cmocka_unit_test(test_incomplete_log_and_csv_time_back),
       cmocka_unit_test(test_wait_hello_controller),
       cmocka_unit_test(test_serial_time_rounding),
+      cmocka_unit_test(test_serial_describe),
       cmocka_unit_test(test_timing_span_and_drift),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

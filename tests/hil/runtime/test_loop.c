@@ -120,6 +120,58 @@ static void test_status_reports_constraints(void **state) {
   hil_runtime_destroy(&rt);
 }
 
+/* The status tells what the robot touches: a 2 kg box resting on the floor (the normal forces
+ * add up to its weight) and an arm hanging against its stop (one stop in force), on the status
+ * line and in the status message. */
+static void test_status_reports_stops_and_force(void **state) {
+  (void)state;
+  char path[] = "/tmp/achilles_rest_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fputs("{ \"name\": \"rest\",\n"
+        "  \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\", \"pos\": [0, 0, 0.1],\n"
+        "    \"joint\": { \"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1],\n"
+        "                 \"damping\": 20 },\n"
+        "    \"inertial\": { \"mass\": 2, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } },\n"
+        "    { \"name\": \"arm\", \"parent\": \"world\", \"pos\": [1, 0, 1],\n"
+        "    \"joint\": { \"name\": \"h\", \"type\": \"hinge\", \"axis\": [0, 1, 0],\n"
+        "      \"limited\": true, \"range\": [-0.3, 0.3] },\n"
+        "    \"inertial\": { \"mass\": 1, \"com\": [0.2, 0, 0],\n"
+        "                  \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } } ],\n"
+        "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
+        "    { \"name\": \"cube\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }\n",
+        f);
+  fclose(f);
+  hil_options o;
+  hil_options_default(&o);
+  o.mode = HIL_MODE_FAST;
+  o.quiet = 1;
+  o.status_period_s = 0;
+  o.duration_s = 2.0;
+  char err[512];
+  hil_runtime *rt = hil_runtime_new(path, &o, err, sizeof err);
+  remove(path);
+  if (!rt) {
+    fail_msg("%s", err);
+  }
+  assert_int_equal(hil_runtime_run(rt), HIL_OK);
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  print_message("resting box and hanging arm: %d contacts, %.9g N (weight %.9g N), %d stop(s)\n",
+                st.contacts, st.normal_force, 2 * 9.81, st.stops);
+  assert_int_equal(st.contacts, 4);
+  assert_int_equal(st.stops, 1);
+  assert_true(fabs(st.normal_force - 2 * 9.81) <= 1e-6 * 2 * 9.81);
+  char json[4096];
+  assert_true(hil_msg_encode_status(json, sizeof json, &st) > 0);
+  char expect[128];
+  snprintf(expect, sizeof expect, "\"stops\":1,\"normal_force\":");
+  assert_non_null(strstr(json, expect));
+  hil_runtime_destroy(&rt);
+}
+
 /* Issue 9: lockstep step requests add up. Two requests (3 and 2) made before the loop first
  * polls give exactly 5 steps, although the run could last 1000 (duration 1 s at 1 kHz): nothing
  * else may step a lockstep run that receives no commands. The test thread waits (deadline 10 s)
@@ -232,6 +284,7 @@ int main(void) {
       cmocka_unit_test(test_realtime_deadlines_and_offset),
       cmocka_unit_test(test_offset_is_zero_without_deadlines),
       cmocka_unit_test(test_status_reports_constraints),
+      cmocka_unit_test(test_status_reports_stops_and_force),
       cmocka_unit_test(test_lockstep_requests_add_up),
       cmocka_unit_test(test_offset_moves_by_whole_periods),
       cmocka_unit_test(test_reset_drops_granted_steps),

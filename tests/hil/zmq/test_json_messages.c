@@ -153,6 +153,10 @@ static void test_topics(void **state) {
   s.type = SENS_TORQUE;
   hil_msg_topic(topic, sizeof topic, &s, 0);
   assert_string_equal(topic, "trq/shoulder");
+  s.type = SENS_TOUCH;
+  hil_msg_topic(topic, sizeof topic, &s, 1);
+  assert_string_equal(topic, "truth/tch/shoulder");
+  s.type = SENS_TORQUE;
   assert_int_equal(hil_msg_topic(topic, 12, &s, 0), HIL_EINVAL); /* no room for the NUL */
 }
 
@@ -185,6 +189,11 @@ static void test_units(void **state) {
   assert_string_equal(hil_msg_unit(&m, &s, 0), "N");
   snprintf(s.channel[0], sizeof s.channel[0], "current");
   assert_string_equal(hil_msg_unit(&m, &s, 0), "A");
+  /* a touch sensor's channels are all forces */
+  const char *const tch[] = {"normal", "force.x"};
+  make_sensor(&s, "p", SENS_TOUCH, 2, tch);
+  assert_string_equal(hil_msg_unit(&m, &s, 0), "N");
+  assert_string_equal(hil_msg_unit(&m, &s, 1), "N");
 }
 
 static sens_sample make_sample(void) {

@@ -1,0 +1,370 @@
+// hil/view/www/view.js: the live view's page. Talks the view protocol (docs/view.md) over one
+// WebSocket: "model" once, then "frame" at the display rate and "status" each status period;
+// control requests go out as the ZeroMQ control socket takes them and come back as "reply".
+// window.achilles holds the state (the browser tests read it).
+"use strict";
+
+const A = (window.achilles = {
+  model: null, hello: null, frame: null, status: null, frames: 0, charts: [],
+  replies: 0, request: null, points: () => 0, ready: false,
+});
+
+// --- the connection ---------------------------------------------------------------------------
+
+const ws = new WebSocket(`ws://${location.host}/`, "achilles.view.v1");
+const pending = []; // replies come back in the order the requests went out
+
+A.request = (req) => new Promise((resolve) => {
+  pending.push(resolve);
+  ws.send(typeof req === "string" ? req : JSON.stringify(req));
+});
+
+ws.onmessage = (ev) => {
+  const msg = JSON.parse(ev.data);
+  if (msg.type === "model") onModel(msg);
+  else if (msg.type === "frame") onFrame(msg);
+  else if (msg.type === "status") onStatus(msg);
+  else if (msg.type === "reply") {
+    A.replies++;
+    const resolve = pending.shift();
+    if (resolve) resolve(msg.reply);
+  }
+};
+ws.onopen = () => A.request({ cmd: "hello" }).then((h) => { A.hello = h; onHello(h); });
+ws.onclose = () => { document.getElementById("model").textContent += " (disconnected)"; };
+
+// --- 3D ------------------------------------------------------------------------------------------
+
+const canvas = document.getElementById("canvas");
+const renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
+renderer.setPixelRatio(window.devicePixelRatio || 1);
+const scene = new THREE.Scene();
+scene.background = new THREE.Color(0x1b2026);
+const camera = new THREE.PerspectiveCamera(45, 1, 0.01, 100);
+camera.up.set(0, 0, 1); // the simulator's z is up
+camera.position.set(0.75, -0.8, 0.6);
+const controls = new THREE.OrbitControls(camera, canvas); // orbit, pan (right drag), zoom (wheel)
+controls.target.set(0.2, 0, 0.1);
+controls.update();
+scene.add(new THREE.HemisphereLight(0xffffff, 0x404040, 0.9));
+const sun = new THREE.DirectionalLight(0xffffff, 0.6);
+sun.position.set(2, -1, 3);
+scene.add(sun);
+
+const grid = new THREE.GridHelper(2, 20, 0x4a5561, 0x2f3740); // the table plane, z = 0
+grid.rotation.x = Math.PI / 2;
+scene.add(grid);
+
+const bodyGroups = [];
+const contactPool = [];
+const linkMaterial = new THREE.MeshStandardMaterial({ color: 0xd08c3c, roughness: 0.5, metalness: 0.2 });
+const geomMaterial = new THREE.MeshStandardMaterial({ color: 0x5e9bd6, roughness: 0.6, metalness: 0.1 });
+const planeMaterial = new THREE.MeshStandardMaterial({ color: 0x3a4048, roughness: 0.9, side: THREE.DoubleSide, transparent: true, opacity: 0.8 });
+
+// sim quaternions are [w, x, y, z]
+const quat = (q) => new THREE.Quaternion(q[1], q[2], q[3], q[0]);
+
+function capsule(radius, halfLength, material) {
+  const g = new THREE.Group();
+  const cyl = new THREE.Mesh(new THREE.CylinderGeometry(radius, radius, 2 * halfLength, 20), material);
+  cyl.rotation.x = Math.PI / 2; // three's cylinder runs along y; the capsule along z
+  g.add(cyl);
+  for (const s of [-1, 1]) {
+    const cap = new THREE.Mesh(new THREE.SphereGeometry(radius, 20, 12), material);
+    cap.position.z = s * halfLength;
+    g.add(cap);
+  }
+  return g;
+}
+
+// A capsule from point a to point b (in one frame).
+function link(a, b, radius) {
+  const va = new THREE.Vector3(...a), vb = new THREE.Vector3(...b);
+  const len = va.distanceTo(vb);
+  if (len < 1e-6) return null;
+  const c = capsule(radius, len / 2, linkMaterial);
+  c.position.copy(va.clone().add(vb).multiplyScalar(0.5));
+  c.quaternion.setFromUnitVectors(new THREE.Vector3(0, 0, 1), vb.clone().sub(va).normalize());
+  return c;
+}
+
+function geomMesh(g) {
+  let mesh;
+  if (g.type === "plane") {
+    const w = g.size[0] > 0 ? 2 * g.size[0] : 2, h = g.size[1] > 0 ? 2 * g.size[1] : 2;
+    mesh = new THREE.Mesh(new THREE.PlaneGeometry(w, h), planeMaterial);
+  } else if (g.type === "sphere") {
+    mesh = new THREE.Mesh(new THREE.SphereGeometry(g.size[0], 24, 16), geomMaterial);
+  } else if (g.type === "capsule") {
+    mesh = capsule(g.size[0], g.size[1], geomMaterial);
+  } else {
+    mesh = new THREE.Mesh(new THREE.BoxGeometry(2 * g.size[0], 2 * g.size[1], 2 * g.size[2]), geomMaterial);
+  }
+  mesh.position.set(...g.pos);
+  mesh.quaternion.copy(quat(g.quat));
+  return mesh;
+}
+
+function onModel(m) {
+  A.model = m;
+  document.getElementById("model").textContent = m.name;
+  for (const b of m.bodies) {
+    const group = new THREE.Group();
+    bodyGroups.push(group);
+    scene.add(group);
+  }
+  const hasGeom = new Set(m.geoms.filter((g) => g.type !== "plane").map((g) => g.body));
+  for (const g of m.geoms) bodyGroups[g.body].add(geomMesh(g));
+  // links: from each body's origin to its children's origins (or to twice its centre of mass
+  // for a leaf), for bodies without collision geometry
+  const children = m.bodies.map(() => []);
+  m.bodies.forEach((b, i) => { if (b.parent >= 0) children[b.parent].push(i); });
+  m.bodies.forEach((b, i) => {
+    if (hasGeom.has(i)) return;
+    const ends = children[i].map((c) => m.bodies[c].pos);
+    if (i > 0 && ends.length === 0) ends.push(b.com.map((x) => 2 * x));
+    for (const e of ends) {
+      const l = link([0, 0, 0], e, 0.02);
+      if (l) bodyGroups[i].add(l);
+    }
+  });
+  for (const j of m.joints) {
+    if (j.type === "fixed") continue;
+    const arrow = new THREE.ArrowHelper(new THREE.Vector3(...j.axis).normalize(), new THREE.Vector3(), 0.12,
+      j.type === "hinge" ? 0x7fd17f : 0xd17fd1, 0.03, 0.015);
+    bodyGroups[j.body].add(arrow);
+  }
+  buildPlots(m);
+  dirty = true;
+  A.ready = true;
+}
+
+function setContacts(contacts) {
+  while (contactPool.length < contacts.length) {
+    const g = new THREE.Group();
+    g.add(new THREE.Mesh(new THREE.SphereGeometry(0.01, 12, 8), new THREE.MeshBasicMaterial({ color: 0xff4040 })));
+    const arrow = new THREE.ArrowHelper(new THREE.Vector3(0, 0, 1), new THREE.Vector3(), 0.1, 0xff4040, 0.02, 0.012);
+    g.add(arrow);
+    g.userData.arrow = arrow;
+    scene.add(g);
+    contactPool.push(g);
+  }
+  contactPool.forEach((g, i) => {
+    g.visible = i < contacts.length;
+    if (!g.visible) return;
+    const c = contacts[i];
+    g.position.set(c[0], c[1], c[2]);
+    const len = Math.min(0.4, Math.max(0.02, 0.01 * c[6])); // 1 cm per newton
+    g.userData.arrow.setDirection(new THREE.Vector3(c[3], c[4], c[5]).normalize());
+    g.userData.arrow.setLength(len, 0.02, 0.012);
+  });
+}
+
+function resize() {
+  const w = canvas.clientWidth, h = canvas.clientHeight;
+  if (canvas.width !== Math.floor(w * renderer.getPixelRatio()) || canvas.height !== Math.floor(h * renderer.getPixelRatio())) {
+    renderer.setSize(w, h, false);
+    camera.aspect = w / Math.max(h, 1);
+    camera.updateProjectionMatrix();
+  }
+}
+
+// Draws only when something moved (a frame, the mouse, the window): software GL (a browser
+// without a GPU) would otherwise spend a CPU on redrawing a still picture.
+let dirty = true;
+controls.addEventListener("change", () => { dirty = true; });
+window.addEventListener("resize", () => { dirty = true; });
+function render() {
+  if (dirty) {
+    dirty = false;
+    resize();
+    renderer.render(scene, camera);
+    A.renders = (A.renders || 0) + 1;
+  }
+  requestAnimationFrame(render);
+}
+requestAnimationFrame(render);
+
+// --- frames and status -----------------------------------------------------------------------
+
+let lastT = -Infinity;
+
+function onFrame(f) {
+  if (f.t < lastT) clearPlots(); // a reset: the plots start again
+  lastT = f.t;
+  A.frame = f;
+  A.frames++;
+  f.bodies.forEach((p, i) => {
+    const g = bodyGroups[i];
+    if (!g) return;
+    g.position.set(p[0], p[1], p[2]);
+    g.quaternion.set(p[4], p[5], p[6], p[3]);
+  });
+  setContacts(f.contacts);
+  dirty = true;
+  document.getElementById("clock").textContent =
+    `t=${f.t.toFixed(3)} s  steps ${f.steps}${f.paused ? "  (paused)" : ""}`;
+  addSamples(f);
+}
+
+const us = (s) => (1e6 * s).toFixed(0);
+
+function onStatus(msg) {
+  const s = msg.status;
+  A.status = s;
+  const c = s.commands;
+  const rows = [
+    ["mode", s.mode + (s.paused ? " (paused)" : "")],
+    ["simulated / wall", `${s.t.toFixed(3)} s / ${s.wall_time.toFixed(3)} s`],
+    ["steps", s.steps],
+    ["late p50 / p99 / max", `${us(s.late_s.p50)} / ${us(s.late_s.p99)} / ${us(s.late_s.max)} µs`],
+    ["compute p50 / p99", `${us(s.compute_s.p50)} / ${us(s.compute_s.p99)} µs`],
+    ["overruns / skipped", `${s.overruns} / ${s.skipped}`],
+    ["commands accepted / clamped", `${c.accepted} / ${c.clamped}`],
+    ["rejected (nonfinite / unknown / malformed)", `${c.rejected_nonfinite} / ${c.rejected_unknown} / ${c.rejected_malformed}`],
+    ["watchdog trips", c.watchdog_trips],
+    ["contacts / constraint rows", `${s.constraints.contacts} / ${s.constraints.rows}`],
+  ];
+  const body = document.querySelector("#status tbody");
+  body.innerHTML = "";
+  for (const [k, v] of rows) {
+    const tr = body.insertRow();
+    tr.insertCell().textContent = k;
+    tr.insertCell().textContent = v;
+  }
+  document.getElementById("transports").textContent = msg.transports.join("\n");
+}
+
+// --- plots ----------------------------------------------------------------------------------------
+
+let windowS = 10;
+let plotsPaused = false;
+const palette = ["#5e9bd6", "#d08c3c", "#7fd17f", "#d17fd1", "#d1d17f", "#7fd1d1"];
+
+// One chart per sensor (an IMU: one for the gyro, one for the accelerometer): each channel
+// measured (solid) and true (dashed), and their difference (dotted, right axis).
+function chartGroups(sensor) {
+  if (sensor.type === "encoder") return [["angle"]];
+  if (sensor.type === "imu") return [sensor.channels.filter((c) => c.startsWith("gyro")), sensor.channels.filter((c) => c.startsWith("accel"))];
+  return [sensor.channels];
+}
+
+function buildPlots(m) {
+  windowS = m.window_s || 10;
+  document.getElementById("plots-window").value = String(windowS);
+  const box = document.getElementById("plots");
+  for (const s of m.sensors) {
+    for (const channels of chartGroups(s)) {
+      if (!channels.length) continue;
+      const title = document.createElement("div");
+      title.className = "plot-title";
+      const units = channels.map((c) => s.units[s.channels.indexOf(c)]);
+      title.textContent = `${s.topic}: ${channels.join(", ")} (${units[0]})`;
+      const div = document.createElement("div");
+      div.className = "plot";
+      const cv = document.createElement("canvas");
+      div.appendChild(cv);
+      box.appendChild(title);
+      box.appendChild(div);
+      const datasets = [];
+      channels.forEach((ch, i) => {
+        const color = palette[i % palette.length];
+        datasets.push({ label: `${ch}`, data: [], borderColor: color, borderWidth: 1.2, pointRadius: 0, yAxisID: "y" });
+        datasets.push({ label: `${ch} truth`, data: [], borderColor: color, borderDash: [4, 3], borderWidth: 1, pointRadius: 0, yAxisID: "y" });
+        datasets.push({ label: `${ch} error`, data: [], borderColor: "#e05050", borderDash: [1, 2], borderWidth: 1, pointRadius: 0, yAxisID: "err" });
+      });
+      const chart = new Chart(cv, {
+        type: "line",
+        data: { datasets },
+        options: {
+          animation: false, parsing: false, normalized: true, maintainAspectRatio: false,
+          plugins: { legend: { labels: { color: "#8fa0b3", boxWidth: 10, font: { size: 10 } } } },
+          scales: {
+            x: { type: "linear", ticks: { color: "#8fa0b3", maxTicksLimit: 6 }, grid: { color: "#2c333b" } },
+            y: { ticks: { color: "#8fa0b3", maxTicksLimit: 5 }, grid: { color: "#2c333b" } },
+            err: { position: "right", ticks: { color: "#e05050", maxTicksLimit: 4 }, grid: { display: false } },
+          },
+        },
+      });
+      cv.addEventListener("wheel", (ev) => { // zoom: the wheel narrows or widens the window
+        ev.preventDefault();
+        windowS = Math.min(600, Math.max(0.2, windowS * (ev.deltaY > 0 ? 1.25 : 0.8)));
+      }, { passive: false });
+      A.charts.push({ chart, sensor: s, channels, index: channels.map((c) => s.channels.indexOf(c)) });
+    }
+  }
+}
+
+A.points = () => A.charts.reduce((n, c) => n + c.chart.data.datasets[0].data.length, 0);
+
+function addSamples(f) {
+  for (const c of A.charts) {
+    const meas = f.samples[c.sensor.topic], truth = f.samples[c.sensor.truth_topic];
+    if (!meas || !truth || !meas.valid) continue;
+    const ds = c.chart.data.datasets;
+    const last = ds[0].data[ds[0].data.length - 1];
+    if (last && last.x === meas.t) continue; // no new sample since the last frame
+    c.channels.forEach((ch, i) => {
+      const m = meas.values[ch], t = truth.values[ch];
+      ds[3 * i].data.push({ x: meas.t, y: m });
+      ds[3 * i + 1].data.push({ x: truth.t, y: t });
+      ds[3 * i + 2].data.push({ x: meas.t, y: m - t });
+    });
+  }
+}
+
+function clearPlots() {
+  for (const c of A.charts) for (const d of c.chart.data.datasets) d.data.length = 0;
+}
+
+// Charts are redrawn ten times a second (not at every frame): cheaper for slow machines.
+setInterval(() => {
+  if (plotsPaused) return;
+  for (const c of A.charts) {
+    const ds = c.chart.data.datasets;
+    const n = ds[0].data.length;
+    if (!n) continue;
+    const tmax = ds[0].data[n - 1].x;
+    for (const d of ds) {
+      let k = 0;
+      while (k < d.data.length && d.data[k].x < tmax - windowS) k++;
+      if (k) d.data.splice(0, k);
+    }
+    c.chart.options.scales.x.min = Math.max(ds[0].data[0].x, tmax - windowS);
+    c.chart.options.scales.x.max = tmax;
+    c.chart.update("none");
+  }
+}, 100);
+
+document.getElementById("plots-pause").onchange = (ev) => { plotsPaused = ev.target.checked; };
+document.getElementById("plots-window").onchange = (ev) => { windowS = Number(ev.target.value); };
+
+// --- controls ---------------------------------------------------------------------------------
+
+const show = (r) => { document.getElementById("reply").textContent = JSON.stringify(r); return r; };
+document.getElementById("pause").onclick = () => A.request({ cmd: "pause" }).then(show);
+document.getElementById("resume").onclick = () => A.request({ cmd: "resume" }).then(show);
+document.getElementById("reset").onclick = () => A.request({ cmd: "reset" }).then(show);
+document.getElementById("step").onclick = () =>
+  A.request({ cmd: "step", n: Math.max(1, Number(document.getElementById("step-n").value) || 1) }).then(show);
+
+function tuneRequest(cmd) {
+  const req = { cmd, sensor: document.getElementById("tune-sensor").value, path: document.getElementById("tune-path").value };
+  if (cmd === "set_param") req.value = Number(document.getElementById("tune-value").value);
+  return A.request(req).then((r) => {
+    show(r);
+    if (r.ok && typeof r.value === "number") document.getElementById("tune-value").value = r.value;
+  });
+}
+document.getElementById("tune-get").onclick = () => tuneRequest("get_param");
+document.getElementById("tune-set").onclick = () => tuneRequest("set_param");
+
+function onHello(h) {
+  const sel = document.getElementById("tune-sensor");
+  for (const s of h.sensors || []) {
+    const o = document.createElement("option");
+    o.textContent = s.name;
+    sel.appendChild(o);
+  }
+  document.getElementById("step").disabled = h.mode !== "lockstep";
+}
