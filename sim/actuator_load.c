@@ -18,12 +18,15 @@ static const char *const dc_keys[] = {COMMON_KEYS,  "input",      "supply_voltag
                                       "efficiency", "current_limit", "force_limit",  NULL};
 static const char *const position_keys[] = {COMMON_KEYS, "kp", "kd", "force_limit", NULL};
 static const char *const velocity_keys[] = {COMMON_KEYS, "kv", "force_limit", NULL};
+/* a smart servo on a bus: its "servo" block (ID, model, motor) belongs to hil/servo */
+static const char *const smart_servo_keys[] = {COMMON_KEYS, "servo", NULL};
 
 static const actuator_kind kinds[] = {
     {"motor", SIM_ACT_MOTOR, motor_keys},
     {"dc_motor", SIM_ACT_DC_MOTOR, dc_keys},
     {"position_servo", SIM_ACT_POSITION_SERVO, position_keys},
     {"velocity_servo", SIM_ACT_VELOCITY_SERVO, velocity_keys},
+    {"servo", SIM_ACT_SMART_SERVO, smart_servo_keys},
 };
 
 static const actuator_kind *find_kind(const cJSON *type) {
@@ -157,7 +160,7 @@ static int parse_actuator(const sim_json_ctx *L, const cJSON *obj, const char *p
   if (!kind) {
     sim_json_path_join(p, path, "type");
     return sim_json_fail(L, p, "missing or unknown (expected \"motor\", \"dc_motor\", "
-                               "\"position_servo\" or \"velocity_servo\")");
+                               "\"position_servo\", \"velocity_servo\" or \"servo\")");
   }
   a->type = kind->type;
   a->ctrlrange[0] = -DBL_MAX, a->ctrlrange[1] = DBL_MAX;

@@ -148,6 +148,8 @@ typedef enum sim_actuator_type {
   SIM_ACT_DC_MOTOR = 1,       /* ctrl: duty cycle in [-1, 1] or voltage, V (see dc_input_voltage) */
   SIM_ACT_POSITION_SERVO = 2, /* ctrl: target position, rad or m */
   SIM_ACT_VELOCITY_SERVO = 3, /* ctrl: target velocity, rad/s or m/s */
+  SIM_ACT_SMART_SERVO = 4,    /* ctrl: joint torque, N·m, from a smart servo's own firmware and
+                                 motor model (hil/servo); its "servo" block is read there */
 } sim_actuator_type;
 
 typedef struct sim_actuator {

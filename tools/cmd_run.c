@@ -10,6 +10,7 @@
 #include "hil/error.h"
 #include "hil/runtime/runtime.h"
 #include "hil/serial/serial_transport.h"
+#include "hil/servo/servo_bus.h"
 #include "hil/view/view.h"
 #include "hil/zmq/zmq_transport.h"
 #include "sim/json_read.h"
@@ -22,6 +23,9 @@ typedef struct run_args {
   const char *pty_link; /* stable symlink to the pty */
   const char *record;   /* log file (docs/logs.md) */
   double baud;
+  const char *servo_bus;    /* "pty" or a device path; NULL: as configured */
+  const char *bus_protocol; /* "dynamixel2" | "feetech"; NULL: the servos' */
+  double bus_baud;          /* 0: as configured */
   int view;             /* --view: serve the live view (docs/view.md) */
   hil_view_options view_opt;
 } run_args;
@@ -71,6 +75,10 @@ static void usage(FILE *out) {
           "  --serial pty|DEVICE  serial link: a new pseudo-terminal, or a device (e.g. /dev/ttyACM0)\n"
           "  --pty-link PATH      make PATH a symlink to the pseudo-terminal\n"
           "  --baud N             device baud rate (default 1000000)\n"
+          "  --servo-bus pty|DEVICE  the \"servo\" actuators answer as smart servos on this bus\n"
+          "                       (docs/servo-bus.md)\n"
+          "  --bus-protocol P     dynamixel2 | feetech (default: the servos' models')\n"
+          "  --bus-baud N         servo bus baud rate (default 1000000)\n"
           "  --sensors FILE       sensors file instead of CONFIG's \"sensors\" key (an MJCF or\n"
           "                       URDF CONFIG has sensors only this way; docs/import.md)\n"
           "  --record FILE        record every sample, command and status (docs/logs.md)\n"
@@ -105,6 +113,7 @@ static int apply_option(run_args *a, int opt, const char *arg) {
   static const char *const modes[] = {"realtime", "lockstep", "fast", NULL};
   static const char *const policies[] = {"skip", "catchup", NULL};
   static const char *const record_actions[] = {"stop", "continue", NULL};
+  static const char *const bus_protocols[] = {"dynamixel2", "feetech", NULL};
   double v = 0;
   int k = 0, rc = 0;
   switch (opt) {
@@ -169,6 +178,14 @@ static int apply_option(run_args *a, int opt, const char *arg) {
   case 'X':
     a->opt.sensors_file = arg;
     return 0;
+  case 0x100:
+    a->servo_bus = arg;
+    return 0;
+  case 0x101:
+    a->bus_protocol = arg;
+    return choice("--bus-protocol", arg, bus_protocols, &k);
+  case 0x102:
+    return number("--bus-baud", arg, 1, &a->bus_baud);
   case 'V':
     a->view = 1;
     if (arg) {
@@ -204,6 +221,9 @@ static const struct option long_options[] = {
     {"record", required_argument, NULL, 'F'},
     {"on-record-error", required_argument, NULL, 'E'},
     {"sensors", required_argument, NULL, 'X'},
+    {"servo-bus", required_argument, NULL, 0x100},
+    {"bus-protocol", required_argument, NULL, 0x101},
+    {"bus-baud", required_argument, NULL, 0x102},
     {"view", optional_argument, NULL, 'V'},
     {"view-rate", required_argument, NULL, 'v'},
     {NULL, 0, NULL, 0}};
@@ -343,6 +363,43 @@ static int add_serial(hil_runtime *rt, const run_args *a) {
   return add_transport(rt, t, "serial");
 }
 
+/* The servo bus: with --servo-bus or a "transports.servo_bus" section. */
+static int add_servo_bus(hil_runtime *rt, const run_args *a) {
+  servo_bus_options bo;
+  char err[1024];
+  int present = 0;
+  servo_bus_options_default(&bo);
+  if (servo_bus_options_parse(&bo, &present, a->config, err, sizeof err) != HIL_OK) {
+    fprintf(stderr, "achilles run: %s\n", err);
+    return RUN_EXIT_CONFIG;
+  }
+  if (!present && !a->servo_bus) {
+    if (servo_bus_config_has_servos(a->config)) {
+      fprintf(stderr, "[achilles] %s has servo actuators but no servo bus (--servo-bus): "
+                      "they hold no torque\n", a->config);
+    }
+    return 0;
+  }
+  if (a->servo_bus) {
+    bo.use_pty = strcmp(a->servo_bus, "pty") == 0;
+    snprintf(bo.port, sizeof bo.port, "%s", bo.use_pty ? "" : a->servo_bus);
+  }
+  if (a->bus_protocol) {
+    bo.has_protocol = 1;
+    bo.protocol = strcmp(a->bus_protocol, "feetech") == 0 ? SERVO_PROTOCOL_FEETECH
+                                                          : SERVO_PROTOCOL_DYNAMIXEL2;
+  }
+  if (a->bus_baud > 0) {
+    bo.baud = (long)a->bus_baud;
+  }
+  hil_transport *t = servo_bus_new(&bo, a->config, err, sizeof err);
+  if (!t) {
+    fprintf(stderr, "achilles run: %s\n", err);
+    return strncmp(err, "servo bus: port", 15) == 0 ? RUN_EXIT_FAILURE : RUN_EXIT_CONFIG;
+  }
+  return add_transport(rt, t, "servo bus");
+}
+
 static void print_banner(hil_runtime *rt, const run_args *a) {
   const sim_model *m = hil_runtime_model(rt);
   sens_set *s = hil_runtime_sensors(rt);
@@ -369,6 +426,9 @@ static int start(hil_runtime **out, const run_args *a) {
   }
   if (rc == 0 && a->view) {
     rc = add_view(rt, a, zmq);
+  }
+  if (rc == 0) {
+    rc = add_servo_bus(rt, a);
   }
   if (rc != 0) {
     hil_runtime_destroy(&rt);

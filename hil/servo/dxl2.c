@@ -5,9 +5,9 @@
 
 uint16_t dxl2_crc(uint16_t crc, const uint8_t *data, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    crc ^= (uint16_t)(data[i] << 8);
+    crc = (uint16_t)(crc ^ (data[i] << 8));
     for (int b = 0; b < 8; b++) {
-      crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x8005) : (uint16_t)(crc << 1);
+      crc = (uint16_t)((crc & 0x8000) ? (crc << 1) ^ 0x8005 : crc << 1);
     }
   }
   return crc;

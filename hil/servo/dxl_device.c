@@ -101,19 +101,24 @@ void dxl_device_set(dxl_device *d, uint16_t address, int size, uint32_t value) {
   }
 }
 
+/* every field starting in [from, to) back to its documented default */
+static void set_defaults(dxl_device *d, uint16_t from, uint16_t to) {
+  for (size_t i = 0; i < NFIELDS; i++) {
+    const field *f = &fields[i];
+    if ((f->models & model_bit(d->model)) && f->address >= from && f->address < to) {
+      const int64_t v = d->model == DXL_MODEL_XL430_W250 ? f->default_xl : f->default_xm;
+      dxl_device_set(d, f->address, f->size, (uint32_t)v);
+    }
+  }
+}
+
 int dxl_device_init(dxl_device *d, dxl_model model, uint8_t id) {
   if (model != DXL_MODEL_XL430_W250 && model != DXL_MODEL_XM430_W350) {
     return -1;
   }
   memset(d, 0, sizeof *d);
   d->model = model;
-  for (size_t i = 0; i < NFIELDS; i++) {
-    const field *f = &fields[i];
-    if (f->models & model_bit(model)) {
-      const int64_t v = model == DXL_MODEL_XL430_W250 ? f->default_xl : f->default_xm;
-      dxl_device_set(d, f->address, f->size, (uint32_t)v);
-    }
-  }
+  set_defaults(d, 0, DXL_TABLE_SIZE);
   d->mem[DXL_ID] = id;
   return 0;
 }
@@ -140,6 +145,26 @@ static int64_t signed_value(const uint8_t *p, int size) {
   return (int64_t)u;
 }
 
+/* Goals beyond the limits the EEPROM sets (position limits in position mode, velocity, PWM,
+ * current) are refused with the Data Limit error, as the e-manual lists for these fields. */
+static int beyond_limit(const dxl_device *d, uint16_t address, int64_t value) {
+  const int64_t magnitude = value < 0 ? -value : value;
+  switch (address) {
+  case DXL_GOAL_POSITION:
+    return d->mem[DXL_OPERATING_MODE] == DXL_MODE_POSITION &&
+           (value < (int32_t)dxl_device_get(d, DXL_MIN_POSITION_LIMIT, 4) ||
+            value > (int32_t)dxl_device_get(d, DXL_MAX_POSITION_LIMIT, 4));
+  case DXL_GOAL_VELOCITY:
+    return magnitude > (int64_t)dxl_device_get(d, DXL_VELOCITY_LIMIT, 4);
+  case DXL_GOAL_PWM:
+    return magnitude > (int64_t)dxl_device_get(d, DXL_PWM_LIMIT, 2);
+  case DXL_GOAL_CURRENT:
+    return magnitude > (int64_t)dxl_device_get(d, DXL_CURRENT_LIMIT, 2);
+  default:
+    return 0;
+  }
+}
+
 /* The error byte of a write of data at [address, address + n): 0 when the servo takes it. Every
  * field touched must be wholly covered, writable, unlocked (EEPROM needs torque off) and in its
  * range; addresses that hold no field are refused. */
@@ -162,14 +187,23 @@ static uint8_t check_write(const dxl_device *d, uint16_t address, const uint8_t 
     if (value < f->min || value > f->max) {
       return DXL2_ERR_DATA_RANGE;
     }
+    if (beyond_limit(d, f->address, value)) {
+      return DXL2_ERR_DATA_LIMIT;
+    }
     at += f->size;
   }
   return 0;
 }
 
+/* the error byte of a status: the instruction's error, with the alert bit while a hardware
+ * error stands */
+static uint8_t with_alert(const dxl_device *d, uint8_t error) {
+  return (uint8_t)(error | (d->mem[DXL_HARDWARE_ERROR_STATUS] ? DXL2_ERR_ALERT : 0));
+}
+
 static int status(const dxl_device *d, uint8_t error, const uint8_t *data, size_t n, uint8_t *out,
                   size_t out_sz) {
-  return dxl2_encode_status(out, out_sz, dxl_device_id(d), error, data, n);
+  return dxl2_encode_status(out, out_sz, dxl_device_id(d), with_alert(d, error), data, n);
 }
 
 /* whether a reply to a non-ping instruction goes out (status return level, broadcast) */
@@ -215,7 +249,8 @@ static int handle_write(dxl_device *d, const dxl2_packet *p, int registered, uin
   } else {
     d->writes_refused++;
   }
-  return reply ? status(d, error, NULL, 0, out, out_sz) : 0;
+  /* the status carries the ID the packet addressed, also when the write changed it */
+  return reply ? dxl2_encode_status(out, out_sz, p->id, with_alert(d, error), NULL, 0) : 0;
 }
 
 static int handle_action(dxl_device *d, const dxl2_packet *p, uint8_t *out, size_t out_sz) {
@@ -269,6 +304,77 @@ static int handle_sync_read(dxl_device *d, const dxl2_packet *p, uint8_t *out, s
   return 0;
 }
 
+/* BULK_READ: (id, address, length) per servo, each its own; the bus orders the answers */
+static int handle_bulk_read(dxl_device *d, const dxl2_packet *p, uint8_t *out, size_t out_sz) {
+  for (size_t at = 0; at + 5 <= p->nparams; at += 5) {
+    if (p->params[at] == dxl_device_id(d)) {
+      const uint16_t address = dxl2_u16(p->params + at + 1), n = dxl2_u16(p->params + at + 3);
+      if (n == 0 || address + n > DXL_TABLE_SIZE) {
+        return status(d, DXL2_ERR_DATA_LENGTH, NULL, 0, out, out_sz);
+      }
+      return status(d, DXL2_ERR_NONE, d->mem + address, n, out, out_sz);
+    }
+  }
+  return 0;
+}
+
+/* BULK_WRITE: (id, address, length, data[length]) per servo; no reply */
+static int handle_bulk_write(dxl_device *d, const dxl2_packet *p) {
+  for (size_t at = 0; at + 5 <= p->nparams;) {
+    const uint16_t address = dxl2_u16(p->params + at + 1), n = dxl2_u16(p->params + at + 3);
+    if (n == 0 || at + 5 + n > p->nparams) {
+      return 0; /* a group that does not fit: the rest of the packet cannot be trusted */
+    }
+    if (p->params[at] == dxl_device_id(d)) {
+      if (check_write(d, address, p->params + at + 5, n) == 0) {
+        memcpy(d->mem + address, p->params + at + 5, n);
+      } else {
+        d->writes_refused++;
+      }
+    }
+    at += 5u + n;
+  }
+  return 0;
+}
+
+/* REBOOT: the status goes out first, then the RAM area (from Torque Enable on) is back at its
+ * defaults; the EEPROM stays. */
+static int handle_reboot(dxl_device *d, const dxl2_packet *p, uint8_t *out, size_t out_sz) {
+  const int n = p->id == DXL2_BROADCAST ? 0 : status(d, DXL2_ERR_NONE, NULL, 0, out, out_sz);
+  set_defaults(d, DXL_TORQUE_ENABLE, DXL_TABLE_SIZE);
+  d->registered = 0;
+  d->reboots++;
+  return n;
+}
+
+/* FACTORY_RESET: 0xFF everything, 0x01 all but the ID, 0x02 all but the ID and baud rate.
+ * Refused with the Access error while torque is on (the EEPROM is locked then). */
+static int handle_factory_reset(dxl_device *d, const dxl2_packet *p, uint8_t *out,
+                                size_t out_sz) {
+  const uint8_t what = p->nparams == 1 ? p->params[0] : 0;
+  uint8_t error = DXL2_ERR_NONE;
+  if (what != 0xFF && what != 0x01 && what != 0x02) {
+    error = p->nparams == 1 ? DXL2_ERR_DATA_RANGE : DXL2_ERR_DATA_LENGTH;
+  } else if (d->mem[DXL_TORQUE_ENABLE]) {
+    error = DXL2_ERR_ACCESS;
+  }
+  const int n = answers(d, p) ? status(d, error, NULL, 0, out, out_sz) : 0;
+  if (!error) {
+    const uint8_t id = d->mem[DXL_ID], baud = d->mem[DXL_BAUD_RATE];
+    set_defaults(d, 0, DXL_TABLE_SIZE);
+    d->mem[DXL_ID] = what == 0xFF ? 1 : id;
+    d->mem[DXL_BAUD_RATE] = what == 0x02 ? baud : d->mem[DXL_BAUD_RATE];
+    d->registered = 0;
+    d->reboots++;
+  }
+  return n;
+}
+
+long dxl_baud_rate(uint8_t index) {
+  static const long rates[] = {9600, 57600, 115200, 1000000, 2000000, 3000000, 4000000, 4500000};
+  return index < sizeof rates / sizeof rates[0] ? rates[index] : -1;
+}
+
 int dxl_device_handle(dxl_device *d, const dxl2_packet *p, uint8_t *out, size_t out_sz) {
   if (p->id != dxl_device_id(d) && p->id != DXL2_BROADCAST) {
     return 0;
@@ -291,6 +397,14 @@ int dxl_device_handle(dxl_device *d, const dxl2_packet *p, uint8_t *out, size_t 
     return handle_sync_write(d, p);
   case DXL2_SYNC_READ:
     return handle_sync_read(d, p, out, out_sz);
+  case DXL2_BULK_READ:
+    return handle_bulk_read(d, p, out, out_sz);
+  case DXL2_BULK_WRITE:
+    return handle_bulk_write(d, p);
+  case DXL2_REBOOT:
+    return handle_reboot(d, p, out, out_sz);
+  case DXL2_FACTORY_RESET:
+    return handle_factory_reset(d, p, out, out_sz);
   default:
     return answers(d, p) ? status(d, DXL2_ERR_INSTRUCTION, NULL, 0, out, out_sz) : 0;
   }

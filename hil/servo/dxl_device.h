@@ -36,10 +36,11 @@ enum {
   DXL_MAX_POSITION_LIMIT = 48, /* 4, RW, EEPROM */
   DXL_MIN_POSITION_LIMIT = 52, /* 4, RW, EEPROM */
   DXL_TORQUE_ENABLE = 64,      /* 1, RW: the EEPROM area is locked while it is 1 */
+  DXL_SHUTDOWN = 63,           /* 1, RW, EEPROM: hardware errors that turn torque off */
   DXL_LED = 65,
   DXL_STATUS_RETURN_LEVEL = 68, /* 1, RW: 0 ping only, 1 ping and read, 2 all */
   DXL_REGISTERED_INSTRUCTION = 69, /* 1, R */
-  DXL_HARDWARE_ERROR_STATUS = 70,  /* 1, R */
+  DXL_HARDWARE_ERROR_STATUS = 70,  /* 1, R: bit 5 overload (modelled), others never set */
   DXL_POSITION_D_GAIN = 80,
   DXL_POSITION_I_GAIN = 82,
   DXL_POSITION_P_GAIN = 84,
@@ -59,6 +60,16 @@ enum {
   DXL_PRESENT_TEMPERATURE = 146,
 };
 
+/* Operating modes (DXL_OPERATING_MODE). */
+enum {
+  DXL_MODE_CURRENT = 0,
+  DXL_MODE_VELOCITY = 1,
+  DXL_MODE_POSITION = 3,
+  DXL_MODE_EXTENDED_POSITION = 4,
+  DXL_MODE_CURRENT_POSITION = 5,
+  DXL_MODE_PWM = 16,
+};
+
 typedef enum dxl_model {
   DXL_MODEL_XL430_W250 = 1060,
   DXL_MODEL_XM430_W350 = 1020,
@@ -72,7 +83,11 @@ typedef struct dxl_device {
   uint16_t reg_address, reg_length;
   uint8_t reg_data[DXL_TABLE_SIZE];
   unsigned long writes_refused; /* for the bus's statistics */
+  unsigned long reboots;        /* REBOOT and FACTORY_RESET done: the servo's loop starts over */
 } dxl_device;
+
+/* Bits per second of a Baud Rate value (0 9600 ... 7 4.5 M), -1 for others. */
+long dxl_baud_rate(uint8_t index);
 
 /* The factory state of a model at an ID: every field at its documented default. 0, or -1 for an
  * unknown model. */
@@ -87,7 +102,9 @@ void dxl_device_set(dxl_device *d, uint16_t address, int size, uint32_t value);
 /* Handles one instruction addressed to this device (its ID or broadcast) and writes the status
  * packet to send into out: returns its length, 0 when the servo stays silent (broadcast, status
  * return level, not addressed), -1 when out is too small. SYNC and BULK instructions answer with
- * this device's part. */
+ * this device's part. REBOOT answers first, then resets the RAM area; FACTORY_RESET (torque off
+ * only) answers with the old ID, then resets. Goals beyond the EEPROM's limits are refused with
+ * the Data Limit error. */
 int dxl_device_handle(dxl_device *d, const dxl2_packet *p, uint8_t *out, size_t out_sz);
 
 #endif

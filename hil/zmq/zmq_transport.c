@@ -482,6 +482,8 @@ static const char *actuator_type_name(sim_actuator_type type) {
     return "position_servo";
   case SIM_ACT_VELOCITY_SERVO:
     return "velocity_servo";
+  case SIM_ACT_SMART_SERVO:
+    return "servo";
   case SIM_ACT_MOTOR:
   default:
     return "motor";

@@ -313,6 +313,7 @@ static void write_actuator(mjcf_out *o, const sim_actuator *a, const sim_joint *
   double gain = 0, b1 = 0, b2 = 0, limit = a->force_limit;
   switch (a->type) {
   case SIM_ACT_MOTOR:
+  case SIM_ACT_SMART_SERVO:
     gain = a->gear;
     break;
   case SIM_ACT_DC_MOTOR: {

@@ -151,6 +151,24 @@ static void test_servo_force_limit_and_velocity_servo(void **state) {
   sim_model_free(m);
 }
 
+/* A smart servo on a bus (hil/servo): its command is the joint torque its own firmware and motor
+ * model computed; the "servo" block is read there, and no motor keys are taken here. */
+static void test_smart_servo_is_joint_torque(void **state) {
+  (void)state;
+  sim_model *m = load("{\"name\":\"s\",\"joint\":\"j\",\"type\":\"servo\","
+                      "\"servo\":{\"id\":1,\"model\":\"XL430-W250\"}}");
+  sim_data *d = sim_data_new(m);
+  assert_int_equal(m->actuators[0].type, SIM_ACT_SMART_SERVO);
+  d->ctrl[0] = -0.75;
+  sim_forward(m, d);
+  assert_true(d->actuator_force[0] == -0.75);
+  assert_true(d->qfrc_actuator[0] == -0.75);
+  sim_data_free(d);
+  sim_model_free(m);
+  expect_error("{\"name\":\"a\",\"joint\":\"j\",\"type\":\"servo\",\"gear\":2}",
+               "actuators[0].gear: unknown key");
+}
+
 static void test_bad_actuators(void **state) {
   (void)state;
   expect_error("{\"name\":\"a\",\"joint\":\"nope\",\"type\":\"motor\"}", "actuators[0].joint");
@@ -179,6 +197,7 @@ int main(void) {
       cmocka_unit_test(test_dc_motor_current_step_is_exact),
       cmocka_unit_test(test_position_servo_matches_oscillator),
       cmocka_unit_test(test_servo_force_limit_and_velocity_servo),
+      cmocka_unit_test(test_smart_servo_is_joint_torque),
       cmocka_unit_test(test_bad_actuators),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

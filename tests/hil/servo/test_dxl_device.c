@@ -165,12 +165,105 @@ static void test_sync_read_and_write(void **state) {
   assert_int_equal(dxl2_u32(st.params + 1), 22);
 }
 
+/* Goals past the EEPROM's limits: Data Limit error (position limits only in position mode) */
+static void test_limits(void **state) {
+  (void)state;
+  dxl_device d;
+  dxl_device_init(&d, DXL_MODEL_XM430_W350, 1);
+  assert_int_equal(write_u32(&d, 1, DXL_MAX_POSITION_LIMIT, 3000, 4), 0);
+  assert_int_equal(write_u32(&d, 1, DXL_GOAL_POSITION, 3001, 4), DXL2_ERR_DATA_LIMIT);
+  assert_int_equal(write_u32(&d, 1, DXL_GOAL_POSITION, 3000, 4), 0);
+  assert_int_equal(write_u32(&d, 1, DXL_OPERATING_MODE, DXL_MODE_EXTENDED_POSITION, 1), 0);
+  assert_int_equal(write_u32(&d, 1, DXL_GOAL_POSITION, 9000, 4), 0); /* extended: no limit */
+  assert_int_equal(write_u32(&d, 1, DXL_VELOCITY_LIMIT, 100, 4), 0);
+  assert_int_equal(write_u32(&d, 1, DXL_GOAL_VELOCITY, (uint32_t)-101, 4), DXL2_ERR_DATA_LIMIT);
+  assert_int_equal(write_u32(&d, 1, DXL_GOAL_VELOCITY, (uint32_t)-100, 4), 0);
+  assert_int_equal(write_u32(&d, 1, DXL_PWM_LIMIT, 400, 2), 0);
+  assert_int_equal(write_u32(&d, 1, DXL_GOAL_PWM, 401, 2), DXL2_ERR_DATA_LIMIT);
+  assert_int_equal(write_u32(&d, 1, DXL_CURRENT_LIMIT, 500, 2), 0);
+  assert_int_equal(write_u32(&d, 1, DXL_GOAL_CURRENT, (uint32_t)-501, 2), DXL2_ERR_DATA_LIMIT);
+  assert_int_equal(write_u32(&d, 1, DXL_GOAL_CURRENT, 500, 2), 0);
+}
+
+/* BULK_WRITE gives each servo its own field; BULK_READ answers each with its own */
+static void test_bulk(void **state) {
+  (void)state;
+  dxl_device a, b;
+  dxl_device_init(&a, DXL_MODEL_XM430_W350, 1);
+  dxl_device_init(&b, DXL_MODEL_XL430_W250, 2);
+  const uint8_t bw[] = {1, 65, 0, 1, 0, 1,              /* LED of 1 */
+                        2, 116, 0, 4, 0, 0xD0, 0x07, 0, 0}; /* goal position 2000 of 2 */
+  dxl2_packet p = packet(DXL2_BROADCAST, DXL2_BULK_WRITE, bw, sizeof bw);
+  assert_int_equal(reply_error(&a, &p, NULL), -1);
+  assert_int_equal(reply_error(&b, &p, NULL), -1);
+  assert_int_equal(a.mem[DXL_LED], 1);
+  assert_int_equal(b.mem[DXL_LED], 0);
+  assert_int_equal(dxl_device_get(&b, DXL_GOAL_POSITION, 4), 2000);
+  assert_int_equal(dxl_device_get(&a, DXL_GOAL_POSITION, 4), 0);
+  const uint8_t br[] = {1, 0, 0, 2, 0, 2, 116, 0, 4, 0};
+  dxl2_packet q = packet(DXL2_BROADCAST, DXL2_BULK_READ, br, sizeof br);
+  dxl2_packet st;
+  assert_int_equal(reply_error(&a, &q, &st), 0);
+  assert_int_equal(st.nparams, 3);
+  assert_int_equal(dxl2_u16(st.params + 1), 1020);
+  assert_int_equal(reply_error(&b, &q, &st), 0);
+  assert_int_equal(st.nparams, 5);
+  assert_int_equal(dxl2_u32(st.params + 1), 2000);
+}
+
+/* REBOOT answers, then RAM is back at its defaults and the EEPROM stays; FACTORY_RESET needs
+ * torque off and keeps what its parameter says */
+static void test_reboot_and_factory_reset(void **state) {
+  (void)state;
+  dxl_device d;
+  dxl_device_init(&d, DXL_MODEL_XL430_W250, 7);
+  assert_int_equal(write_u32(&d, 7, DXL_OPERATING_MODE, DXL_MODE_VELOCITY, 1), 0);
+  assert_int_equal(write_u32(&d, 7, DXL_BAUD_RATE, 3, 1), 0);
+  assert_int_equal(write_u32(&d, 7, DXL_TORQUE_ENABLE, 1, 1), 0);
+  assert_int_equal(write_u32(&d, 7, DXL_LED, 1, 1), 0);
+  dxl2_packet reboot = packet(7, DXL2_REBOOT, NULL, 0);
+  assert_int_equal(reply_error(&d, &reboot, NULL), 0);
+  assert_int_equal(d.reboots, 1);
+  assert_int_equal(d.mem[DXL_TORQUE_ENABLE], 0);
+  assert_int_equal(d.mem[DXL_LED], 0);
+  assert_int_equal(d.mem[DXL_OPERATING_MODE], DXL_MODE_VELOCITY);
+  /* torque on: refused */
+  assert_int_equal(write_u32(&d, 7, DXL_TORQUE_ENABLE, 1, 1), 0);
+  const uint8_t keep_id_baud = 0x02, keep_id = 0x01, all = 0xFF;
+  dxl2_packet reset = packet(7, DXL2_FACTORY_RESET, &keep_id_baud, 1);
+  assert_int_equal(reply_error(&d, &reset, NULL), DXL2_ERR_ACCESS);
+  assert_int_equal(d.mem[DXL_OPERATING_MODE], DXL_MODE_VELOCITY);
+  assert_int_equal(write_u32(&d, 7, DXL_TORQUE_ENABLE, 0, 1), 0);
+  assert_int_equal(reply_error(&d, &reset, NULL), 0);
+  assert_int_equal(d.mem[DXL_OPERATING_MODE], DXL_MODE_POSITION);
+  assert_int_equal(d.mem[DXL_ID], 7);
+  assert_int_equal(d.mem[DXL_BAUD_RATE], 3);
+  reset = packet(7, DXL2_FACTORY_RESET, &keep_id, 1);
+  assert_int_equal(reply_error(&d, &reset, NULL), 0);
+  assert_int_equal(d.mem[DXL_ID], 7);
+  assert_int_equal(d.mem[DXL_BAUD_RATE], 1); /* 57600, the default */
+  reset = packet(7, DXL2_FACTORY_RESET, &all, 1);
+  dxl2_packet st;
+  assert_int_equal(reply_error(&d, &reset, &st), 0);
+  assert_int_equal(st.id, 7); /* answered with the ID it had */
+  assert_int_equal(d.mem[DXL_ID], 1);
+  const uint8_t odd = 0x05;
+  reset = packet(1, DXL2_FACTORY_RESET, &odd, 1);
+  assert_int_equal(reply_error(&d, &reset, NULL), DXL2_ERR_DATA_RANGE);
+  assert_int_equal(dxl_baud_rate(1), 57600);
+  assert_int_equal(dxl_baud_rate(3), 1000000);
+  assert_int_equal(dxl_baud_rate(8), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_manual_ping_and_read),
       cmocka_unit_test(test_write_rules),
       cmocka_unit_test(test_registered_write_and_levels),
       cmocka_unit_test(test_sync_read_and_write),
+      cmocka_unit_test(test_limits),
+      cmocka_unit_test(test_bulk),
+      cmocka_unit_test(test_reboot_and_factory_reset),
   };
   return cmocka_run_group_tests_name("dxl_device", tests, NULL, NULL);
 }

@@ -1,0 +1,150 @@
+/* tests/hil/servo/test_ft_device.c: a Feetech STS3215 device (hil/servo/ft_device.c): its table's
+ * factory values, the EEPROM lock, read-only fields, sign-magnitude fields, registered writes,
+ * status return level, broadcast silence, sync read and sync write. Packets are checked with
+ * the checksum of the Feetech manual, computed here. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "hil/servo/ft_device.h"
+
+/* a packet as the decoder delivers it */
+static ft_packet packet(uint8_t id, uint8_t instruction, const uint8_t *params, size_t n) {
+  ft_packet p;
+  memset(&p, 0, sizeof p);
+  p.id = id, p.instruction = instruction, p.nparams = (uint8_t)n;
+  if (n) {
+    memcpy(p.params, params, n);
+  }
+  return p;
+}
+
+/* the reply's data length, or -1 when silent; checks the frame and its checksum */
+static int reply(ft_device *d, const ft_packet *p, uint8_t *data) {
+  uint8_t out[300];
+  const int n = ft_device_handle(d, p, out, sizeof out);
+  assert_true(n >= 0);
+  if (n == 0) {
+    return -1;
+  }
+  assert_int_equal(out[0], 0xFF);
+  assert_int_equal(out[1], 0xFF);
+  assert_int_equal(out[3], n - 4);
+  unsigned sum = 0;
+  for (int i = 2; i < n - 1; i++) {
+    sum += out[i];
+  }
+  assert_int_equal((uint8_t)~sum, out[n - 1]);
+  if (data) {
+    memcpy(data, out + 5, (size_t)n - 6);
+  }
+  return n - 6;
+}
+
+static void write1(ft_device *d, uint8_t id, uint8_t address, uint8_t v) {
+  const uint8_t p[2] = {address, v};
+  ft_packet w = packet(id, FT_WRITE, p, 2);
+  assert_int_equal(reply(d, &w, NULL), 0);
+}
+
+static void test_table_and_lock(void **state) {
+  (void)state;
+  ft_device d;
+  assert_int_equal(ft_device_init(&d, 999, 1), -1);
+  assert_int_equal(ft_device_init(&d, FT_MODEL_STS3215, 3), 0);
+  const uint8_t model[2] = {FT_MODEL_NUMBER, 2};
+  ft_packet r = packet(3, FT_READ, model, 2);
+  uint8_t data[64];
+  assert_int_equal(reply(&d, &r, data), 2);
+  assert_int_equal(data[0] | (data[1] << 8), 777);
+  assert_int_equal(d.mem[FT_LOCK], 1);
+  assert_int_equal(ft_baud_rate(d.mem[FT_BAUD_RATE]), 1000000);
+  assert_int_equal(ft_baud_rate(6), 57600);
+  /* locked EEPROM: the write is answered but not taken */
+  write1(&d, 3, FT_OPERATING_MODE, 1);
+  assert_int_equal(d.mem[FT_OPERATING_MODE], 0);
+  write1(&d, 3, FT_LOCK, 0);
+  write1(&d, 3, FT_OPERATING_MODE, 1);
+  assert_int_equal(d.mem[FT_OPERATING_MODE], 1);
+  /* read-only present position, and an ID past 253: not taken */
+  write1(&d, 3, FT_PRESENT_POSITION, 5);
+  assert_int_equal(d.mem[FT_PRESENT_POSITION], 0);
+  write1(&d, 3, FT_ID, 254);
+  assert_int_equal(d.mem[FT_ID], 3);
+  assert_true(d.writes_refused >= 3);
+  /* a read past the table or of nothing, an unknown instruction: silence */
+  const uint8_t past[2] = {70, 2}, none[2] = {56, 0};
+  r = packet(3, FT_READ, past, 2);
+  assert_int_equal(reply(&d, &r, NULL), -1);
+  r = packet(3, FT_READ, none, 2);
+  assert_int_equal(reply(&d, &r, NULL), -1);
+  r = packet(3, 0x30, NULL, 0);
+  assert_int_equal(reply(&d, &r, NULL), -1);
+}
+
+static void test_sign_magnitude(void **state) {
+  (void)state;
+  ft_device d;
+  ft_device_init(&d, FT_MODEL_STS3215, 1);
+  ft_device_set_signed(&d, FT_PRESENT_SPEED, 15, -300);
+  assert_int_equal(d.mem[FT_PRESENT_SPEED], 300 & 0xFF);
+  assert_int_equal(d.mem[FT_PRESENT_SPEED + 1], 0x80 | (300 >> 8));
+  assert_int_equal(ft_device_get_signed(&d, FT_PRESENT_SPEED, 15), -300);
+  ft_device_set_signed(&d, FT_PRESENT_LOAD, 10, -1000);
+  assert_int_equal(d.mem[FT_PRESENT_LOAD + 1], 0x04 | (1000 >> 8));
+  assert_int_equal(ft_device_get_signed(&d, FT_PRESENT_LOAD, 10), -1000);
+  ft_device_set_signed(&d, FT_PRESENT_LOAD, 10, 5000); /* saturates at the magnitude bits */
+  assert_int_equal(ft_device_get_signed(&d, FT_PRESENT_LOAD, 10), 1023);
+}
+
+static void test_registered_sync_and_levels(void **state) {
+  (void)state;
+  ft_device a, b;
+  ft_device_init(&a, FT_MODEL_STS3215, 1);
+  ft_device_init(&b, FT_MODEL_STS3215, 2);
+  /* REG_WRITE waits for ACTION (broadcast: no reply) */
+  const uint8_t goal[3] = {FT_GOAL_POSITION, 0x00, 0x08};
+  ft_packet p = packet(1, FT_REG_WRITE, goal, 3);
+  assert_int_equal(reply(&a, &p, NULL), 0);
+  assert_int_equal(ft_device_get_signed(&a, FT_GOAL_POSITION, 15), 0);
+  p = packet(FT_BROADCAST, FT_ACTION, NULL, 0);
+  assert_int_equal(reply(&a, &p, NULL), -1);
+  assert_int_equal(ft_device_get_signed(&a, FT_GOAL_POSITION, 15), 2048);
+  /* SYNC_WRITE goal speed of both; SYNC_READ it back, each its own */
+  const uint8_t sw[] = {FT_GOAL_SPEED, 2, 1, 0x10, 0x00, 2, 0x20, 0x80};
+  p = packet(FT_BROADCAST, FT_SYNC_WRITE, sw, sizeof sw);
+  assert_int_equal(reply(&a, &p, NULL), -1);
+  assert_int_equal(reply(&b, &p, NULL), -1);
+  assert_int_equal(ft_device_get_signed(&a, FT_GOAL_SPEED, 15), 16);
+  assert_int_equal(ft_device_get_signed(&b, FT_GOAL_SPEED, 15), -32);
+  const uint8_t sr[] = {FT_GOAL_SPEED, 2, 2, 1};
+  p = packet(FT_BROADCAST, FT_SYNC_READ, sr, sizeof sr);
+  uint8_t data[8];
+  assert_int_equal(reply(&b, &p, data), 2);
+  assert_int_equal(data[0], 0x20);
+  /* status return level 0: reads and pings answered, writes not */
+  a.mem[FT_STATUS_RETURN_LEVEL] = 0;
+  const uint8_t led[2] = {FT_ACCELERATION, 7};
+  p = packet(1, FT_WRITE, led, 2);
+  assert_int_equal(reply(&a, &p, NULL), -1);
+  assert_int_equal(a.mem[FT_ACCELERATION], 7);
+  p = packet(1, FT_PING, NULL, 0);
+  assert_int_equal(reply(&a, &p, NULL), 0);
+  const uint8_t rd[2] = {FT_ACCELERATION, 1};
+  p = packet(1, FT_READ, rd, 2);
+  assert_int_equal(reply(&a, &p, data), 1);
+  assert_int_equal(data[0], 7);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_table_and_lock),
+      cmocka_unit_test(test_sign_magnitude),
+      cmocka_unit_test(test_registered_sync_and_levels),
+  };
+  return cmocka_run_group_tests_name("ft_device", tests, NULL, NULL);
+}

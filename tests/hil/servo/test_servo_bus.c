@@ -1,0 +1,839 @@
+/* tests/hil/servo/test_servo_bus.c: the simulated arm as a Dynamixel Protocol 2.0 bus, end to end
+ * over a pseudo-terminal (hil/servo/servo_bus.c, configs/servo_arm.json: four X-series servos).
+ *
+ * The controller side is written here from the Protocol 2.0 e-manual alone (its own CRC table,
+ * stuffing and status parser; nothing from hil/servo), and the manual's published example
+ * packets are sent as the manual prints them. The runtime runs in realtime mode in a thread.
+ * The same for the Feetech SMS/STS protocol on configs/servo_arm_sts.json (four STS3215).
+ */
+#define _GNU_SOURCE /* cfmakeraw, posix_openpt, ptsname_r */
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "hil/error.h"
+#include "hil/runtime/runtime.h"
+#include "hil/servo/servo_bus.h"
+#include "hil/transport.h"
+
+#define ARM ACHILLES_SOURCE_DIR "/configs/servo_arm.json"
+#define STS_ARM ACHILLES_SOURCE_DIR "/configs/servo_arm_sts.json"
+#define REPLY_WAIT_S 2.0 /* generous: a loaded CI machine */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* --- the controller, from the e-manual -------------------------------------------------------- */
+
+/* CRC-16 of Protocol 2.0 (polynomial 0x8005), table-driven as the e-manual's update_crc. */
+static uint16_t crc_table[256];
+
+static void make_crc_table(void) {
+  for (int i = 0; i < 256; i++) {
+    uint16_t c = (uint16_t)(i << 8);
+    for (int b = 0; b < 8; b++) {
+      c = (uint16_t)((c & 0x8000) ? (c << 1) ^ 0x8005 : c << 1);
+    }
+    crc_table[i] = c;
+  }
+}
+
+static uint16_t manual_crc(const uint8_t *p, size_t n) {
+  uint16_t crc = 0;
+  for (size_t j = 0; j < n; j++) {
+    crc = (uint16_t)((crc << 8) ^ crc_table[((crc >> 8) ^ p[j]) & 0xFF]);
+  }
+  return crc;
+}
+
+/* An instruction packet: header, ID, length, instruction, stuffed parameters, CRC. */
+static size_t build(uint8_t *out, uint8_t id, uint8_t inst, const uint8_t *params, size_t n) {
+  size_t k = 0;
+  out[k++] = 0xFF, out[k++] = 0xFF, out[k++] = 0xFD, out[k++] = 0x00, out[k++] = id;
+  k += 2; /* length */
+  out[k++] = inst;
+  for (size_t i = 0; i < n; i++) {
+    out[k++] = params[i];
+    if (out[k - 1] == 0xFD && out[k - 2] == 0xFF && out[k - 3] == 0xFF) {
+      out[k++] = 0xFD;
+    }
+  }
+  const size_t len = k - 7 + 2;
+  out[5] = (uint8_t)len, out[6] = (uint8_t)(len >> 8);
+  const uint16_t crc = manual_crc(out, k);
+  out[k++] = (uint8_t)crc, out[k++] = (uint8_t)(crc >> 8);
+  return k;
+}
+
+typedef struct client {
+  int fd;
+  uint8_t buf[4096];
+  size_t n;
+} client;
+
+typedef struct status {
+  uint8_t id, error;
+  uint8_t data[256];
+  size_t ndata;
+  size_t raw_len;
+  uint8_t raw[300];
+} status;
+
+static void client_open(client *c, const char *path) {
+  c->fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK);
+  assert_true(c->fd >= 0);
+  struct termios tio;
+  assert_int_equal(tcgetattr(c->fd, &tio), 0);
+  cfmakeraw(&tio);
+  assert_int_equal(tcsetattr(c->fd, TCSANOW, &tio), 0);
+  c->n = 0;
+}
+
+static void send_bytes(client *c, const uint8_t *p, size_t n) {
+  assert_int_equal(write(c->fd, p, n), (ssize_t)n);
+}
+
+static void send_packet(client *c, uint8_t id, uint8_t inst, const uint8_t *params, size_t n) {
+  uint8_t raw[600];
+  send_bytes(c, raw, build(raw, id, inst, params, n));
+}
+
+/* Takes one status packet off the front of the buffer, if a whole one is there. */
+static int parse_status(client *c, status *s) {
+  while (c->n >= 4 && memcmp(c->buf, "\xFF\xFF\xFD\x00", 4) != 0) {
+    memmove(c->buf, c->buf + 1, --c->n);
+  }
+  if (c->n < 7) {
+    return 0;
+  }
+  const size_t len = (size_t)c->buf[5] | ((size_t)c->buf[6] << 8), total = 7 + len;
+  if (c->n < total) {
+    return 0;
+  }
+  assert_true(total <= sizeof s->raw);
+  const uint16_t crc = (uint16_t)(c->buf[total - 2] | (c->buf[total - 1] << 8));
+  assert_int_equal(manual_crc(c->buf, total - 2), crc);
+  assert_int_equal(c->buf[7], 0x55);
+  s->id = c->buf[4];
+  s->error = c->buf[8];
+  s->ndata = 0;
+  for (size_t i = 9; i < total - 2; i++) { /* unstuff */
+    if (i >= 11 && c->buf[i] == 0xFD && c->buf[i - 1] == 0xFD && c->buf[i - 2] == 0xFF &&
+        c->buf[i - 3] == 0xFF) {
+      continue;
+    }
+    s->data[s->ndata++] = c->buf[i];
+  }
+  memcpy(s->raw, c->buf, total);
+  s->raw_len = total;
+  memmove(c->buf, c->buf + total, c->n - total);
+  c->n -= total;
+  return 1;
+}
+
+/* Waits for the next status packet; 0 when none came within wait_s. */
+static int receive(client *c, status *s, double wait_s) {
+  const double until = now_s() + wait_s;
+  for (;;) {
+    if (parse_status(c, s)) {
+      return 1;
+    }
+    const double left = until - now_s();
+    if (left <= 0) {
+      return 0;
+    }
+    struct pollfd p = {c->fd, POLLIN, 0};
+    if (poll(&p, 1, (int)(left * 1000) + 1) > 0) {
+      const ssize_t got = read(c->fd, c->buf + c->n, sizeof c->buf - c->n);
+      c->n += got > 0 ? (size_t)got : 0;
+    }
+  }
+}
+
+static status expect_status(client *c, uint8_t id, const char *what) {
+  status s = {0};
+  if (!receive(c, &s, REPLY_WAIT_S)) {
+    fail_msg("no status packet from ID %u after %s", id, what);
+  }
+  if (s.id != id) {
+    fail_msg("%s: status from ID %u, expected %u", what, s.id, id);
+  }
+  return s;
+}
+
+static uint32_t le(const uint8_t *p, int n) {
+  uint32_t v = 0;
+  for (int i = 0; i < n; i++) {
+    v |= (uint32_t)p[i] << (8 * i);
+  }
+  return v;
+}
+
+/* one byte at address, from a servo whose status carries the alert bit */
+static uint32_t read_field_alert(client *c, uint8_t id, uint16_t address) {
+  uint8_t p[4] = {(uint8_t)address, (uint8_t)(address >> 8), 1, 0};
+  send_packet(c, id, 0x02, p, 4);
+  status s = expect_status(c, id, "READ");
+  assert_int_equal(s.error, 0x80);
+  return s.data[0];
+}
+
+static int write_field(client *c, uint8_t id, uint16_t address, uint32_t v, int size) {
+  uint8_t p[6] = {(uint8_t)address, (uint8_t)(address >> 8), (uint8_t)v, (uint8_t)(v >> 8),
+                  (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+  send_packet(c, id, 0x03, p, 2 + (size_t)size);
+  return expect_status(c, id, "WRITE").error;
+}
+
+static uint32_t read_field(client *c, uint8_t id, uint16_t address, int size) {
+  uint8_t p[4] = {(uint8_t)address, (uint8_t)(address >> 8), (uint8_t)size, 0};
+  send_packet(c, id, 0x02, p, 4);
+  status s = expect_status(c, id, "READ");
+  assert_int_equal(s.error, 0);
+  assert_int_equal(s.ndata, size);
+  return le(s.data, size);
+}
+
+/* --- the simulator ---------------------------------------------------------------------------- */
+
+typedef struct fixture {
+  hil_runtime *rt;
+  hil_transport *bus;
+  pthread_t thread;
+  int running;
+  client c;
+} fixture;
+
+static void *run_main(void *arg) {
+  hil_runtime_run(arg);
+  return NULL;
+}
+
+static void start_with(fixture *f, const char *config, long baud, int run) {
+  hil_options o;
+  hil_options_default(&o);
+  o.quiet = 1;
+  o.status_period_s = 0;
+  char err[1024];
+  f->rt = hil_runtime_new(config, &o, err, sizeof err);
+  if (!f->rt) {
+    fail_msg("%s", err);
+  }
+  servo_bus_options bo;
+  servo_bus_options_default(&bo);
+  bo.quiet = 1;
+  bo.baud = baud;
+  f->bus = servo_bus_new(&bo, config, err, sizeof err);
+  if (!f->bus) {
+    fail_msg("%s", err);
+  }
+  assert_int_equal(hil_runtime_add_transport(f->rt, f->bus), HIL_OK);
+  client_open(&f->c, servo_bus_path(f->bus));
+  f->running = run;
+  if (run) {
+    assert_int_equal(pthread_create(&f->thread, NULL, run_main, f->rt), 0);
+    /* the servos' present fields hold the table's defaults until their loop's first step */
+    servo_bus_counters c = {0};
+    const double until = now_s() + REPLY_WAIT_S;
+    while (c.steps < 2 && now_s() < until) {
+      assert_int_equal(servo_bus_counters_get(f->bus, &c), HIL_OK);
+      usleep(1000);
+    }
+    if (c.steps < 2) {
+      fail_msg("the runtime did not step within %g s", REPLY_WAIT_S);
+    }
+  }
+}
+
+static void stop(fixture *f) {
+  if (f->running) {
+    hil_runtime_request_stop(f->rt);
+    pthread_join(f->thread, NULL);
+  }
+  close(f->c.fd);
+  hil_runtime_destroy(&f->rt);
+}
+
+static servo_bus_counters counters(const fixture *f) {
+  servo_bus_counters c;
+  assert_int_equal(servo_bus_counters_get(f->bus, &c), HIL_OK);
+  return c;
+}
+
+/* --- tests ------------------------------------------------------------------------------------ */
+
+/* The manual's examples, as printed (Protocol 2.0 e-manual, instruction examples). */
+static const uint8_t manual_ping_id1[] = {0xFF, 0xFF, 0xFD, 0x00, 0x01, 0x03, 0x00, 0x01, 0x19, 0x4E};
+static const uint8_t manual_write_512_at_116[] = {0xFF, 0xFF, 0xFD, 0x00, 0x01, 0x09, 0x00, 0x03,
+                                                  0x74, 0x00, 0x00, 0x02, 0x00, 0x00, 0xCA, 0x89};
+static const uint8_t manual_write_status[] = {0xFF, 0xFF, 0xFD, 0x00, 0x01, 0x04,
+                                              0x00, 0x55, 0x00, 0xA1, 0x0C};
+/* sync read of 4 bytes at 132 (present position) from IDs 1 and 2 */
+static const uint8_t manual_sync_read[] = {0xFF, 0xFF, 0xFD, 0x00, 0xFE, 0x09, 0x00, 0x82,
+                                           0x84, 0x00, 0x04, 0x00, 0x01, 0x02, 0xCE, 0xFA};
+/* sync write of goal position (116) 150 to ID 1 and 170 to ID 2 */
+static const uint8_t manual_sync_write[] = {0xFF, 0xFF, 0xFD, 0x00, 0xFE, 0x11, 0x00, 0x83,
+                                            0x74, 0x00, 0x04, 0x00, 0x01, 0x96, 0x00, 0x00,
+                                            0x00, 0x02, 0xAA, 0x00, 0x00, 0x00, 0x82, 0x87};
+
+static void test_ping_read_write_sync(void **state) {
+  (void)state;
+  fixture f;
+  start_with(&f, ARM, 1000000, 1);
+  /* the manual's ping: ID 1 (an XL430-W250) answers with its model number */
+  send_bytes(&f.c, manual_ping_id1, sizeof manual_ping_id1);
+  status s = expect_status(&f.c, 1, "the manual's PING");
+  assert_int_equal(s.error, 0);
+  assert_int_equal(s.ndata, 3);
+  assert_int_equal(le(s.data, 2), 1060);
+  /* each of the four, and a broadcast ping answered by all four in ID order */
+  const unsigned models[4] = {1060, 1020, 1020, 1060};
+  for (uint8_t id = 1; id <= 4; id++) {
+    send_packet(&f.c, id, 0x01, NULL, 0);
+    assert_int_equal(le(expect_status(&f.c, id, "PING").data, 2), models[id - 1]);
+  }
+  send_packet(&f.c, 0xFE, 0x01, NULL, 0);
+  for (uint8_t id = 1; id <= 4; id++) {
+    assert_int_equal(le(expect_status(&f.c, id, "broadcast PING").data, 2), models[id - 1]);
+  }
+  /* the manual's write and its status packet, byte for byte */
+  send_bytes(&f.c, manual_write_512_at_116, sizeof manual_write_512_at_116);
+  s = expect_status(&f.c, 1, "the manual's WRITE");
+  assert_int_equal(s.raw_len, sizeof manual_write_status);
+  assert_memory_equal(s.raw, manual_write_status, sizeof manual_write_status);
+  assert_int_equal(read_field(&f.c, 1, 116, 4), 512);
+  /* the manual's sync write, then its sync read: IDs 1 and 2 answer in that order */
+  send_bytes(&f.c, manual_sync_write, sizeof manual_sync_write);
+  assert_int_equal(read_field(&f.c, 1, 116, 4), 150);
+  assert_int_equal(read_field(&f.c, 2, 116, 4), 170);
+  send_bytes(&f.c, manual_sync_read, sizeof manual_sync_read);
+  for (uint8_t id = 1; id <= 2; id++) {
+    s = expect_status(&f.c, id, "the manual's SYNC_READ");
+    assert_int_equal(s.ndata, 4);
+  }
+  /* sync read and sync write of four servos: LED on 1..4 */
+  uint8_t sw[4 + 4 * 2] = {65, 0, 1, 0};
+  for (int i = 0; i < 4; i++) {
+    sw[4 + 2 * i] = (uint8_t)(i + 1), sw[5 + 2 * i] = 1;
+  }
+  send_packet(&f.c, 0xFE, 0x83, sw, sizeof sw);
+  const uint8_t sr[] = {65, 0, 1, 0, 4, 3, 2, 1}; /* answered in the order asked */
+  send_packet(&f.c, 0xFE, 0x82, sr, sizeof sr);
+  for (uint8_t id = 4; id >= 1; id--) {
+    s = expect_status(&f.c, id, "SYNC_READ of four");
+    assert_int_equal(s.ndata, 1);
+    assert_int_equal(s.data[0], 1);
+  }
+  /* bulk read: a different field from each */
+  const uint8_t br[] = {1, 132, 0, 4, 0, 2, 0, 0, 2, 0, 3, 146, 0, 1, 0};
+  send_packet(&f.c, 0xFE, 0x92, br, sizeof br);
+  assert_int_equal(expect_status(&f.c, 1, "BULK_READ").ndata, 4);
+  assert_int_equal(le(expect_status(&f.c, 2, "BULK_READ").data, 2), 1020);
+  assert_int_equal(expect_status(&f.c, 3, "BULK_READ").data[0], 30); /* °C */
+  stop(&f);
+}
+
+/* The shoulder (ID 2) with torque off falls under gravity; with torque on, the base (ID 1)
+ * follows a goal with the profile's velocity; the wrist (ID 4) in extended position mode turns
+ * past a whole turn; writing the EEPROM with torque on is refused with the Access error. */
+static void test_position_modes(void **state) {
+  (void)state;
+  fixture f;
+  start_with(&f, ARM, 1000000, 1);
+  const double t0 = now_s();
+  int fell = 0;
+  while (!fell && now_s() < t0 + 5) {
+    fell = fabs((double)(int32_t)read_field(&f.c, 2, 132, 4) - 2048.0) > 300;
+  }
+  assert_true(fell); /* torque off: the arm left its start by more than 26° */
+
+  /* EEPROM with torque on: Access error 0x07; torque off: taken */
+  assert_int_equal(write_field(&f.c, 1, 64, 1, 1), 0);
+  assert_int_equal(write_field(&f.c, 1, 11, 4, 1), 0x07);
+  assert_int_equal(read_field(&f.c, 1, 11, 1), 3);
+
+  /* position mode on the base: profile velocity 40 (9.16 rpm = 625 ticks/s), accel 20 */
+  const int32_t start = (int32_t)read_field(&f.c, 1, 132, 4);
+  assert_int_equal(write_field(&f.c, 1, 112, 40, 4), 0);
+  assert_int_equal(write_field(&f.c, 1, 108, 20, 4), 0);
+  assert_int_equal(write_field(&f.c, 1, 116, (uint32_t)(start + 1024), 4), 0);
+  double traj_max = 0, t_quarter = 0, t_three_quarters = 0;
+  int arrived = 0, profiling_seen = 0;
+  const double t1 = now_s();
+  while (!arrived && now_s() < t1 + 10) {
+    const int32_t p = (int32_t)read_field(&f.c, 1, 132, 4);
+    const double t = now_s();
+    t_quarter = t_quarter == 0 && p >= start + 256 ? t : t_quarter;
+    t_three_quarters = t_three_quarters == 0 && p >= start + 768 ? t : t_three_quarters;
+    profiling_seen |= (read_field(&f.c, 1, 123, 1) & 2) != 0;
+    traj_max = fmax(traj_max, fabs((double)(int32_t)read_field(&f.c, 1, 136, 4)));
+    arrived = abs(p - (start + 1024)) <= 10 && read_field(&f.c, 1, 122, 1) == 0;
+  }
+  assert_true(arrived);
+  assert_true(profiling_seen);
+  const double took = now_s() - t1;
+  /* the middle half of the move at the profile's speed: 40 × 0.229 rpm = 625 ticks/s */
+  const double cruise = 512.0 / (t_three_quarters - t_quarter) / (0.229 / 60 * 4096);
+  printf("position mode: 1024 ticks in %.2f s, profile velocity peak %.0f, mean velocity over "
+         "the middle half %.1f (profile 40)\n", took, traj_max, cruise);
+  /* 1024 ticks at 625 ticks/s take at least 1.64 s; the arm follows the profile (on a swinging
+   * arm the base wobbles about it, hence the mean) */
+  assert_true(fabs(traj_max - 40) <= 1);
+  assert_true(took > 1.6 && took < 1.64 + 3.0);
+  assert_true(cruise >= 40 * 0.8 && cruise <= 40 * 1.25);
+
+  /* a goal beyond the position limits in position mode: Data Limit error 0x06 */
+  assert_int_equal(write_field(&f.c, 4, 116, 9000, 4), 0x06);
+  /* extended position mode on the wrist: two and a quarter turns */
+  assert_int_equal(write_field(&f.c, 4, 11, 4, 1), 0);
+  assert_int_equal(write_field(&f.c, 4, 64, 1, 1), 0);
+  const int32_t w0 = (int32_t)read_field(&f.c, 4, 132, 4);
+  const int32_t goal = w0 + 2 * 4096 + 1024;
+  assert_int_equal(write_field(&f.c, 4, 116, (uint32_t)goal, 4), 0);
+  int turned = 0;
+  const double t2 = now_s();
+  while (!turned && now_s() < t2 + 10) {
+    turned = abs((int32_t)read_field(&f.c, 4, 132, 4) - goal) <= 20;
+  }
+  assert_true(turned);
+  stop(&f);
+}
+
+/* Damaged and odd packets: silence or the documented error, and the bus goes on. */
+static void test_bad_input(void **state) {
+  (void)state;
+  fixture f;
+  start_with(&f, ARM, 1000000, 0);
+  status s;
+  /* a wrong CRC: silence; the ping after it is the first answer */
+  uint8_t bad[sizeof manual_ping_id1];
+  memcpy(bad, manual_ping_id1, sizeof bad);
+  bad[sizeof bad - 1] ^= 0x01;
+  send_bytes(&f.c, bad, sizeof bad);
+  send_packet(&f.c, 2, 0x01, NULL, 0);
+  assert_int_equal(expect_status(&f.c, 2, "PING after a bad CRC").ndata, 3);
+  /* a truncated packet: given up after the packet timeout; pings until one is answered */
+  send_bytes(&f.c, manual_write_512_at_116, 9);
+  int answered = 0;
+  for (int i = 0; i < 50 && !answered; i++) {
+    send_packet(&f.c, 3, 0x01, NULL, 0);
+    answered = receive(&f.c, &s, 0.1) && s.id == 3;
+  }
+  assert_true(answered);
+  /* an unknown instruction: Instruction error 0x02 */
+  send_packet(&f.c, 1, 0x30, NULL, 0);
+  assert_int_equal(expect_status(&f.c, 1, "an unknown instruction").error, 0x02);
+  /* a read beyond the table, and of length 0: Data Length error 0x05 */
+  const uint8_t beyond[] = {200, 0, 4, 0}, none[] = {132, 0, 0, 0};
+  send_packet(&f.c, 1, 0x02, beyond, 4);
+  assert_int_equal(expect_status(&f.c, 1, "a read beyond the table").error, 0x05);
+  send_packet(&f.c, 1, 0x02, none, 4);
+  assert_int_equal(expect_status(&f.c, 1, "a read of 0 bytes").error, 0x05);
+  /* a write into a read-only field: Access error; a value out of range: Data Range error */
+  assert_int_equal(write_field(&f.c, 1, 132, 5, 4), 0x07);
+  assert_int_equal(write_field(&f.c, 1, 65, 7, 1), 0x04);
+  /* garbage between packets, then a good one */
+  const uint8_t noise[] = {0x00, 0xFF, 0x13, 0xFF, 0xFF, 0x42};
+  send_bytes(&f.c, noise, sizeof noise);
+  send_packet(&f.c, 4, 0x01, NULL, 0);
+  assert_int_equal(expect_status(&f.c, 4, "PING after garbage").ndata, 3);
+  /* a broadcast write: done, but no reply; the next read shows it */
+  const uint8_t led[] = {65, 0, 1};
+  send_packet(&f.c, 0xFE, 0x03, led, 3);
+  assert_int_equal(read_field(&f.c, 3, 65, 1), 1);
+  assert_true(counters(&f).bad_packets >= 2);
+  /* the controller closes the port and opens it again (a restart): the bus answers again */
+  close(f.c.fd);
+  client_open(&f.c, servo_bus_path(f.bus));
+  answered = 0;
+  for (int i = 0; i < 100 && !answered; i++) {
+    send_packet(&f.c, 1, 0x01, NULL, 0);
+    answered = receive(&f.c, &s, 0.05) && s.id == 1;
+  }
+  assert_true(answered);
+  stop(&f);
+}
+
+/* Two servos at one ID answer at once: the reply is garbled (its CRC fails). */
+static void test_collision(void **state) {
+  (void)state;
+  fixture f;
+  start_with(&f, ARM, 1000000, 0);
+  assert_int_equal(write_field(&f.c, 4, 7, 3, 1), 0); /* ID 4 becomes a second ID 3 */
+  send_packet(&f.c, 3, 0x02, (const uint8_t[]){0, 0, 2, 0}, 4); /* model numbers differ */
+  const double until = now_s() + REPLY_WAIT_S;
+  while (counters(&f).collisions == 0 && now_s() < until) {
+    usleep(1000);
+  }
+  assert_int_equal(counters(&f).collisions, 1);
+  /* what arrives is one packet's worth of bytes that is not a valid status of ID 3 */
+  const double until2 = now_s() + REPLY_WAIT_S;
+  while (f.c.n < 13 && now_s() < until2) {
+    struct pollfd p = {f.c.fd, POLLIN, 0};
+    if (poll(&p, 1, 10) > 0) {
+      const ssize_t got = read(f.c.fd, f.c.buf + f.c.n, sizeof f.c.buf - f.c.n);
+      f.c.n += got > 0 ? (size_t)got : 0;
+    }
+  }
+  assert_int_equal(f.c.n, 13);
+  const uint16_t crc = (uint16_t)(f.c.buf[11] | (f.c.buf[12] << 8));
+  assert_true(manual_crc(f.c.buf, 11) != crc); /* 1060 and 1020 garbled: the CRC fails */
+  stop(&f);
+}
+
+/* Round trip of a PING (14-byte status) with the default return delay (250 × 2 µs), against
+ * 500 µs + 14 × 10 / baud: two buses, at 57 600 and 1 000 000 baud, pinged in alternation so
+ * that the machine's load weighs on both alike; medians of 81 each. */
+static double ping_once(fixture *f) {
+  const double t0 = now_s();
+  send_packet(&f->c, 1, 0x01, NULL, 0);
+  expect_status(&f->c, 1, "a timed PING");
+  return now_s() - t0;
+}
+
+static double median(double *t, int n) {
+  for (int i = 1; i < n; i++) { /* insertion sort */
+    for (int k = i; k > 0 && t[k] < t[k - 1]; k--) {
+      const double x = t[k];
+      t[k] = t[k - 1], t[k - 1] = x;
+    }
+  }
+  return t[n / 2];
+}
+
+static void test_bus_timing(void **state) {
+  (void)state;
+  enum { N = 81 };
+  const long bauds[2] = {57600, 1000000};
+  fixture f[2];
+  double t[2][N], med[2], expected[2];
+  for (int k = 0; k < 2; k++) {
+    start_with(&f[k], ARM, bauds[k], 0);
+  }
+  for (int i = 0; i < N; i++) {
+    for (int k = 0; k < 2; k++) {
+      t[k][i] = ping_once(&f[k]);
+    }
+  }
+  for (int k = 0; k < 2; k++) {
+    stop(&f[k]);
+    med[k] = median(t[k], N);
+    expected[k] = 500e-6 + 14 * 10.0 / (double)bauds[k];
+    printf("bus timing: %ld baud: ping round trip median %.0f us, formula %.0f us\n", bauds[k],
+           med[k] * 1e6, expected[k] * 1e6);
+    assert_true(med[k] >= expected[k] - 20e-6); /* never earlier than the wire allows */
+    assert_true(med[k] <= expected[k] + 1.5e-3);
+  }
+  /* the difference cancels most of the machine's own latency: it is the byte time */
+  const double diff = med[0] - med[1], want = expected[0] - expected[1];
+  printf("bus timing: difference %.0f us, formula %.0f us\n", diff * 1e6, want * 1e6);
+  assert_true(fabs(diff - want) < 0.75e-3);
+}
+
+/* A shoulder too weak for the arm (PWM Limit 100 of 885) stalls against gravity: after the
+ * overload time its Hardware Error Status has Overload, torque is off, every status carries the
+ * alert bit; REBOOT clears it. */
+static void test_overload_and_reboot(void **state) {
+  (void)state;
+  fixture f;
+  start_with(&f, ARM, 1000000, 1);
+  assert_int_equal(write_field(&f.c, 2, 36, 100, 2), 0); /* PWM Limit (EEPROM, torque off) */
+  assert_int_equal(write_field(&f.c, 2, 64, 1, 1), 0);
+  const double t0 = now_s();
+  uint32_t hw = 0;
+  while (hw == 0 && now_s() < t0 + 10) {
+    uint8_t p[4] = {70, 0, 1, 0};
+    send_packet(&f.c, 2, 0x02, p, 4);
+    const status s = expect_status(&f.c, 2, "READ of Hardware Error Status");
+    hw = s.data[0];
+    assert_int_equal(s.error, hw ? 0x80 : 0); /* the alert bit with the error, not before */
+  }
+  printf("overload: after %.2f s\n", now_s() - t0);
+  assert_int_equal(hw, 0x20);
+  assert_int_equal(read_field_alert(&f.c, 2, 64), 0); /* torque off */
+  send_packet(&f.c, 2, 0x08, NULL, 0); /* REBOOT */
+  assert_int_equal(expect_status(&f.c, 2, "REBOOT").error, 0x80);
+  assert_int_equal(read_field(&f.c, 2, 70, 1), 0);
+  assert_int_equal(read_field(&f.c, 2, 36, 2), 100); /* the EEPROM stays */
+  stop(&f);
+}
+
+/* The joint's encoder sensor is the servo's position sensor: a 0.1 rad offset in its noise
+ * chain shows in Present Position (2048 + 0.1 × 4096 / 2π = 2113), the servo without an encoder
+ * reads the true angle (2048). One link about z, no gravity, at rest. */
+static void test_encoder_chain_feeds_present_position(void **state) {
+  (void)state;
+  char dir[] = "/tmp/achilles-servo-enc-XXXXXX", path[128];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/one.json", dir);
+  FILE *out = fopen(path, "w");
+  assert_non_null(out);
+  fputs("{\"name\": \"one\", \"timestep\": 0.001, \"gravity\": [0, 0, 0],\n"
+        " \"bodies\": [\n"
+        "  {\"name\": \"a\", \"parent\": \"world\", \"joint\": {\"name\": \"ja\", \"type\": "
+        "\"hinge\", \"axis\": [0, 0, 1]},\n"
+        "   \"inertial\": {\"mass\": 0.1, \"com\": [0.05, 0, 0], \"inertia\": [1e-5, 1e-4, 1e-4, "
+        "0, 0, 0]}},\n"
+        "  {\"name\": \"b\", \"parent\": \"world\", \"joint\": {\"name\": \"jb\", \"type\": "
+        "\"hinge\", \"axis\": [0, 0, 1]},\n"
+        "   \"inertial\": {\"mass\": 0.1, \"com\": [0.05, 0, 0], \"inertia\": [1e-5, 1e-4, 1e-4, "
+        "0, 0, 0]}}],\n"
+        " \"actuators\": [\n"
+        "  {\"name\": \"sa\", \"joint\": \"ja\", \"type\": \"servo\", \"servo\": {\"id\": 1, "
+        "\"model\": \"XM430-W350\"}},\n"
+        "  {\"name\": \"sb\", \"joint\": \"jb\", \"type\": \"servo\", \"servo\": {\"id\": 2, "
+        "\"model\": \"XM430-W350\"}}],\n"
+        " \"sensors\": {\"seed\": 1, \"list\": [\n"
+        "  {\"name\": \"enc_a\", \"type\": \"encoder\", \"joint\": \"ja\", \"rate_hz\": 1000, "
+        "\"counts_per_rev\": 4096, \"quadrature\": false, \"output\": \"angle\",\n"
+        "   \"noise\": {\"offset\": 0.1}}]}}\n",
+        out);
+  fclose(out);
+  fixture f;
+  start_with(&f, path, 1000000, 1);
+  const double t0 = now_s();
+  int32_t a = 0; /* the table's value before the first step; then the true angle until the
+                    encoder's first sample */
+  while (abs(a - 2113) > 1 && now_s() < t0 + REPLY_WAIT_S) {
+    a = (int32_t)read_field(&f.c, 1, 132, 4);
+  }
+  const int32_t b = (int32_t)read_field(&f.c, 2, 132, 4);
+  printf("encoder chain: present position %d with a 0.1 rad offset, %d without an encoder\n", a,
+         b);
+  assert_true(abs(a - 2113) <= 1);
+  assert_int_equal(b, 2048);
+  stop(&f);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* --- Feetech SMS/STS ---------------------------------------------------------------------------- */
+
+/* FF FF ID LEN INST PARAMS CHK, LEN = params + 2, CHK = ~(ID + LEN + INST + params) */
+static void ft_send(client *c, uint8_t id, uint8_t inst, const uint8_t *params, size_t n) {
+  uint8_t raw[300];
+  raw[0] = 0xFF, raw[1] = 0xFF, raw[2] = id, raw[3] = (uint8_t)(n + 2), raw[4] = inst;
+  unsigned sum = id + raw[3] + inst;
+  for (size_t i = 0; i < n; i++) {
+    raw[5 + i] = params[i];
+    sum += params[i];
+  }
+  raw[5 + n] = (uint8_t)~sum;
+  send_bytes(c, raw, n + 6);
+}
+
+/* One reply (FF FF ID LEN ERR DATA CHK) off the buffer; 0 when none came within wait_s. */
+static int ft_receive(client *c, status *s, double wait_s) {
+  const double until = now_s() + wait_s;
+  for (;;) {
+    while (c->n >= 2 && (c->buf[0] != 0xFF || c->buf[1] != 0xFF)) {
+      memmove(c->buf, c->buf + 1, --c->n);
+    }
+    if (c->n >= 4 && c->n >= 4u + c->buf[3]) {
+      const size_t total = 4u + c->buf[3];
+      unsigned sum = 0;
+      for (size_t i = 2; i < total - 1; i++) {
+        sum += c->buf[i];
+      }
+      assert_int_equal((uint8_t)~sum, c->buf[total - 1]);
+      s->id = c->buf[2], s->error = c->buf[4];
+      s->ndata = total - 6;
+      memcpy(s->data, c->buf + 5, s->ndata);
+      memcpy(s->raw, c->buf, total);
+      s->raw_len = total;
+      memmove(c->buf, c->buf + total, c->n - total);
+      c->n -= total;
+      return 1;
+    }
+    const double left = until - now_s();
+    if (left <= 0) {
+      return 0;
+    }
+    struct pollfd p = {c->fd, POLLIN, 0};
+    if (poll(&p, 1, (int)(left * 1000) + 1) > 0) {
+      const ssize_t got = read(c->fd, c->buf + c->n, sizeof c->buf - c->n);
+      c->n += got > 0 ? (size_t)got : 0;
+    }
+  }
+}
+
+static status ft_expect(client *c, uint8_t id, const char *what) {
+  status s = {0};
+  if (!ft_receive(c, &s, REPLY_WAIT_S)) {
+    fail_msg("no reply from ID %u after %s", id, what);
+  }
+  if (s.id != id) {
+    fail_msg("%s: reply from ID %u, expected %u", what, s.id, id);
+  }
+  return s;
+}
+
+static uint32_t ft_read(client *c, uint8_t id, uint8_t address, uint8_t n) {
+  const uint8_t p[2] = {address, n};
+  ft_send(c, id, 0x02, p, 2);
+  const status s = ft_expect(c, id, "READ");
+  assert_int_equal(s.ndata, n);
+  return le(s.data, n);
+}
+
+static void ft_write(client *c, uint8_t id, uint8_t address, uint32_t v, int size) {
+  const uint8_t p[3] = {address, (uint8_t)v, (uint8_t)(v >> 8)};
+  ft_send(c, id, 0x03, p, 1 + (size_t)size);
+  ft_expect(c, id, "WRITE");
+}
+
+/* The manual's ping and read of present position, the model numbers, sync write and sync read
+ * of four servos, the EEPROM lock, position mode, and silence for damaged or unknown packets. */
+static void test_feetech_bus(void **state) {
+  (void)state;
+  static const uint8_t manual_ping[] = {0xFF, 0xFF, 0x01, 0x02, 0x01, 0xFB};
+  static const uint8_t manual_ping_reply[] = {0xFF, 0xFF, 0x01, 0x02, 0x00, 0xFC};
+  static const uint8_t manual_read_position[] = {0xFF, 0xFF, 0x01, 0x04, 0x02, 0x38, 0x02, 0xBE};
+  fixture f;
+  start_with(&f, STS_ARM, 1000000, 1);
+  send_bytes(&f.c, manual_ping, sizeof manual_ping);
+  status s = ft_expect(&f.c, 1, "the manual's PING");
+  assert_int_equal(s.raw_len, sizeof manual_ping_reply);
+  assert_memory_equal(s.raw, manual_ping_reply, sizeof manual_ping_reply);
+  send_bytes(&f.c, manual_read_position, sizeof manual_read_position);
+  s = ft_expect(&f.c, 1, "the manual's READ of present position");
+  assert_int_equal(s.ndata, 2);
+  assert_true(le(s.data, 2) < 4096);
+  for (uint8_t id = 1; id <= 4; id++) {
+    assert_int_equal(ft_read(&f.c, id, 3, 2), 777); /* STS3215 */
+  }
+  /* EEPROM: locked at power-on (the ID stays), unlocked takes the write */
+  ft_write(&f.c, 4, 5, 9, 1);
+  assert_int_equal(ft_read(&f.c, 4, 5, 1), 4);
+  ft_write(&f.c, 4, 55, 0, 1);
+  ft_write(&f.c, 4, 5, 9, 1);
+  assert_int_equal(ft_read(&f.c, 9, 5, 1), 9);
+  ft_write(&f.c, 9, 5, 4, 1);
+  ft_write(&f.c, 4, 55, 1, 1);
+  /* sync write: torque on for all four; the arm holds where it was put up at power-on */
+  const uint8_t torque[] = {40, 1, 1, 1, 2, 1, 3, 1, 4, 1};
+  ft_send(&f.c, 0xFE, 0x83, torque, sizeof torque);
+  /* sync read of present position: the four answer in the order asked */
+  const uint8_t sr[] = {56, 2, 3, 1, 4, 2};
+  ft_send(&f.c, 0xFE, 0x82, sr, sizeof sr);
+  const uint8_t order[] = {3, 1, 4, 2};
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(ft_expect(&f.c, order[i], "SYNC_READ").ndata, 2);
+  }
+  for (uint8_t id = 1; id <= 4; id++) {
+    assert_int_equal(ft_read(&f.c, id, 40, 1), 1);
+  }
+  /* position mode on the base, goal 2048 + 800 at 1000 steps/s */
+  const uint8_t goal[] = {42, 0x20, 0x0B, 0, 0, 0xE8, 0x03}; /* 2848, time 0, speed 1000 */
+  ft_send(&f.c, 1, 0x03, goal, sizeof goal);
+  ft_expect(&f.c, 1, "WRITE goal");
+  int arrived = 0;
+  const double t0 = now_s();
+  while (!arrived && now_s() < t0 + 10) {
+    arrived = abs((int)ft_read(&f.c, 1, 56, 2) - 2848) <= 12 && ft_read(&f.c, 1, 66, 1) == 0;
+  }
+  assert_true(arrived);
+  printf("feetech: base moved 800 steps in %.2f s (800 / 1000 steps/s = 0.8 s at least)\n",
+         now_s() - t0);
+  /* the shoulder holds the outstretched arm: within 2.5° of where it started */
+  assert_true(abs((int)ft_read(&f.c, 2, 56, 2) - 2048) < 30);
+  /* a bad checksum and an unknown instruction: silence; the bus goes on */
+  const uint8_t bad[] = {0xFF, 0xFF, 0x01, 0x02, 0x01, 0xFA};
+  send_bytes(&f.c, bad, sizeof bad);
+  ft_send(&f.c, 2, 0x30, NULL, 0);
+  ft_send(&f.c, 3, 0x01, NULL, 0);
+  assert_int_equal(ft_expect(&f.c, 3, "PING after bad packets").ndata, 0);
+  stop(&f);
+}
+
+/* Device mode: the bus opens a serial device through libserialport (here the slave of a pty the
+ * test holds, which CTest lets libserialport open with LD_PRELOAD=libachilles_sp_shim.so, see
+ * tests/hil/serial/sp_shim.c). A UART paces the bytes of a device, so the reply is written after
+ * the return delay alone: at 57 600 baud the round trip stays well below the pty's
+ * 500 µs + 14 × 10 / 57 600 = 2931 µs. */
+static void test_device_mode(void **state) {
+  (void)state;
+  if (!getenv("LD_PRELOAD")) {
+    skip(); /* libserialport 0.1.1 cannot open a pty without the shim */
+  }
+  const int master = posix_openpt(O_RDWR | O_NOCTTY);
+  assert_true(master >= 0);
+  assert_int_equal(grantpt(master), 0);
+  assert_int_equal(unlockpt(master), 0);
+  char slave[128], link[] = "/tmp/achilles-servo-device-XXXXXX";
+  assert_int_equal(ptsname_r(master, slave, sizeof slave), 0);
+  assert_true(mkdtemp(link) != NULL);
+  char path[160];
+  snprintf(path, sizeof path, "%s/ttyUSB0", link);
+  assert_int_equal(symlink(slave, path), 0);
+  hil_options o;
+  hil_options_default(&o);
+  o.quiet = 1;
+  o.status_period_s = 0;
+  char err[1024];
+  hil_runtime *rt = hil_runtime_new(ARM, &o, err, sizeof err);
+  assert_non_null(rt);
+  servo_bus_options bo;
+  servo_bus_options_default(&bo);
+  bo.quiet = 1, bo.use_pty = 0, bo.baud = 57600;
+  snprintf(bo.port, sizeof bo.port, "%s", path);
+  hil_transport *bus = servo_bus_new(&bo, ARM, err, sizeof err);
+  if (!bus) {
+    fail_msg("%s", err);
+  }
+  assert_int_equal(hil_runtime_add_transport(rt, bus), HIL_OK);
+  client c = {.fd = master, .n = 0};
+  fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+  double t[31];
+  for (int i = 0; i < 31; i++) {
+    const double t0 = now_s();
+    send_packet(&c, 1, 0x01, NULL, 0);
+    assert_int_equal(le(expect_status(&c, 1, "PING over the device").data, 2), 1060);
+    t[i] = now_s() - t0;
+  }
+  for (int i = 1; i < 31; i++) {
+    for (int k = i; k > 0 && t[k] < t[k - 1]; k--) {
+      const double x = t[k];
+      t[k] = t[k - 1], t[k - 1] = x;
+    }
+  }
+  printf("device mode, 57600 baud: ping round trip median %.0f us (return delay 500 us)\n",
+         t[15] * 1e6);
+  assert_true(t[15] >= 480e-6 && t[15] < 2431e-6);
+  hil_runtime_destroy(&rt);
+  close(master);
+  unlink(path);
+  rmdir(link);
+}
+
+int main(void) {
+  make_crc_table();
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ping_read_write_sync),
+      cmocka_unit_test(test_position_modes),
+      cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_collision),
+      cmocka_unit_test(test_bus_timing),
+      cmocka_unit_test(test_overload_and_reboot),
+      cmocka_unit_test(test_encoder_chain_feeds_present_position),
+      cmocka_unit_test(test_feetech_bus),
+      cmocka_unit_test(test_device_mode),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
