@@ -176,7 +176,11 @@ static void submit(view_server *s, session *ss, view_job_kind kind, const char *
       return;
     }
     j->reply_len = view__replay_answer(j->reply, VIEW_REPLY_MAX, s->sh, s->front, j->text, len);
-    view__queue_push(&s->sh->replies, j); /* the server's own: never full (inflight bound) */
+    if (view__queue_push(&s->sh->replies, j) != 0) { /* cannot happen: drained at once below */
+      view__job_free(j);
+      send_error(ss, "too many requests in flight: wait for the replies");
+      return;
+    }
     ss->inflight++;
     s->inflight++;
     collect_replies(s);
