@@ -108,6 +108,8 @@ async function testView(file, dir) {
   const fws = new WebSocket(`ws://127.0.0.1:${port}/`, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
   const fox = new FoxgloveClient({ ws: fws });
   let channels = null, foxMessages = 0;
+  const foxStatus = [];
+  fox.on("status", (s) => { foxStatus.push(s); });
   const foxSubs = new Map();
   fox.on("advertise", (ch) => {
     channels = ch;
@@ -140,6 +142,12 @@ async function testView(file, dir) {
   check(bin.ok === false && /binary/.test(bin.error), "a binary message: error reply");
 
   await until("samples of the first pass in the frames", () => c.seqs.size > 5, 20);
+  await until("the Foxglove advertise", () => channels, 20);
+  const chan = fox.advertise({ topic: "commands", encoding: "json", schemaName: "achilles.Commands" });
+  fox.sendMessage(chan, new TextEncoder().encode(JSON.stringify({ v: 1, commands: { motor: 0.05 } })));
+  await until("a Foxglove status message refusing the command", () => foxStatus.length > 0, 20);
+  check(foxStatus[0].level === 2 && /commands are not applied in a replay/.test(foxStatus[0].message),
+    `Foxglove: a published command is refused (${foxStatus[0].message})`);
   const st = await ask({ cmd: "status" }, "status");
   check(st.ok && st.status.replay.total === ROWS && st.status.replay.played > 0 && st.status.mode === "realtime",
     `status: the replay's position (${st.status.replay.played} of ${ROWS} played)`);
