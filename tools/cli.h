@@ -29,4 +29,11 @@ int cli_parse_joint_value(const sim_model *m, const char *option, const char *te
 /* Opens FILE for writing, or stdout for "-". Returns NULL with a message on failure. */
 FILE *cli_open_output(const char *path, char *err, size_t err_sz);
 
+/* A copy of argv (calloc'ed: free it) with "--view ADDRESS:PORT" joined into
+ * "--view=ADDRESS:PORT", since getopt takes an optional argument only after '='; a word joins
+ * only when it reads as ADDRESS:PORT (a colon, digits after it, no '/', not an option), so
+ * `--view FILE` keeps FILE. The joined string lives in `joined`; *argc is updated. NULL when out
+ * of memory. Used by `run` and `replay`. */
+char **cli_join_view_address(int *argc, char **argv, char *joined, size_t joined_sz);
+
 #endif

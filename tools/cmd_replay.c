@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "hil/error.h"
 #include "hil/record/replay.h"
+#include "hil/view/view.h"
 
 typedef struct replay_args {
   const char *file;
@@ -19,6 +20,8 @@ typedef struct replay_args {
   int have_zmq, have_serial;
   int have_sides; /* --ctl, --no-ctl, --cmd or --no-cmd given */
   int rt;
+  int view;       /* --view: the replay in the live view's page (docs/view.md) */
+  hil_view_options view_opt;
 } replay_args;
 
 static hil_replay *playing; /* for the signal handler */
@@ -76,6 +79,12 @@ static void usage(FILE *out) {
           "                       subscriber on the same CPU for the sharpest timing)\n"
           "  --keep-awake         with --cpu: keep that CPU from idling while playing (a\n"
           "                       lowest-priority spinning thread; helps on virtual machines)\n"
+          "  --view [ADDR:PORT]   watch the replay in a browser (plots, status; the Foxglove\n"
+          "                       WebSocket protocol too) on ADDR:PORT (default\n"
+          "                       127.0.0.1:8080; port 0: a free one); prints the URL; a\n"
+          "                       replay that waits for a subscriber also starts when a\n"
+          "                       browser connects (docs/view.md)\n"
+          "  --view-rate HZ       display rate of the view (default 60)\n"
           "  --status-period S    progress line and status message period (default 1, 0 = never)\n"
           "  --quiet              no progress lines (errors and the summary still print)\n"
           "  -h, --help           this text\n\n"
@@ -203,6 +212,18 @@ static int apply_option(replay_args *a, int opt, const char *arg) {
     return 0;
   case 'P':
     return number("--status-period", arg, 0, &a->opt.status_period_s);
+  case 'V':
+    a->view = 1;
+    if (arg) {
+      char err[256];
+      rc = hil_view_parse_address(&a->view_opt, arg, err, sizeof err);
+      if (rc != 0) {
+        fprintf(stderr, "achilles replay: %s\n", err);
+      }
+    }
+    return rc ? -1 : 0;
+  case 'v':
+    return number("--view-rate", arg, 1e-3, &a->view_opt.rate_hz);
   case 'q':
     a->opt.progress = NULL;
     return 0;
@@ -227,12 +248,14 @@ static const struct option long_options[] = {
     {"no-cmd", no_argument, NULL, 'Y'},         {"wait-hello", no_argument, NULL, 'H'},
     {"max-gap", required_argument, NULL, 'g'},  {"skip-gaps", no_argument, NULL, 'G'},
     {"status-period", required_argument, NULL, 'P'}, {"quiet", no_argument, NULL, 'q'},
+    {"view", optional_argument, NULL, 'V'},     {"view-rate", required_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
 
 /* 0 to play, 1 after --help, -1 on a usage error */
 static int parse_args(replay_args *a, int argc, char **argv) {
   memset(a, 0, sizeof *a);
   hil_replay_options_default(&a->opt);
+  hil_view_options_default(&a->view_opt);
   a->opt.progress = stderr;
   int opt;
   optind = 1;
@@ -293,7 +316,21 @@ static void print_plan(const replay_args *a, const hil_replay_schedule *s) {
           a->opt.rate, a->opt.loop ? ", looping" : "");
 }
 
+static int replay_main(int argc, char **argv);
+
 int achilles_cmd_replay(int argc, char **argv) {
+  char joined[HIL_VIEW_ADDRESS_MAX + 32];
+  char **args = cli_join_view_address(&argc, argv, joined, sizeof joined);
+  if (!args) {
+    fprintf(stderr, "achilles replay: out of memory\n");
+    return 1;
+  }
+  const int rc = replay_main(argc, args);
+  free(args);
+  return rc;
+}
+
+static int replay_main(int argc, char **argv) {
   replay_args a;
   const int parsed = parse_args(&a, argc, argv);
   if (parsed != 0) {
@@ -331,9 +368,22 @@ int achilles_cmd_replay(int argc, char **argv) {
   if (a.opt.progress) {
     print_plan(&a, &s);
   }
+  hil_view_replay *view = NULL;
+  if (a.view) { /* before the player: it takes the view's hooks with its options */
+    view = hil_view_replay_new(&a.view_opt, &s, err, sizeof err);
+    if (!view) {
+      fprintf(stderr, "achilles replay: %s\n", err);
+      hil_replay_free(&s);
+      return 1;
+    }
+    hil_view_replay_hook(view, &a.opt);
+    fprintf(stderr, "replay: view: open %s in a browser (Foxglove: ws://%s)\n",
+            hil_view_replay_url(view), hil_view_replay_url(view) + strlen("http://"));
+  }
   hil_replay *r = hil_replay_new(&s, &a.opt, err, sizeof err);
   if (!r) {
     fprintf(stderr, "achilles replay: %s\n", err);
+    hil_view_replay_destroy(&view);
     hil_replay_free(&s);
     return strstr(err, "not a local endpoint") ? 2 : 1;
   }
@@ -358,6 +408,9 @@ int achilles_cmd_replay(int argc, char **argv) {
   FILE *progress = a.opt.progress;
   const int rc = hil_replay_run(r);
   playing = NULL;
+  if (view) {
+    hil_view_replay_finish(view, r);
+  }
   hil_replay_report rep;
   hil_replay_get_report(r, &rep);
   hil_replay_destroy(&r);
@@ -390,6 +443,7 @@ int achilles_cmd_replay(int argc, char **argv) {
             s.damaged == 1 ? "" : "s", s.damage);
   }
   const int damaged = s.stopped;
+  hil_view_replay_destroy(&view); /* before the schedule it reads */
   hil_replay_free(&s);
   if (rc != HIL_OK) {
     fprintf(stderr, "achilles replay: %s\n", hil_strerror(rc));

@@ -437,43 +437,6 @@ static int start(hil_runtime **out, const run_args *a) {
   return rc;
 }
 
-/* 1 when s reads as the optional ADDRESS:PORT of --view (so `--view 0.0.0.0:8080` works as
- * well as `--view=0.0.0.0:8080`, and `--view CONFIG` still takes CONFIG as the config). */
-static int looks_like_address(const char *s) {
-  const char *colon = strrchr(s, ':');
-  if (!colon || !colon[1] || s[0] == '-' || strchr(s, '/')) {
-    return 0;
-  }
-  for (const char *p = colon + 1; *p; p++) {
-    if (*p < '0' || *p > '9') {
-      return 0;
-    }
-  }
-  return 1;
-}
-
-/* argv with "--view ADDRESS:PORT" joined into "--view=ADDRESS:PORT" (getopt takes an optional
- * argument only after '='). The joined strings live in `joined`. */
-static char **join_view_address(int *argc, char **argv, char *joined, size_t joined_sz) {
-  char **out = calloc((size_t)*argc + 1, sizeof *out);
-  if (!out) {
-    return NULL;
-  }
-  int n = 0;
-  for (int i = 0; i < *argc; i++) {
-    if (strcmp(argv[i], "--view") == 0 && i + 1 < *argc && looks_like_address(argv[i + 1]) &&
-        strlen(argv[i + 1]) + 8 < joined_sz) {
-      snprintf(joined, joined_sz, "--view=%s", argv[i + 1]);
-      out[n++] = joined;
-      i++;
-      continue;
-    }
-    out[n++] = argv[i];
-  }
-  *argc = n;
-  return out;
-}
-
 static int run_main(int argc, char **argv) {
   run_args a;
   const int parsed = parse_args(&a, argc, argv);
@@ -511,7 +474,7 @@ static int run_main(int argc, char **argv) {
 
 int achilles_cmd_run(int argc, char **argv) {
   char joined[HIL_VIEW_ADDRESS_MAX + 32];
-  char **args = join_view_address(&argc, argv, joined, sizeof joined);
+  char **args = cli_join_view_address(&argc, argv, joined, sizeof joined);
   if (!args) {
     fprintf(stderr, "achilles run: out of memory\n");
     return RUN_EXIT_FAILURE;

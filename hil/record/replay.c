@@ -957,7 +957,7 @@ static int wait_for_peer(hil_replay *r) {
       zmq_poll(it, n, (long)(SERVICE_S * 1000));
       const int subscribed = zmq_drain(r); /* first: a hello sees the subscriptions so far */
       zmq_service_sides(r);                /* a controller's hello is answered while waiting */
-      if (hello ? r->hello_start : subscribed) {
+      if (hello ? r->hello_start : subscribed || (r->o.ready && r->o.ready(r->o.user))) {
         return 0;
       }
       continue;
@@ -1139,6 +1139,9 @@ static void play_instant(hil_replay *r, size_t i, size_t j, long long pass, doub
   r->rep.t = fmax(r->rep.t, t);
   r->rep.wall = now - r->start;
   periodic(r, now);
+  if (r->o.on_instant) {
+    r->o.on_instant(r->o.user, r, i, j, pass);
+  }
 }
 
 /* the passes, then the final status and the summary */

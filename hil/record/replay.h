@@ -161,6 +161,8 @@ int hil_replay_encode_json(char *out, size_t out_sz, const hil_replay_sensor *sn
 
 /* --- player ----------------------------------------------------------------------------------- */
 
+typedef struct hil_replay hil_replay;
+
 typedef enum hil_replay_output {
   HIL_REPLAY_ZMQ = 0,    /* a PUB (an XPUB, to see subscribers) at zmq_endpoint */
   HIL_REPLAY_SERIAL = 1, /* the serial protocol over a pty or a device */
@@ -207,6 +209,15 @@ typedef struct hil_replay_options {
                              to everything else at once). Costs the CPU's idle time. */
   double status_period_s; /* progress line and status message period (default 1; 0 = never) */
   FILE *progress;         /* progress lines and the summary (NULL: none) */
+  /* An observer (the live view, hil/view/view.h): called on the playing thread right after
+   * instant [i, j) of pass `pass` went out and was timed, with r for hil_replay_get_report. It
+   * must return at once (copy what it needs, never wait), so the timing of the next instant does
+   * not depend on it. NULL: none. */
+  void (*on_instant)(void *user, const hil_replay *r, size_t i, size_t j, long long pass);
+  /* ZeroMQ with wait_subscriber: looked at while waiting for the first subscriber (every 50 ms
+   * at most); nonzero starts the replay as a subscription would (a browser connected). */
+  int (*ready)(void *user);
+  void *user;             /* their first argument */
 } hil_replay_options;
 
 void hil_replay_options_default(hil_replay_options *o);
@@ -235,8 +246,6 @@ typedef struct hil_replay_report {
   int stopped;              /* 1: stopped by hil_replay_request_stop */
   int realtime;             /* 1: played under SCHED_FIFO (rt_priority granted) */
 } hil_replay_report;
-
-typedef struct hil_replay hil_replay;
 
 /* Binds the socket (ZeroMQ) or creates the pty / opens the device (serial). NULL with a
  * message on failure (non-local endpoint without allow_remote, bind failure, bad device). */

@@ -21,7 +21,8 @@ int view__fox_nchannels(const view_shared *sh) {
 
 int view__fox_server_info(char *out, size_t cap, const view_shared *sh) {
   char name[SIM_NAME_MAX + 16];
-  snprintf(name, sizeof name, "achilles %s", sh->m->name);
+  const char *model = sh->m ? sh->m->name : sh->replay->robot;
+  snprintf(name, sizeof name, "achilles %s", model);
   hil_jw w;
   hil_jw_init(&w, out, cap);
   hil_jw_begin_object(&w);
@@ -40,7 +41,7 @@ int view__fox_server_info(char *out, size_t cap, const view_shared *sh) {
   hil_jw_key(&w, "metadata");
   hil_jw_begin_object(&w);
   hil_jw_key(&w, "model");
-  hil_jw_string(&w, sh->m->name);
+  hil_jw_string(&w, model);
   hil_jw_end_object(&w);
   hil_jw_end_object(&w);
   return hil_jw_finish(&w);
@@ -48,7 +49,8 @@ int view__fox_server_info(char *out, size_t cap, const view_shared *sh) {
 
 /* The JSON Schema of one sensor's sample messages, as a string (the protocol carries schemas as
  * text): every key of docs/messages.md section 3, the channels named. */
-static void sample_schema(char *out, size_t cap, const sens_sensor *s) {
+static void sample_schema(char *out, size_t cap, int nch,
+                          const char (*channel)[SENS_CHANNEL_NAME_MAX]) {
   hil_jw w;
   hil_jw_init(&w, out, cap);
   hil_jw_begin_object(&w);
@@ -74,8 +76,8 @@ static void sample_schema(char *out, size_t cap, const sens_sensor *s) {
     hil_jw_string(&w, "object");
     hil_jw_key(&w, "properties");
     hil_jw_begin_object(&w);
-    for (int c = 0; c < s->nch; c++) {
-      hil_jw_key(&w, s->channel[c]);
+    for (int c = 0; c < nch; c++) {
+      hil_jw_key(&w, channel[c]);
       hil_jw_begin_object(&w);
       hil_jw_key(&w, "type");
       if (part == 0) {
@@ -136,8 +138,15 @@ int view__fox_advertise(char *out, size_t cap, const view_shared *sh) {
   hil_jw_begin_array(&w);
   char schema[4096], name[64];
   for (int k = 0; k < 2 * sh->nsensor; k++) {
+    if (sh->replay) { /* a replay's sensors, as the log's header describes them */
+      const hil_replay_sensor *s = &sh->replay->sensor[k % sh->nsensor];
+      sample_schema(schema, sizeof schema, s->nch, s->channel);
+      snprintf(name, sizeof name, "achilles.%sSample", s->type);
+      channel(&w, k + 1, sh->topics[k], name, schema);
+      continue;
+    }
     const sens_sensor *s = sens_set_sensor(sh->sensors, k % sh->nsensor);
-    sample_schema(schema, sizeof schema, s);
+    sample_schema(schema, sizeof schema, s->nch, s->channel);
     snprintf(name, sizeof name, "achilles.%sSample", sens_type_name(s->type));
     channel(&w, k + 1, sh->topics[k], name, schema);
   }
@@ -158,7 +167,7 @@ int view__fox_encode_tf(char *out, size_t cap, const view_shared *sh, const view
   hil_jw_begin_object(&w);
   hil_jw_key(&w, "transforms");
   hil_jw_begin_array(&w);
-  for (int b = 1; b < m->nbody; b++) {
+  for (int b = 1; m && b < m->nbody; b++) { /* a replay: no bodies */
     double q[4];
     view__mat_quat(q, f->xmat + 9 * b);
     const double *p = f->xpos + 3 * b;

@@ -3,6 +3,7 @@
 #include "hil/view/view_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,11 +41,18 @@ int view__encode_stream(char *out, size_t cap, const view_shared *sh, const view
   if (!f->has[i]) {
     return -1;
   }
+  if (sh->replay) { /* the replay's own encoder: the text its ZeroMQ messages carry */
+    const int truth = k >= sh->nsensor;
+    return truth && !f->rsmp[i].has_truth
+               ? -1
+               : hil_replay_encode_json(out, cap, &sh->replay->sensor[i], &f->rsmp[i], truth);
+  }
   return hil_msg_encode_sample_form(out, cap, &sh->forms[k], &f->smp[i]);
 }
 
 int view__encode_frame(char *out, size_t cap, const view_shared *sh, const view_frame *f) {
-  const sim_model *m = sh->m;
+  const sim_model *m = sh->m; /* NULL in a replay: no joints, bodies or contacts */
+  const int nq = m ? m->nq : 0, nbody = m ? m->nbody : 0;
   hil_jw w;
   hil_jw_init(&w, out, cap);
   hil_jw_begin_object(&w);
@@ -61,10 +69,10 @@ int view__encode_frame(char *out, size_t cap, const view_shared *sh, const view_
   hil_jw_key(&w, "paused");
   hil_jw_bool(&w, f->paused);
   hil_jw_key(&w, "qpos");
-  numbers(&w, f->qpos, m->nq);
+  numbers(&w, f->qpos, nq);
   hil_jw_key(&w, "bodies"); /* [x, y, z, qw, qx, qy, qz] per body, the world first */
   hil_jw_begin_array(&w);
-  for (int b = 0; b < m->nbody; b++) {
+  for (int b = 0; b < nbody; b++) {
     double pose[7];
     memcpy(pose, f->xpos + 3 * b, 3 * sizeof(double));
     view__mat_quat(pose + 3, f->xmat + 9 * b);
@@ -92,7 +100,34 @@ int view__encode_frame(char *out, size_t cap, const view_shared *sh, const view_
   return hil_jw_finish(&w);
 }
 
-int view__encode_status(char *out, size_t cap, const view_frame *f) {
+/* a replay's progress: the "replay" object of docs/replay.md's status message */
+static void write_replay(hil_jw *w, const view_shared *sh, const view_frame *f) {
+  hil_jw_key(w, "replay");
+  hil_jw_begin_object(w);
+  hil_jw_key(w, "file");
+  hil_jw_string(w, sh->replay->path);
+  hil_jw_key(w, "played");
+  hil_jw_uint(w, f->rep.played);
+  hil_jw_key(w, "total");
+  hil_jw_uint(w, (uint64_t)sh->replay->n);
+  hil_jw_key(w, "pass");
+  hil_jw_uint(w, (uint64_t)(f->rep.passes > 0 ? f->rep.passes : 1));
+  hil_jw_key(w, "instants");
+  hil_jw_uint(w, f->rep.instants);
+  hil_jw_key(w, "messages");
+  hil_jw_uint(w, f->rep.messages);
+  hil_jw_key(w, "send_failed");
+  hil_jw_uint(w, f->rep.send_failed);
+  hil_jw_key(w, "ctl_requests");
+  hil_jw_uint(w, f->rep.ctl_requests);
+  hil_jw_key(w, "cmd_messages");
+  hil_jw_uint(w, f->rep.cmd_messages);
+  hil_jw_key(w, "finished");
+  hil_jw_bool(w, f->finished);
+  hil_jw_end_object(w);
+}
+
+int view__encode_status(char *out, size_t cap, const view_shared *sh, const view_frame *f) {
   hil_jw w;
   hil_jw_init(&w, out, cap);
   hil_jw_begin_object(&w);
@@ -103,6 +138,9 @@ int view__encode_status(char *out, size_t cap, const view_frame *f) {
   hil_jw_key(&w, "v");
   hil_jw_uint(&w, HIL_MSG_VERSION);
   hil_msg_write_status_fields(&w, &f->status);
+  if (sh->replay) {
+    write_replay(&w, sh, f);
+  }
   hil_jw_end_object(&w);
   hil_jw_key(&w, "transports"); /* each other transport's console fragment */
   hil_jw_begin_array(&w);
@@ -203,8 +241,47 @@ static void write_geoms(hil_jw *w, const sim_model *m) {
   hil_jw_end_array(w);
 }
 
+/* A replay's streams: what the log's header says of each sensor (no joint: a log names none). */
+static void write_replay_streams(hil_jw *w, const view_shared *sh) {
+  hil_jw_key(w, "sensors");
+  hil_jw_begin_array(w);
+  for (int i = 0; i < sh->nsensor; i++) {
+    const hil_replay_sensor *s = &sh->replay->sensor[i];
+    if (!s->selected) {
+      continue;
+    }
+    hil_jw_begin_object(w);
+    hil_jw_key(w, "name");
+    hil_jw_string(w, s->name);
+    hil_jw_key(w, "type");
+    hil_jw_string(w, s->type);
+    hil_jw_key(w, "topic");
+    hil_jw_string(w, sh->topics[i]);
+    hil_jw_key(w, "truth_topic");
+    hil_jw_string(w, sh->topics[sh->nsensor + i]);
+    hil_jw_key(w, "channels");
+    hil_jw_begin_array(w);
+    for (int c = 0; c < s->nch; c++) {
+      hil_jw_string(w, s->channel[c]);
+    }
+    hil_jw_end_array(w);
+    hil_jw_key(w, "units");
+    hil_jw_begin_array(w);
+    for (int c = 0; c < s->nch; c++) {
+      hil_jw_string(w, s->unit[c]);
+    }
+    hil_jw_end_array(w);
+    hil_jw_end_object(w);
+  }
+  hil_jw_end_array(w);
+}
+
 /* Streams: topic, sensor, type, channels, units and what the sensor reads (joint or body). */
 static void write_streams(hil_jw *w, const view_shared *sh) {
+  if (sh->replay) {
+    write_replay_streams(w, sh);
+    return;
+  }
   hil_jw_key(w, "sensors");
   hil_jw_begin_array(w);
   for (int i = 0; i < sh->nsensor; i++) {
@@ -253,18 +330,38 @@ int view__build_model(view_shared *sh) {
   hil_jw_key(&w, "v");
   hil_jw_uint(&w, HIL_MSG_VERSION);
   hil_jw_key(&w, "name");
-  hil_jw_string(&w, sh->m->name);
+  hil_jw_string(&w, sh->m ? sh->m->name : sh->replay->robot);
   hil_jw_key(&w, "timestep");
-  hil_jw_number(&w, sh->m->opt.timestep);
+  hil_jw_number(&w, sh->m ? sh->m->opt.timestep : sh->replay->period);
   hil_jw_key(&w, "display_rate_hz");
   hil_jw_number(&w, sh->opt.rate_hz);
   hil_jw_key(&w, "window_s");
   hil_jw_number(&w, sh->opt.window_s);
   hil_jw_key(&w, "max_message_bytes");
   hil_jw_uint(&w, sh->opt.max_message_bytes);
-  write_bodies(&w, sh->m);
-  write_joints(&w, sh->m);
-  write_geoms(&w, sh->m);
+  if (sh->m) {
+    write_bodies(&w, sh->m);
+    write_joints(&w, sh->m);
+    write_geoms(&w, sh->m);
+  } else { /* a replay: a log holds no robot model, so nothing to draw */
+    static const char *const none[] = {"bodies", "joints", "geoms"};
+    for (int k = 0; k < 3; k++) {
+      hil_jw_key(&w, none[k]);
+      hil_jw_begin_array(&w);
+      hil_jw_end_array(&w);
+    }
+    hil_jw_key(&w, "replay");
+    hil_jw_begin_object(&w);
+    hil_jw_key(&w, "file");
+    hil_jw_string(&w, sh->replay->path);
+    hil_jw_key(&w, "total");
+    hil_jw_uint(&w, (uint64_t)sh->replay->n);
+    hil_jw_key(&w, "t_first");
+    hil_jw_number(&w, sh->replay->t_first);
+    hil_jw_key(&w, "t_last");
+    hil_jw_number(&w, sh->replay->t_last);
+    hil_jw_end_object(&w);
+  }
   write_streams(&w, sh);
   hil_jw_end_object(&w);
   const int len = hil_jw_finish(&w);
@@ -275,4 +372,49 @@ int view__build_model(view_shared *sh) {
   sh->model_json = buf;
   sh->model_len = len;
   return HIL_OK;
+}
+
+int view__replay_answer(char *out, size_t cap, const view_shared *sh, const view_frame *f,
+                        const char *text, size_t len) {
+  char err[512];
+  hil_ctl_request q;
+  if (hil_msg_decode_control(&q, text, len, err, sizeof err) != HIL_OK) {
+    return hil_msg_encode_error(out, cap, err);
+  }
+  if (q.op != HIL_CTL_STATUS && q.op != HIL_CTL_LATEST) {
+    snprintf(err, sizeof err,
+             "replay: %s is not available in a replay (the view of a replay only watches: "
+             "status and latest are answered)",
+             hil_ctl_op_name(q.op));
+    return hil_msg_encode_error(out, cap, err);
+  }
+  hil_jw w;
+  hil_jw_init(&w, out, cap);
+  if (q.op == HIL_CTL_LATEST) {
+    hil_msg_begin_latest(&w, f ? f->t : 0, f ? f->steps : 0);
+    char msg[HIL_MSG_SAMPLE_MAX];
+    for (int k = 0; f && k < 2 * sh->nsensor; k++) {
+      const int n = view__encode_stream(msg, sizeof msg, sh, f, k);
+      if (n > 0) {
+        hil_msg_latest_sample(&w, sh->topics[k], msg, n);
+      }
+    }
+    hil_msg_end_latest(&w);
+  } else {
+    hil_jw_begin_object(&w);
+    hil_jw_key(&w, "ok");
+    hil_jw_bool(&w, 1);
+    hil_jw_key(&w, "status");
+    hil_jw_begin_object(&w);
+    hil_jw_key(&w, "v");
+    hil_jw_uint(&w, HIL_MSG_VERSION);
+    static const view_frame none; /* before the first instant: zeros */
+    const view_frame *g = f ? f : &none;
+    hil_msg_write_status_fields(&w, &g->status);
+    write_replay(&w, sh, g);
+    hil_jw_end_object(&w);
+    hil_jw_end_object(&w);
+  }
+  const int n = hil_jw_finish(&w);
+  return n >= 0 ? n : hil_msg_encode_error(out, cap, "reply too large");
 }

@@ -146,6 +146,8 @@ static int wake_loop(view_server *s) {
   return write(s->sh->wake_fd, &one, sizeof one) == sizeof one ? 0 : -1;
 }
 
+static void collect_replies(view_server *s);
+
 static void submit(view_server *s, session *ss, view_job_kind kind, const char *text, size_t len) {
   if (kind == VIEW_JOB_CONTROL &&
       (ss->inflight >= INFLIGHT_PER_SESSION || s->inflight >= VIEW_QUEUE)) {
@@ -167,6 +169,23 @@ static void submit(view_server *s, session *ss, view_job_kind kind, const char *
   }
   memcpy(j->text, text, len);
   j->text[len] = '\0';
+  if (s->sh->replay) { /* no loop to ask: answered here, from the newest frame */
+    if (kind != VIEW_JOB_CONTROL) {
+      view__job_free(j);
+      send_error(ss, "replay: commands are not applied in a replay");
+      return;
+    }
+    j->reply_len = view__replay_answer(j->reply, VIEW_REPLY_MAX, s->sh, s->front, j->text, len);
+    if (view__queue_push(&s->sh->replies, j) != 0) { /* cannot happen: drained at once below */
+      view__job_free(j);
+      send_error(ss, "too many requests in flight: wait for the replies");
+      return;
+    }
+    ss->inflight++;
+    s->inflight++;
+    collect_replies(s);
+    return;
+  }
   if (view__queue_push(&s->sh->requests, j) != 0) {
     view__job_free(j);
     send_error(ss, "the simulator is busy: request dropped");
@@ -226,7 +245,7 @@ static void collect_frame(view_server *s) {
     s->frame_no++;
   }
   if (f->status_seq > 0 && f->status_seq != s->status_no) {
-    const int n = view__encode_status((char *)s->status_buf + LWS_PRE, STATUS_MAX, f);
+    const int n = view__encode_status((char *)s->status_buf + LWS_PRE, STATUS_MAX, s->sh, f);
     if (n > 0) {
       s->status_len = (size_t)n;
       s->status_no = f->status_seq;
@@ -470,7 +489,7 @@ static size_t fox_data(view_server *s, fox_sub *sub) {
   } else if (sub->channel == view__fox_status_channel(sh)) {
     a = f->status_seq;
     if (a && a != sub->sent_a) {
-      len = view__encode_status(payload, cap, f);
+      len = view__encode_status(payload, cap, sh, f);
     }
   } else {
     a = f->seq;
@@ -636,6 +655,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     ss->wsi = wsi;
     ss->kind = p && p->id == PROTO_FOX ? PROTO_FOX : PROTO_VIEW;
     ss->id = ++s->next_id;
+    atomic_fetch_add(&s->sh->viewers, 1);
     ss->next = s->sessions;
     if (s->sessions) {
       s->sessions->prev = ss;

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "hil/record/replay.h"
 #include "hil/transport.h"
 
 #define HIL_VIEW_ADDRESS_MAX 64
@@ -51,5 +52,30 @@ hil_transport *hil_view_new(const hil_view_options *o, hil_transport *control, c
 
 /* "http://ADDRESS:PORT/" with the port bound. Owned by the transport. */
 const char *hil_view_url(const hil_transport *t);
+
+/* --- the view of a replay (`achilles replay FILE --view`) -----------------------------------------
+ *
+ * A replay has no runtime: the player (hil/record/replay.h) hands each instant it sent to the
+ * view through its options' on_instant, on the playing thread; the view copies the samples of
+ * that instant (a struct copy each) and, at the display rate, its figures into the triple buffer
+ * and returns. The server thread encodes the samples with the replay's own encoder
+ * (hil_replay_encode_json: the text of its ZeroMQ messages, truth included whenever the file has
+ * it). A log holds no robot model: the page shows the plots and the status, no arm. Control
+ * requests are answered by the server thread: status and latest from the newest frame, every
+ * other one with an error (a replay cannot be paused or stepped). */
+
+typedef struct hil_view_replay hil_view_replay;
+
+/* Binds and starts serving at once. The schedule must outlive the view. NULL with a message. */
+hil_view_replay *hil_view_replay_new(const hil_view_options *o, const hil_replay_schedule *s,
+                                     char *err, size_t err_sz);
+/* Sets o's on_instant, ready (a browser or Foxglove connected starts a replay that waits for a
+ * subscriber) and user to this view. */
+void hil_view_replay_hook(hil_view_replay *v, hil_replay_options *o);
+/* After hil_replay_run returned, on its thread: the final figures ("finished": true). */
+void hil_view_replay_finish(hil_view_replay *v, const hil_replay *r);
+const char *hil_view_replay_url(const hil_view_replay *v);
+/* Stops the server thread, closes every connection, frees; nulls *v; accepts NULL. */
+void hil_view_replay_destroy(hil_view_replay **v);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "hil/record/replay.h"
 #include "hil/runtime/status.h"
 #include "hil/view/view.h"
 #include "hil/zmq/json_messages.h"
@@ -36,6 +37,11 @@ typedef struct view_frame {
   uint64_t status_seq; /* status messages seen (0: none yet) */
   hil_status status;
   char transports[VIEW_TRANSPORTS_MAX];
+  /* a replay (view_shared.replay): the newest sample of each of its sensors (smp[i] then holds
+   * only its seq and t, for the Foxglove subscriptions), the replay's figures */
+  hil_replay_sample *rsmp; /* [nsensor] */
+  hil_replay_report rep;
+  int finished;
 } view_frame;
 
 /* A triple buffer of frames: the writer fills `back` and swaps it with `middle`; the reader
@@ -75,6 +81,9 @@ void view__job_free(view_job *j);
 
 /* What the server needs from the model, fixed after attach (read by both threads). */
 typedef struct view_shared {
+  const hil_replay_schedule *replay; /* a replay's view (replay_view.c): m and sensors are NULL,
+                                        the streams are the schedule's sensors */
+  atomic_int viewers;         /* WebSocket connections made so far (a replay waits for one) */
   const sim_model *m;
   const sens_set *sensors;
   int nsensor;
@@ -108,12 +117,16 @@ void view__server_destroy(view_server *s);
 /* The "frame" message of f; returns its length, or -1 when it did not fit. */
 int view__encode_frame(char *out, size_t cap, const view_shared *sh, const view_frame *f);
 /* The "status" message of f. */
-int view__encode_status(char *out, size_t cap, const view_frame *f);
+int view__encode_status(char *out, size_t cap, const view_shared *sh, const view_frame *f);
 /* The sample message (as ZeroMQ publishes it) of stream k (k < nsensor: measured, else truth);
  * -1 when the sensor has no sample. */
 int view__encode_stream(char *out, size_t cap, const view_shared *sh, const view_frame *f, int k);
 /* Orientation of a row-major rotation matrix as a unit quaternion [w x y z]. */
 void view__mat_quat(double q[4], const double *mat);
+/* A replay's answer to a control request (the server answers it: a replay has no loop to ask):
+ * status and latest from the newest frame f (NULL: none yet), every other request an error. */
+int view__replay_answer(char *out, size_t cap, const view_shared *sh, const view_frame *f,
+                        const char *text, size_t len);
 /* Builds sh->model_json (allocates). */
 int view__build_model(view_shared *sh);
 

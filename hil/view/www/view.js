@@ -105,9 +105,25 @@ function geomMesh(g) {
   return mesh;
 }
 
+// A replay (achilles replay FILE --view): a log holds no robot model, so there is no arm to draw,
+// and a replay cannot be paused, stepped, reset or tuned (those requests get an error reply).
+function onReplayModel(m) {
+  const note = document.createElement("div");
+  note.id = "no-model";
+  note.textContent = `replay of ${m.replay.file}: a log holds no robot model, so no arm is drawn; ` +
+    "the plots and the status show what the replay sends";
+  document.getElementById("scene").appendChild(note);
+  for (const id of ["step", "step-n", "reset", "tune-get", "tune-set"]) {
+    const e = document.getElementById(id);
+    e.disabled = true;
+    e.title = "not available in a replay";
+  }
+}
+
 function onModel(m) {
   A.model = m;
-  document.getElementById("model").textContent = m.name;
+  document.getElementById("model").textContent = m.replay ? `${m.name} (replay)` : m.name;
+  if (m.replay) onReplayModel(m);
   for (const b of m.bodies) {
     const group = new THREE.Group();
     bodyGroups.push(group);
@@ -225,6 +241,18 @@ function onStatus(msg) {
     ["watchdog trips", c.watchdog_trips],
     ["contacts / constraint rows", `${s.constraints.contacts} / ${s.constraints.rows}`],
   ];
+  if (s.replay) { // a replay's figures: its position and timing, what it sent
+    const r = s.replay;
+    rows.splice(0, rows.length,
+      ["replay", `${r.file}${r.finished ? " (finished)" : ""}`],
+      ["position", `${r.played} / ${r.total} samples, pass ${r.pass}`],
+      ["replayed / wall", `${s.t.toFixed(3)} s / ${s.wall_time.toFixed(3)} s`],
+      ["steps / instants", `${s.steps} / ${r.instants}`],
+      ["timing error p50 / p99 / max", `${us(s.late_s.p50)} / ${us(s.late_s.p99)} / ${us(s.late_s.max)} µs`],
+      ["instants late > 1 ms", s.overruns],
+      ["messages sent / failed", `${r.messages} / ${r.send_failed}`],
+      ["control requests / commands discarded", `${r.ctl_requests} / ${r.cmd_messages}`]);
+  }
   const body = document.querySelector("#status tbody");
   body.innerHTML = "";
   for (const [k, v] of rows) {

@@ -11,7 +11,10 @@
 
 #include <cmocka.h>
 #include <math.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -107,6 +110,37 @@ static int count(const char *text, const char *what) {
     n++;
   }
   return n;
+}
+
+/* Issue 14 (replay --view): a bad address or rate is a usage error (2), a port taken exit 1, and
+ * `--view ADDRESS:PORT` (two words) serves and plays, printing the URL. */
+static void test_view_option(void **state) {
+  (void)state;
+  write_log(log_path);
+  assert_int_equal(replay(log_path, "--view", "127.0.0.1:70000", NULL), 2);
+  assert_non_null(strstr(errors, "--view: expected ADDRESS:PORT with a port from 0 to 65535"));
+  assert_int_equal(replay(log_path, "--view-rate", "0", NULL), 2);
+  assert_non_null(strstr(errors, "--view-rate"));
+  /* a port in use */
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof sa;
+  assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  assert_int_equal(listen(fd, 1), 0);
+  assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+  char taken[64], ep[160];
+  snprintf(taken, sizeof taken, "127.0.0.1:%d", ntohs(sa.sin_port));
+  snprintf(ep, sizeof ep, "ipc://%s/pub-view", tmp);
+  assert_int_equal(replay(log_path, "--view", taken, "--zmq", ep, "--no-ctl", "--no-cmd",
+                          "--no-wait", NULL),
+                   1);
+  assert_non_null(strstr(errors, "achilles replay: view"));
+  close(fd);
+  assert_int_equal(replay(log_path, "--view", "127.0.0.1:0", "--zmq", ep, "--no-ctl", "--no-cmd",
+                          "--no-wait", "--rate", "10", NULL),
+                   0);
+  assert_non_null(strstr(errors, "replay: view: open http://127.0.0.1:"));
 }
 
 static int setup(void **state) {
@@ -318,6 +352,7 @@ int main(void) {
       cmocka_unit_test(test_rate_one_message),
       cmocka_unit_test(test_help_and_startup_name_latest),
       cmocka_unit_test(test_wait_hello_gap_and_end_record),
+      cmocka_unit_test(test_view_option),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

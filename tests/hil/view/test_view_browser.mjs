@@ -85,6 +85,50 @@ async function openPage(cdp, url, errors) {
   return page;
 }
 
+// --- the page of a replay (`achilles replay FILE --view`, docs/view.md section 9) ------------------
+
+// A looping replay of a CSV file (an encoder with its truth) in a third page: it loads without
+// console errors, says there is no model, plots the samples, shows the replay's position, and
+// its Pause gets the replay's error reply; Step is disabled.
+async function replayPage(cdp) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "achilles-view-replay-page-"));
+  const lines = ["time,enc.seq,enc.counts,enc.angle,enc.velocity,enc.index,enc.angle.true"];
+  for (let k = 0; k < 2000; k++) {
+    const a = Math.sin(k / 200);
+    lines.push(`${k / 1000},${k},${Math.round(a * 4096)},${a + 0.002 * Math.sin(k)},0,0,${a}`);
+  }
+  const file = path.join(dir, "enc.csv");
+  fs.writeFileSync(file, lines.join("\n") + "\n");
+  const proc = spawn(process.env.ACHILLES_BIN, ["replay", file, "--loop", "--zmq", `ipc://${dir}/pub`, "--no-ctl", "--no-cmd",
+    "--view", "127.0.0.1:0", "--quiet"], { stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  proc.stderr.on("data", (d) => { err += d.toString(); });
+  try {
+    const url = await until("the replay to print the view's URL", () => {
+      if (proc.exitCode !== null) fail(`achilles replay exited with ${proc.exitCode}: ${err}`);
+      return (err.match(/open (http:\/\/127\.0\.0\.1:\d+\/)/) || [])[1];
+    });
+    const errors = [];
+    const p = await openPage(cdp, url, errors);
+    await until("the replay's page to load its model and a frame", () => p.eval("!!(window.achilles && achilles.ready && achilles.frame)"), 30);
+    check(await p.eval("!!achilles.model.replay && /no robot model/.test(document.getElementById('no-model').textContent)"),
+      "the replay's page says a log holds no robot model");
+    const points0 = await p.eval("achilles.points()");
+    await until("the replay's plots to gain points", async () => (await p.eval("achilles.points()")) > points0 + 10, 10);
+    check(true, "the replay's plots gain points");
+    await until("the replay's status to show its position", () => p.eval("/samples, pass/.test(document.getElementById('status').textContent)"), 10);
+    check(true, "the status shows the replay's position");
+    const reply = await p.eval("document.getElementById('pause').click(); new Promise((r) => setTimeout(() => r(document.getElementById('reply').textContent), 500))");
+    check(/pause is not available in a replay/.test(reply), `Pause on the replay's page shows the error reply (${reply})`);
+    check(await p.eval("document.getElementById('step').disabled && document.getElementById('reset').disabled"), "Step and Reset are disabled for a replay");
+    check(errors.length === 0, `the replay's page: no console errors (${errors.join("; ")})`);
+  } finally {
+    if (proc.exitCode === null) proc.kill("SIGINT");
+    await until("the replay to exit after SIGINT", () => proc.exitCode !== null, 20);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // --- a PNG decoder (8-bit RGB/RGBA, no interlace: what Chromium writes) ------------------------
 
 function decodePng(buf) {
@@ -198,6 +242,7 @@ try {
     `the 3D canvas is drawn: ${colors.size} colours, ${(100 * differ / total).toFixed(1)} % of its pixels away from the background`);
 
   check(errors1.length === 0 && errors2.length === 0, `no console errors (${[...errors1, ...errors2].join("; ")})`);
+  await replayPage(cdp);
 } catch (e) {
   console.error(e.stack || e);
   console.error(a.stderr());
