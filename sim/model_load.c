@@ -135,8 +135,9 @@ static int read_solref(const sim_json_ctx *L, const cJSON *obj, const char *path
   return 0;
 }
 
-/* solimp: [dmin, dmax, width, midpoint, power], 0 < dmin, dmax < 1, width >= 0,
- * 0 < midpoint < 1, power >= 1 */
+/* solimp: [dmin, dmax, width, midpoint, power], dmin, dmax and midpoint in [0, 1] (the
+ * constraint stage clamps them to [0.0001, 0.9999] as MuJoCo does, which accepts the ends: its
+ * own humanoid.xml writes dmin 0), width >= 0, power >= 1 */
 static int read_solimp(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
                        double imp[SIM_NIMP]) {
   char p[SIM_JSON_PATH_MAX];
@@ -144,11 +145,11 @@ static int read_solimp(const sim_json_ctx *L, const cJSON *obj, const char *path
   if (sim_json_read_vector(L, obj, path, key, imp, SIM_NIMP, 0)) {
     return -1;
   }
-  if (!(imp[0] > 0 && imp[0] < 1 && imp[1] > 0 && imp[1] < 1 && imp[2] >= 0 && imp[3] > 0 &&
-        imp[3] < 1 && imp[4] >= 1)) {
+  if (!(imp[0] >= 0 && imp[0] <= 1 && imp[1] >= 0 && imp[1] <= 1 && imp[2] >= 0 &&
+        imp[3] >= 0 && imp[3] <= 1 && imp[4] >= 1)) {
     sim_json_path_join(p, path, key);
-    return sim_json_fail(L, p, "expected [dmin, dmax, width, midpoint, power] with dmin and dmax "
-                         "in (0, 1), width >= 0, midpoint in (0, 1), power >= 1");
+    return sim_json_fail(L, p, "expected [dmin, dmax, width, midpoint, power] with dmin, dmax "
+                         "and midpoint in [0, 1], width >= 0, power >= 1");
   }
   return 0;
 }

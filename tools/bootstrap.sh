@@ -19,6 +19,7 @@ packages=(
   libcjson-dev libcmocka-dev libzmq3-dev libserialport-dev
   libxml2-dev            # MJCF and URDF import (sim/import)
   libmujoco-dev          # test-only reference oracle and benchmark baseline
+  dart-doc               # public robot descriptions (DART's data: WAM, KR5, Atlas URDFs) for import tests
   python3 python3-zmq    # the example subscriber (tools/zmq_subscriber.py) and its test
   gnuplot-nox            # noise-fit plots
   rt-tests               # cyclictest, the reference of tools/bench_loop.py

@@ -93,6 +93,16 @@ static int numbers_of(mjcf *m, const xmlNode *el, const char *kind, const char *
   return v ? imp__numbers(m->c, el, name, v, out, min_n, max_n) : 0;
 }
 
+/* A solref (2 numbers) or solimp (5) given in part, as MuJoCo reads it: the numbers not given
+ * keep MuJoCo's defaults (solref 0.02 1, solimp 0.9 0.95 0.001 0.5 2); returns want. */
+static int soft_defaults(double *v, int n, int want) {
+  static const double solref[2] = {0.02, 1}, solimp[5] = {0.9, 0.95, 0.001, 0.5, 2};
+  for (int i = n; i < want; i++) {
+    v[i] = want == 2 ? solref[i] : solimp[i];
+  }
+  return want;
+}
+
 /* --- orientation --------------------------------------------------------------------------- */
 
 static double angle_of(const mjcf *m, double a) { return m->degree ? a / 180.0 * PI : a; }
@@ -506,10 +516,13 @@ static cJSON *convert_joint(mjcf *m, const xmlNode *j, const char *cls, double p
   for (int k = 0; k < 4; k++) {
     double v[5];
     const int want = k % 2 == 0 ? 2 : 5;
-    int n = numbers_of(m, j, "joint", cls, soft[k][0], v, want, want);
+    int n = numbers_of(m, j, "joint", cls, soft[k][0], v, 1, want);
     if (n < 0) {
       cJSON_Delete(o);
       return NULL;
+    }
+    if (n > 0) {
+      n = soft_defaults(v, n, want);
     }
     if (n == want) {
       cJSON_AddItemToObject(o, soft[k][1], imp__json_vector(v, want));
@@ -625,6 +638,8 @@ static int convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *
         v[i] = dflt[i];
       }
       n = 3;
+    } else if (k > 0 && n > 0) {
+      n = soft_defaults(v, n, counts[k]);
     }
     if (n == counts[k]) {
       cJSON_AddItemToObject(o, soft[k], imp__json_vector(v, n));

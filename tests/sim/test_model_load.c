@@ -343,7 +343,7 @@ static void test_bad_constraint_keys(void **state) {
   expect_error(JOINT_A(",\"solref_limit\":[0.02,-1]"), "bodies[0].joint.solref_limit", "mix");
   expect_error(JOINT_A(",\"solref_friction\":[0.02]"), "bodies[0].joint.solref_friction", NULL);
   expect_error(JOINT_A(",\"solimp_limit\":[0.9,1.5,0.001,0.5,2]"), "bodies[0].joint.solimp_limit",
-               "dmin and dmax");
+               "dmin, dmax and midpoint in [0, 1]");
   expect_error(JOINT_A(",\"solimp_friction\":[0.9,0.95,0.001,0.5,0.5]"),
                "bodies[0].joint.solimp_friction", "power");
   expect_error(JOINT_A(",\"solimp_limit\":\"soft\""), "bodies[0].joint.solimp_limit", NULL);
