@@ -128,9 +128,14 @@ static void apply_joint(sim_data *d, const sim_joint *j, double R[9], double x[3
     }
     return;
   }
+  double anchor[3]; /* the joint's anchor in world: a rotation about it leaves it in place */
+  sim_mat3_vec(anchor, R, j->pos);
+  for (int k = 0; k < 3; k++) {
+    anchor[k] += x[k];
+  }
   if (j->type == SIM_JOINT_HINGE) {
     sim_mat3_vec(a, R, j->axis);
-    rotation_dof(S, a, x);
+    rotation_dof(S, a, anchor);
     sim_axis_angle_to_mat(Rj, j->axis, q[0]);
   } else { /* ball */
     sim_quat_normalize(quat, q);
@@ -138,6 +143,11 @@ static void apply_joint(sim_data *d, const sim_joint *j, double R[9], double x[3
   }
   sim_mat3_mul(Rn, R, Rj);
   memcpy(R, Rn, sizeof Rn);
+  double moved[3]; /* the origin after turning about the anchor: anchor − R·pos */
+  sim_mat3_vec(moved, R, j->pos);
+  for (int k = 0; k < 3; k++) {
+    x[k] = anchor[k] - moved[k];
+  }
   if (j->type == SIM_JOINT_BALL) {
     ball_dofs(S, R, x); /* no rotation follows a ball (loader): R is final */
   }

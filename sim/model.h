@@ -97,6 +97,7 @@ typedef struct sim_joint {
   int qposadr;           /* first position coordinate in data.qpos, -1 for fixed */
   int dofadr;            /* first velocity coordinate in data.qvel, -1 for fixed */
   double axis[3];        /* unit vector in the body frame */
+  double pos[3];         /* anchor in the body frame (a hinge of a several-joint body; else 0) */
   double damping;        /* N·m·s/rad or N·s/m */
   double armature;       /* rotor inertia reflected to the joint, kg·m² or kg */
   double stiffness;      /* N·m/rad or N/m */

@@ -249,6 +249,7 @@ static int parse_joint(const sim_json_ctx *L, const cJSON *obj, const char *path
                        const sim_body *b, sim_joint *j, double initial[7]) {
   static const char *const keys[] = {"name",     "type",      "axis",  "damping", "armature",
                                      "stiffness", "springref", "range", "initial", "comment",
+                                     "pos",
                                      "limited", "solref_limit", "solimp_limit", "frictionloss",
                                      "solref_friction", "solimp_friction", NULL};
   if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
@@ -283,6 +284,25 @@ static int parse_joint(const sim_json_ctx *L, const cJSON *obj, const char *path
   return parse_joint_constraints(L, obj, path, j);
 }
 
+/* "pos" of a hinge or slide in a list of several joints: its anchor in the body frame (MuJoCo's
+ * joint pos; a single joint sits at its body's origin, where the importers put it) */
+static int parse_joint_anchor(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                              sim_joint *j, int njoint) {
+  if (!cJSON_GetObjectItemCaseSensitive(obj, "pos")) {
+    return 0;
+  }
+  char p[SIM_JSON_PATH_MAX];
+  sim_json_path_join(p, path, "pos");
+  if (njoint < 2) {
+    return sim_json_fail(L, p, "only a joint in a list of several takes an anchor (a single "
+                         "joint sits at its body's origin: move the body)");
+  }
+  if (j->type != SIM_JOINT_HINGE && j->type != SIM_JOINT_SLIDE) {
+    return sim_json_fail(L, p, "only hinge and slide joints take an anchor");
+  }
+  return sim_json_read_vector(L, obj, path, "pos", j->pos, 3, 0);
+}
+
 /* "joints": several joints acting in order, at most SIM_BODY_DOF_MAX dofs in all: hinges and
  * slides, or at most one ball with slides (a hinge beside a ball repeats one of its rotations,
  * and the ball's velocity axes are the body's final axes, as in MuJoCo); free and fixed joints
@@ -298,7 +318,8 @@ static int parse_joint_list(const sim_json_ctx *L, const cJSON *list, const char
   for (int k = 0; k < n; k++) {
     sim_joint *j = &rb->joints[k];
     sim_json_path_index(p, path, k);
-    if (parse_joint(L, cJSON_GetArrayItem(list, k), p, &rb->body, j, rb->initial[k])) {
+    if (parse_joint(L, cJSON_GetArrayItem(list, k), p, &rb->body, j, rb->initial[k]) ||
+        parse_joint_anchor(L, cJSON_GetArrayItem(list, k), p, j, n)) {
       return -1;
     }
     if (n > 1 && (j->type == SIM_JOINT_FIXED || j->type == SIM_JOINT_FREE)) {
@@ -389,7 +410,8 @@ static int parse_body(const sim_json_ctx *L, const cJSON *obj, const char *path,
   }
   if (joint) {
     sim_json_path_join(p, path, "joint");
-    if (parse_joint(L, joint, p, &rb->body, &rb->joints[0], rb->initial[0])) {
+    if (parse_joint(L, joint, p, &rb->body, &rb->joints[0], rb->initial[0]) ||
+        parse_joint_anchor(L, joint, p, &rb->joints[0], 1)) {
       return -1;
     }
   }

@@ -19,7 +19,7 @@ packages=(
   libcjson-dev libcmocka-dev libzmq3-dev libserialport-dev
   libxml2-dev            # MJCF and URDF import (sim/import)
   libmujoco-dev          # test-only reference oracle and benchmark baseline
-  dart-doc               # public robot descriptions (DART's data: WAM, KR5, Atlas URDFs) for import tests
+  dart-doc libmujoco-samples # public robot descriptions for import tests: DART's WAM, KR5 and Atlas URDFs, MuJoCo's humanoid
   python3 python3-zmq    # the example subscriber (tools/zmq_subscriber.py) and its test
   gnuplot-nox            # noise-fit plots
   rt-tests               # cyclictest, the reference of tools/bench_loop.py

@@ -656,8 +656,9 @@ static int convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *
 static int convert_children(mjcf *m, const xmlNode *b, const char *parent, const frame *f,
                             const char *cls);
 
-/* A body's joints: "joint" for one, "joints" (in order) for several, which must then share one
- * position (the native frame moves there); p gets it. */
+/* A body's joints: "joint" for one, "joints" (in order) for several. The native frame moves to
+ * the first joint's position (p gets it); a later hinge or slide elsewhere keeps its own anchor
+ * ("pos", relative to the first). */
 static int body_joints(mjcf *m, cJSON *o, const xmlNode *const *joints, int n, const char *cls,
                        double p[3]) {
   cJSON *list = n > 1 ? cJSON_CreateArray() : NULL;
@@ -669,10 +670,15 @@ static int body_joints(mjcf *m, cJSON *o, const xmlNode *const *joints, int n, c
       return -1;
     }
     if (k > 0 && (pk[0] != p[0] || pk[1] != p[1] || pk[2] != p[2])) {
-      cJSON_Delete(jo);
-      cJSON_Delete(list);
-      return imp__fail(m->c, joints[k], "<joint pos>: the joints of one body must share one "
-                                        "position to be imported");
+      const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(jo, "type"));
+      if (!type || (strcmp(type, "hinge") != 0 && strcmp(type, "slide") != 0)) {
+        cJSON_Delete(jo);
+        cJSON_Delete(list);
+        return imp__fail(m->c, joints[k], "<joint pos>: only hinge and slide joints of a body "
+                                          "may sit away from its first joint");
+      }
+      const double anchor[3] = {pk[0] - p[0], pk[1] - p[1], pk[2] - p[2]};
+      cJSON_AddItemToObject(jo, "pos", imp__json_vector(anchor, 3));
     }
     if (list) {
       cJSON_AddItemToArray(list, jo);

@@ -176,9 +176,11 @@ static void test_errors_name_file_and_line(void **state) {
                "range=\"0 30\" limited=\"true\"/>\n</body>\n</worldbody>\n</mujoco>\n",
                "ballrange.xml:5: <joint range>: limits of ball joints are not modelled");
   expect_error("twopos.xml",
-               "<mujoco>\n<worldbody>\n<body>\n<geom size=\"1\"/>\n<joint axis=\"1 0 0\"/>\n"
-               "<joint axis=\"0 1 0\" pos=\"0 0 1\"/>\n</body>\n</worldbody>\n</mujoco>\n",
-               "twopos.xml:6: <joint pos>: the joints of one body must share one position");
+               "<mujoco>\n<worldbody>\n<body>\n<geom size=\"1\"/>\n<joint type=\"slide\" "
+               "axis=\"1 0 0\"/>\n<joint type=\"ball\" pos=\"0 0 1\"/>\n</body>\n</worldbody>\n"
+               "</mujoco>\n",
+               "twopos.xml:6: <joint pos>: only hinge and slide joints of a body may sit away from "
+               "its first joint");
   expect_error("freechild.xml",
                "<mujoco>\n<worldbody>\n<body>\n<geom size=\"1\"/>\n<joint/>\n<body>\n"
                "<freejoint/>\n<geom size=\"1\"/>\n</body>\n</body>\n</worldbody>\n</mujoco>\n",

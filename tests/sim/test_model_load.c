@@ -340,6 +340,7 @@ static void test_bad_constraint_keys(void **state) {
   expect_error(JOINT_A(",\"limited\":true"), "bodies[0].joint.range", "missing");
   expect_error(JOINT_A(",\"limited\":true,\"range\":[1,1]"), "bodies[0].joint.range", "below");
   expect_error(JOINT_A(",\"frictionloss\":-1"), "bodies[0].joint.frictionloss", NULL);
+  expect_error(JOINT_A(",\"pos\":[0,0,0.1]"), "bodies[0].joint.pos", "a single joint sits");
   expect_error(JOINT_A(",\"solref_limit\":[0.02,-1]"), "bodies[0].joint.solref_limit", "mix");
   expect_error(JOINT_A(",\"solref_friction\":[0.02]"), "bodies[0].joint.solref_friction", NULL);
   expect_error(JOINT_A(",\"solimp_limit\":[0.9,1.5,0.001,0.5,2]"), "bodies[0].joint.solimp_limit",

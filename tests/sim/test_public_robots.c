@@ -7,7 +7,8 @@
  * from the file as shipped; MuJoCo 2.2.2 loads the same file (a copy without its visual and
  * collision elements, whose meshes MuJoCo would look for beside the file: neither engine takes
  * inertia from them) and both compute the joint-space mass matrix and bias forces at 20 random
- * states, joints matched by name. Also MuJoCo's reading of a solref or solimp given in part. */
+ * states, joints matched by name; and MuJoCo's own humanoid.xml (libmujoco-samples). Also
+ * MuJoCo's reading of a solref or solimp given in part. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,16 +99,19 @@ static void compare_with_mujoco(const robot *rb) {
   if (!m) {
     fail_msg("%s", err);
   }
-  char *text = read_text(rb->file);
-  strip_elements(text, "visual");
-  strip_elements(text, "collision");
   char copy[128];
-  snprintf(copy, sizeof copy, "%s/robot.urdf", tmp_dir);
-  FILE *f = fopen(copy, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-  free(text);
+  snprintf(copy, sizeof copy, "%s", rb->file);
+  if (strstr(rb->file, ".urdf")) {
+    char *text = read_text(rb->file);
+    strip_elements(text, "visual");
+    strip_elements(text, "collision");
+    snprintf(copy, sizeof copy, "%s/robot.urdf", tmp_dir);
+    FILE *f = fopen(copy, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+  }
   mjModel *mm = mj_loadXML(copy, NULL, err, sizeof err);
   if (!mm) {
     fail_msg("MuJoCo: %s", err);
@@ -125,7 +129,9 @@ static void compare_with_mujoco(const robot *rb) {
     if (mj < 0) {
       fail_msg("%s: MuJoCo has no joint %s", rb->file, m->joints[j].name);
     }
-    vmap[m->joints[j].dofadr] = mm->jnt_dofadr[mj];
+    for (int k = 0; k < sim_joint_nv(m->joints[j].type); k++) {
+      vmap[m->joints[j].dofadr + k] = mm->jnt_dofadr[mj] + k;
+    }
   }
   mm->opt.gravity[2] = m->opt.gravity[2]; /* both the file's (URDF has none): same field */
   sim_data *d = sim_data_new(m);
@@ -140,9 +146,23 @@ static void compare_with_mujoco(const robot *rb) {
         continue;
       }
       const int mj = mj_name2id(mm, mjOBJ_JOINT, jt->name);
-      const double q = uniform(-1.5, 1.5), qd = uniform(-2, 2);
-      d->qpos[jt->qposadr] = md->qpos[mm->jnt_qposadr[mj]] = q;
-      d->qvel[jt->dofadr] = md->qvel[mm->jnt_dofadr[mj]] = qd;
+      const int nq = sim_joint_nq(jt->type), nv = sim_joint_nv(jt->type);
+      double q[7], norm = 0;
+      for (int k = 0; k < nq; k++) {
+        q[k] = uniform(-1.5, 1.5);
+      }
+      for (int k = nq - 4; nq > nv && k < nq; k++) { /* a ball's or free joint's quaternion */
+        norm += q[k] * q[k];
+      }
+      for (int k = nq - 4; nq > nv && k < nq; k++) {
+        q[k] /= sqrt(norm);
+      }
+      for (int k = 0; k < nq; k++) {
+        d->qpos[jt->qposadr + k] = md->qpos[mm->jnt_qposadr[mj] + k] = q[k];
+      }
+      for (int k = 0; k < nv; k++) {
+        d->qvel[jt->dofadr + k] = md->qvel[mm->jnt_dofadr[mj] + k] = uniform(-2, 2);
+      }
     }
     sim_forward(m, d);
     sim_crba(m, d);
@@ -196,6 +216,14 @@ static void test_atlas_humanoid(void **state) {
   compare_with_mujoco(&rb);
 }
 
+/* MuJoCo's own humanoid (libmujoco-samples): a free root, bodies of two and three hinges, the
+ * ankles' at different anchors, default classes, degrees */
+static void test_mujoco_humanoid(void **state) {
+  (void)state;
+  const robot rb = {"/usr/share/mujoco/model/humanoid/humanoid.xml", 6 + 21};
+  compare_with_mujoco(&rb);
+}
+
 /* MuJoCo reads a solref or solimp given in part (as its own humanoid.xml writes
  * solimplimit="0 .99 .01") and keeps its defaults for the rest */
 static void test_partial_soft_parameters(void **state) {
@@ -238,6 +266,7 @@ int main(void) {
       cmocka_unit_test(test_wam_7dof_arm),
       cmocka_unit_test(test_kr5_6dof_arm),
       cmocka_unit_test(test_atlas_humanoid),
+      cmocka_unit_test(test_mujoco_humanoid),
       cmocka_unit_test(test_partial_soft_parameters),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
