@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -46,7 +47,7 @@ typedef struct pending_msg {
 struct hil_replay {
   const hil_replay_schedule *s;
   hil_replay_options o;
-  volatile sig_atomic_t stop;
+  atomic_int stop; /* set by another thread or a signal handler (lock-free: safe in both) */
   int rt;                    /* SCHED_FIFO granted */
   double start;              /* monotonic s of the first deadline */
   char where[HIL_SERIAL_PATH_MAX];

@@ -2,6 +2,7 @@
 #ifndef ACHILLES_HIL_RUNTIME_INTERNAL_H
 #define ACHILLES_HIL_RUNTIME_INTERNAL_H
 
+#include <stdatomic.h>
 #include <signal.h>
 
 #include "hil/record/log.h"
@@ -20,7 +21,7 @@ struct hil_runtime {
   uint64_t seed;                 /* the sensors' seed for this run (used again by reset) */
   hil_transport *transports[HIL_MAX_TRANSPORTS];
   int ntransports;
-  volatile sig_atomic_t stop;
+  atomic_int stop; /* set by another thread or a signal handler (lock-free: safe in both) */
   int paused;
   int resynchronize;             /* realtime: re-anchor deadlines (after pause, reset, restore) */
   uint64_t pending_steps;        /* lockstep: steps granted by step requests */
