@@ -107,6 +107,39 @@ int sim_json_read_vector(const sim_json_ctx *L, const cJSON *obj, const char *pa
   return sim_json_array_values(L, item, p, out, n);
 }
 
+int sim_json_read_string(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                         const char *key, char *out, size_t out_sz) {
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+  char p[SIM_JSON_PATH_MAX];
+  sim_json_path_join(p, path, key);
+  if (!item) {
+    return 0;
+  }
+  if (!cJSON_IsString(item) || item->valuestring[0] == '\0') {
+    return sim_json_fail(L, p, "expected a non-empty string");
+  }
+  if (strlen(item->valuestring) >= out_sz) {
+    return sim_json_fail(L, p, "longer than %zu characters", out_sz - 1);
+  }
+  snprintf(out, out_sz, "%s", item->valuestring);
+  return 0;
+}
+
+int sim_json_read_int(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
+                      int lo, int hi, int *out) {
+  double v = *out;
+  if (sim_json_read_number(L, obj, path, key, &v, 0)) {
+    return -1;
+  }
+  if (v != floor(v) || v < lo || v > hi) {
+    char p[SIM_JSON_PATH_MAX];
+    sim_json_path_join(p, path, key);
+    return sim_json_fail(L, p, "expected an integer from %d to %d (got %g)", lo, hi, v);
+  }
+  *out = (int)v;
+  return 0;
+}
+
 int sim_json_read_name(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
                      char out[SIM_NAME_MAX], int required) {
   char p[SIM_JSON_PATH_MAX];

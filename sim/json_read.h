@@ -41,6 +41,12 @@ int sim_json_array_values(const sim_json_ctx *L, const cJSON *item, const char *
                           double *out, int n);
 int sim_json_read_vector(const sim_json_ctx *L, const cJSON *obj, const char *path,
                          const char *key, double *out, int n, int required);
+/* A non-empty string shorter than out_sz at obj.key (absent: out unchanged). */
+int sim_json_read_string(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                         const char *key, char *out, size_t out_sz);
+/* An integer within [lo, hi] at obj.key (absent: out unchanged). */
+int sim_json_read_int(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
+                      int lo, int hi, int *out);
 /* A non-empty string shorter than SIM_NAME_MAX. */
 int sim_json_read_name(const sim_json_ctx *L, const cJSON *obj, const char *path,
                        const char *key, char out[SIM_NAME_MAX], int required);

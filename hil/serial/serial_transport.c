@@ -703,41 +703,6 @@ void hil_serial_options_default(hil_serial_options *o) {
   o->reopen_interval_s = 0.05;
 }
 
-/* A string at obj.key into out (absent: unchanged). */
-static int read_string(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
-                       char *out, size_t out_sz) {
-  const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
-  char p[SIM_JSON_PATH_MAX];
-  sim_json_path_join(p, path, key);
-  if (!item) {
-    return 0;
-  }
-  if (!cJSON_IsString(item) || item->valuestring[0] == '\0') {
-    return sim_json_fail(L, p, "expected a non-empty string");
-  }
-  if (strlen(item->valuestring) >= out_sz) {
-    return sim_json_fail(L, p, "longer than %zu characters", out_sz - 1);
-  }
-  snprintf(out, out_sz, "%s", item->valuestring);
-  return 0;
-}
-
-/* An integer at obj.key within [lo, hi] (absent: unchanged). */
-static int read_int(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
-                    int lo, int hi, int *out) {
-  double v = *out;
-  char p[SIM_JSON_PATH_MAX];
-  sim_json_path_join(p, path, key);
-  if (sim_json_read_number(L, obj, path, key, &v, 0)) {
-    return -1;
-  }
-  if (v != floor(v) || v < lo || v > hi) {
-    return sim_json_fail(L, p, "expected an integer from %d to %d (got %g)", lo, hi, v);
-  }
-  *out = (int)v;
-  return 0;
-}
-
 /* One of `names` (NULL-terminated) at obj.key, as its index (absent: unchanged). */
 static int read_choice(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
                        const char *const *names, int *out) {
@@ -779,12 +744,12 @@ static int parse_serial(const sim_json_ctx *L, const cJSON *obj, hil_serial_opti
   int flow = (int)o->flow;
   if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
       read_choice(L, obj, path, "mode", modes, &mode) ||
-      read_string(L, obj, path, "port", o->port, sizeof o->port) ||
-      read_string(L, obj, path, "link", o->link, sizeof o->link) ||
-      read_int(L, obj, path, "baud", 1, 100000000, &o->baud) ||
-      read_int(L, obj, path, "data_bits", 5, 8, &o->data_bits) ||
+      sim_json_read_string(L, obj, path, "port", o->port, sizeof o->port) ||
+      sim_json_read_string(L, obj, path, "link", o->link, sizeof o->link) ||
+      sim_json_read_int(L, obj, path, "baud", 1, 100000000, &o->baud) ||
+      sim_json_read_int(L, obj, path, "data_bits", 5, 8, &o->data_bits) ||
       read_choice(L, obj, path, "parity", parities, &parity) ||
-      read_int(L, obj, path, "stop_bits", 1, 2, &o->stop_bits) ||
+      sim_json_read_int(L, obj, path, "stop_bits", 1, 2, &o->stop_bits) ||
       read_choice(L, obj, path, "flow_control", flows, &flow) ||
       sim_json_read_number(L, obj, path, "reopen_interval_s", &o->reopen_interval_s, 0) ||
       sim_json_check_min(L, path, "reopen_interval_s", o->reopen_interval_s, 0, 1)) {

@@ -436,33 +436,15 @@ void servo_bus_options_default(servo_bus_options *o) {
 
 static const char *const protocol_names[] = {"dynamixel2", "feetech", NULL};
 
-static int read_string(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
-                       char *out, size_t out_sz) {
-  const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
-  char p[SIM_JSON_PATH_MAX];
-  sim_json_path_join(p, path, key);
-  if (!item) {
-    return 0;
-  }
-  if (!cJSON_IsString(item) || item->valuestring[0] == '\0') {
-    return sim_json_fail(L, p, "expected a non-empty string");
-  }
-  if (strlen(item->valuestring) >= out_sz) {
-    return sim_json_fail(L, p, "longer than %zu characters", out_sz - 1);
-  }
-  snprintf(out, out_sz, "%s", item->valuestring);
-  return 0;
-}
-
 static int parse_bus(const sim_json_ctx *L, const cJSON *obj, servo_bus_options *o) {
   static const char *const keys[] = {"port", "link", "protocol", "baud", "comment", NULL};
   const char *path = "transports.servo_bus";
   char port[SERVO_BUS_PATH_MAX] = "", protocol[32] = "";
   double baud = (double)o->baud;
   if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
-      read_string(L, obj, path, "port", port, sizeof port) ||
-      read_string(L, obj, path, "link", o->link, sizeof o->link) ||
-      read_string(L, obj, path, "protocol", protocol, sizeof protocol) ||
+      sim_json_read_string(L, obj, path, "port", port, sizeof port) ||
+      sim_json_read_string(L, obj, path, "link", o->link, sizeof o->link) ||
+      sim_json_read_string(L, obj, path, "protocol", protocol, sizeof protocol) ||
       sim_json_read_number(L, obj, path, "baud", &baud, 0)) {
     return -1;
   }
@@ -543,7 +525,7 @@ static int parse_servo(const sim_json_ctx *L, const cJSON *obj, const char *path
   double id = -1;
   if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
       sim_json_read_number(L, obj, path, "id", &id, 1) ||
-      read_string(L, obj, path, "model", model, sizeof model)) {
+      sim_json_read_string(L, obj, path, "model", model, sizeof model)) {
     return -1;
   }
   sim_json_path_join(p, path, "model");

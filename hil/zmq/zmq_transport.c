@@ -163,21 +163,6 @@ static int read_endpoint(const sim_json_ctx *L, const cJSON *obj, const char *pa
   return 0;
 }
 
-static int read_int(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
-                    double lo, double hi, int *out) {
-  double v = *out;
-  if (sim_json_read_number(L, obj, path, key, &v, 0)) {
-    return -1;
-  }
-  if (v < lo || v > hi || v != floor(v)) {
-    char p[SIM_JSON_PATH_MAX];
-    sim_json_path_join(p, path, key);
-    return sim_json_fail(L, p, "expected an integer from %.0f to %.0f (got %g)", lo, hi, v);
-  }
-  *out = (int)v;
-  return 0;
-}
-
 static int parse_zmq(const sim_json_ctx *L, const cJSON *z, hil_zmq_options *o) {
   static const char *const keys[] = {"enabled",      "pub",    "cmd",
                                      "ctl",          "truth",  "allow_remote",
@@ -188,8 +173,9 @@ static int parse_zmq(const sim_json_ctx *L, const cJSON *z, hil_zmq_options *o) 
       read_endpoint(L, z, path, "pub", o->pub) || read_endpoint(L, z, path, "cmd", o->cmd) ||
       read_endpoint(L, z, path, "ctl", o->ctl) || read_bool(L, z, path, "truth", &o->truth) ||
       read_bool(L, z, path, "allow_remote", &o->allow_remote) ||
-      read_int(L, z, path, "sndhwm", 1, 1e7, &o->sndhwm) ||
-      read_int(L, z, path, "max_message_bytes", 256, 64.0 * 1024 * 1024, &o->max_message_bytes)) {
+      sim_json_read_int(L, z, path, "sndhwm", 1, 10000000, &o->sndhwm) ||
+      sim_json_read_int(L, z, path, "max_message_bytes", 256, 64 * 1024 * 1024,
+                        &o->max_message_bytes)) {
     return -1;
   }
   return 0;
