@@ -135,3 +135,13 @@ char **cli_join_view_address(int *argc, char **argv, char *joined, size_t joined
   *argc = n;
   return out;
 }
+
+int cli_view_option(const char *program, int *view, hil_view_options *o, const char *arg) {
+  char err[256];
+  *view = 1;
+  if (arg && hil_view_parse_address(o, arg, err, sizeof err) != 0) {
+    fprintf(stderr, "%s: %s\n", program, err);
+    return -1;
+  }
+  return 0;
+}

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "hil/view/view.h"
 #include "sim/model.h"
 
 /* Parses a finite number; on failure writes "OPTION: expected a number, got 'TEXT'" to err. */
@@ -35,5 +36,9 @@ FILE *cli_open_output(const char *path, char *err, size_t err_sz);
  * `--view FILE` keeps FILE. The joined string lives in `joined`; *argc is updated. NULL when out
  * of memory. Used by `run` and `replay`. */
 char **cli_join_view_address(int *argc, char **argv, char *joined, size_t joined_sz);
+
+/* `--view [ADDRESS:PORT]` of PROGRAM (e.g. "achilles run"): sets *view and, given an address,
+ * parses it into o; on failure prints "PROGRAM: message" to stderr and returns -1. */
+int cli_view_option(const char *program, int *view, hil_view_options *o, const char *arg);
 
 #endif

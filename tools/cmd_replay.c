@@ -213,15 +213,7 @@ static int apply_option(replay_args *a, int opt, const char *arg) {
   case 'P':
     return number("--status-period", arg, 0, &a->opt.status_period_s);
   case 'V':
-    a->view = 1;
-    if (arg) {
-      char err[256];
-      rc = hil_view_parse_address(&a->view_opt, arg, err, sizeof err);
-      if (rc != 0) {
-        fprintf(stderr, "achilles replay: %s\n", err);
-      }
-    }
-    return rc ? -1 : 0;
+    return cli_view_option("achilles replay", &a->view, &a->view_opt, arg);
   case 'v':
     return number("--view-rate", arg, 1e-3, &a->view_opt.rate_hz);
   case 'q':

@@ -187,15 +187,7 @@ static int apply_option(run_args *a, int opt, const char *arg) {
   case 0x102:
     return number("--bus-baud", arg, 1, &a->bus_baud);
   case 'V':
-    a->view = 1;
-    if (arg) {
-      char err[256];
-      rc = hil_view_parse_address(&a->view_opt, arg, err, sizeof err);
-      if (rc != 0) {
-        fprintf(stderr, "achilles run: %s\n", err);
-      }
-    }
-    return rc ? -1 : 0;
+    return cli_view_option("achilles run", &a->view, &a->view_opt, arg);
   case 'v':
     return number("--view-rate", arg, 1e-3, &a->view_opt.rate_hz);
   case 'E':
