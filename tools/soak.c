@@ -7,10 +7,19 @@
  * threads (from /proc/PID/status and /proc/PID/fd: the child alone), its overruns and lateness
  * and its counters, and what the client received. A leak shows as a growing column.
  *
- *   soak CONFIG [--duration S] [--interval S] [--flood] [--input-budget-us US] [--rt]
+ *   soak CONFIG [--duration S] [--interval S] [--flood | --alternate S] [--input-budget-us US]
+ *        [--status-period S] [--rt]
  *
  * --flood replaces the paced commands by a flood (as fast as ZeroMQ takes them), to watch the
  * input budget (docs/runtime.md); --input-budget-us -1 switches the budget off for comparison.
+ * --alternate S switches the flood on and off every S seconds for the whole run and compares
+ * the two conditions from the simulator's periodic status messages (each covers one status
+ * period, 0.1 s by default in this mode): a period that lies wholly inside one condition, after
+ * a settling period, counts for that condition. Interleaving the conditions this finely makes a
+ * change of machine load (another process, the host of a VM) hit both alike, which separate
+ * idle and flooded runs cannot promise. --hog makes the second condition a client that only
+ * spins (its paced commands go on, no flood): the CPU a flood's sender takes, without the
+ * messages, to tell what the messages cost the loop from what a busy neighbour costs it.
  * --rt runs the simulator as `achilles run --rt` does (SCHED_FIFO for its loop and I/O thread).
  * Exit status 0 when the run ended cleanly and nothing failed to send, 1 otherwise.
  */
@@ -35,8 +44,8 @@
 
 typedef struct soak_args {
   const char *config;
-  double duration_s, interval_s, input_budget_s;
-  int flood, realtime_priority;
+  double duration_s, interval_s, input_budget_s, alternate_s, status_period_s;
+  int flood, realtime_priority, hog;
 } soak_args;
 
 static volatile sig_atomic_t child_stop;
@@ -69,6 +78,9 @@ static int run_simulator(const soak_args *a, const char *dir) {
   o.quiet = 1;
   o.input_budget_s = a->input_budget_s;
   o.realtime_priority = a->realtime_priority;
+  if (a->status_period_s > 0) {
+    o.status_period_s = a->status_period_s;
+  }
   hil_zmq_options zo;
   if (hil_zmq_options_parse(&zo, a->config, err, sizeof err) != HIL_OK) {
     fprintf(stderr, "soak: %s\n", err);
@@ -131,11 +143,21 @@ static proc_figures read_proc(pid_t pid) {
   return p;
 }
 
+/* One periodic status message as the watcher saw it (--alternate). */
+typedef struct period {
+  double arrived;        /* the watcher's clock, s */
+  double late_p50, late_p99, steps, overruns;
+} period;
+
+#define MAX_PERIODS 200000
+
 typedef struct client {
   void *ctx, *sub, *push, *req;
   long received, markers;
   char names[32][64];
   int nact;
+  period *periods; /* --alternate: every periodic status, in order of arrival */
+  int nperiods;
 } client;
 
 static void *connect_socket(client *c, int type, const char *dir, const char *name) {
@@ -203,6 +225,23 @@ static void send_commands(client *c, double t) {
   zmq_send(c->push, msg, (size_t)len, ZMQ_DONTWAIT);
 }
 
+static double num(const cJSON *o, const char *a, const char *b) {
+  const cJSON *x = cJSON_GetObjectItem(o, a);
+  x = b ? cJSON_GetObjectItem(x, b) : x;
+  return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+/* Keeps a periodic status message's figures (--alternate). */
+static void keep_period(client *c, const char *body, int len) {
+  cJSON *st = cJSON_ParseWithLength(body, (size_t)len);
+  if (st && cJSON_IsFalse(cJSON_GetObjectItem(st, "whole_run")) && c->nperiods < MAX_PERIODS) {
+    const cJSON *late = cJSON_GetObjectItem(st, "late_s");
+    c->periods[c->nperiods++] = (period){now_s(), num(late, "p50", NULL), num(late, "p99", NULL),
+                                         num(st, "steps", NULL), num(st, "overruns", NULL)};
+  }
+  cJSON_Delete(st);
+}
+
 static void drain(client *c) {
   char topic[128], body[4096];
   for (;;) {
@@ -210,16 +249,14 @@ static void drain(client *c) {
     if (n < 0) {
       return;
     }
-    zmq_recv(c->sub, body, sizeof body, 0);
+    const int len = zmq_recv(c->sub, body, sizeof body, 0);
     c->received++;
     c->markers += n == 4 && memcmp(topic, "step", 4) == 0;
+    if (c->periods && n == 6 && memcmp(topic, "status", 6) == 0 && len > 0 &&
+        len <= (int)sizeof body) {
+      keep_period(c, body, len);
+    }
   }
-}
-
-static double num(const cJSON *o, const char *a, const char *b) {
-  const cJSON *x = cJSON_GetObjectItem(o, a);
-  x = b ? cJSON_GetObjectItem(x, b) : x;
-  return cJSON_IsNumber(x) ? x->valuedouble : NAN;
 }
 
 /* One line: the process's figures, the status, what the client saw. Returns send_failed. */
@@ -252,6 +289,63 @@ static double print_interval(client *c, pid_t pid, double elapsed) {
   return failed;
 }
 
+static int compare_doubles(const void *x, const void *y) {
+  const double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+static double median(double *v, int n) {
+  if (n == 0) {
+    return NAN;
+  }
+  qsort(v, (size_t)n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The flood is on in the odd segments of --alternate. */
+static int segment_of(const soak_args *a, double since_start) {
+  return (int)floor(since_start / a->alternate_s);
+}
+
+/* --alternate: per condition, the median over its periods of the periods' late p50 and p99,
+ * and its overruns; then the ratios. A period counts when it lies inside one segment and began
+ * at least `settle` after the segment did (what the other condition left queued is gone). */
+static void print_alternation(const soak_args *a, const client *c, double start) {
+  const double settle = 0.05;
+  double *v = malloc(sizeof *v * 4 * (size_t)(c->nperiods + 1));
+  if (!v) {
+    return;
+  }
+  double *p50[2] = {v, v + c->nperiods}, *p99[2] = {v + 2 * c->nperiods, v + 3 * c->nperiods};
+  int n[2] = {0, 0};
+  double steps[2] = {0, 0}, overruns[2] = {0, 0};
+  for (int i = 1; i < c->nperiods; i++) {
+    const period *was = &c->periods[i - 1], *p = &c->periods[i];
+    const int seg = segment_of(a, was->arrived - start);
+    if (seg != segment_of(a, p->arrived - start) ||
+        was->arrived - start < seg * a->alternate_s + settle || isnan(p->late_p50)) {
+      continue;
+    }
+    const int flooded = seg % 2;
+    p50[flooded][n[flooded]] = p->late_p50;
+    p99[flooded][n[flooded]++] = p->late_p99;
+    steps[flooded] += p->steps - was->steps;
+    overruns[flooded] += p->overruns - was->overruns;
+  }
+  double fig[2][2];
+  for (int k = 0; k < 2; k++) {
+    fig[k][0] = median(p50[k], n[k]), fig[k][1] = median(p99[k], n[k]);
+  }
+  const char *other = a->hog ? "spinning" : "flooded";
+  printf("alternate: idle %d periods, late p50/p99 (medians over periods) %.0f/%.0f us, overruns"
+         " %.2f %%; %s %d periods, %.0f/%.0f us, overruns %.2f %%; %s/idle p50 %.2f, p99 %.2f\n",
+         n[0], 1e6 * fig[0][0], 1e6 * fig[0][1], 100 * overruns[0] / fmax(steps[0], 1), other,
+         n[1], 1e6 * fig[1][0], 1e6 * fig[1][1], 100 * overruns[1] / fmax(steps[1], 1), other,
+         fig[1][0] / fig[0][0], fig[1][1] / fig[0][1]);
+  fflush(stdout);
+  free(v);
+}
+
 static int watch(const soak_args *a, pid_t pid, const char *dir) {
   client c;
   memset(&c, 0, sizeof c);
@@ -261,24 +355,34 @@ static int watch(const soak_args *a, pid_t pid, const char *dir) {
   c.req = connect_socket(&c, ZMQ_REQ, dir, "ctl");
   const double start = now_s();
   int rc = hello(&c, start + 10) == 0 ? 0 : 1;
+  if (a->alternate_s > 0 && !(c.periods = malloc(sizeof *c.periods * MAX_PERIODS))) {
+    rc = 1;
+  }
   double next_cmd = now_s(), next_print = now_s() + a->interval_s, failed = 0;
   while (rc == 0 && now_s() - start < a->duration_s) {
     drain(&c);
     const double now = now_s();
-    if (a->flood || now >= next_cmd) {
+    const int busy = a->alternate_s > 0 ? segment_of(a, now - start) % 2 : a->flood;
+    const int flood = busy && !a->hog; /* --hog: as busy, but only the paced commands */
+    if (flood || now >= next_cmd) {
       send_commands(&c, now - start);
-      next_cmd += 1e-3;
+      next_cmd = flood ? now : next_cmd + 1e-3;
     }
-    if (now >= next_print) {
+    if (now >= next_print && !c.periods) { /* a status request would publish a status too */
       failed = print_interval(&c, pid, now - start);
       rc = isnan(failed) || failed > 0 ? 1 : 0;
       next_print += a->interval_s;
     }
-    if (!a->flood) {
+    if (!busy) {
       zmq_pollitem_t item = {c.sub, 0, ZMQ_POLLIN, 0};
       zmq_poll(&item, 1, 1);
     }
   }
+  if (rc == 0 && c.periods) {
+    print_alternation(a, &c, start);
+  }
+  free(c.periods);
+  c.periods = NULL;
   if (rc == 0) { /* the end of the run */
     failed = print_interval(&c, pid, now_s() - start);
     rc = isnan(failed) || failed > 0 ? 1 : 0;
@@ -294,6 +398,9 @@ static int parse_args(soak_args *a, int argc, char **argv) {
   static const struct option opts[] = {{"duration", required_argument, NULL, 'd'},
                                        {"interval", required_argument, NULL, 'i'},
                                        {"flood", no_argument, NULL, 'f'},
+                                       {"alternate", required_argument, NULL, 'a'},
+                                       {"status-period", required_argument, NULL, 's'},
+                                       {"hog", no_argument, NULL, 'g'},
                                        {"input-budget-us", required_argument, NULL, 'b'},
                                        {"rt", no_argument, NULL, 'r'},
                                        {"help", no_argument, NULL, 'h'},
@@ -311,18 +418,34 @@ static int parse_args(soak_args *a, int argc, char **argv) {
     case 'f':
       a->flood = 1;
       break;
+    case 'a':
+      a->alternate_s = atof(optarg);
+      break;
+    case 's':
+      a->status_period_s = atof(optarg);
+      break;
+    case 'g':
+      a->hog = 1;
+      break;
     case 'b':
       a->input_budget_s = atof(optarg) * 1e-6;
       break;
     case 'r':
       a->realtime_priority = 1;
       break;
+    case 'h':
+      return 1;
     default:
       return -1;
     }
   }
-  if (optind != argc - 1 || !(a->duration_s > 0) || !(a->interval_s > 0)) {
+  if (optind != argc - 1 || !(a->duration_s > 0) || !(a->interval_s > 0) ||
+      !(a->alternate_s >= 0) || (a->alternate_s > 0 && a->flood) || !(a->status_period_s >= 0) ||
+      (a->hog && !(a->alternate_s > 0))) {
     return -1;
+  }
+  if (a->alternate_s > 0 && a->status_period_s == 0) {
+    a->status_period_s = 0.1;
   }
   a->config = argv[optind];
   return 0;
@@ -330,10 +453,12 @@ static int parse_args(soak_args *a, int argc, char **argv) {
 
 int main(int argc, char **argv) {
   soak_args a;
-  if (parse_args(&a, argc, argv) != 0) {
-    fprintf(stderr, "usage: soak CONFIG [--duration S (600)] [--interval S (10)] [--flood]"
-                    " [--input-budget-us US (-1: off)] [--rt]\n");
-    return 2;
+  const int parsed = parse_args(&a, argc, argv);
+  if (parsed != 0) {
+    fprintf(parsed > 0 ? stdout : stderr, "usage: soak CONFIG [--duration S (600)] [--interval S (10)]"
+                    " [--flood | --alternate S [--hog]] [--status-period S (config; 0.1 with"
+                    " --alternate)] [--input-budget-us US (-1: off)] [--rt]\n");
+    return parsed > 0 ? 0 : 2;
   }
   char dir[] = "/tmp/achilles-soak-XXXXXX";
   if (!mkdtemp(dir)) {
@@ -344,8 +469,13 @@ int main(int argc, char **argv) {
   if (pid == 0) {
     _exit(run_simulator(&a, dir));
   }
-  printf("soak: %s, simulator pid %d, %.0f s, a line every %.0f s%s\n", a.config, (int)pid,
-         a.duration_s, a.interval_s, a.flood ? ", command flood" : "");
+  if (a.alternate_s > 0) {
+    printf("soak: %s, simulator pid %d, %.0f s, %s on and off every %g s\n", a.config, (int)pid,
+           a.duration_s, a.hog ? "a spinning client (no flood)" : "command flood", a.alternate_s);
+  } else {
+    printf("soak: %s, simulator pid %d, %.0f s, a line every %.0f s%s\n", a.config, (int)pid,
+           a.duration_s, a.interval_s, a.flood ? ", command flood" : "");
+  }
   int rc = pid > 0 ? watch(&a, pid, dir) : 1;
   int status = 0;
   if (pid > 0) {

@@ -21,7 +21,7 @@ targets=("$@")
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
 log "building the fuzz targets in $build"
-CC=clang cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACHILLES_FUZZ=ON >/dev/null
+CC=clang CXX=clang++ cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACHILLES_FUZZ=ON >/dev/null
 cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target fuzz >/dev/null
 
 seeds=$build/corpus-seeds
