@@ -23,6 +23,8 @@
 
 #define PI 3.14159265358979323846
 
+#define MJCF_TOP_DEFAULTS 16
+
 typedef struct mjcf {
   imp_ctx *c;
   int degree;        /* compiler angle="degree" (MJCF's default) */
@@ -32,7 +34,10 @@ typedef struct mjcf {
   int no_limits;     /* <option><flag limit="disable">: ranges are kept, not enforced */
   int no_friction;   /* <option><flag frictionloss="disable"> */
   int no_contact;    /* <option><flag contact="disable">: geoms give mass only */
-  xmlNode *defaults; /* the top-level <default>, class "main", or NULL */
+  /* the top-level <default> elements: together class "main" (MuJoCo merges them, later ones
+   * overriding earlier ones), each holding its own nested classes */
+  xmlNode *defaults[MJCF_TOP_DEFAULTS];
+  int ndefaults;
   cJSON *bodies, *sites, *actuators, *geoms;
   int unnamed_bodies, unnamed_joints, unnamed_geoms;
 } mjcf;
@@ -48,17 +53,15 @@ static const frame identity_frame = {{0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 1}, {1,
 
 /* --- defaults classes ------------------------------------------------------------------------ */
 
-static xmlNode *find_class(xmlNode *d, const char *name) {
-  if (!d) {
-    return NULL;
-  }
+/* the <default class=name> at or below d (a top-level <default> is class "main") */
+static xmlNode *find_class_below(xmlNode *d, const char *name) {
   const char *cls = imp__attr(d, "class");
   if ((cls && strcmp(cls, name) == 0) || (!cls && strcmp(name, "main") == 0)) {
     return d;
   }
   for (xmlNode *k = d->children; k; k = k->next) {
     if (imp__is(k, "default")) {
-      xmlNode *hit = find_class(k, name);
+      xmlNode *hit = find_class_below(k, name);
       if (hit) {
         return hit;
       }
@@ -67,7 +70,30 @@ static xmlNode *find_class(xmlNode *d, const char *name) {
   return NULL;
 }
 
-/* The element's attribute, else its class chain's default for elements of this kind. */
+static xmlNode *find_class(const mjcf *m, const char *name) {
+  for (int i = 0; i < m->ndefaults; i++) {
+    xmlNode *hit = find_class_below(m->defaults[i], name);
+    if (hit) {
+      return hit;
+    }
+  }
+  return NULL;
+}
+
+/* the value a <default> element gives attribute `name` of elements of this kind, or NULL */
+static const char *default_attr(const xmlNode *d, const char *kind, const char *name) {
+  for (xmlNode *k = d->children; k; k = k->next) {
+    const char *v;
+    if (imp__is(k, kind) && (v = imp__attr(k, name)) != NULL) {
+      return v;
+    }
+  }
+  return NULL;
+}
+
+/* The element's attribute, else its class chain's default for elements of this kind; the chain
+ * ends in class "main", which every top-level <default> sets (the last one that sets a value
+ * wins, as in MuJoCo). */
 static const char *attr_of(const mjcf *m, const xmlNode *el, const char *kind, const char *cls,
                            const char *name) {
   const char *v = imp__attr(el, name);
@@ -75,12 +101,15 @@ static const char *attr_of(const mjcf *m, const xmlNode *el, const char *kind, c
     return v;
   }
   const char *own = imp__attr(el, "class");
-  xmlNode *d = find_class(m->defaults, own ? own : cls ? cls : "main");
-  for (; d && imp__is(d, "default"); d = d->parent) {
-    for (xmlNode *k = d->children; k; k = k->next) {
-      if (imp__is(k, kind) && (v = imp__attr(k, name)) != NULL) {
-        return v;
-      }
+  xmlNode *d = find_class(m, own ? own : cls ? cls : "main");
+  for (; d && imp__is(d, "default") && imp__is(d->parent, "default"); d = d->parent) {
+    if ((v = default_attr(d, kind, name)) != NULL) {
+      return v;
+    }
+  }
+  for (int i = d ? m->ndefaults - 1 : -1; i >= 0; i--) {
+    if ((v = default_attr(m->defaults[i], kind, name)) != NULL) {
+      return v;
     }
   }
   return NULL;
@@ -223,8 +252,9 @@ static const char *const geom_read[] = {"name", "class", "type", "size", "fromto
                                         "mass", "density", "group", "friction", "solref",
                                         "solimp", "contype", "conaffinity", NULL};
 static const char *const site_read[] = {"name", "class", "pos", NULL};
-static const char *const actuator_read[] = {"name", "class", "joint", "gear", "ctrlrange",
-                                            "ctrllimited", "kp", "kv", NULL};
+static const char *const actuator_read[] = {"name",        "class",       "joint", "gear",
+                                            "ctrlrange",   "ctrllimited", "kp",    "kv",
+                                            "forcerange", "forcelimited", NULL};
 
 static int shape_of(mjcf *m, const xmlNode *g, const char *cls, imp_shape *shape, int *massless) {
   const char *type = attr_of(m, g, "geom", cls, "type");
@@ -798,6 +828,31 @@ static int convert_children(mjcf *m, const xmlNode *b, const char *parent, const
 
 /* --- actuators ----------------------------------------------------------------------------- */
 
+/* A position actuator's kv (newer MuJoCo: force = kp·(ctrl − q) − kv·q̇) is the native kd; a
+ * servo's symmetric forcerange, when limited (forcelimited, or autolimits and a range), is its
+ * force_limit. A motor's forcerange is reported: the native motor has no output clamp. */
+static int servo_extras(mjcf *m, const xmlNode *a, const char *kind, cJSON *o) {
+  double kv = 0, range[2];
+  const int nkv = strcmp(kind, "position") == 0 ? numbers_of(m, a, kind, NULL, "kv", &kv, 1, 1) : 0;
+  const int nrange = numbers_of(m, a, kind, NULL, "forcerange", range, 2, 2);
+  if (nkv < 0 || nrange < 0) {
+    return -1;
+  }
+  if (nkv == 1 && kv != 0) {
+    cJSON_AddNumberToObject(o, "kd", kv);
+  }
+  const char *limited = attr_of(m, a, kind, NULL, "forcelimited");
+  if (nrange != 2 || !(limited ? strcmp(limited, "true") == 0 : m->autolimits)) {
+    return 0;
+  }
+  if (range[0] != -range[1] || !(range[1] > 0)) {
+    return imp__report(m->c, a, "<%s forcerange=\"%g %g\"> not converted: only a symmetric "
+                                "range -f..f is (the native force_limit)", kind, range[0], range[1]);
+  }
+  cJSON_AddNumberToObject(o, "force_limit", range[1]);
+  return 0;
+}
+
 static int convert_actuator(mjcf *m, const xmlNode *a, int index) {
   const char *kind = imp__name(a);
   const char *type = strcmp(kind, "motor") == 0      ? "motor"
@@ -839,13 +894,19 @@ static int convert_actuator(mjcf *m, const xmlNode *a, int index) {
   cJSON_AddStringToObject(o, "type", type);
   if (strcmp(type, "motor") == 0) {
     cJSON_AddNumberToObject(o, "gear", gear[0]);
+    if (attr_of(m, a, kind, NULL, "forcerange") &&
+        imp__report(m->c, a, "<motor forcerange> ignored: a native motor has no output clamp "
+                             "(use ctrlrange, or a dc_motor's force_limit)") != 0) {
+      cJSON_Delete(o);
+      return -1;
+    }
   } else if (gear[0] != 1) {
     cJSON_Delete(o);
     return imp__fail(m->c, a, "<%s gear>: servos are imported with gear 1 only", kind);
   } else {
     const char *key = strcmp(kind, "position") == 0 ? "kp" : "kv";
     gain[0] = 1; /* MuJoCo's default gain */
-    if (numbers_of(m, a, kind, NULL, key, gain, 1, 1) < 0) {
+    if (numbers_of(m, a, kind, NULL, key, gain, 1, 1) < 0 || servo_extras(m, a, kind, o) != 0) {
       cJSON_Delete(o);
       return -1;
     }
@@ -1023,10 +1084,11 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
     } else if (imp__is(k, "option")) {
       rc = read_option(m, k, root);
     } else if (imp__is(k, "default")) {
-      if (m->defaults) {
-        rc = imp__fail(m->c, k, "<default>: only one top-level default is allowed");
+      if (m->ndefaults == MJCF_TOP_DEFAULTS) {
+        rc = imp__fail(m->c, k, "<default>: at most %d top-level defaults", MJCF_TOP_DEFAULTS);
+      } else {
+        m->defaults[m->ndefaults++] = (xmlNode *)k;
       }
-      m->defaults = (xmlNode *)k;
     } else if (imp__is(k, "worldbody")) {
       world = world ? world : k;
     } else if (imp__is(k, "actuator")) {
@@ -1047,8 +1109,12 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
   if (!world) {
     return imp__fail(m->c, top, "<mujoco>: no <worldbody>");
   }
-  if ((m->defaults && check_defaults(m, m->defaults) != 0) ||
-      convert_children(m, world, NULL, &identity_frame, NULL) != 0) {
+  for (int i = 0; i < m->ndefaults; i++) {
+    if (check_defaults(m, m->defaults[i]) != 0) {
+      return -1;
+    }
+  }
+  if (convert_children(m, world, NULL, &identity_frame, NULL) != 0) {
     return -1;
   }
   int index = 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sim/import/import_internal.h"
+#include "sim/json_read.h"
 #include "sim/import/xml_read.h"
 
 #define URDF_MAX 1024
@@ -89,6 +90,11 @@ static const xmlNode *find_link(const urdf *u, const char *name) {
 static const char *attr_link(const xmlNode *joint, const char *which) {
   const xmlNode *el = child(joint, which);
   return el ? imp__attr(el, "link") : NULL;
+}
+
+/* a mass below what the native format takes for a body (sim/json_read.h) */
+static int negligible_mass(const cJSON *inertial) {
+  return cJSON_GetObjectItem(inertial, "mass")->valuedouble < SIM_JSON_MASS_MIN;
 }
 
 /* the link's <inertial> as a native inertial object in the frame given; NULL: no mass */
@@ -396,6 +402,25 @@ static int convert_link(urdf *u, const xmlNode *link, const char *parent, const 
       (joint && joint_of(u, joint, &jo, &fixed))) {
     cJSON_Delete(inertial);
     return -1;
+  }
+  if (inertial && fixed && negligible_mass(inertial)) {
+    /* a dummy link (a tool frame exported with a token mass): MuJoCo fuses it into its parent */
+    const double mass = cJSON_GetObjectItem(inertial, "mass")->valuedouble;
+    cJSON_Delete(inertial);
+    inertial = NULL;
+    if (imp__report(u->c, link, "<link name=\"%s\">: mass %g kg on a fixed joint, below the "
+                                "%g kg a body needs: taken as a massless frame of its parent",
+                    name, mass, SIM_JSON_MASS_MIN) != 0) {
+      cJSON_Delete(jo);
+      return -1;
+    }
+  }
+  if (inertial && !fixed && negligible_mass(inertial)) {
+    const double mass = cJSON_GetObjectItem(inertial, "mass")->valuedouble;
+    cJSON_Delete(inertial);
+    cJSON_Delete(jo);
+    return imp__fail(u->c, link, "<link name=\"%s\">: mass %g kg on a moving joint (at least "
+                                 "%g kg)", name, mass, SIM_JSON_MASS_MIN);
   }
   if (!inertial) {
     if (!fixed) {
