@@ -618,22 +618,23 @@ static int parse_sites(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
 
 /* --- collision geometry --------------------------------------------------------------------- */
 
-static const char *const geom_type_names[] = {"plane", "sphere", "capsule", "box"};
-static const int geom_nsize[] = {0, 1, 2, 3};
+static const char *const geom_type_names[] = {"plane", "sphere", "capsule", "box", "cylinder"};
+static const int geom_nsize[] = {0, 1, 2, 3, 2};
+#define GEOM_NTYPES ((int)(sizeof geom_nsize / sizeof geom_nsize[0]))
 
 static int parse_geom_type(const sim_json_ctx *L, const cJSON *obj, const char *path,
                            sim_geom *g) {
   char p[SIM_JSON_PATH_MAX];
   sim_json_path_join(p, path, "type");
   const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj, "type");
-  for (int t = 0; cJSON_IsString(type) && t < 4; t++) {
+  for (int t = 0; cJSON_IsString(type) && t < GEOM_NTYPES; t++) {
     if (strcmp(type->valuestring, geom_type_names[t]) == 0) {
       g->type = (sim_geom_type)t;
       return 0;
     }
   }
-  return sim_json_fail(L, p, "missing or unknown (expected \"plane\", \"sphere\", \"capsule\" "
-                       "or \"box\")");
+  return sim_json_fail(L, p, "missing or unknown (expected \"plane\", \"sphere\", \"capsule\", "
+                       "\"box\" or \"cylinder\")");
 }
 
 /* a contact group bitmask: an integer from 0 to 2³¹ − 1, default 1 (MuJoCo's) */

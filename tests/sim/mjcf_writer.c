@@ -86,8 +86,8 @@ static void write_sites(mjcf_out *o, const sim_model *m, int body, int depth) {
 }
 
 static void write_geoms(mjcf_out *o, const sim_model *m, int body, int depth) {
-  static const char *const types[] = {"plane", "sphere", "capsule", "box"};
-  static const int nsize[] = {0, 1, 2, 3};
+  static const char *const types[] = {"plane", "sphere", "capsule", "box", "cylinder"};
+  static const int nsize[] = {0, 1, 2, 3, 2};
   for (int g = 0; g < m->ngeom; g++) {
     const sim_geom *geom = &m->geoms[g];
     if (geom->body != body) {

@@ -179,10 +179,50 @@ static void test_floating_step_allocates_nothing(void **state) {
   sim_model_free(m);
 }
 
+/* a free cylinder dropped onto a ball fixed to the world and the floor: plane–cylinder and the
+ * general (MPR) routine run in the step */
+static const char convex_json[] =
+    "{ \"name\": \"convex\", \"solver_iterations\": 20,\n"
+    "  \"bodies\": [\n"
+    "  { \"name\": \"can\", \"parent\": \"world\", \"pos\": [0.12, 0, 0.35],\n"
+    "    \"quat\": [0.9950041652780258, 0.0998334166468282, 0, 0],\n"
+    "    \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 1, \"inertia\": [0.0067, 0.0067, 0.005, 0, 0, 0] } } ],\n"
+    "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
+    "    { \"name\": \"knob\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1],\n"
+    "      \"pos\": [0.25, 0, 0.1] },\n"
+    "    { \"name\": \"can\", \"body\": \"can\", \"type\": \"cylinder\", \"size\": [0.1, 0.1] } ] }\n";
+
+static void test_convex_step_allocates_nothing(void **state) {
+  (void)state;
+  char err[512];
+  sim_model *m = sim_model_load_string(convex_json, "convex", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  sim_data *d = sim_data_new(m);
+  assert_non_null(d);
+  int on_knob = 0, on_floor = 0;
+  long before = allocations;
+  for (int s = 0; s < 1500; s++) {
+    sim_step(m, d);
+    for (int c = 0; c < d->ncon; c++) {
+      on_knob += d->con_geom[2 * c] == 1;
+      on_floor += d->con_geom[2 * c] == 0;
+    }
+  }
+  assert_int_equal(allocations - before, 0);
+  print_message("cylinder: %d contact-steps with the ball, %d with the floor\n", on_knob, on_floor);
+  assert_true(on_knob > 10 && on_floor > 10);
+  sim_data_free(d);
+  sim_model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_step_allocates_nothing),
                                      cmocka_unit_test(test_pool_step_allocates_nothing),
                                      cmocka_unit_test(test_constrained_step_allocates_nothing),
-                                     cmocka_unit_test(test_floating_step_allocates_nothing)};
+                                     cmocka_unit_test(test_floating_step_allocates_nothing),
+                                     cmocka_unit_test(test_convex_step_allocates_nothing)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
