@@ -293,6 +293,32 @@ static void test_contact_groups_and_excludes(void **state) {
 
 /* URDF collision spheres and boxes become geoms on their link (a box's size is its full
  * length in URDF, half in ours), merged frame links included; cylinders are reported */
+/* a closed cube of half-size 0.05 as ASCII STL: 12 triangles */
+static void write_cube_stl(const char *name) {
+  static const int faces[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4},
+                                  {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+  char text[8192], path[256];
+  size_t n = (size_t)snprintf(text, sizeof text, "solid cube\n");
+  for (int f = 0; f < 6; f++) {
+    const int tri[2][3] = {{faces[f][0], faces[f][1], faces[f][2]},
+                           {faces[f][0], faces[f][2], faces[f][3]}};
+    for (int t = 0; t < 2; t++) {
+      n += (size_t)snprintf(text + n, sizeof text - n, "facet normal 0 0 0\nouter loop\n");
+      for (int v = 0; v < 3; v++) {
+        const int c = tri[t][v];
+        n += (size_t)snprintf(text + n, sizeof text - n, "vertex %g %g %g\n",
+                              c & 1 ? 0.05 : -0.05, c & 2 ? 0.05 : -0.05, c & 4 ? 0.05 : -0.05);
+      }
+      n += (size_t)snprintf(text + n, sizeof text - n, "endloop\nendfacet\n");
+    }
+  }
+  snprintf(text + n, sizeof text - n, "endsolid cube\n");
+  write_file(path, sizeof path, name, text);
+}
+
+/* URDF collisions: sphere, box, cylinder (radius, full length) and an STL mesh (package://,
+ * scale) convert; a mesh file not found and a non-STL mesh are reported with their lines and
+ * skipped (an error under --strict) */
 static void test_urdf_collisions(void **state) {
   (void)state;
   static const char urdf[] =
@@ -303,6 +329,10 @@ static void test_urdf_collisions(void **state) {
       "</collision>\n"
       "<collision name=\"plate\"><geometry><box size=\"0.2 0.1 0.04\"/></geometry></collision>\n"
       "<collision><geometry><cylinder radius=\"0.02\" length=\"0.3\"/></geometry></collision>\n"
+      "<collision><geometry><mesh filename=\"package://pkg/cube.stl\" scale=\"2 2 2\"/>"
+      "</geometry></collision>\n"
+      "<collision><geometry><mesh filename=\"meshes/missing.stl\"/></geometry></collision>\n"
+      "<collision><geometry><mesh filename=\"cube.dae\"/></geometry></collision>\n"
       "</link>\n<link name=\"tip\"><collision><geometry><sphere radius=\"0.01\"/></geometry>"
       "</collision></link>\n"
       "<joint name=\"j\" type=\"continuous\"><parent link=\"world\"/><child link=\"a\"/>"
@@ -310,23 +340,38 @@ static void test_urdf_collisions(void **state) {
       "<joint name=\"t\" type=\"fixed\"><parent link=\"a\"/><child link=\"tip\"/>"
       "<origin xyz=\"0.3 0 0\"/></joint>\n</robot>\n";
   char path[256], err[1024];
+  write_cube_stl("cube.stl");
   write_file(path, sizeof path, "collide.urdf", urdf);
   reports r = {"", 0};
   sim_model *m = import(path, &r, 0, err, sizeof err);
   if (!m) {
     fail_msg("%s", err);
   }
-  assert_non_null(strstr(r.text, "collide.urdf:6: <collision> not converted"));
-  assert_int_equal(m->ngeom, 3);
+  print_message("%s", r.text);
+  assert_non_null(strstr(r.text, "collide.urdf:8: <collision> not converted: mesh file "
+                                 "\"meshes/missing.stl\" not found"));
+  assert_non_null(strstr(r.text, "collide.urdf:9: <collision> not converted: only STL"));
+  assert_int_equal(m->ngeom, 5);
   assert_int_equal(m->geoms[0].type, SIM_GEOM_SPHERE);
   assert_true(m->geoms[0].size[0] == 0.05 && m->geoms[0].pos[0] == 0.1);
   assert_int_equal(m->geoms[1].type, SIM_GEOM_BOX);
   assert_true(m->geoms[1].size[0] == 0.1 && m->geoms[1].size[1] == 0.05 &&
               m->geoms[1].size[2] == 0.02);
+  assert_int_equal(m->geoms[2].type, SIM_GEOM_CYLINDER);
+  assert_true(m->geoms[2].size[0] == 0.02 && m->geoms[2].size[1] == 0.15);
+  assert_int_equal(m->geoms[3].type, SIM_GEOM_MESH);
+  assert_int_equal(m->geoms[3].hull_nvert, 8);
+  assert_true(fabs(m->geoms[3].rbound - 0.1 * sqrt(3.0)) < 1e-7); /* scaled by 2 */
   /* the tip link has no mass: merged into a, its sphere 0.3 m out along a's x */
-  assert_int_equal(m->geoms[2].body, m->geoms[0].body);
-  assert_true(m->geoms[2].pos[0] == 0.3 && m->geoms[2].size[0] == 0.01);
+  assert_int_equal(m->geoms[4].body, m->geoms[0].body);
+  assert_true(m->geoms[4].pos[0] == 0.3 && m->geoms[4].size[0] == 0.01);
   sim_model_free(m);
+  /* strict: the missing file is an error naming file and line */
+  m = import(path, &r, 1, err, sizeof err);
+  assert_null(m);
+  print_message("strict: %s\n", err);
+  assert_non_null(strstr(err, "collide.urdf:8:"));
+  assert_non_null(strstr(err, "missing.stl"));
 }
 
 /* A URDF and its MJCF twin load to the same model. */
