@@ -403,6 +403,42 @@ static void test_urdf_collisions(void **state) {
   assert_non_null(strstr(err, "missing.stl"));
 }
 
+/* MJCF meshes that do not convert are reported with their lines: a file not found, a format
+ * other than STL, a geom naming no such mesh; an unnamed mesh is named by its file's stem */
+static void test_mjcf_mesh_reports(void **state) {
+  (void)state;
+  static const char xml[] =
+      "<mujoco>\n"
+      "  <asset><mesh name=\"gone\" file=\"gone.stl\"/>\n"
+      "    <mesh file=\"part.obj\"/>\n"
+      "    <mesh file=\"cube.stl\"/></asset>\n"
+      "  <worldbody><body name=\"b\"><joint name=\"j\" type=\"slide\"/>\n"
+      "    <inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"0.01 0.01 0.01\"/>\n"
+      "    <geom name=\"g1\" type=\"mesh\" mesh=\"gone\"/>\n"
+      "    <geom name=\"g2\" type=\"mesh\" mesh=\"nothing\"/>\n"
+      "    <geom name=\"g3\" type=\"mesh\" mesh=\"cube\"/>\n"
+      "  </body></worldbody>\n"
+      "</mujoco>\n";
+  char path[256], err[1024];
+  write_cube_stl("cube.stl");
+  write_file(path, sizeof path, "meshes.xml", xml);
+  reports r = {"", 0};
+  sim_model *m = import(path, &r, 0, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  print_message("%s", r.text);
+  assert_non_null(strstr(r.text, "meshes.xml:2: <mesh file=\"gone.stl\"> not converted: file "
+                                 "not found"));
+  assert_non_null(strstr(r.text, "meshes.xml:3: <mesh file=\"part.obj\"> not converted: only STL"));
+  assert_non_null(strstr(r.text, "meshes.xml:7: <geom type=\"mesh\" mesh=\"gone\"> not converted"));
+  assert_non_null(strstr(r.text, "meshes.xml:8: <geom type=\"mesh\" mesh=\"nothing\"> not converted"));
+  assert_int_equal(m->ngeom, 1);
+  assert_string_equal(m->geoms[0].name, "g3");
+  assert_int_equal(m->geoms[0].hull_nvert, 8);
+  sim_model_free(m);
+}
+
 /* A URDF and its MJCF twin load to the same model. */
 static const char twin_urdf[] =
     "<?xml version=\"1.0\"?>\n"
@@ -934,6 +970,7 @@ int main(void) {
       cmocka_unit_test(test_limits_and_friction),
       cmocka_unit_test(test_urdf_collisions),
       cmocka_unit_test(test_contact_groups_and_excludes),
+      cmocka_unit_test(test_mjcf_mesh_reports),
       cmocka_unit_test(test_urdf_equals_mjcf_twin),
       cmocka_unit_test(test_mjcf_multi_dof_loads),
       cmocka_unit_test(test_urdf_planar_floating_equals_mjcf),
