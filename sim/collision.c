@@ -583,20 +583,9 @@ static int collide_pair(sim_contact *con, const sim_model *m, const sim_data *d,
   }
 }
 
-/* the sphere bounding a shape, about its centre (MuJoCo's rbound) */
+/* the sphere bounding a shape, about its origin (MuJoCo's rbound, computed at load) */
 static double bound_radius(const sim_geom *g) {
-  switch (g->type) {
-  case SIM_GEOM_CAPSULE:
-    return g->size[0] + g->size[1];
-  case SIM_GEOM_BOX:
-    return sqrt(g->size[0] * g->size[0] + g->size[1] * g->size[1] + g->size[2] * g->size[2]);
-  case SIM_GEOM_CYLINDER:
-    return sqrt(g->size[0] * g->size[0] + g->size[1] * g->size[1]);
-  case SIM_GEOM_MESH:
-    return g->rbound;
-  default:
-    return g->size[0];
-  }
+  return g->rbound;
 }
 
 /* an excluded body pair (sorted, smaller body first): binary search */

@@ -145,8 +145,10 @@ typedef struct sim_geom {
   double solimp[SIM_NIMP];  /* contact impedance */
   int contype;              /* contact groups (MuJoCo's bitmasks): two geoms may touch when */
   int conaffinity;          /* (contype₁ & conaffinity₂) | (contype₂ & conaffinity₁) != 0 */
+  /* derived by the loader */
+  double rbound;            /* radius about pos of the sphere that holds the shape (broad phase;
+                               a box's half-diagonal, a mesh's farthest hull vertex) */
   /* mesh only (derived by the loader, else 0): its convex hull, in the geom frame */
-  double rbound;            /* radius about pos of the sphere that holds the hull (broad phase) */
   int hull_adr;             /* first vertex in model.hull_vert (3 doubles each) */
   int hull_nvert;           /* hull vertices */
   int graph_adr;            /* its hull graph in model.hull_graph (sim/mesh.h) */

@@ -655,6 +655,24 @@ static int read_mask(const sim_json_ctx *L, const cJSON *obj, const char *path, 
   return 0;
 }
 
+/* the radius of the sphere about the geom's origin that holds it (MuJoCo's rbound; a plane's 0,
+ * a mesh's is set from its hull) */
+static double geom_rbound(const sim_geom *g) {
+  const double *s = g->size;
+  switch (g->type) {
+  case SIM_GEOM_SPHERE:
+    return s[0];
+  case SIM_GEOM_CAPSULE:
+    return s[0] + s[1];
+  case SIM_GEOM_BOX:
+    return sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+  case SIM_GEOM_CYLINDER:
+    return sqrt(s[0] * s[0] + s[1] * s[1]);
+  default:
+    return 0;
+  }
+}
+
 /* "file" and "scale" belong to a mesh, "size" does not (its file gives it) */
 static int check_mesh_keys(const sim_json_ctx *L, const cJSON *obj, const char *path, int type) {
   static const char *const mesh_only[] = {"file", "scale"};
@@ -783,6 +801,7 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
     return sim_json_fail(L, p, "expected [sliding, torsional, rolling] >= 0");
   }
   sim_quat_to_mat(g->mat, g->quat);
+  g->rbound = geom_rbound(g); /* a mesh's: from its hull (load_mesh) */
   return 0;
 }
 
