@@ -546,6 +546,19 @@ int sim_collide_capsule_box(sim_contact *con, double margin, const double pos1[3
   return n;
 }
 
+/* geom g as a convex shape at its current pose */
+static sim_shape shape_of(const sim_model *m, const sim_data *d, int g) {
+  const sim_geom *geom = &m->geoms[g];
+  sim_shape s = {.type = (int)geom->type, .pos = d->geom_xpos + 3 * g,
+                 .mat = d->geom_xmat + 9 * g, .size = geom->size, .center = geom->center};
+  if (geom->type == SIM_GEOM_MESH) {
+    s.vert = m->hull_vert + 3 * geom->hull_adr;
+    s.nvert = geom->hull_nvert;
+    s.graph = m->hull_graph + geom->graph_adr;
+  }
+  return s;
+}
+
 /* the contacts of plane g1 with shape g2 into the scratch list; returns their number */
 static int collide_pair(sim_contact *con, const sim_model *m, const sim_data *d, int g1, int g2) {
   const double *pp = d->geom_xpos + 3 * g1, *pm = d->geom_xmat + 9 * g1;
@@ -558,22 +571,21 @@ static int collide_pair(sim_contact *con, const sim_model *m, const sim_data *d,
     return sim_collide_plane_capsule(con, 0, pp, pm, gp, gm, size);
   case SIM_GEOM_BOX:
     return sim_collide_plane_box(con, 0, pp, pm, gp, gm, size);
+  case SIM_GEOM_CYLINDER:
+    return sim_collide_plane_cylinder(con, 0, pp, pm, gp, gm, size);
+  case SIM_GEOM_MESH: {
+    const sim_shape mesh = shape_of(m, d, g2);
+    return sim_collide_plane_mesh(con, 0, pp, pm, &mesh, m->geoms[g2].hull_rbound);
+  }
   case SIM_GEOM_PLANE:
   default:
     return 0;
   }
 }
 
-/* the sphere bounding a shape, about its centre (MuJoCo's rbound) */
+/* the sphere bounding a shape, about its origin (MuJoCo's rbound, computed at load) */
 static double bound_radius(const sim_geom *g) {
-  switch (g->type) {
-  case SIM_GEOM_CAPSULE:
-    return g->size[0] + g->size[1];
-  case SIM_GEOM_BOX:
-    return sqrt(g->size[0] * g->size[0] + g->size[1] * g->size[1] + g->size[2] * g->size[2]);
-  default:
-    return g->size[0];
-  }
+  return g->rbound;
 }
 
 /* an excluded body pair (sorted, smaller body first): binary search */
@@ -613,11 +625,15 @@ int sim_collision_filtered(const sim_model *m, int g1, int g2) {
   return m->nexclude > 0 && excluded_pair(m, a->body, b->body);
 }
 
-/* a pair of moving shapes, ordered as MuJoCo orders them (sphere, capsule, box); box–box pairs
- * are not detected (the loader says so) */
+/* a pair of moving shapes, ordered as MuJoCo orders them (sim_geom_order); a cylinder or a mesh
+ * goes through MPR; box–box pairs are not detected (the loader says so) */
 static int collide_moving(sim_contact *con, const sim_model *m, const sim_data *d, int g1,
                           int g2) {
   const sim_geom *a = &m->geoms[g1], *b = &m->geoms[g2];
+  if (a->type >= SIM_GEOM_CYLINDER || b->type >= SIM_GEOM_CYLINDER) {
+    const sim_shape s1 = shape_of(m, d, g1), s2 = shape_of(m, d, g2);
+    return sim_collide_convex(con, &s1, &s2);
+  }
   const double *p1 = d->geom_xpos + 3 * g1, *m1 = d->geom_xmat + 9 * g1;
   const double *p2 = d->geom_xpos + 3 * g2, *m2 = d->geom_xmat + 9 * g2;
   if (b->type == SIM_GEOM_BOX) {
@@ -647,6 +663,11 @@ static void keep(const sim_model *m, sim_data *d, const sim_contact *con, int n,
     d->con_geom[2 * i] = g1;
     d->con_geom[2 * i + 1] = g2;
   }
+}
+
+int sim_geom_order(int type) {
+  static const int order[] = {0, 1, 2, 4, 3, 5}; /* plane sphere capsule cylinder box mesh */
+  return type >= 0 && type <= SIM_GEOM_MESH ? order[type] : type;
 }
 
 static int is_moving(const sim_geom *g) {
@@ -705,9 +726,9 @@ static void collide_moving_pairs(const sim_model *m, sim_data *d) {
       if (dx * dx + dy * dy + dz * dz > reach * reach) {
         continue;
       }
-      /* by type (sphere, capsule, box); two of a kind in model order */
+      /* by type (sim_geom_order); two of a kind in model order */
       const int lo = i < j ? i : j, hi = i < j ? j : i;
-      const int swap = m->geoms[lo].type > m->geoms[hi].type;
+      const int swap = sim_geom_order(m->geoms[lo].type) > sim_geom_order(m->geoms[hi].type);
       const int g1 = swap ? hi : lo, g2 = swap ? lo : hi;
       sim_contact con[SIM_COLLIDE_MAX];
       keep(m, d, con, collide_moving(con, m, d, g1, g2), g1, g2);

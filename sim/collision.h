@@ -16,7 +16,8 @@
  * sim_collide (sim.h) runs these for every plane against every other shape and for every pair
  * of other shapes that the filter (sim_collision_filtered) lets touch, after a bounding-sphere
  * test. Box against box is not detected (the loader
- * reports such pairs, docs/robot-format.md).
+ * reports such pairs, docs/robot-format.md). A cylinder has size[0] = radius, size[1] =
+ * half-length along its z axis; a mesh is the convex hull of its file's vertices.
  */
 #ifndef ACHILLES_SIM_COLLISION_H
 #define ACHILLES_SIM_COLLISION_H
@@ -68,6 +69,41 @@ int sim_collide_sphere_box(sim_contact *con, double margin, const double pos1[3]
 int sim_collide_capsule_box(sim_contact *con, double margin, const double pos1[3],
                             const double mat1[9], const double size1[2], const double pos2[3],
                             const double mat2[9], const double size2[3]);
+
+/* --- cylinders and convex meshes (sim/collision_convex.c) ---------------------------------- */
+
+/* A convex shape in the world for the general routine: its type (sim_geom_type), pose and size;
+ * a mesh also its hull (vertices in the geom frame, the hull graph of sim/mesh.h) and an
+ * interior point (geom frame). The pointers are borrowed. */
+typedef struct sim_shape {
+  int type;
+  const double *pos, *mat, *size;
+  const double *vert;  /* mesh: [3·nvert] */
+  int nvert;
+  const int *graph;    /* mesh: nvert edge addresses, then −1-terminated neighbour lists */
+  const double *center; /* mesh: interior point */
+} sim_shape;
+
+/* The farthest point of a shape along dir (world; a sphere or capsule assumes a unit dir). */
+void sim_shape_support(double out[3], const sim_shape *s, const double dir[3]);
+
+/* up to 4 (MuJoCo 2.2.2's mjc_PlaneCylinder): the lowest rim point of each cap, and two more on
+ * the lower cap's rim when that cap is at least half in contact */
+int sim_collide_plane_cylinder(sim_contact *con, double margin, const double plane_pos[3],
+                               const double plane_mat[9], const double pos[3],
+                               const double mat[9], const double size[2]);
+/* up to 3 (MuJoCo 2.2.2's mjc_PlaneConvex): the deepest hull vertex, then hull neighbours of it
+ * within margin that are at least 0.3·rbound away from it (rbound about the hull's centroid) */
+int sim_collide_plane_mesh(sim_contact *con, double margin, const double plane_pos[3],
+                           const double plane_mat[9], const sim_shape *mesh, double rbound);
+/* Any two convex shapes by libccd's MPR (MuJoCo 2.2.2's mjc_Convex, margin 0): at most one
+ * contact, when they overlap; the normal points from a into b, corrected on round surfaces
+ * (sphere, capsule, a cylinder's side) as MuJoCo's mjc_fixNormal does. */
+int sim_collide_convex(sim_contact *con, const sim_shape *a, const sim_shape *b);
+
+/* The rank of a geom type in MuJoCo's order (plane, sphere, capsule, cylinder, box, mesh): a pair
+ * is worked with the lower rank first, and its normal points from that one to the other. */
+int sim_geom_order(int type);
 
 struct sim_model;
 /* 1 when geoms g1 and g2 never touch (MuJoCo's filter): their contact groups do not meet

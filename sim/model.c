@@ -13,6 +13,8 @@ void sim_model_free(sim_model *m) {
   free(m->sites);
   free(m->actuators);
   free(m->geoms);
+  free(m->hull_vert);
+  free(m->hull_graph);
   free(m->exclude);
   free(m->dof_joint);
   free(m->dof_body);

@@ -125,7 +125,12 @@ typedef enum sim_geom_type {
   SIM_GEOM_SPHERE = 1,  /* size[0] = radius */
   SIM_GEOM_CAPSULE = 2, /* size[0] = radius, size[1] = half-length along its z axis */
   SIM_GEOM_BOX = 3,     /* size[0..2] = half-extents */
+  SIM_GEOM_CYLINDER = 4, /* size[0] = radius, size[1] = half-length along its z axis */
+  SIM_GEOM_MESH = 5,    /* the convex hull of a mesh file's vertices (model.hull_vert) */
 } sim_geom_type;
+
+/* Most hull vertices a mesh geom may keep (the loader refuses more). */
+#define SIM_HULL_VERT_MAX 4096
 
 typedef struct sim_geom {
   char name[SIM_NAME_MAX];
@@ -140,6 +145,15 @@ typedef struct sim_geom {
   double solimp[SIM_NIMP];  /* contact impedance */
   int contype;              /* contact groups (MuJoCo's bitmasks): two geoms may touch when */
   int conaffinity;          /* (contype₁ & conaffinity₂) | (contype₂ & conaffinity₁) != 0 */
+  /* derived by the loader */
+  double rbound;            /* radius about pos of the sphere that holds the shape (broad phase;
+                               a box's half-diagonal, a mesh's farthest hull vertex) */
+  /* mesh only (derived by the loader, else 0): its convex hull, in the geom frame */
+  int hull_adr;             /* first vertex in model.hull_vert (3 doubles each) */
+  int hull_nvert;           /* hull vertices */
+  int graph_adr;            /* its hull graph in model.hull_graph (sim/mesh.h) */
+  double center[3];         /* a point inside the hull (its centroid): MPR's interior point */
+  double hull_rbound;       /* the hull's radius about center (plane contacts' spacing) */
 } sim_geom;
 
 /* Actuators turn a command (data.ctrl) into a generalized force on one joint (sim/actuator.c).
@@ -194,6 +208,10 @@ typedef struct sim_model {
   sim_site *sites;       /* [nsite] */
   sim_actuator *actuators; /* [nu] */
   sim_geom *geoms;       /* [ngeom] */
+  int nhull_vert;        /* mesh hull vertices, all mesh geoms */
+  double *hull_vert;     /* [3·nhull_vert] in each geom's frame, scale applied */
+  int nhull_graph;
+  int *hull_graph;       /* [nhull_graph] each hull's vertex neighbours (sim/mesh.h) */
   int nexclude;          /* body pairs whose geoms never touch (MuJoCo's <exclude>) */
   int *exclude;          /* [2·nexclude] body indices, the smaller first, sorted */
   int *dof_joint;        /* [nv] joint of each degree of freedom */

@@ -6,6 +6,7 @@
  */
 #include "sim/model.h"
 #include "sim/json_read.h"
+#include "sim/mesh.h"
 #include "sim/collision.h"
 #include "sim/spatial.h"
 
@@ -618,22 +619,24 @@ static int parse_sites(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
 
 /* --- collision geometry --------------------------------------------------------------------- */
 
-static const char *const geom_type_names[] = {"plane", "sphere", "capsule", "box"};
-static const int geom_nsize[] = {0, 1, 2, 3};
+static const char *const geom_type_names[] = {"plane", "sphere", "capsule", "box", "cylinder",
+                                              "mesh"};
+static const int geom_nsize[] = {0, 1, 2, 3, 2, 0};
+#define GEOM_NTYPES ((int)(sizeof geom_nsize / sizeof geom_nsize[0]))
 
 static int parse_geom_type(const sim_json_ctx *L, const cJSON *obj, const char *path,
                            sim_geom *g) {
   char p[SIM_JSON_PATH_MAX];
   sim_json_path_join(p, path, "type");
   const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj, "type");
-  for (int t = 0; cJSON_IsString(type) && t < 4; t++) {
+  for (int t = 0; cJSON_IsString(type) && t < GEOM_NTYPES; t++) {
     if (strcmp(type->valuestring, geom_type_names[t]) == 0) {
       g->type = (sim_geom_type)t;
       return 0;
     }
   }
-  return sim_json_fail(L, p, "missing or unknown (expected \"plane\", \"sphere\", \"capsule\" "
-                       "or \"box\")");
+  return sim_json_fail(L, p, "missing or unknown (expected \"plane\", \"sphere\", \"capsule\", "
+                       "\"box\", \"cylinder\" or \"mesh\")");
 }
 
 /* a contact group bitmask: an integer from 0 to 2³¹ − 1, default 1 (MuJoCo's) */
@@ -652,11 +655,113 @@ static int read_mask(const sim_json_ctx *L, const cJSON *obj, const char *path, 
   return 0;
 }
 
+/* the radius of the sphere about the geom's origin that holds it (MuJoCo's rbound; a plane's 0,
+ * a mesh's is set from its hull) */
+static double geom_rbound(const sim_geom *g) {
+  const double *s = g->size;
+  switch (g->type) {
+  case SIM_GEOM_SPHERE:
+    return s[0];
+  case SIM_GEOM_CAPSULE:
+    return s[0] + s[1];
+  case SIM_GEOM_BOX:
+    return sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+  case SIM_GEOM_CYLINDER:
+    return sqrt(s[0] * s[0] + s[1] * s[1]);
+  default:
+    return 0;
+  }
+}
+
+/* "file" and "scale" belong to a mesh, "size" does not (its file gives it) */
+static int check_mesh_keys(const sim_json_ctx *L, const cJSON *obj, const char *path, int type) {
+  static const char *const mesh_only[] = {"file", "scale"};
+  char p[SIM_JSON_PATH_MAX];
+  for (int k = 0; k < 2 && type != SIM_GEOM_MESH; k++) {
+    if (cJSON_GetObjectItemCaseSensitive(obj, mesh_only[k])) {
+      sim_json_path_join(p, path, mesh_only[k]);
+      return sim_json_fail(L, p, "only a \"mesh\" geom has a \"%s\"", mesh_only[k]);
+    }
+  }
+  if (type == SIM_GEOM_MESH && cJSON_GetObjectItemCaseSensitive(obj, "size")) {
+    sim_json_path_join(p, path, "size");
+    return sim_json_fail(L, p, "a mesh takes its size from its file (use \"scale\")");
+  }
+  return 0;
+}
+
+/* the mesh file's path: as written when absolute, else relative to the robot file's directory
+ * (the source's, when it names a path; else the working directory) */
+static void mesh_path(char *out, size_t out_sz, const char *source, const char *file) {
+  const char *slash = strrchr(source, '/');
+  if (file[0] == '/' || !slash) {
+    snprintf(out, out_sz, "%s", file);
+  } else {
+    snprintf(out, out_sz, "%.*s/%s", (int)(slash - source), source, file);
+  }
+}
+
+/* appends hull h to the model's hull arrays as geom g's */
+static int append_hull(sim_model *m, sim_geom *g, const sim_hull *h) {
+  double *vert = realloc(m->hull_vert, 3 * (size_t)(m->nhull_vert + h->nvert) * sizeof *vert);
+  if (vert) {
+    m->hull_vert = vert;
+  }
+  int *graph = realloc(m->hull_graph, (size_t)(m->nhull_graph + h->ngraph) * sizeof *graph);
+  if (graph) {
+    m->hull_graph = graph;
+  }
+  if (!vert || !graph) {
+    return -1;
+  }
+  memcpy(m->hull_vert + 3 * m->nhull_vert, h->vert, 3 * (size_t)h->nvert * sizeof *vert);
+  memcpy(m->hull_graph + m->nhull_graph, h->graph, (size_t)h->ngraph * sizeof *graph);
+  g->hull_adr = m->nhull_vert;
+  g->hull_nvert = h->nvert;
+  g->graph_adr = m->nhull_graph;
+  m->nhull_vert += h->nvert;
+  m->nhull_graph += h->ngraph;
+  memcpy(g->center, h->center, sizeof g->center);
+  g->rbound = h->rbound;
+  g->hull_rbound = h->rbound_center;
+  return 0;
+}
+
+/* a mesh geom's "file" (STL) and "scale" ([sx, sy, sz], default 1, none zero): its hull */
+static int load_mesh(const sim_json_ctx *L, const cJSON *obj, const char *path, sim_model *m,
+                     sim_geom *g) {
+  char file[1024] = "", full[2048], p[SIM_JSON_PATH_MAX], why[1024];
+  double scale[3] = {1, 1, 1};
+  sim_json_path_join(p, path, "file");
+  if (!cJSON_GetObjectItemCaseSensitive(obj, "file")) {
+    return sim_json_fail(L, p, "missing (a mesh geom names its STL file)");
+  }
+  if (sim_json_read_string(L, obj, path, "file", file, sizeof file) ||
+      sim_json_read_vector(L, obj, path, "scale", scale, 3, 0)) {
+    return -1;
+  }
+  for (int k = 0; k < 3; k++) {
+    if (!(isfinite(scale[k]) && scale[k] != 0)) {
+      sim_json_path_join(p, path, "scale");
+      return sim_json_fail(L, p, "expected three finite, non-zero factors (element %d is %g)", k,
+                           scale[k]);
+    }
+  }
+  mesh_path(full, sizeof full, L->source, file);
+  sim_hull h;
+  if (sim_hull_from_stl(&h, full, scale, why, sizeof why)) {
+    return sim_json_fail(L, p, "%s", why);
+  }
+  const int rc = append_hull(m, g, &h);
+  sim_hull_free(&h);
+  return rc ? sim_json_fail(L, p, "out of memory") : 0;
+}
+
 static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
                       const sim_model *m, sim_geom *g) {
   static const char *const keys[] = {"name",   "body",   "type",    "pos",         "quat",
                                      "size",   "friction", "solref", "solimp",     "contype",
-                                     "conaffinity", "comment", NULL};
+                                     "conaffinity", "comment", "file", "scale", NULL};
   char body[SIM_NAME_MAX] = "", p[SIM_JSON_PATH_MAX];
   const double identity[4] = {1, 0, 0, 0}, friction[3] = {1, 0.005, 0.0001};
   memcpy(g->quat, identity, sizeof identity);
@@ -667,7 +772,9 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
       sim_json_read_vector(L, obj, path, "pos", g->pos, 3, 0) ||
       sim_json_read_vector(L, obj, path, "quat", g->quat, 4, 0) ||
       sim_json_normalize_unit(L, path, "quat", g->quat, 4) ||
-      sim_json_read_vector(L, obj, path, "size", g->size, geom_nsize[g->type], g->type != 0) ||
+      check_mesh_keys(L, obj, path, g->type) ||
+      sim_json_read_vector(L, obj, path, "size", g->size, geom_nsize[g->type],
+                           geom_nsize[g->type] > 0) ||
       sim_json_read_vector(L, obj, path, "friction", g->friction, 3, 0) ||
       read_solref(L, obj, path, "solref", g->solref) ||
       read_solimp(L, obj, path, "solimp", g->solimp) ||
@@ -694,6 +801,7 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
     return sim_json_fail(L, p, "expected [sliding, torsional, rolling] >= 0");
   }
   sim_quat_to_mat(g->mat, g->quat);
+  g->rbound = geom_rbound(g); /* a mesh's: from its hull (load_mesh) */
   return 0;
 }
 
@@ -722,7 +830,8 @@ static int parse_geoms(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
   for (const cJSON *g = geoms->child; g; g = g->next, i++) {
     char p[SIM_JSON_PATH_MAX];
     sim_json_path_index(p, "geoms", i);
-    if (parse_geom(L, g, p, m, &m->geoms[i])) {
+    if (parse_geom(L, g, p, m, &m->geoms[i]) ||
+        (m->geoms[i].type == SIM_GEOM_MESH && load_mesh(L, g, p, m, &m->geoms[i]))) {
       return -1;
     }
   }

@@ -82,7 +82,8 @@ void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *
                    const double p[3]);
 
 /* collision.c: contacts between geoms at the current poses (needs sim_kinematics): every
- * plane against every sphere, capsule and box, and the pairs of those, that the contact filter
+ * plane against every other shape (sphere, capsule, box, cylinder, mesh), and the pairs of those
+ * (box–box excepted), that the contact filter
  * lets touch (collision.h), penetrating ones only (margin 0), at most max_contacts; ncon,
  * con_*. */
 void sim_collide(const sim_model *m, sim_data *d);

@@ -18,6 +18,7 @@ packages=(
   gcc make cmake pkg-config
   libcjson-dev libcmocka-dev libzmq3-dev libserialport-dev
   libxml2-dev            # MJCF and URDF import (sim/import)
+  libccd-dev libqhull-dev # convex collision (MPR) and mesh hulls (sim/collision_convex.c, sim/mesh.c)
   libmujoco-dev          # test-only reference oracle and benchmark baseline
   dart-doc libmujoco-samples # public robot descriptions for import tests: DART's WAM, KR5 and Atlas URDFs, MuJoCo's humanoid
   python3 python3-zmq    # the example subscriber (tools/zmq_subscriber.py) and its test

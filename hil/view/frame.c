@@ -166,6 +166,10 @@ static const char *geom_type_name(sim_geom_type t) {
     return "sphere";
   case SIM_GEOM_CAPSULE:
     return "capsule";
+  case SIM_GEOM_CYLINDER:
+    return "cylinder";
+  case SIM_GEOM_MESH:
+    return "mesh";
   case SIM_GEOM_BOX:
   default:
     return "box";

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sim/import/import_internal.h"
 #include "sim/import/mass.h"
@@ -38,6 +39,8 @@ typedef struct mjcf {
    * overriding earlier ones), each holding its own nested classes */
   xmlNode *defaults[MJCF_TOP_DEFAULTS];
   int ndefaults;
+  char meshdir[1024]; /* compiler meshdir */
+  cJSON *meshes;     /* <asset><mesh>s by name: {"file": absolute path, "scale": [3]} */
   cJSON *bodies, *sites, *actuators, *geoms;
   int unnamed_bodies, unnamed_joints, unnamed_geoms;
 } mjcf;
@@ -250,7 +253,7 @@ static void frame_point(double out[3], const frame *f, const double x[3]) {
 static const char *const geom_read[] = {"name", "class", "type", "size", "fromto", "pos",
                                         "quat", "axisangle", "euler", "xyaxes", "zaxis",
                                         "mass", "density", "group", "friction", "solref",
-                                        "solimp", "contype", "conaffinity", NULL};
+                                        "solimp", "contype", "conaffinity", "mesh", NULL};
 static const char *const site_read[] = {"name", "class", "pos", NULL};
 static const char *const actuator_read[] = {"name",        "class",       "joint", "gear",
                                             "ctrlrange",   "ctrllimited", "kp",    "kv",
@@ -597,11 +600,12 @@ static int convert_site(mjcf *m, const xmlNode *s, const char *cls, const char *
 }
 
 /* A geom as a native collision shape (docs/robot-format.md, "Geoms"), placed in the native frame
- * of `body` through f. Plane, sphere, capsule and box convert; a geom that collides with nothing
- * (contype and conaffinity 0, MuJoCo's visual geoms) and the other types are reported. */
+ * of `body` through f. Plane, sphere, capsule, box, cylinder and (STL) mesh convert; a geom that
+ * collides with nothing (contype and conaffinity 0, MuJoCo's visual geoms) and the other types
+ * are reported. */
 static int convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *body,
                         const frame *f) {
-  static const char *const types[] = {"plane", "sphere", "capsule", "box"};
+  static const char *const types[] = {"plane", "sphere", "capsule", "box", "cylinder", "mesh"};
   const char *type = attr_of(m, g, "geom", cls, "type");
   type = type ? type : "sphere";
   double ct = 1, ca = 1, size[3] = {0, 0, 0}, pos[3] = {0, 0, 0}, q[4], ft[6], v[5];
@@ -613,19 +617,25 @@ static int convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *
     return 0; /* collides with nothing: its mass (if any) was taken in body_mass */
   }
   int t = -1;
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < 6; k++) {
     t = strcmp(type, types[k]) == 0 ? k : t;
   }
   if (t < 0) {
     return imp__report(m->c, g, "<geom type=\"%s\"> not converted to a collision shape (plane, "
-                                "sphere, capsule and box are)", type);
+                                "sphere, capsule, box, cylinder and mesh are)", type);
+  }
+  const char *mesh_name = t == 5 ? attr_of(m, g, "geom", cls, "mesh") : NULL;
+  const cJSON *mesh = mesh_name ? cJSON_GetObjectItemCaseSensitive(m->meshes, mesh_name) : NULL;
+  if (t == 5 && !mesh) {
+    return imp__report(m->c, g, "<geom type=\"mesh\" mesh=\"%s\"> not converted: no such STL "
+                                "mesh among the assets read", mesh_name ? mesh_name : "");
   }
   if (numbers_of(m, g, "geom", cls, "size", size, 1, 3) < 0 ||
       numbers_of(m, g, "geom", cls, "pos", pos, 3, 3) < 0 ||
       orientation_of(m, g, "geom", cls, q) != 0) {
     return -1;
   }
-  if (t == 2 && numbers_of(m, g, "geom", cls, "fromto", ft, 6, 6) == 6) {
+  if ((t == 2 || t == 4) && numbers_of(m, g, "geom", cls, "fromto", ft, 6, 6) == 6) {
     double d[3] = {ft[3] - ft[0], ft[4] - ft[1], ft[5] - ft[2]};
     const double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
     for (int i = 0; i < 3; i++) {
@@ -649,8 +659,15 @@ static int convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *
   cJSON_AddStringToObject(o, "name", name);
   cJSON_AddStringToObject(o, "body", body ? body : "world");
   cJSON_AddStringToObject(o, "type", types[t]);
-  if (t > 0) {
-    cJSON_AddItemToObject(o, "size", imp__json_vector(size, t == 1 ? 1 : t == 2 ? 2 : 3));
+  if (t == 5) {
+    cJSON_AddItemToObject(o, "file", cJSON_Duplicate(cJSON_GetObjectItem(mesh, "file"), 1));
+    const cJSON *scale = cJSON_GetObjectItem(mesh, "scale");
+    if (scale) {
+      cJSON_AddItemToObject(o, "scale", cJSON_Duplicate(scale, 1));
+    }
+  } else if (t > 0) {
+    cJSON_AddItemToObject(o, "size",
+                          imp__json_vector(size, t == 1 ? 1 : t == 2 || t == 4 ? 2 : 3));
   }
   cJSON_AddItemToObject(o, "pos", imp__json_vector(at.t, 3));
   cJSON_AddItemToObject(o, "quat", imp__json_vector(at.q, 4));
@@ -949,9 +966,14 @@ static int check_defaults(mjcf *m, const xmlNode *d) {
 }
 
 static int read_compiler(mjcf *m, const xmlNode *el) {
-  static const char *const read[] = {"angle", "inertiafromgeom", "eulerseq", "autolimits", NULL};
+  static const char *const read[] = {"angle", "inertiafromgeom", "eulerseq", "autolimits",
+                                     "meshdir", NULL};
   if (imp__check_attrs(m->c, el, read, "not used") != 0) {
     return -1;
+  }
+  const char *meshdir = imp__attr(el, "meshdir");
+  if (meshdir) {
+    snprintf(m->meshdir, sizeof m->meshdir, "%s", meshdir);
   }
   const char *angle = imp__attr(el, "angle"), *geom = imp__attr(el, "inertiafromgeom");
   const char *seq = imp__attr(el, "eulerseq"), *autolimits = imp__attr(el, "autolimits");
@@ -1073,8 +1095,68 @@ static int convert_contact(mjcf *m, const xmlNode *contact, cJSON *root) {
   return 0;
 }
 
+/* <asset><mesh name file scale>: an STL file, found through compiler meshdir; its name is the
+ * file's without directory and extension when not given (MuJoCo's rule). A mesh that is not
+ * found, or not STL, is reported, and geoms using it are not converted. */
+static int read_mesh(mjcf *m, const xmlNode *el) {
+  static const char *const read[] = {"name", "file", "scale", NULL};
+  if (imp__check_attrs(m->c, el, read, "not modelled") != 0) {
+    return -1;
+  }
+  const char *file = imp__attr(el, "file"), *name = imp__attr(el, "name");
+  double scale[3] = {1, 1, 1};
+  if (numbers_of(m, el, "mesh", NULL, "scale", scale, 3, 3) < 0) {
+    return -1;
+  }
+  if (!file) {
+    return imp__report(m->c, el, "<mesh> without a file (vertices given inline) not converted");
+  }
+  char stem[256], path[4096];
+  if (!name) { /* MuJoCo's default name: the file's stem */
+    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    const char *dot = strrchr(base, '.');
+    snprintf(stem, sizeof stem, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    name = stem;
+  }
+  const size_t len = strlen(file);
+  if (len < 4 || strcasecmp(file + len - 4, ".stl") != 0) {
+    return imp__report(m->c, el, "<mesh file=\"%s\"> not converted: only STL meshes are read",
+                       file);
+  }
+  if (imp__mesh_file(path, sizeof path, m->c->file, m->meshdir[0] ? m->meshdir : NULL, file)) {
+    return imp__report(m->c, el, "<mesh file=\"%s\"> not converted: file not found", file);
+  }
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "file", path);
+  if (scale[0] != 1 || scale[1] != 1 || scale[2] != 1) {
+    cJSON_AddItemToObject(o, "scale", imp__json_vector(scale, 3));
+  }
+  cJSON_AddItemToObject(m->meshes, name, o);
+  return 0;
+}
+
+static int read_assets(mjcf *m, const xmlNode *asset) {
+  for (const xmlNode *k = asset->children; k; k = k->next) {
+    int rc = 0;
+    if (k->type != XML_ELEMENT_NODE) {
+      continue;
+    } else if (imp__is(k, "mesh")) {
+      rc = read_mesh(m, k);
+    } else if (imp__is(k, "texture") || imp__is(k, "material") || imp__is(k, "skin")) {
+      rc = imp__report(m->c, k, "<asset><%s> ignored: visual only", imp__name(k));
+    } else {
+      rc = imp__report(m->c, k, "<asset><%s> ignored: not modelled", imp__name(k));
+    }
+    if (rc != 0) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
-  const xmlNode *world = NULL, *actuators = NULL, *contact = NULL;
+  const xmlNode *world = NULL, *actuators = NULL, *contact = NULL, *assets[16];
+  int nassets = 0;
   for (const xmlNode *k = top->children; k; k = k->next) {
     int rc = 0;
     if (k->type != XML_ELEMENT_NODE) {
@@ -1097,6 +1179,8 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
       contact = k;
     } else if (imp__is(k, "include")) {
       rc = imp__fail(m->c, k, "<include>: included files are not read yet");
+    } else if (imp__is(k, "asset") && nassets < 16) {
+      assets[nassets++] = k; /* read once compiler meshdir is known */
     } else if (imp__is(k, "visual") || imp__is(k, "statistic") || imp__is(k, "asset")) {
       rc = imp__report(m->c, k, "<%s> ignored: visual only", imp__name(k));
     } else {
@@ -1108,6 +1192,11 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
   }
   if (!world) {
     return imp__fail(m->c, top, "<mujoco>: no <worldbody>");
+  }
+  for (int a = 0; a < nassets; a++) {
+    if (read_assets(m, assets[a]) != 0) {
+      return -1;
+    }
   }
   for (int i = 0; i < m->ndefaults; i++) {
     if (check_defaults(m, m->defaults[i]) != 0) {
@@ -1148,7 +1237,10 @@ cJSON *imp__mjcf(imp_ctx *c, const xmlNode *top) {
   m.sites = cJSON_AddArrayToObject(root, "sites");
   m.actuators = cJSON_AddArrayToObject(root, "actuators");
   m.geoms = cJSON_AddArrayToObject(root, "geoms");
-  if (read_top(&m, top, root) != 0) {
+  m.meshes = cJSON_CreateObject();
+  const int rc = read_top(&m, top, root);
+  cJSON_Delete(m.meshes);
+  if (rc != 0) {
     cJSON_Delete(root);
     return NULL;
   }

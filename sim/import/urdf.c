@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sim/import/import_internal.h"
 #include "sim/json_read.h"
@@ -154,27 +155,86 @@ static int report_link_parts(urdf *u, const xmlNode *link) {
   return 0;
 }
 
+/* a <mesh filename scale>'s file (STL only) into the geom: 1 when it is skipped (reported) */
+static int mesh_geom(urdf *u, const xmlNode *k, const xmlNode *mesh, cJSON *o) {
+  const char *given = imp__attr(mesh, "filename");
+  double scale[3];
+  char path[4096];
+  if (!given) {
+    return imp__fail(u->c, mesh, "<mesh>: no filename");
+  }
+  if (numbers(u, mesh, "scale", "1 1 1", scale, 3)) {
+    return -1;
+  }
+  const size_t len = strlen(given);
+  if (len < 4 || strcasecmp(given + len - 4, ".stl") != 0) {
+    return imp__report(u->c, k, "<collision> not converted: only STL meshes are read (\"%s\")",
+                       given) != 0 ? -1 : 1;
+  }
+  if (imp__mesh_file(path, sizeof path, u->c->file, NULL, given) != 0) {
+    return imp__report(u->c, k, "<collision> not converted: mesh file \"%s\" not found",
+                       given) != 0 ? -1 : 1;
+  }
+  cJSON_AddStringToObject(o, "file", path);
+  if (scale[0] != 1 || scale[1] != 1 || scale[2] != 1) {
+    cJSON_AddItemToObject(o, "scale", imp__json_vector(scale, 3));
+  }
+  return 0;
+}
+
+/* a collision's shape into o (type, size or file): 0, 1 when skipped (reported), -1 */
+static int collision_shape(urdf *u, const xmlNode *k, cJSON *o) {
+  const xmlNode *geometry = child(k, "geometry");
+  static const char *const kinds[] = {"sphere", "box", "cylinder", "mesh"};
+  const xmlNode *shape = NULL;
+  int kind = 0;
+  for (int i = 0; i < 4 && geometry && !shape; i++) {
+    shape = child(geometry, kinds[i]);
+    kind = i;
+  }
+  if (!shape) {
+    return imp__report(u->c, k, "<collision> not converted: no sphere, box, cylinder or mesh") != 0
+               ? -1
+               : 1;
+  }
+  double size[3];
+  cJSON_AddStringToObject(o, "type", kinds[kind]);
+  switch (kind) {
+  case 0:
+    if (numbers(u, shape, "radius", "", size, 1)) {
+      return -1;
+    }
+    cJSON_AddItemToObject(o, "size", imp__json_vector(size, 1));
+    return 0;
+  case 1: /* URDF box sizes are full lengths */
+    if (numbers(u, shape, "size", "", size, 3)) {
+      return -1;
+    }
+    for (int i = 0; i < 3; i++) {
+      size[i] /= 2;
+    }
+    cJSON_AddItemToObject(o, "size", imp__json_vector(size, 3));
+    return 0;
+  case 2: /* radius and full length along z */
+    if (numbers(u, shape, "radius", "", size, 1) || numbers(u, shape, "length", "", size + 1, 1)) {
+      return -1;
+    }
+    size[1] /= 2;
+    cJSON_AddItemToObject(o, "size", imp__json_vector(size, 2));
+    return 0;
+  default:
+    return mesh_geom(u, k, shape, o);
+  }
+}
+
 /* <collision> elements into native geoms on `body`, placed through f (the body's native frame to
- * the link's): sphere and box convert (URDF box sizes are full lengths), the rest is reported */
+ * the link's): sphere, box, cylinder and (STL) mesh convert; a mesh file that is not found, or
+ * not STL, is reported and its collision skipped */
 static int convert_collisions(urdf *u, const xmlNode *link, const char *body, const frame *f) {
   int index = 0;
   for (const xmlNode *k = link->children; k; k = k->next) {
     if (!imp__is(k, "collision")) {
       continue;
-    }
-    const xmlNode *geometry = child(k, "geometry");
-    const xmlNode *shape = geometry ? child(geometry, "sphere") : NULL;
-    const xmlNode *box = geometry ? child(geometry, "box") : NULL;
-    double size[3];
-    if (!shape && !box) {
-      if (imp__report(u->c, k, "<collision> not converted: only sphere and box shapes are "
-                               "(cylinder and mesh are not yet)") != 0) {
-        return -1;
-      }
-      continue;
-    }
-    if (shape ? numbers(u, shape, "radius", "", size, 1) : numbers(u, box, "size", "", size, 3)) {
-      return -1;
     }
     frame origin, at;
     if (origin_of(u, k, &origin)) {
@@ -194,13 +254,14 @@ static int convert_collisions(urdf *u, const xmlNode *link, const char *body, co
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", name);
     cJSON_AddStringToObject(o, "body", body);
-    cJSON_AddStringToObject(o, "type", shape ? "sphere" : "box");
-    if (box) {
-      for (int i = 0; i < 3; i++) {
-        size[i] /= 2;
+    const int rc = collision_shape(u, k, o);
+    if (rc != 0) {
+      cJSON_Delete(o);
+      if (rc < 0) {
+        return -1;
       }
+      continue;
     }
-    cJSON_AddItemToObject(o, "size", imp__json_vector(size, shape ? 1 : 3));
     cJSON_AddItemToObject(o, "pos", imp__json_vector(at.t, 3));
     cJSON_AddItemToObject(o, "quat", imp__json_vector(q, 4));
     cJSON_AddItemToArray(u->geoms, o);

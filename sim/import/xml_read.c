@@ -1,4 +1,5 @@
 /* sim/import/xml_read.c: attributes, numbers, reports and small rotations for the importers. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "sim/import/xml_read.h"
 
 #include <cjson/cJSON.h>
@@ -277,4 +278,74 @@ void imp__rotate_inertia(double out[9], const double R[9], const double in[9]) {
     }
   }
   memcpy(out, r, sizeof r);
+}
+
+/* the directory of a path ("." for a bare name), into out */
+static void dir_of(char *out, size_t out_sz, const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) {
+    snprintf(out, out_sz, ".");
+  } else {
+    snprintf(out, out_sz, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+  }
+}
+
+/* 0 and the absolute path into out when dir/name is a readable file */
+static int try_file(char *out, size_t out_sz, const char *dir, const char *name) {
+  char joined[4096];
+  if (snprintf(joined, sizeof joined, "%s/%s", dir, name) >= (int)sizeof joined) {
+    return -1;
+  }
+  char *real = realpath(joined, NULL);
+  FILE *f = real ? fopen(real, "rb") : NULL;
+  if (f) {
+    fclose(f);
+    snprintf(out, out_sz, "%s", real);
+  }
+  free(real);
+  return f ? 0 : -1;
+}
+
+int imp__mesh_file(char *out, size_t out_sz, const char *model_file, const char *dir,
+                   const char *name) {
+  char base[4096], here[4096];
+  dir_of(base, sizeof base, model_file);
+  if (strncmp(name, "file://", 7) == 0) {
+    name += 7;
+  }
+  if (strncmp(name, "package://", 10) == 0) {
+    const char *pkg = name + 10, *rest = strchr(pkg, '/');
+    if (!rest) {
+      return -1;
+    }
+    snprintf(here, sizeof here, "%s", base);
+    for (int up = 0; up < 64; up++) { /* this directory, then its parents up to the root */
+      if (try_file(out, out_sz, here, pkg) == 0 || try_file(out, out_sz, here, rest + 1) == 0) {
+        return 0;
+      }
+      char parent[4096];
+      if (snprintf(parent, sizeof parent, "%s/..", here) >= (int)sizeof parent) {
+        return -1;
+      }
+      char *real = realpath(parent, NULL);
+      const int top = !real || strcmp(real, here) == 0;
+      snprintf(here, sizeof here, "%s", real ? real : "/");
+      free(real);
+      if (top) {
+        break;
+      }
+    }
+    return -1;
+  }
+  if (name[0] == '/') {
+    return try_file(out, out_sz, "", name);
+  }
+  if (dir && dir[0] == '/') {
+    return try_file(out, out_sz, dir, name);
+  }
+  if (dir) {
+    snprintf(here, sizeof here, "%s/%s", base, dir);
+    return try_file(out, out_sz, here, name);
+  }
+  return try_file(out, out_sz, base, name);
 }

@@ -62,6 +62,13 @@ int imp__numbers(imp_ctx *c, const xmlNode *node, const char *attr, const char *
 int imp__check_attrs(imp_ctx *c, const xmlNode *node, const char *const *read,
                      const char *why);
 
+/* A mesh file named in the robot file, as an absolute path into out: an absolute name as it is;
+ * "package://PKG/REST" as PKG/REST or REST in the robot file's directory or one of its parents
+ * (the nearest first); "file://PATH" as PATH; anything else relative to `dir` (relative to the
+ * robot file's directory; NULL: that directory). Returns 0 when found, -1 when no such file. */
+int imp__mesh_file(char *out, size_t out_sz, const char *model_file, const char *dir,
+                   const char *name);
+
 /* A JSON array of n numbers for the converted robot, with no "-0" in it. */
 struct cJSON *imp__json_vector(const double *v, int n);
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh: builds the libFuzzer harnesses (clang, ASan + UBSan) and runs each target.
 #
-#   tests/fuzz/run.sh [SECONDS] [TARGET...]   SECONDS per target (default 30); all six by default
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]   SECONDS per target (default 30); all seven by default
 #
-# Targets: serial_rx config zmq_messages log_reader replay client_decoder (the last is
-# tests/hil/client/fuzz_decoder.c). Seed corpora come
+# Targets: serial_rx config zmq_messages log_reader replay client_decoder (tests/hil/client/
+# fuzz_decoder.c) stl (the mesh reader, seeded with the KR5's STL files from dart-doc). Seed corpora come
 # from the shipped configs, a short recording and CSV of the club arm, and valid frames and
 # messages (make_seeds.c); new inputs the fuzzer finds are kept in build-fuzz/corpus-found/.
 # A crash, leak, undefined behaviour or timeout stops the run with the input saved in
@@ -16,7 +16,7 @@ build=${ACHILLES_FUZZ_BUILD:-$here/build-fuzz}
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(serial_rx config zmq_messages log_reader replay client_decoder)
+[ ${#targets[@]} -gt 0 ] || targets=(serial_rx config zmq_messages log_reader replay client_decoder stl)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -26,7 +26,9 @@ cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target fuzz >/dev/n
 
 seeds=$build/corpus-seeds
 rm -rf "$seeds"
-mkdir -p "$seeds/config" "$seeds/log_reader" "$seeds/replay" "$build/artifacts"
+mkdir -p "$seeds/config" "$seeds/log_reader" "$seeds/replay" "$seeds/stl" "$build/artifacts"
+cp /usr/share/doc/dart/data/urdf/KR5/meshes/wrist.STL "$seeds/stl/" 2>/dev/null || true
+printf 'solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nfacet normal 0 0 1\nouter loop\nvertex 0 0 1\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid t\n' >"$seeds/stl/tetra.stl"
 "$build/tests/fuzz/fuzz_make_seeds" "$seeds"
 cp "$here"/configs/*.json "$here"/tests/hil/serial/*.json "$seeds/config/" 2>/dev/null || true
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1

@@ -109,6 +109,29 @@ static void test_resting_weight(void **state) {
   sim_model_free(m);
 }
 
+/* The sensor knows no shapes: a cylinder pad (three contacts on its rim) reads the weight too. */
+static void test_cylinder_pad_weight(void **state) {
+  (void)state;
+  sim_model *m = load_model(
+      "{ \"name\": \"can\", \"timestep\": 0.001,"
+      "  \"bodies\": [ {\"name\": \"can\", \"parent\": \"world\", \"pos\": [0, 0, 0.05],"
+      "    \"joint\": {\"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1], \"damping\": 20},"
+      "    \"inertial\": {\"mass\": 2, \"inertia\": [0.008, 0.008, 0.008, 0, 0, 0]}} ],"
+      "  \"geoms\": [ {\"name\": \"ground\", \"body\": \"world\", \"type\": \"plane\"},"
+      "    {\"name\": \"pad\", \"body\": \"can\", \"type\": \"cylinder\", \"size\": [0.1, 0.05]} ] }");
+  sim_data *d = sim_data_new(m);
+  sens_set *set = load_sensors(m, "{\"name\": \"pad\", \"type\": \"touch\", \"geom\": \"pad\"}");
+  settle(m, d, set);
+  const double weight = 2 * 9.81, got = sens_set_sensor(set, 0)->sample.meas[0];
+  print_message("resting 2 kg cylinder: pad normal %.9g N (m·g = %.9g N), %d contacts\n", got,
+                weight, d->ncon);
+  assert_int_equal(d->ncon, 3);
+  assert_true(fabs(got - weight) <= 1e-6 * weight);
+  sens_set_free(&set);
+  sim_data_free(d);
+  sim_model_free(m);
+}
+
 /* A 1.5 kg box on a vertical slide resting on a sphere fixed to the world: sphere–box contacts
  * list the sphere first, so the sphere is the contact's geom 1 and feels the opposite force. */
 static void test_first_geom_feels_the_reaction(void **state) {
@@ -320,6 +343,7 @@ static void test_against_mujoco(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_resting_weight),
+      cmocka_unit_test(test_cylinder_pad_weight),
       cmocka_unit_test(test_first_geom_feels_the_reaction),
       cmocka_unit_test(test_noise_chain),
       cmocka_unit_test(test_bad_touch_sensors),

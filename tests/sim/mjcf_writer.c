@@ -86,8 +86,10 @@ static void write_sites(mjcf_out *o, const sim_model *m, int body, int depth) {
 }
 
 static void write_geoms(mjcf_out *o, const sim_model *m, int body, int depth) {
-  static const char *const types[] = {"plane", "sphere", "capsule", "box"};
-  static const int nsize[] = {0, 1, 2, 3};
+  /* a mesh is written without its asset: MuJoCo refuses it, naming the geom (a test that needs
+   * one writes its own MJCF) */
+  static const char *const types[] = {"plane", "sphere", "capsule", "box", "cylinder", "mesh"};
+  static const int nsize[] = {0, 1, 2, 3, 2, 0};
   for (int g = 0; g < m->ngeom; g++) {
     const sim_geom *geom = &m->geoms[g];
     if (geom->body != body) {
@@ -101,7 +103,7 @@ static void write_geoms(mjcf_out *o, const sim_model *m, int body, int depth) {
     out_vec(o, "quat", geom->quat, 4);
     if (geom->type == SIM_GEOM_PLANE) {
       out_printf(o, " size=\"0 0 1\"");
-    } else {
+    } else if (geom->type != SIM_GEOM_MESH) {
       out_vec(o, "size", geom->size, nsize[geom->type]);
     }
     out_vec(o, "friction", geom->friction, 3);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim/import/import.h"
@@ -293,6 +294,60 @@ static void test_contact_groups_and_excludes(void **state) {
 
 /* URDF collision spheres and boxes become geoms on their link (a box's size is its full
  * length in URDF, half in ours), merged frame links included; cylinders are reported */
+/* a closed cube of half-size 0.05 as ASCII STL: 12 triangles */
+static void write_cube_stl(const char *name) {
+  static const int faces[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4},
+                                  {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+  char text[8192], path[256];
+  size_t n = (size_t)snprintf(text, sizeof text, "solid cube\n");
+  for (int f = 0; f < 6; f++) {
+    const int tri[2][3] = {{faces[f][0], faces[f][1], faces[f][2]},
+                           {faces[f][0], faces[f][2], faces[f][3]}};
+    for (int t = 0; t < 2; t++) {
+      n += (size_t)snprintf(text + n, sizeof text - n, "facet normal 0 0 0\nouter loop\n");
+      for (int v = 0; v < 3; v++) {
+        const int c = tri[t][v];
+        n += (size_t)snprintf(text + n, sizeof text - n, "vertex %g %g %g\n",
+                              c & 1 ? 0.05 : -0.05, c & 2 ? 0.05 : -0.05, c & 4 ? 0.05 : -0.05);
+      }
+      n += (size_t)snprintf(text + n, sizeof text - n, "endloop\nendfacet\n");
+    }
+  }
+  snprintf(text + n, sizeof text - n, "endsolid cube\n");
+  write_file(path, sizeof path, name, text);
+}
+
+/* the same cube as binary STL (MuJoCo 2.2.2 reads binary STL only) */
+static void write_cube_stl_binary(const char *name) {
+  static const int faces[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4},
+                                  {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+  unsigned char data[84 + 12 * 50];
+  memset(data, 0, sizeof data);
+  data[80] = 12; /* triangles, little-endian */
+  int t = 0;
+  for (int f = 0; f < 6; f++) {
+    const int tri[2][3] = {{faces[f][0], faces[f][1], faces[f][2]},
+                           {faces[f][0], faces[f][2], faces[f][3]}};
+    for (int h = 0; h < 2; h++, t++) {
+      for (int v = 0; v < 3; v++) {
+        const int c = tri[h][v];
+        const float xyz[3] = {c & 1 ? 0.05f : -0.05f, c & 2 ? 0.05f : -0.05f,
+                              c & 4 ? 0.05f : -0.05f};
+        memcpy(data + 84 + 50 * t + 12 + 12 * v, xyz, sizeof xyz); /* x86: little-endian */
+      }
+    }
+  }
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(data, 1, sizeof data, f), sizeof data);
+  fclose(f);
+}
+
+/* URDF collisions: sphere, box, cylinder (radius, full length) and an STL mesh (package://,
+ * scale) convert; a mesh file not found and a non-STL mesh are reported with their lines and
+ * skipped (an error under --strict) */
 static void test_urdf_collisions(void **state) {
   (void)state;
   static const char urdf[] =
@@ -303,6 +358,10 @@ static void test_urdf_collisions(void **state) {
       "</collision>\n"
       "<collision name=\"plate\"><geometry><box size=\"0.2 0.1 0.04\"/></geometry></collision>\n"
       "<collision><geometry><cylinder radius=\"0.02\" length=\"0.3\"/></geometry></collision>\n"
+      "<collision><geometry><mesh filename=\"package://pkg/cube.stl\" scale=\"2 2 2\"/>"
+      "</geometry></collision>\n"
+      "<collision><geometry><mesh filename=\"meshes/missing.stl\"/></geometry></collision>\n"
+      "<collision><geometry><mesh filename=\"cube.dae\"/></geometry></collision>\n"
       "</link>\n<link name=\"tip\"><collision><geometry><sphere radius=\"0.01\"/></geometry>"
       "</collision></link>\n"
       "<joint name=\"j\" type=\"continuous\"><parent link=\"world\"/><child link=\"a\"/>"
@@ -310,22 +369,73 @@ static void test_urdf_collisions(void **state) {
       "<joint name=\"t\" type=\"fixed\"><parent link=\"a\"/><child link=\"tip\"/>"
       "<origin xyz=\"0.3 0 0\"/></joint>\n</robot>\n";
   char path[256], err[1024];
+  write_cube_stl("cube.stl");
   write_file(path, sizeof path, "collide.urdf", urdf);
   reports r = {"", 0};
   sim_model *m = import(path, &r, 0, err, sizeof err);
   if (!m) {
     fail_msg("%s", err);
   }
-  assert_non_null(strstr(r.text, "collide.urdf:6: <collision> not converted"));
-  assert_int_equal(m->ngeom, 3);
+  print_message("%s", r.text);
+  assert_non_null(strstr(r.text, "collide.urdf:8: <collision> not converted: mesh file "
+                                 "\"meshes/missing.stl\" not found"));
+  assert_non_null(strstr(r.text, "collide.urdf:9: <collision> not converted: only STL"));
+  assert_int_equal(m->ngeom, 5);
   assert_int_equal(m->geoms[0].type, SIM_GEOM_SPHERE);
   assert_true(m->geoms[0].size[0] == 0.05 && m->geoms[0].pos[0] == 0.1);
   assert_int_equal(m->geoms[1].type, SIM_GEOM_BOX);
   assert_true(m->geoms[1].size[0] == 0.1 && m->geoms[1].size[1] == 0.05 &&
               m->geoms[1].size[2] == 0.02);
+  assert_int_equal(m->geoms[2].type, SIM_GEOM_CYLINDER);
+  assert_true(m->geoms[2].size[0] == 0.02 && m->geoms[2].size[1] == 0.15);
+  assert_int_equal(m->geoms[3].type, SIM_GEOM_MESH);
+  assert_int_equal(m->geoms[3].hull_nvert, 8);
+  assert_true(fabs(m->geoms[3].rbound - 0.1 * sqrt(3.0)) < 1e-7); /* scaled by 2 */
   /* the tip link has no mass: merged into a, its sphere 0.3 m out along a's x */
-  assert_int_equal(m->geoms[2].body, m->geoms[0].body);
-  assert_true(m->geoms[2].pos[0] == 0.3 && m->geoms[2].size[0] == 0.01);
+  assert_int_equal(m->geoms[4].body, m->geoms[0].body);
+  assert_true(m->geoms[4].pos[0] == 0.3 && m->geoms[4].size[0] == 0.01);
+  sim_model_free(m);
+  /* strict: the missing file is an error naming file and line */
+  m = import(path, &r, 1, err, sizeof err);
+  assert_null(m);
+  print_message("strict: %s\n", err);
+  assert_non_null(strstr(err, "collide.urdf:8:"));
+  assert_non_null(strstr(err, "missing.stl"));
+}
+
+/* MJCF meshes that do not convert are reported with their lines: a file not found, a format
+ * other than STL, a geom naming no such mesh; an unnamed mesh is named by its file's stem */
+static void test_mjcf_mesh_reports(void **state) {
+  (void)state;
+  static const char xml[] =
+      "<mujoco>\n"
+      "  <asset><mesh name=\"gone\" file=\"gone.stl\"/>\n"
+      "    <mesh file=\"part.obj\"/>\n"
+      "    <mesh file=\"cube.stl\"/></asset>\n"
+      "  <worldbody><body name=\"b\"><joint name=\"j\" type=\"slide\"/>\n"
+      "    <inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"0.01 0.01 0.01\"/>\n"
+      "    <geom name=\"g1\" type=\"mesh\" mesh=\"gone\"/>\n"
+      "    <geom name=\"g2\" type=\"mesh\" mesh=\"nothing\"/>\n"
+      "    <geom name=\"g3\" type=\"mesh\" mesh=\"cube\"/>\n"
+      "  </body></worldbody>\n"
+      "</mujoco>\n";
+  char path[256], err[1024];
+  write_cube_stl("cube.stl");
+  write_file(path, sizeof path, "meshes.xml", xml);
+  reports r = {"", 0};
+  sim_model *m = import(path, &r, 0, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  print_message("%s", r.text);
+  assert_non_null(strstr(r.text, "meshes.xml:2: <mesh file=\"gone.stl\"> not converted: file "
+                                 "not found"));
+  assert_non_null(strstr(r.text, "meshes.xml:3: <mesh file=\"part.obj\"> not converted: only STL"));
+  assert_non_null(strstr(r.text, "meshes.xml:7: <geom type=\"mesh\" mesh=\"gone\"> not converted"));
+  assert_non_null(strstr(r.text, "meshes.xml:8: <geom type=\"mesh\" mesh=\"nothing\"> not converted"));
+  assert_int_equal(m->ngeom, 1);
+  assert_string_equal(m->geoms[0].name, "g3");
+  assert_int_equal(m->geoms[0].hull_nvert, 8);
   sim_model_free(m);
 }
 
@@ -757,6 +867,76 @@ static void test_contacts_match_mujoco(void **state) {
   sim_data_free(d);
   sim_model_free(m);
 }
+
+/* MJCF cylinder (fromto) and mesh geoms (<compiler meshdir>, <asset><mesh scale>) dropped on a
+ * floor, each on a slide: their contacts and the fall agree with MuJoCo loading the same file */
+static void test_mjcf_cylinder_mesh_match_mujoco(void **state) {
+  (void)state;
+  static const char xml[] =
+      "<mujoco model=\"shapes\">\n"
+      "  <compiler meshdir=\"parts\"/>\n"
+      "  <asset><mesh name=\"cube\" file=\"cube.stl\" scale=\"1 2 1.5\"/>\n"
+      "    <texture name=\"t\" type=\"2d\" builtin=\"checker\" width=\"8\" height=\"8\"/></asset>\n"
+      "  <worldbody>\n"
+      "    <geom name=\"floor\" type=\"plane\" size=\"0 0 1\"/>\n"
+      "    <body name=\"can\" pos=\"0 0 0.2\">\n"
+      "      <joint name=\"zc\" type=\"slide\" axis=\"0 0 1\"/>\n"
+      "      <inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"0.01 0.01 0.01\"/>\n"
+      "      <geom name=\"c\" type=\"cylinder\" size=\"0.04\" fromto=\"-0.1 0 0 0.1 0.02 0.05\"/>\n"
+      "    </body>\n"
+      "    <body name=\"box\" pos=\"1 0 0.25\" quat=\"0.9 0.3 0.2 0.1\">\n"
+      "      <joint name=\"zb\" type=\"slide\" axis=\"0 0 1\"/>\n"
+      "      <inertial pos=\"0 0 0\" mass=\"2\" diaginertia=\"0.01 0.01 0.01\"/>\n"
+      "      <geom name=\"m\" type=\"mesh\" mesh=\"cube\" pos=\"0.01 0 0\"/>\n"
+      "    </body>\n"
+      "  </worldbody>\n"
+      "</mujoco>\n";
+  char path[256], err[1024];
+  snprintf(path, sizeof path, "%s/parts", tmp_dir);
+  assert_int_equal(mkdir(path, 0700), 0);
+  write_cube_stl_binary("parts/cube.stl");
+  write_file(path, sizeof path, "shapes.xml", xml);
+  reports r = {"", 0};
+  sim_model *m = import(path, &r, 0, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  print_message("%s", r.text);
+  assert_non_null(strstr(r.text, "<asset><texture> ignored: visual only"));
+  assert_int_equal(m->ngeom, 3);
+  assert_int_equal(m->geoms[1].type, SIM_GEOM_CYLINDER);
+  assert_true(fabs(m->geoms[1].size[1] - 0.5 * sqrt(0.04 + 0.0004 + 0.0025)) < 1e-15);
+  assert_int_equal(m->geoms[2].type, SIM_GEOM_MESH);
+  assert_int_equal(m->geoms[2].hull_nvert, 8);
+  mjModel *mm = mj_loadXML(path, NULL, err, sizeof err);
+  if (!mm) {
+    fail_msg("MuJoCo: %s", err);
+  }
+  sim_data *d = sim_data_new(m);
+  mjData *md = mj_makeData(mm);
+  double worst = 0;
+  int most = 0, touched[3] = {0, 0, 0};
+  for (int s = 0; s < 1000; s++) {
+    sim_step(m, d);
+    mj_step(mm, md);
+    assert_int_equal(d->ncon, md->ncon);
+    most = d->ncon > most ? d->ncon : most;
+    for (int c = 0; c < d->ncon; c++) {
+      touched[d->con_geom[2 * c + 1]] = 1;
+    }
+    for (int i = 0; i < m->nq; i++) {
+      worst = fmax(worst, fabs(d->qpos[i] - md->qpos[i]));
+    }
+  }
+  print_message("cylinder and mesh dropped, 1 s: max |dq| against MuJoCo %.3g (up to %d "
+                "contacts)\n", worst, most);
+  assert_true(most >= 2 && touched[1] && touched[2]); /* both reached the floor */
+  assert_true(worst <= 1e-6);
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+  sim_data_free(d);
+  sim_model_free(m);
+}
 #else
 static void skip_without_mujoco(void **state) {
   (void)state;
@@ -767,6 +947,7 @@ static void skip_without_mujoco(void **state) {
 #define test_mjcf_radians_matches_mujoco skip_without_mujoco
 #define test_urdf_twin_matches_mujoco skip_without_mujoco
 #define test_contacts_match_mujoco skip_without_mujoco
+#define test_mjcf_cylinder_mesh_match_mujoco skip_without_mujoco
 #endif
 
 static int make_dir(void **state) {
@@ -789,6 +970,7 @@ int main(void) {
       cmocka_unit_test(test_limits_and_friction),
       cmocka_unit_test(test_urdf_collisions),
       cmocka_unit_test(test_contact_groups_and_excludes),
+      cmocka_unit_test(test_mjcf_mesh_reports),
       cmocka_unit_test(test_urdf_equals_mjcf_twin),
       cmocka_unit_test(test_mjcf_multi_dof_loads),
       cmocka_unit_test(test_urdf_planar_floating_equals_mjcf),
@@ -797,6 +979,7 @@ int main(void) {
       cmocka_unit_test(test_urdf_twin_matches_mujoco),
       cmocka_unit_test(test_mjcf_multi_dof_matches_mujoco),
       cmocka_unit_test(test_contacts_match_mujoco),
+      cmocka_unit_test(test_mjcf_cylinder_mesh_match_mujoco),
   };
   return cmocka_run_group_tests_name("import", tests, make_dir, remove_dir);
 }

@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "sim/pool.h"
 #include "sim/sim.h"
@@ -179,10 +181,108 @@ static void test_floating_step_allocates_nothing(void **state) {
   sim_model_free(m);
 }
 
+/* a free cylinder dropped onto a ball fixed to the world and the floor: plane–cylinder and the
+ * general (MPR) routine run in the step */
+static const char convex_json[] =
+    "{ \"name\": \"convex\", \"solver_iterations\": 20,\n"
+    "  \"bodies\": [\n"
+    "  { \"name\": \"can\", \"parent\": \"world\", \"pos\": [0.12, 0, 0.35],\n"
+    "    \"quat\": [0.9950041652780258, 0.0998334166468282, 0, 0],\n"
+    "    \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 1, \"inertia\": [0.0067, 0.0067, 0.005, 0, 0, 0] } } ],\n"
+    "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
+    "    { \"name\": \"knob\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1],\n"
+    "      \"pos\": [0.25, 0, 0.1] },\n"
+    "    { \"name\": \"can\", \"body\": \"can\", \"type\": \"cylinder\", \"size\": [0.1, 0.1] } ] }\n";
+
+static void test_convex_step_allocates_nothing(void **state) {
+  (void)state;
+  char err[512];
+  sim_model *m = sim_model_load_string(convex_json, "convex", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  sim_data *d = sim_data_new(m);
+  assert_non_null(d);
+  int on_knob = 0, on_floor = 0;
+  long before = allocations;
+  for (int s = 0; s < 1500; s++) {
+    sim_step(m, d);
+    for (int c = 0; c < d->ncon; c++) {
+      on_knob += d->con_geom[2 * c] == 1;
+      on_floor += d->con_geom[2 * c] == 0;
+    }
+  }
+  assert_int_equal(allocations - before, 0);
+  print_message("cylinder: %d contact-steps with the ball, %d with the floor\n", on_knob, on_floor);
+  assert_true(on_knob > 10 && on_floor > 10);
+  sim_data_free(d);
+  sim_model_free(m);
+}
+
+/* the same with a mesh (a cube's STL, written here): plane–mesh and MPR on a hull */
+static void test_mesh_step_allocates_nothing(void **state) {
+  (void)state;
+  static const int faces[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4},
+                                  {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+  char dir[] = "/tmp/achilles_noalloc_XXXXXX", path[64], err[512];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/cube.stl", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "solid cube\n");
+  for (int k = 0; k < 6; k++) {
+    for (int t = 0; t < 2; t++) {
+      const int tri[3] = {faces[k][0], faces[k][t + 1], faces[k][t + 2]};
+      fprintf(f, "facet normal 0 0 0\nouter loop\n");
+      for (int v = 0; v < 3; v++) {
+        fprintf(f, "vertex %g %g %g\n", tri[v] & 1 ? 0.1 : -0.1, tri[v] & 2 ? 0.1 : -0.1,
+                tri[v] & 4 ? 0.1 : -0.1);
+      }
+      fprintf(f, "endloop\nendfacet\n");
+    }
+  }
+  fprintf(f, "endsolid cube\n");
+  fclose(f);
+  static char json[2048];
+  snprintf(json, sizeof json, "%s", convex_json);
+  char *can = strstr(json, "\"type\": \"cylinder\", \"size\": [0.1, 0.1]");
+  assert_non_null(can);
+  char rest[64];
+  snprintf(rest, sizeof rest, "%s", can + strlen("\"type\": \"cylinder\", \"size\": [0.1, 0.1]"));
+  snprintf(can, sizeof json - (size_t)(can - json), "\"type\": \"mesh\", \"file\": \"%s\"%s",
+           path, rest);
+  sim_model *m = sim_model_load_string(json, "mesh", err, sizeof err);
+  remove(path);
+  rmdir(dir);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  sim_data *d = sim_data_new(m);
+  assert_non_null(d);
+  int on_knob = 0, on_floor = 0;
+  long before = allocations;
+  for (int s = 0; s < 1500; s++) {
+    sim_step(m, d);
+    for (int c = 0; c < d->ncon; c++) {
+      on_knob += d->con_geom[2 * c] == 1;
+      on_floor += d->con_geom[2 * c] == 0;
+    }
+  }
+  assert_int_equal(allocations - before, 0);
+  print_message("mesh cube: %d contact-steps with the ball, %d with the floor\n", on_knob,
+                on_floor);
+  assert_true(on_knob > 10 && on_floor > 10);
+  sim_data_free(d);
+  sim_model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_step_allocates_nothing),
                                      cmocka_unit_test(test_pool_step_allocates_nothing),
                                      cmocka_unit_test(test_constrained_step_allocates_nothing),
-                                     cmocka_unit_test(test_floating_step_allocates_nothing)};
+                                     cmocka_unit_test(test_floating_step_allocates_nothing),
+                                     cmocka_unit_test(test_convex_step_allocates_nothing),
+                                     cmocka_unit_test(test_mesh_step_allocates_nothing)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

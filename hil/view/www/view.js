@@ -97,6 +97,13 @@ function geomMesh(g) {
     mesh = new THREE.Mesh(new THREE.SphereGeometry(g.size[0], 24, 16), geomMaterial);
   } else if (g.type === "capsule") {
     mesh = capsule(g.size[0], g.size[1], geomMaterial);
+  } else if (g.type === "cylinder") {
+    mesh = new THREE.Group();
+    const cyl = new THREE.Mesh(new THREE.CylinderGeometry(g.size[0], g.size[0], 2 * g.size[1], 24), geomMaterial);
+    cyl.rotation.x = Math.PI / 2; // three's cylinder runs along y, ours along z
+    mesh.add(cyl);
+  } else if (g.type === "mesh") {
+    mesh = new THREE.Group(); // a mesh's hull is not sent to the page: not drawn
   } else {
     mesh = new THREE.Mesh(new THREE.BoxGeometry(2 * g.size[0], 2 * g.size[1], 2 * g.size[2]), geomMaterial);
   }

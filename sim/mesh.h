@@ -1,0 +1,53 @@
+/* sim/mesh.h: mesh files turned into the convex hulls that mesh geoms collide with (sim/mesh.c).
+ *
+ * A mesh geom stands for the convex hull of its file's vertices (the documented approximation,
+ * and what MuJoCo does for collisions). At load: the STL file (binary or ASCII) is read, repeated
+ * vertices are merged, Qhull (libqhull_r, options "Qt", as MuJoCo 2.2.2's compiler) finds the
+ * hull, and only the hull's vertices are kept, with its graph: for each hull vertex, the others
+ * it shares a (triangulated) face with, in Qhull's order, which the support function climbs and
+ * the plane contacts walk (sim/collision_convex.c). Load time only: this allocates.
+ *
+ * Graph layout (ints): nvert edge addresses (offsets past them), then for each vertex its
+ * neighbours' indices, each list ended by −1.
+ */
+#ifndef ACHILLES_SIM_MESH_H
+#define ACHILLES_SIM_MESH_H
+
+#include <stddef.h>
+
+/* Most triangles an STL file may hold (100 MB as binary). */
+#define SIM_STL_TRIANGLES_MAX 2000000
+
+typedef struct sim_hull {
+  double *vert;       /* [3·nvert] hull vertices, scale applied, the file's frame */
+  int nvert;
+  int *graph;         /* [ngraph] see above */
+  int ngraph;
+  double center[3];   /* the mesh's centre (MuJoCo's): an interior point of the hull */
+  double rbound;      /* largest vertex distance from the file's origin */
+  double rbound_center; /* largest vertex distance from center */
+} sim_hull;
+
+/* The triangles of an STL file held in memory (binary, or ASCII starting with "solid"): *tri is
+ * malloc'ed [9·ntri] floats (three vertices each), freed by the caller. `name` names the file
+ * in messages. Returns 0, or -1 with a message saying what is wrong (and where, for ASCII: the
+ * line). */
+int sim_stl_parse(float **tri, int *ntri, const unsigned char *data, size_t size,
+                  const char *name, char *err, size_t err_sz);
+
+/* The convex hull of triangles' vertices (repeated ones merged, the first kept; Qhull on the
+ * unscaled vertices, which are then scaled, as MuJoCo does) and the mesh's centre (MuJoCo's
+ * construction: pyramids from the faces' area centre, unsigned volumes). Returns 0, or -1 with
+ * a message (fewer than 4 distinct vertices, all in one plane, more than SIM_HULL_VERT_MAX hull
+ * vertices, no volume, out of memory). */
+int sim_hull_build(sim_hull *h, const float *tri, int ntri, const double scale[3],
+                   const char *name, char *err, size_t err_sz);
+
+/* Reads an STL file and builds its hull: the two above. */
+int sim_hull_from_stl(sim_hull *h, const char *path, const double scale[3], char *err,
+                      size_t err_sz);
+
+/* Frees a hull's arrays (accepts a zeroed hull). */
+void sim_hull_free(sim_hull *h);
+
+#endif
