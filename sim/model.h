@@ -129,8 +129,10 @@ typedef enum sim_geom_type {
   SIM_GEOM_MESH = 5,    /* the convex hull of a mesh file's vertices (model.hull_vert) */
 } sim_geom_type;
 
-/* Most hull vertices a mesh geom may keep (the loader refuses more). */
-#define SIM_HULL_VERT_MAX 4096
+/* Most hull vertices a mesh geom may keep (the loader refuses more): a bound on memory; the
+ * support search climbs the hull graph, so its cost grows slowly with the count. CAD exports
+ * of hobby arms reach several thousand (the SO-101's largest link: 4 880). */
+#define SIM_HULL_VERT_MAX 65536
 
 typedef struct sim_geom {
   char name[SIM_NAME_MAX];

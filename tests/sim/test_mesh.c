@@ -172,6 +172,51 @@ static void test_cube_hull(void **state) {
   sim_hull_free(&h);
 }
 
+/* CAD exports of hobby arms have hulls of thousands of vertices (the SO-101's largest link:
+ * 4 880): a sphere tessellated into 9 902 vertices, every one on its hull, keeps them all, and
+ * its farthest point along any axis is the sphere's radius. */
+static void test_fine_hull(void **state) {
+  (void)state;
+  enum { LAT = 100, LON = 100 };
+  const double r = 0.125, pi = 3.14159265358979323846;
+  static float v[(LAT - 1) * LON + 2][3];
+  int nv = 0;
+  v[nv][0] = 0, v[nv][1] = 0, v[nv++][2] = (float)r;
+  for (int i = 1; i < LAT; i++) {
+    for (int k = 0; k < LON; k++, nv++) {
+      const double th = pi * i / LAT, ph = 2 * pi * k / LON;
+      v[nv][0] = (float)(r * sin(th) * cos(ph));
+      v[nv][1] = (float)(r * sin(th) * sin(ph));
+      v[nv][2] = (float)(r * cos(th));
+    }
+  }
+  v[nv][0] = 0, v[nv][1] = 0, v[nv++][2] = (float)-r;
+  /* a fan of triangles over every vertex: the reader takes the vertex set, not the surface */
+  const int ntri = (nv + 2) / 3;
+  float *tri = calloc((size_t)ntri * 9, sizeof *tri);
+  assert_non_null(tri);
+  for (int t = 0; t < 3 * ntri; t++) {
+    memcpy(tri + 3 * t, v[t < nv ? t : nv - 1], 3 * sizeof(float));
+  }
+  sim_hull h;
+  char err[512];
+  const double one[3] = {1, 1, 1};
+  if (sim_hull_build(&h, tri, ntri, one, "sphere", err, sizeof err) != 0) {
+    fail_msg("%s", err);
+  }
+  print_message("tessellated sphere: %d distinct vertices, %d on the hull (limit %d)\n", nv,
+                h.nvert, SIM_HULL_VERT_MAX);
+  assert_int_equal(h.nvert, nv);
+  assert_true(h.nvert > 4096);
+  double top = 0;
+  for (int i = 0; i < h.nvert; i++) {
+    top = fmax(top, h.vert[3 * i + 2]);
+  }
+  assert_true(fabs(top - r) < 1e-7);
+  sim_hull_free(&h);
+  free(tri);
+}
+
 /* parse must fail with a message naming the file and containing `what` */
 static void refused(const void *data, size_t n, const char *what) {
   float *vert = (float *)1;
@@ -772,7 +817,7 @@ static void test_narrow_phase_on_mujoco_data(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cube_hull),         cmocka_unit_test(test_damaged_files),
+      cmocka_unit_test(test_cube_hull), cmocka_unit_test(test_fine_hull),         cmocka_unit_test(test_damaged_files),
       cmocka_unit_test(test_fuzzed_files),      cmocka_unit_test(test_mesh_cube_as_box),
       cmocka_unit_test(test_mesh_geom_errors),  cmocka_unit_test(test_hulls_against_mujoco),
       cmocka_unit_test(test_narrow_phase_on_mujoco_data),
