@@ -14,9 +14,10 @@
 #include <string.h>
 
 /* Pass 1, from the base outward: a⁰ (in crne_acc, RNEA's scratch) and the bias forces
- * pA = I·a⁰ + v ×f (I·v), both products from the compact rigid-body inertia. */
+ * pA = I·a⁰ + v ×f (I·v), both products from the compact rigid-body inertia. The articulated
+ * inertias need no copy of the rigid ones here: a leaf's is its cinert, read in place, and a
+ * body's last child (the first the backward pass reaches) starts its parent's from cinert. */
 static void aba_init(const sim_model *m, sim_data *d) {
-  memcpy(d->cIA, d->cinert, (size_t)m->nbody * 36 * sizeof(double));
   sim_base_acceleration(m, d->crne_acc);
   for (int i = 1; i < m->nbody; i++) {
     const double *I = d->cinert + 36 * i, *v = d->cvel + 6 * i, *c = d->cvp + 6 * i;
@@ -50,11 +51,12 @@ static inline void aba_sym6_vec(double out[6], const double *IA, const double S_
 }
 
 /* Joint terms of dof k on body i: U = IA·S, D = S'·U + armature + h·damping, u = τ − S'·pA. */
-static void aba_joint(const sim_model *m, sim_data *d, int i, int k, double implicit_h) {
+static void aba_joint(const sim_model *m, sim_data *d, const double *IA, int i, int k,
+                      double implicit_h) {
   const sim_joint *j = &m->joints[m->dof_joint[k]];
   const double *S = d->cdof + 6 * k;
   double *U = d->dof_U + 6 * k;
-  aba_sym6_vec(U, d->cIA + 36 * i, S);
+  aba_sym6_vec(U, IA, S);
   d->dof_D[k] = sim_dot6(S, U) + j->armature;
   if (implicit_h != 0) {
     d->dof_D[k] += implicit_h * j->damping;
@@ -78,27 +80,48 @@ static inline void aba_add_symmetric(double *__restrict__ IAp, const double *__r
   }
 }
 
-/* Adds body i's articulated inertia and bias force, seen through its joint, to the parent's:
+/* IAp = I + IA − w·Uᵀ on the upper triangle: the parent's articulated inertia started from its
+ * rigid one I by its last child (see aba_init). */
+static inline void aba_start_symmetric(double *__restrict__ IAp, const double *__restrict__ I,
+                                       const double *__restrict__ IA, const double w[6],
+                                       const double U_[6]) {
+  const double U[6] = {U_[0], U_[1], U_[2], U_[3], U_[4], U_[5]};
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; r++) {
+#pragma GCC unroll 6
+    for (int col = r; col < 6; col++) {
+      IAp[6 * r + col] = I[6 * r + col] + (IA[6 * r + col] - w[r] * U[col]);
+    }
+  }
+}
+
+/* Adds body i's articulated inertia IA and bias force, seen through its joint, to the parent's:
  * Ia = IA − U·Uᵀ/D and pa = pA + U·u/D (no IA·c: see the top of the file). */
-static void aba_to_parent(const sim_model *m, sim_data *d, int i, int k) {
-  const double *IA = d->cIA + 36 * i, *pA = d->cfrc + 6 * i;
+static void aba_to_parent(const sim_model *m, sim_data *d, const double *IA, int i, int k) {
+  static const double zero[6] = {0};
+  const double *pA = d->cfrc + 6 * i;
   int p = m->bodies[i].parent;
   double *IAp = d->cIA + 36 * p, *fp = d->cfrc + 6 * p;
-  if (k < 0) { /* a welded body hands on its inertia and bias force unchanged */
-    static const double zero[6] = {0};
-    aba_add_symmetric(IAp, IA, zero, zero);
+  const double *U = zero, *w = zero; /* a welded body hands on IA and pA unchanged */
+  double wk[6];
+  if (k >= 0) {
+    double invD = 1.0 / d->dof_D[k], coef = d->dof_u[k] * invD;
+    U = d->dof_U + 6 * k;
+    for (int r = 0; r < 6; r++) {
+      wk[r] = U[r] * invD;
+      fp[r] += pA[r] + U[r] * coef;
+    }
+    w = wk;
+  } else {
     for (int r = 0; r < 6; r++) {
       fp[r] += pA[r];
     }
-    return;
   }
-  const double *U = d->dof_U + 6 * k;
-  double invD = 1.0 / d->dof_D[k], coef = d->dof_u[k] * invD, w[6];
-  for (int r = 0; r < 6; r++) {
-    w[r] = U[r] * invD;
-    fp[r] += pA[r] + U[r] * coef;
+  if (m->bodies[p].last_child == i) {
+    aba_start_symmetric(IAp, d->cinert + 36 * p, IA, w, U);
+  } else {
+    aba_add_symmetric(IAp, IA, w, U);
   }
-  aba_add_symmetric(IAp, IA, w, U);
 }
 
 /* --- bodies of several dofs (ball, free, several joints): S is 6×n, D is n×n ---------------- */
@@ -139,6 +162,9 @@ static void aba_multi_joint(const sim_model *m, sim_data *d, int i, double impli
   const sim_body *b = &m->bodies[i];
   int k0 = b->dofadr, n = b->dofnum;
   double D[36], *IA = d->cIA + 36 * i;
+  if (b->last_child < 0) { /* a leaf: no child started IA (aba_init) */
+    memcpy(IA, d->cinert + 36 * i, 36 * sizeof(double));
+  }
   for (int r = 1; r < 6; r++) { /* 1-dof children updated only the upper triangle */
     for (int c = 0; c < r; c++) {
       IA[6 * r + c] = IA[6 * c + r];
@@ -163,13 +189,15 @@ static void aba_multi_joint(const sim_model *m, sim_data *d, int i, double impli
   }
 }
 
-/* Ia = IA − U·D⁻¹·Uᵀ and pa = pA + U·D⁻¹·u, added to the parent's. */
+/* Ia = IA − U·D⁻¹·Uᵀ and pa = pA + U·D⁻¹·u, added to the parent's (started from its cinert
+ * when i is its last child). */
 static void aba_multi_to_parent(const sim_model *m, sim_data *d, int i) {
   const sim_body *b = &m->bodies[i];
   int k0 = b->dofadr, n = b->dofnum;
   const double *IA = d->cIA + 36 * i, *pA = d->cfrc + 6 * i;
   const double *U = d->dof_U + 6 * k0;
   double *IAp = d->cIA + 36 * b->parent, *fp = d->cfrc + 6 * b->parent;
+  const double *base = m->bodies[b->parent].last_child == i ? d->cinert + 36 * b->parent : IAp;
   double w[SIM_BODY_DOF_MAX], W[6 * SIM_BODY_DOF_MAX] = {0}, coef[SIM_BODY_DOF_MAX] = {0};
   for (int a = 0; a < n; a++) {
     w[a] = d->dof_u[k0 + a];
@@ -190,7 +218,7 @@ static void aba_multi_to_parent(const sim_model *m, sim_data *d, int i) {
       for (int a = 0; a < n; a++) {
         UWt += U[6 * a + r] * W[6 * a + col];
       }
-      IAp[6 * r + col] += IA[6 * r + col] - UWt;
+      IAp[6 * r + col] = base[6 * r + col] + (IA[6 * r + col] - UWt);
     }
     for (int a = 0; a < n; a++) {
       f += U[6 * a + r] * coef[a];
@@ -273,11 +301,12 @@ void sim_aba(const sim_model *m, sim_data *d, double implicit_h) {
       }
       continue;
     }
+    const double *IA = b->last_child < 0 ? d->cinert + 36 * i : d->cIA + 36 * i;
     if (k >= 0) {
-      aba_joint(m, d, i, k, implicit_h);
+      aba_joint(m, d, IA, i, k, implicit_h);
     }
     if (b->parent > 0) {
-      aba_to_parent(m, d, i, k);
+      aba_to_parent(m, d, IA, i, k);
     }
   }
   aba_accelerations(m, d);
