@@ -11,6 +11,8 @@
 
 #include <math.h>
 
+#include "sim/sincos.h"
+
 /* --- 3-vectors and 3×3 matrices -------------------------------------------------------------- */
 
 /* out = a × b; out may alias a or b. */
@@ -134,10 +136,12 @@ static inline void sim_rigid_inertia_vec(double out[6], const double I[36], cons
 
 void sim_quat_to_mat(double mat[9], const double quat[4]);
 /* Rodrigues' formula, R = c·1 + s·ã + (1 − c)·a·aᵀ; axis must be a unit vector. Inline, with
- * the products shared between the entries (22 flops besides sin and cos): every hinge of every
- * evaluation builds one. */
+ * the products shared between the entries (22 flops besides sin and cos, both from one inline
+ * sim_sincos): every hinge of every evaluation builds one. */
 static inline void sim_axis_angle_to_mat(double mat[9], const double axis[3], double angle) {
-  const double c = cos(angle), s = sin(angle), t = 1 - c;
+  double s, c;
+  sim_sincos(angle, &s, &c);
+  const double t = 1 - c;
   const double x = axis[0], y = axis[1], z = axis[2];
   const double tx = t * x, ty = t * y, tz = t * z, sx = s * x, sy = s * y, sz = s * z;
   const double txy = tx * y, txz = tx * z, tyz = ty * z;
