@@ -35,18 +35,33 @@ static void aba_init(const sim_model *m, sim_data *d) {
   }
 }
 
-/* out = IA·S for a symmetric IA of which the ABA keeps only the upper triangle up to date (same
- * products and sums, in the same order, as sim_mat6_vec on the full matrix). */
+/* out = IA·S for an exactly symmetric IA, column by column (column c is row c): six runs of six
+ * contiguous products that vectorize, with the products and sums of sim_mat6_vec in its order. */
 static inline void aba_sym6_vec(double out[6], const double *IA, const double S_[6]) {
   const double S[6] = {S_[0], S_[1], S_[2], S_[3], S_[4], S_[5]};
+  double sum[6];
 #pragma GCC unroll 6
   for (int r = 0; r < 6; r++) {
-    double sum = IA[r] * S[0]; /* IA(r, 0) = IA(0, r) */
+    sum[r] = IA[r] * S[0];
+  }
 #pragma GCC unroll 6
-    for (int c = 1; c < 6; c++) {
-      sum += (c >= r ? IA[6 * r + c] : IA[6 * c + r]) * S[c];
+  for (int c = 1; c < 6; c++) {
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; r++) {
+      sum[r] += IA[6 * c + r] * S[c];
     }
-    out[r] = sum;
+  }
+  memcpy(out, sum, sizeof sum);
+}
+
+/* the lower triangle from the upper one: an articulated inertia exactly symmetric */
+static inline void aba_mirror(double *IA) {
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; r++) {
+#pragma GCC unroll 6
+    for (int c = r + 1; c < 6; c++) {
+      IA[6 * c + r] = IA[6 * r + c];
+    }
   }
 }
 
@@ -250,25 +265,33 @@ static void aba_multi_acceleration(const sim_model *m, sim_data *d, int i, doubl
   }
 }
 
-/* Pass 3 from the base outward: qdd and δ_i = δ_parent + S·qdd (in cacc), then a = a⁰ + δ. */
+/* Pass 3 from the base outward: qdd and δ_i = δ_parent + S·qdd, then a_i = a⁰_i + δ_i. Each
+ * body's δ replaces its a⁰ in crne_acc once read, where its children find it (δ_0 = 0). */
 static void aba_accelerations(const sim_model *m, sim_data *d) {
-  memset(d->cacc, 0, 6 * sizeof(double));
+  memcpy(d->cacc, d->crne_acc, 6 * sizeof(double));
+  memset(d->crne_acc, 0, 6 * sizeof(double));
   for (int i = 1; i < m->nbody; i++) {
     int k = m->bodies[i].dofadr;
-    double *a = d->cacc + 6 * i;
-    memcpy(a, d->cacc + 6 * m->bodies[i].parent, 6 * sizeof(double));
+    double *a0 = d->crne_acc + 6 * i, *a = d->cacc + 6 * i;
+    const double *dp = d->crne_acc + 6 * m->bodies[i].parent;
+    double delta[6] = {dp[0], dp[1], dp[2], dp[3], dp[4], dp[5]};
     if (m->bodies[i].multi_dof) {
-      aba_multi_acceleration(m, d, i, a);
+      double dm[6];
+      memcpy(dm, delta, sizeof dm);
+      aba_multi_acceleration(m, d, i, dm);
+      memcpy(delta, dm, sizeof dm);
     } else if (k >= 0) {
-      double qdd = (d->dof_u[k] - sim_dot6(d->dof_U + 6 * k, a)) / d->dof_D[k];
+      const double *S = d->cdof + 6 * k;
+      double qdd = (d->dof_u[k] - sim_dot6(d->dof_U + 6 * k, delta)) / d->dof_D[k];
       d->qacc[k] = qdd;
       for (int r = 0; r < 6; r++) {
-        a[r] += d->cdof[6 * k + r] * qdd;
+        delta[r] += S[r] * qdd;
       }
     }
-  }
-  for (int r = 0; r < 6 * m->nbody; r++) {
-    d->cacc[r] += d->crne_acc[r];
+    for (int r = 0; r < 6; r++) {
+      a[r] = a0[r] + delta[r];
+    }
+    memcpy(a0, delta, sizeof delta);
   }
 }
 
@@ -301,7 +324,11 @@ void sim_aba(const sim_model *m, sim_data *d, double implicit_h) {
       }
       continue;
     }
-    const double *IA = b->last_child < 0 ? d->cinert + 36 * i : d->cIA + 36 * i;
+    const double *IA = d->cinert + 36 * i;
+    if (b->last_child >= 0) {
+      IA = d->cIA + 36 * i;
+      aba_mirror(d->cIA + 36 * i);
+    }
     if (k >= 0) {
       aba_joint(m, d, IA, i, k, implicit_h);
     }
