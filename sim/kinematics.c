@@ -213,17 +213,21 @@ __attribute__((noinline)) static void multi_joint_velocity(const sim_model *m, s
 /* v_i = v_parent + S·qd, and the velocity-product term c_i = v_i ×m (S·qd). */
 static void body_velocity(const sim_model *m, sim_data *d, int i, const sim_joint *j) {
   double *v = d->cvel + 6 * i;
-  memcpy(v, d->cvel + 6 * m->bodies[i].parent, 6 * sizeof(double));
+  const double *vp = d->cvel + 6 * m->bodies[i].parent;
   if (j->dofadr < 0) {
+    memcpy(v, vp, 6 * sizeof(double));
     memset(d->cvp + 6 * i, 0, 6 * sizeof(double));
     return;
   }
-  double Sqd[6], qd = d->qvel[j->dofadr];
+  /* in locals: stores to cvel could otherwise alias cdof and force reloads */
+  const double *S = d->cdof + 6 * j->dofadr;
+  double Sqd[6], vi[6], qd = d->qvel[j->dofadr];
   for (int k = 0; k < 6; k++) {
-    Sqd[k] = d->cdof[6 * j->dofadr + k] * qd;
-    v[k] += Sqd[k];
+    Sqd[k] = S[k] * qd;
+    vi[k] = vp[k] + Sqd[k];
   }
-  sim_cross_motion(d->cvp + 6 * i, v, Sqd);
+  memcpy(v, vi, sizeof vi);
+  sim_cross_motion(d->cvp + 6 * i, vi, Sqd);
 }
 
 /* A world-origin motion vector seen in body i's axes at its origin: [Rᵀω; Rᵀ(v + ω×p)]. */
