@@ -82,7 +82,7 @@ static void world_inertia(const sim_model *m, sim_data *d, int i) {
   } else {
     sim_mat3_congruence(Ic, R, b->inertia);
   }
-  sim_spatial_inertia(d->cinert + 36 * i, b->mass, d->xipos + 3 * i, Ic);
+  sim_spatial_inertia_nonzero(d->cinert + 36 * i, b->mass, d->xipos + 3 * i, Ic);
 }
 
 /* --- bodies with several joints or a ball or free joint ------------------------------------ */

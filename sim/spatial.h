@@ -169,8 +169,20 @@ void sim_quat_integrate(double out[4], const double q[4], const double omega[3],
  * c̃·c̃ᵀ = |c|²·1 − c·cᵀ. Ic is read from its upper triangle and the result is exactly
  * symmetric (each off-diagonal entry computed once and mirrored). Inline: kinematics builds one
  * per body per evaluation. */
+static inline void sim_spatial_inertia_nonzero(double out[36], double mass, const double com[3],
+                                               const double inertia_com[9]);
 static inline void sim_spatial_inertia(double out[36], double mass, const double com[3],
                                        const double inertia_com[9]) {
+  sim_spatial_inertia_nonzero(out, mass, com, inertia_com);
+  out[3] = out[10] = out[17] = out[18] = out[25] = out[32] = 0;
+  out[22] = out[23] = out[27] = out[29] = out[33] = out[34] = 0;
+}
+
+/* sim_spatial_inertia less its twelve structural zeros, which out must hold already: kinematics
+ * rebuilds each body's cinert in place every evaluation, in a buffer that sim_data_new and
+ * sim_data_reset zero and no other code writes (twelve stores a body saved). */
+static inline void sim_spatial_inertia_nonzero(double out[36], double mass, const double com[3],
+                                               const double inertia_com[9]) {
   const double x = com[0], y = com[1], z = com[2];
   const double hx = mass * x, hy = mass * y, hz = mass * z; /* h = m·c */
   const double *Ic = inertia_com;
@@ -180,17 +192,15 @@ static inline void sim_spatial_inertia(double out[36], double mass, const double
   out[1] = out[6] = Ic[1] - hx * y;
   out[2] = out[12] = Ic[2] - hx * z;
   out[8] = out[13] = Ic[5] - hy * z;
-  /* upper right h̃, lower left its transpose */
-  out[3] = 0, out[4] = -hz, out[5] = hy;
-  out[9] = hz, out[10] = 0, out[11] = -hx;
-  out[15] = -hy, out[16] = hx, out[17] = 0;
-  out[18] = 0, out[19] = hz, out[20] = -hy;
-  out[24] = -hz, out[25] = 0, out[26] = hx;
-  out[30] = hy, out[31] = -hx, out[32] = 0;
+  /* upper right h̃, lower left its transpose (zero diagonals) */
+  out[4] = -hz, out[5] = hy;
+  out[9] = hz, out[11] = -hx;
+  out[15] = -hy, out[16] = hx;
+  out[19] = hz, out[20] = -hy;
+  out[24] = -hz, out[26] = hx;
+  out[30] = hy, out[31] = -hx;
   /* lower right m·1 */
-  out[21] = mass, out[22] = 0, out[23] = 0;
-  out[27] = 0, out[28] = mass, out[29] = 0;
-  out[33] = 0, out[34] = 0, out[35] = mass;
+  out[21] = out[28] = out[35] = mass;
 }
 
 /* out = R·I·Rᵀ for a symmetric I: T = R·I, then only the upper triangle of T·Rᵀ, mirrored
