@@ -120,12 +120,13 @@ static void aba_to_parent(const sim_model *m, sim_data *d, const double *IA, int
   const double *U = zero, *w = zero; /* a welded body hands on IA and pA unchanged */
   double wk[6];
   if (k >= 0) {
-    double invD = 1.0 / d->dof_D[k], coef = d->dof_u[k] * invD;
+    double invD = 1.0 / d->dof_D[k], coef = d->dof_u[k] * invD, f[6];
     U = d->dof_U + 6 * k;
-    for (int r = 0; r < 6; r++) {
+    for (int r = 0; r < 6; r++) { /* in locals: fp could alias U and pA */
       wk[r] = U[r] * invD;
-      fp[r] += pA[r] + U[r] * coef;
+      f[r] = fp[r] + (pA[r] + U[r] * coef);
     }
+    memcpy(fp, f, sizeof f);
     w = wk;
   } else {
     for (int r = 0; r < 6; r++) {
