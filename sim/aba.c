@@ -35,33 +35,18 @@ static void aba_init(const sim_model *m, sim_data *d) {
   }
 }
 
-/* out = IA·S for an exactly symmetric IA, column by column (column c is row c): six runs of six
- * contiguous products that vectorize, with the products and sums of sim_mat6_vec in its order. */
+/* out = IA·S for a symmetric IA of which the ABA keeps only the upper triangle up to date (same
+ * products and sums, in the same order, as sim_mat6_vec on the full matrix). */
 static inline void aba_sym6_vec(double out[6], const double *IA, const double S_[6]) {
   const double S[6] = {S_[0], S_[1], S_[2], S_[3], S_[4], S_[5]};
-  double sum[6];
 #pragma GCC unroll 6
   for (int r = 0; r < 6; r++) {
-    sum[r] = IA[r] * S[0];
-  }
+    double sum = IA[r] * S[0]; /* IA(r, 0) = IA(0, r) */
 #pragma GCC unroll 6
-  for (int c = 1; c < 6; c++) {
-#pragma GCC unroll 6
-    for (int r = 0; r < 6; r++) {
-      sum[r] += IA[6 * c + r] * S[c];
+    for (int c = 1; c < 6; c++) {
+      sum += (c >= r ? IA[6 * r + c] : IA[6 * c + r]) * S[c];
     }
-  }
-  memcpy(out, sum, sizeof sum);
-}
-
-/* the lower triangle from the upper one: an articulated inertia exactly symmetric */
-static inline void aba_mirror(double *IA) {
-#pragma GCC unroll 6
-  for (int r = 0; r < 6; r++) {
-#pragma GCC unroll 6
-    for (int c = r + 1; c < 6; c++) {
-      IA[6 * c + r] = IA[6 * r + c];
-    }
+    out[r] = sum;
   }
 }
 
@@ -325,11 +310,7 @@ void sim_aba(const sim_model *m, sim_data *d, double implicit_h) {
       }
       continue;
     }
-    const double *IA = d->cinert + 36 * i;
-    if (b->last_child >= 0) {
-      IA = d->cIA + 36 * i;
-      aba_mirror(d->cIA + 36 * i);
-    }
+    const double *IA = b->last_child < 0 ? d->cinert + 36 * i : d->cIA + 36 * i;
     if (k >= 0) {
       aba_joint(m, d, IA, i, k, implicit_h);
     }

@@ -82,7 +82,7 @@ static void world_inertia(const sim_model *m, sim_data *d, int i) {
   } else {
     sim_mat3_congruence(Ic, R, b->inertia);
   }
-  sim_spatial_inertia_nonzero(d->cinert + 36 * i, b->mass, d->xipos + 3 * i, Ic);
+  sim_spatial_inertia(d->cinert + 36 * i, b->mass, d->xipos + 3 * i, Ic);
 }
 
 /* --- bodies with several joints or a ball or free joint ------------------------------------ */
@@ -213,21 +213,17 @@ __attribute__((noinline)) static void multi_joint_velocity(const sim_model *m, s
 /* v_i = v_parent + S·qd, and the velocity-product term c_i = v_i ×m (S·qd). */
 static void body_velocity(const sim_model *m, sim_data *d, int i, const sim_joint *j) {
   double *v = d->cvel + 6 * i;
-  const double *vp = d->cvel + 6 * m->bodies[i].parent;
+  memcpy(v, d->cvel + 6 * m->bodies[i].parent, 6 * sizeof(double));
   if (j->dofadr < 0) {
-    memcpy(v, vp, 6 * sizeof(double));
     memset(d->cvp + 6 * i, 0, 6 * sizeof(double));
     return;
   }
-  /* in locals: stores to cvel could otherwise alias cdof and force reloads */
-  const double *S = d->cdof + 6 * j->dofadr;
-  double Sqd[6], vi[6], qd = d->qvel[j->dofadr];
+  double Sqd[6], qd = d->qvel[j->dofadr];
   for (int k = 0; k < 6; k++) {
-    Sqd[k] = S[k] * qd;
-    vi[k] = vp[k] + Sqd[k];
+    Sqd[k] = d->cdof[6 * j->dofadr + k] * qd;
+    v[k] += Sqd[k];
   }
-  memcpy(v, vi, sizeof vi);
-  sim_cross_motion(d->cvp + 6 * i, vi, Sqd);
+  sim_cross_motion(d->cvp + 6 * i, v, Sqd);
 }
 
 /* A world-origin motion vector seen in body i's axes at its origin: [Rᵀω; Rᵀ(v + ω×p)]. */

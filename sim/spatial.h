@@ -11,8 +11,6 @@
 
 #include <math.h>
 
-#include "sim/sincos.h"
-
 /* --- 3-vectors and 3×3 matrices -------------------------------------------------------------- */
 
 /* out = a × b; out may alias a or b. */
@@ -136,12 +134,10 @@ static inline void sim_rigid_inertia_vec(double out[6], const double I[36], cons
 
 void sim_quat_to_mat(double mat[9], const double quat[4]);
 /* Rodrigues' formula, R = c·1 + s·ã + (1 − c)·a·aᵀ; axis must be a unit vector. Inline, with
- * the products shared between the entries (22 flops besides sin and cos, both from one inline
- * sim_sincos): every hinge of every evaluation builds one. */
+ * the products shared between the entries (22 flops besides sin and cos): every hinge of every
+ * evaluation builds one. */
 static inline void sim_axis_angle_to_mat(double mat[9], const double axis[3], double angle) {
-  double s, c;
-  sim_sincos(angle, &s, &c);
-  const double t = 1 - c;
+  const double c = cos(angle), s = sin(angle), t = 1 - c;
   const double x = axis[0], y = axis[1], z = axis[2];
   const double tx = t * x, ty = t * y, tz = t * z, sx = s * x, sy = s * y, sz = s * z;
   const double txy = tx * y, txz = tx * z, tyz = ty * z;
@@ -169,20 +165,8 @@ void sim_quat_integrate(double out[4], const double q[4], const double omega[3],
  * c̃·c̃ᵀ = |c|²·1 − c·cᵀ. Ic is read from its upper triangle and the result is exactly
  * symmetric (each off-diagonal entry computed once and mirrored). Inline: kinematics builds one
  * per body per evaluation. */
-static inline void sim_spatial_inertia_nonzero(double out[36], double mass, const double com[3],
-                                               const double inertia_com[9]);
 static inline void sim_spatial_inertia(double out[36], double mass, const double com[3],
                                        const double inertia_com[9]) {
-  sim_spatial_inertia_nonzero(out, mass, com, inertia_com);
-  out[3] = out[10] = out[17] = out[18] = out[25] = out[32] = 0;
-  out[22] = out[23] = out[27] = out[29] = out[33] = out[34] = 0;
-}
-
-/* sim_spatial_inertia less its twelve structural zeros, which out must hold already: kinematics
- * rebuilds each body's cinert in place every evaluation, in a buffer that sim_data_new and
- * sim_data_reset zero and no other code writes (twelve stores a body saved). */
-static inline void sim_spatial_inertia_nonzero(double out[36], double mass, const double com[3],
-                                               const double inertia_com[9]) {
   const double x = com[0], y = com[1], z = com[2];
   const double hx = mass * x, hy = mass * y, hz = mass * z; /* h = m·c */
   const double *Ic = inertia_com;
@@ -192,15 +176,17 @@ static inline void sim_spatial_inertia_nonzero(double out[36], double mass, cons
   out[1] = out[6] = Ic[1] - hx * y;
   out[2] = out[12] = Ic[2] - hx * z;
   out[8] = out[13] = Ic[5] - hy * z;
-  /* upper right h̃, lower left its transpose (zero diagonals) */
-  out[4] = -hz, out[5] = hy;
-  out[9] = hz, out[11] = -hx;
-  out[15] = -hy, out[16] = hx;
-  out[19] = hz, out[20] = -hy;
-  out[24] = -hz, out[26] = hx;
-  out[30] = hy, out[31] = -hx;
+  /* upper right h̃, lower left its transpose */
+  out[3] = 0, out[4] = -hz, out[5] = hy;
+  out[9] = hz, out[10] = 0, out[11] = -hx;
+  out[15] = -hy, out[16] = hx, out[17] = 0;
+  out[18] = 0, out[19] = hz, out[20] = -hy;
+  out[24] = -hz, out[25] = 0, out[26] = hx;
+  out[30] = hy, out[31] = -hx, out[32] = 0;
   /* lower right m·1 */
-  out[21] = out[28] = out[35] = mass;
+  out[21] = mass, out[22] = 0, out[23] = 0;
+  out[27] = 0, out[28] = mass, out[29] = 0;
+  out[33] = 0, out[34] = 0, out[35] = mass;
 }
 
 /* out = R·I·Rᵀ for a symmetric I: T = R·I, then only the upper triangle of T·Rᵀ, mirrored

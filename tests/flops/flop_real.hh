@@ -19,8 +19,6 @@
 
 #include <cmath>
 
-#include "sim/sincos.h" /* with the real double, before the #define below */
-
 extern "C" {
 extern long long sim_flop_count;       /* + − × ÷ and sqrt */
 extern long long sim_flop_transcendental; /* sin, cos (not in sim_flop_count) */
@@ -80,13 +78,6 @@ static inline sim_fr_ cos(sim_fr_ a) { sim_flop_transcendental++; return sim_fr_
 static inline sim_fr_ fabs(sim_fr_ a) { return sim_fr_(std::fabs(a.v)); }
 static inline bool isfinite(sim_fr_ a) { return std::isfinite(a.v); }
 static inline bool isnan(sim_fr_ a) { return std::isnan(a.v); }
-/* the simulator's inline sine and cosine (sim/sincos.h), counted as one sin and one cos */
-static inline void sim_sincos(sim_fr_ x, sim_fr_ *s, sim_fr_ *c) {
-  sim_flop_transcendental += 2;
-  double sd, cd;
-  sim_sincos(x.v, &sd, &cd);
-  *s = sim_fr_(sd), *c = sim_fr_(cd);
-}
 static inline sim_fr_ fmax(sim_fr_ a, sim_fr_ b) { return sim_fr_(std::fmax(a.v, b.v)); }
 static inline sim_fr_ fmin(sim_fr_ a, sim_fr_ b) { return sim_fr_(std::fmin(a.v, b.v)); }
 

@@ -6,7 +6,6 @@
 #include <cmocka.h>
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "sim/spatial.h"
@@ -146,48 +145,6 @@ static void test_rotations(void **state) {
   assert_true(max_diff(RtR, I3, 9) < 1e-15 * 8);
 }
 
-/* |v - ref| in units of the last place of ref rounded to a double */
-static double ulp_error(double v, long double ref) {
-  double r = fabs((double)ref);
-  int e;
-  frexp(r, &e);
-  double ulp = r < 0x1p-1022 ? 0x1p-1074 : ldexp(1.0, e - 53);
-  return (double)(fabsl((long double)v - ref) / ulp);
-}
-
-/* sim_sincos within 1 ulp of long double sinl and cosl (errors below 2^-63 relative), on
- * angles of joints, medium and large arguments up to the fast path's 2^20, the doubles next to
- * multiples of π/2 (where the reduction cancels) and tiny ones; beyond 2^20, infinite and NaN
- * arguments go to libm. */
-static void test_sincos_within_one_ulp(void **state) {
-  (void)state;
-  double worst_sin = 0, worst_cos = 0;
-  for (long i = 0; i < 2000000; i++) {
-    double x, u = uniform();
-    switch (i % 5) {
-    case 0: x = 4 * u; break;
-    case 1: x = 1000 * u; break;
-    case 2: x = 0x1p20 * u; break;
-    case 3: x = nextafter(floor(660000 * u) * 1.5707963267948966, i % 2 ? 10 : -10); break;
-    default: x = ldexp(u, -(int)(60 * fabs(uniform()))); break;
-    }
-    double s, c;
-    sim_sincos(x, &s, &c);
-    worst_sin = fmax(worst_sin, ulp_error(s, sinl((long double)x)));
-    worst_cos = fmax(worst_cos, ulp_error(c, cosl((long double)x)));
-  }
-  printf("sim_sincos: at most %.3f ulp (sin), %.3f ulp (cos)\n", worst_sin, worst_cos);
-  assert_true(worst_sin <= 1.0);
-  assert_true(worst_cos <= 1.0);
-  const double big[] = {0x1p20, -3e6, 1e300, INFINITY, -INFINITY, NAN};
-  for (size_t k = 0; k < sizeof big / sizeof big[0]; k++) {
-    double s, c;
-    sim_sincos(big[k], &s, &c);
-    assert_memory_equal(&(double){sin(big[k])}, &s, sizeof s);
-    assert_memory_equal(&(double){cos(big[k])}, &c, sizeof c);
-  }
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cross_motion_definition),
@@ -195,7 +152,6 @@ int main(void) {
       cmocka_unit_test(test_spatial_inertia_of_point_mass),
       cmocka_unit_test(test_rotations),
       cmocka_unit_test(test_compact_and_symmetric_inertia),
-      cmocka_unit_test(test_sincos_within_one_ulp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
