@@ -35,18 +35,19 @@ static void aba_init(const sim_model *m, sim_data *d) {
   }
 }
 
-/* out = IA·S for a symmetric IA of which the ABA keeps only the upper triangle up to date (same
- * products and sums, in the same order, as sim_mat6_vec on the full matrix). */
+/* out = IA·S for a symmetric IA of which the ABA keeps only the upper triangle up to date, each
+ * row's products summed in pairs (three dependent additions, not five: this product starts the
+ * chain of dependent operations from a body to its parent in the backward pass). */
 static inline void aba_sym6_vec(double out[6], const double *IA, const double S_[6]) {
   const double S[6] = {S_[0], S_[1], S_[2], S_[3], S_[4], S_[5]};
 #pragma GCC unroll 6
   for (int r = 0; r < 6; r++) {
-    double sum = IA[r] * S[0]; /* IA(r, 0) = IA(0, r) */
+    double p[6];
 #pragma GCC unroll 6
-    for (int c = 1; c < 6; c++) {
-      sum += (c >= r ? IA[6 * r + c] : IA[6 * c + r]) * S[c];
+    for (int c = 0; c < 6; c++) {
+      p[c] = (c >= r ? IA[6 * r + c] : IA[6 * c + r]) * S[c];
     }
-    out[r] = sum;
+    out[r] = ((p[0] + p[1]) + (p[2] + p[3])) + (p[4] + p[5]);
   }
 }
 
@@ -61,6 +62,9 @@ static void aba_joint(const sim_model *m, sim_data *d, const double *IA, int i, 
   if (implicit_h != 0) {
     d->dof_D[k] += implicit_h * j->damping;
   }
+  /* 1/D once, here: the last pass multiplies by it instead of dividing, off its chain of
+   * dependent operations from body to body */
+  d->dof_Dinv[SIM_BODY_DOF_MAX * k] = 1.0 / d->dof_D[k];
   d->dof_u[k] = d->qfrc_applied[k] + d->qfrc_passive[k] + d->qfrc_actuator[k] +
                 d->qfrc_constraint[k] - sim_dot6(S, d->cfrc + 6 * i);
 }
@@ -105,7 +109,7 @@ static void aba_to_parent(const sim_model *m, sim_data *d, const double *IA, int
   const double *U = zero, *w = zero; /* a welded body hands on IA and pA unchanged */
   double wk[6];
   if (k >= 0) {
-    double invD = 1.0 / d->dof_D[k], coef = d->dof_u[k] * invD, f[6];
+    double invD = d->dof_Dinv[SIM_BODY_DOF_MAX * k], coef = d->dof_u[k] * invD, f[6];
     U = d->dof_U + 6 * k;
     for (int r = 0; r < 6; r++) { /* in locals: fp could alias U and pA */
       wk[r] = U[r] * invD;
@@ -268,7 +272,8 @@ static void aba_accelerations(const sim_model *m, sim_data *d) {
       memcpy(delta, dm, sizeof dm);
     } else if (k >= 0) {
       const double *S = d->cdof + 6 * k;
-      double qdd = (d->dof_u[k] - sim_dot6(d->dof_U + 6 * k, delta)) / d->dof_D[k];
+      double qdd = (d->dof_u[k] - sim_dot6(d->dof_U + 6 * k, delta)) *
+                   d->dof_Dinv[SIM_BODY_DOF_MAX * k];
       d->qacc[k] = qdd;
       for (int r = 0; r < 6; r++) {
         delta[r] += S[r] * qdd;

@@ -48,7 +48,7 @@
   X(dof_U, nv, 6)         /* ABA: IA·S */                                      \
   X(dof_D, nv, 1)         /* ABA: S'·IA·S + armature (+ h·damping) */          \
   X(dof_u, nv, 1)         /* ABA: tau - S'·pA */                               \
-  X(dof_Dinv, nv, SIM_BODY_DOF_MAX) /* ABA, bodies of several dofs: row k of D⁻¹ (k×k) */ \
+  X(dof_Dinv, nv, SIM_BODY_DOF_MAX) /* ABA: row k of D⁻¹ (k×k; 1/D for one dof) */ \
   X(crne_acc, nbody, 6)   /* RNEA's accelerations; ABA's scratch (a⁰, then a − a⁰) */ \
   X(int_q0, nq, 1)        /* integrator scratch: state at step start */        \
   X(int_v0, nv, 1)                                                             \
