@@ -141,8 +141,15 @@ void sim_quat_to_mat(double mat[9], const double quat[4]);
 /* Rodrigues' formula, R = c·1 + s·ã + (1 − c)·a·aᵀ; axis must be a unit vector. Inline, with
  * the products shared between the entries (22 flops besides sin and cos): every hinge of every
  * evaluation builds one. */
+static inline void sim_axis_sincos_to_mat(double mat[9], const double axis[3], double s,
+                                          double c);
 static inline void sim_axis_angle_to_mat(double mat[9], const double axis[3], double angle) {
-  const double c = cos(angle), s = sin(angle), t = 1 - c;
+  sim_axis_sincos_to_mat(mat, axis, sin(angle), cos(angle));
+}
+/* the same from the angle's sine s and cosine c */
+static inline void sim_axis_sincos_to_mat(double mat[9], const double axis[3], double s,
+                                          double c) {
+  const double t = 1 - c;
   const double x = axis[0], y = axis[1], z = axis[2];
   const double tx = t * x, ty = t * y, tz = t * z, sx = s * x, sy = s * y, sz = s * z;
   const double txy = tx * y, txz = tx * z, tyz = ty * z;
