@@ -14,9 +14,10 @@
 #include <string.h>
 
 /* Pass 1, from the base outward: a⁰ (in crne_acc, RNEA's scratch) and the bias forces
- * pA = I·a⁰ + v ×f (I·v), both products from the compact rigid-body inertia. */
+ * pA = I·a⁰ + v ×f (I·v), both products from the compact rigid-body inertia. The articulated
+ * inertias need no copy of the rigid ones here: a leaf's is its cinert, read in place, and a
+ * body's last child (the first the backward pass reaches) starts its parent's from cinert. */
 static void aba_init(const sim_model *m, sim_data *d) {
-  memcpy(d->cIA, d->cinert, (size_t)m->nbody * 36 * sizeof(double));
   sim_base_acceleration(m, d->crne_acc);
   for (int i = 1; i < m->nbody; i++) {
     const double *I = d->cinert + 36 * i, *v = d->cvel + 6 * i, *c = d->cvp + 6 * i;
@@ -34,31 +35,36 @@ static void aba_init(const sim_model *m, sim_data *d) {
   }
 }
 
-/* out = IA·S for a symmetric IA of which the ABA keeps only the upper triangle up to date (same
- * products and sums, in the same order, as sim_mat6_vec on the full matrix). */
+/* out = IA·S for a symmetric IA of which the ABA keeps only the upper triangle up to date, each
+ * row's products summed in pairs (three dependent additions, not five: this product starts the
+ * chain of dependent operations from a body to its parent in the backward pass). */
 static inline void aba_sym6_vec(double out[6], const double *IA, const double S_[6]) {
   const double S[6] = {S_[0], S_[1], S_[2], S_[3], S_[4], S_[5]};
 #pragma GCC unroll 6
   for (int r = 0; r < 6; r++) {
-    double sum = IA[r] * S[0]; /* IA(r, 0) = IA(0, r) */
+    double p[6];
 #pragma GCC unroll 6
-    for (int c = 1; c < 6; c++) {
-      sum += (c >= r ? IA[6 * r + c] : IA[6 * c + r]) * S[c];
+    for (int c = 0; c < 6; c++) {
+      p[c] = (c >= r ? IA[6 * r + c] : IA[6 * c + r]) * S[c];
     }
-    out[r] = sum;
+    out[r] = ((p[0] + p[1]) + (p[2] + p[3])) + (p[4] + p[5]);
   }
 }
 
 /* Joint terms of dof k on body i: U = IA·S, D = S'·U + armature + h·damping, u = τ − S'·pA. */
-static void aba_joint(const sim_model *m, sim_data *d, int i, int k, double implicit_h) {
+static void aba_joint(const sim_model *m, sim_data *d, const double *IA, int i, int k,
+                      double implicit_h) {
   const sim_joint *j = &m->joints[m->dof_joint[k]];
   const double *S = d->cdof + 6 * k;
   double *U = d->dof_U + 6 * k;
-  aba_sym6_vec(U, d->cIA + 36 * i, S);
+  aba_sym6_vec(U, IA, S);
   d->dof_D[k] = sim_dot6(S, U) + j->armature;
   if (implicit_h != 0) {
     d->dof_D[k] += implicit_h * j->damping;
   }
+  /* 1/D once, here: the last pass multiplies by it instead of dividing, off its chain of
+   * dependent operations from body to body */
+  d->dof_Dinv[SIM_BODY_DOF_MAX * k] = 1.0 / d->dof_D[k];
   d->dof_u[k] = d->qfrc_applied[k] + d->qfrc_passive[k] + d->qfrc_actuator[k] +
                 d->qfrc_constraint[k] - sim_dot6(S, d->cfrc + 6 * i);
 }
@@ -78,27 +84,49 @@ static inline void aba_add_symmetric(double *__restrict__ IAp, const double *__r
   }
 }
 
-/* Adds body i's articulated inertia and bias force, seen through its joint, to the parent's:
+/* IAp = I + IA − w·Uᵀ on the upper triangle: the parent's articulated inertia started from its
+ * rigid one I by its last child (see aba_init). */
+static inline void aba_start_symmetric(double *__restrict__ IAp, const double *__restrict__ I,
+                                       const double *__restrict__ IA, const double w[6],
+                                       const double U_[6]) {
+  const double U[6] = {U_[0], U_[1], U_[2], U_[3], U_[4], U_[5]};
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; r++) {
+#pragma GCC unroll 6
+    for (int col = r; col < 6; col++) {
+      IAp[6 * r + col] = I[6 * r + col] + (IA[6 * r + col] - w[r] * U[col]);
+    }
+  }
+}
+
+/* Adds body i's articulated inertia IA and bias force, seen through its joint, to the parent's:
  * Ia = IA − U·Uᵀ/D and pa = pA + U·u/D (no IA·c: see the top of the file). */
-static void aba_to_parent(const sim_model *m, sim_data *d, int i, int k) {
-  const double *IA = d->cIA + 36 * i, *pA = d->cfrc + 6 * i;
+static void aba_to_parent(const sim_model *m, sim_data *d, const double *IA, int i, int k) {
+  static const double zero[6] = {0};
+  const double *pA = d->cfrc + 6 * i;
   int p = m->bodies[i].parent;
   double *IAp = d->cIA + 36 * p, *fp = d->cfrc + 6 * p;
-  if (k < 0) { /* a welded body hands on its inertia and bias force unchanged */
-    static const double zero[6] = {0};
-    aba_add_symmetric(IAp, IA, zero, zero);
+  const double *U = zero, *w = zero; /* a welded body hands on IA and pA unchanged */
+  double wk[6];
+  if (k >= 0) {
+    double invD = d->dof_Dinv[SIM_BODY_DOF_MAX * k], coef = d->dof_u[k] * invD, f[6];
+    U = d->dof_U + 6 * k;
+    for (int r = 0; r < 6; r++) { /* in locals: fp could alias U and pA */
+      wk[r] = U[r] * invD;
+      f[r] = fp[r] + (pA[r] + U[r] * coef);
+    }
+    memcpy(fp, f, sizeof f);
+    w = wk;
+  } else {
     for (int r = 0; r < 6; r++) {
       fp[r] += pA[r];
     }
-    return;
   }
-  const double *U = d->dof_U + 6 * k;
-  double invD = 1.0 / d->dof_D[k], coef = d->dof_u[k] * invD, w[6];
-  for (int r = 0; r < 6; r++) {
-    w[r] = U[r] * invD;
-    fp[r] += pA[r] + U[r] * coef;
+  if (m->bodies[p].last_child == i) {
+    aba_start_symmetric(IAp, d->cinert + 36 * p, IA, w, U);
+  } else {
+    aba_add_symmetric(IAp, IA, w, U);
   }
-  aba_add_symmetric(IAp, IA, w, U);
 }
 
 /* --- bodies of several dofs (ball, free, several joints): S is 6×n, D is n×n ---------------- */
@@ -139,6 +167,9 @@ static void aba_multi_joint(const sim_model *m, sim_data *d, int i, double impli
   const sim_body *b = &m->bodies[i];
   int k0 = b->dofadr, n = b->dofnum;
   double D[36], *IA = d->cIA + 36 * i;
+  if (b->last_child < 0) { /* a leaf: no child started IA (aba_init) */
+    memcpy(IA, d->cinert + 36 * i, 36 * sizeof(double));
+  }
   for (int r = 1; r < 6; r++) { /* 1-dof children updated only the upper triangle */
     for (int c = 0; c < r; c++) {
       IA[6 * r + c] = IA[6 * c + r];
@@ -163,13 +194,15 @@ static void aba_multi_joint(const sim_model *m, sim_data *d, int i, double impli
   }
 }
 
-/* Ia = IA − U·D⁻¹·Uᵀ and pa = pA + U·D⁻¹·u, added to the parent's. */
+/* Ia = IA − U·D⁻¹·Uᵀ and pa = pA + U·D⁻¹·u, added to the parent's (started from its cinert
+ * when i is its last child). */
 static void aba_multi_to_parent(const sim_model *m, sim_data *d, int i) {
   const sim_body *b = &m->bodies[i];
   int k0 = b->dofadr, n = b->dofnum;
   const double *IA = d->cIA + 36 * i, *pA = d->cfrc + 6 * i;
   const double *U = d->dof_U + 6 * k0;
   double *IAp = d->cIA + 36 * b->parent, *fp = d->cfrc + 6 * b->parent;
+  const double *base = m->bodies[b->parent].last_child == i ? d->cinert + 36 * b->parent : IAp;
   double w[SIM_BODY_DOF_MAX], W[6 * SIM_BODY_DOF_MAX] = {0}, coef[SIM_BODY_DOF_MAX] = {0};
   for (int a = 0; a < n; a++) {
     w[a] = d->dof_u[k0 + a];
@@ -190,7 +223,7 @@ static void aba_multi_to_parent(const sim_model *m, sim_data *d, int i) {
       for (int a = 0; a < n; a++) {
         UWt += U[6 * a + r] * W[6 * a + col];
       }
-      IAp[6 * r + col] += IA[6 * r + col] - UWt;
+      IAp[6 * r + col] = base[6 * r + col] + (IA[6 * r + col] - UWt);
     }
     for (int a = 0; a < n; a++) {
       f += U[6 * a + r] * coef[a];
@@ -222,25 +255,34 @@ static void aba_multi_acceleration(const sim_model *m, sim_data *d, int i, doubl
   }
 }
 
-/* Pass 3 from the base outward: qdd and δ_i = δ_parent + S·qdd (in cacc), then a = a⁰ + δ. */
+/* Pass 3 from the base outward: qdd and δ_i = δ_parent + S·qdd, then a_i = a⁰_i + δ_i. Each
+ * body's δ replaces its a⁰ in crne_acc once read, where its children find it (δ_0 = 0). */
 static void aba_accelerations(const sim_model *m, sim_data *d) {
-  memset(d->cacc, 0, 6 * sizeof(double));
+  memcpy(d->cacc, d->crne_acc, 6 * sizeof(double));
+  memset(d->crne_acc, 0, 6 * sizeof(double));
   for (int i = 1; i < m->nbody; i++) {
     int k = m->bodies[i].dofadr;
-    double *a = d->cacc + 6 * i;
-    memcpy(a, d->cacc + 6 * m->bodies[i].parent, 6 * sizeof(double));
+    double *a0 = d->crne_acc + 6 * i, *a = d->cacc + 6 * i;
+    const double *dp = d->crne_acc + 6 * m->bodies[i].parent;
+    double delta[6] = {dp[0], dp[1], dp[2], dp[3], dp[4], dp[5]};
     if (m->bodies[i].multi_dof) {
-      aba_multi_acceleration(m, d, i, a);
+      double dm[6];
+      memcpy(dm, delta, sizeof dm);
+      aba_multi_acceleration(m, d, i, dm);
+      memcpy(delta, dm, sizeof dm);
     } else if (k >= 0) {
-      double qdd = (d->dof_u[k] - sim_dot6(d->dof_U + 6 * k, a)) / d->dof_D[k];
+      const double *S = d->cdof + 6 * k;
+      double qdd = (d->dof_u[k] - sim_dot6(d->dof_U + 6 * k, delta)) *
+                   d->dof_Dinv[SIM_BODY_DOF_MAX * k];
       d->qacc[k] = qdd;
       for (int r = 0; r < 6; r++) {
-        a[r] += d->cdof[6 * k + r] * qdd;
+        delta[r] += S[r] * qdd;
       }
     }
-  }
-  for (int r = 0; r < 6 * m->nbody; r++) {
-    d->cacc[r] += d->crne_acc[r];
+    for (int r = 0; r < 6; r++) {
+      a[r] = a0[r] + delta[r];
+    }
+    memcpy(a0, delta, sizeof delta);
   }
 }
 
@@ -273,11 +315,12 @@ void sim_aba(const sim_model *m, sim_data *d, double implicit_h) {
       }
       continue;
     }
+    const double *IA = b->last_child < 0 ? d->cinert + 36 * i : d->cIA + 36 * i;
     if (k >= 0) {
-      aba_joint(m, d, i, k, implicit_h);
+      aba_joint(m, d, IA, i, k, implicit_h);
     }
     if (b->parent > 0) {
-      aba_to_parent(m, d, i, k);
+      aba_to_parent(m, d, IA, i, k);
     }
   }
   aba_accelerations(m, d);

@@ -48,8 +48,9 @@
   X(dof_U, nv, 6)         /* ABA: IA·S */                                      \
   X(dof_D, nv, 1)         /* ABA: S'·IA·S + armature (+ h·damping) */          \
   X(dof_u, nv, 1)         /* ABA: tau - S'·pA */                               \
-  X(dof_Dinv, nv, SIM_BODY_DOF_MAX) /* ABA, bodies of several dofs: row k of D⁻¹ (k×k) */ \
-  X(crne_acc, nbody, 6)   /* RNEA's accelerations; ABA's a⁰ (acceleration at qdd = 0) */ \
+  X(dof_Dinv, nv, SIM_BODY_DOF_MAX) /* ABA: row k of D⁻¹ (k×k; 1/D for one dof) */ \
+  X(crne_acc, nbody, 6)   /* RNEA's accelerations; ABA's scratch (a⁰, then a − a⁰) */ \
+  X(jnt_sincos, njnt, 2)  /* kinematics: sin and cos of each hinge's angle */   \
   X(int_q0, nq, 1)        /* integrator scratch: state at step start */        \
   X(int_v0, nv, 1)                                                             \
   X(int_q1, nq, 1)                                                             \

@@ -6,15 +6,17 @@
 #include "sim/sim.h"
 #include "sim/spatial.h"
 
+#include <math.h>
 #include <string.h>
 
-/* Parent→body rotation R (body axes in parent coordinates) and origin r at joint position q. */
+/* Parent→body rotation R (body axes in parent coordinates) and origin r at joint position q
+ * (a hinge's sine and cosine in sc). */
 static void joint_transform(double R[9], double r[3], const sim_body *b, const sim_joint *j,
-                            double q) {
+                            double q, const double sc[2]) {
   memcpy(r, b->pos, 3 * sizeof(double));
-  if (j->type == SIM_JOINT_HINGE) { /* one call site: the compiler fuses sin and cos */
+  if (j->type == SIM_JOINT_HINGE) {
     double Rj[9];
-    sim_axis_angle_to_mat(b->identity_quat ? R : Rj, j->axis, q);
+    sim_axis_sincos_to_mat(b->identity_quat ? R : Rj, j->axis, sc[0], sc[1]);
     if (!b->identity_quat) {
       sim_mat3_mul(R, b->mat, Rj);
     }
@@ -116,7 +118,8 @@ static void free_pose(sim_data *d, const sim_joint *j, double R[9], double x[3])
 
 /* One hinge, slide or ball of a multi-joint body acting on the pose (R, x) built so far; its
  * dofs' motion subspaces are recorded at that moment (MuJoCo's xaxis and xanchor). */
-static void apply_joint(sim_data *d, const sim_joint *j, double R[9], double x[3]) {
+static void apply_joint(sim_data *d, const sim_joint *j, const double sc[2], double R[9],
+                        double x[3]) {
   const double *q = d->qpos + j->qposadr;
   double *S = d->cdof + 6 * j->dofadr, a[3], Rj[9], Rn[9], quat[4];
   if (j->type == SIM_JOINT_SLIDE) {
@@ -136,7 +139,7 @@ static void apply_joint(sim_data *d, const sim_joint *j, double R[9], double x[3
   if (j->type == SIM_JOINT_HINGE) {
     sim_mat3_vec(a, R, j->axis);
     rotation_dof(S, a, anchor);
-    sim_axis_angle_to_mat(Rj, j->axis, q[0]);
+    sim_axis_sincos_to_mat(Rj, j->axis, sc[0], sc[1]);
   } else { /* ball */
     sim_quat_normalize(quat, q);
     sim_quat_to_mat(Rj, quat);
@@ -170,7 +173,7 @@ __attribute__((noinline)) static void multi_joint_pose(const sim_model *m, sim_d
       x[k] = xp[k] + offset[k];
     }
     for (int n = 0; n < b->jntnum; n++) {
-      apply_joint(d, &m->joints[b->joint + n], R, x);
+      apply_joint(d, &m->joints[b->joint + n], d->jnt_sincos + 2 * (b->joint + n), R, x);
     }
   }
   sim_mat3_vec(offset, R, b->com);
@@ -270,8 +273,21 @@ static void geom_poses(const sim_model *m, sim_data *d) {
   }
 }
 
+/* Every hinge's sine and cosine first, in a loop of their own: none depends on another, so the
+ * processor overlaps them, where in the body loop each would wait for the body before. */
+static void hinge_sincos(const sim_model *m, sim_data *d) {
+  for (int j = 0; j < m->njnt; j++) {
+    if (m->joints[j].type == SIM_JOINT_HINGE) { /* the compiler fuses sin and cos */
+      const double q = d->qpos[m->joints[j].qposadr];
+      d->jnt_sincos[2 * j] = sin(q);
+      d->jnt_sincos[2 * j + 1] = cos(q);
+    }
+  }
+}
+
 void sim_kinematics(const sim_model *m, sim_data *d) {
   static const double identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  hinge_sincos(m, d);
   memset(d->xpos, 0, 3 * sizeof(double));
   memset(d->xipos, 0, 3 * sizeof(double));
   memcpy(d->xmat, identity, sizeof identity);
@@ -284,7 +300,7 @@ void sim_kinematics(const sim_model *m, sim_data *d) {
       multi_joint_pose(m, d, i);
     } else {
       double q = j->qposadr >= 0 ? d->qpos[j->qposadr] : 0, R[9], r[3];
-      joint_transform(R, r, &m->bodies[i], j, q);
+      joint_transform(R, r, &m->bodies[i], j, q, d->jnt_sincos + 2 * m->bodies[i].joint);
       world_pose(m, d, i, R, r);
       if (j->dofadr >= 0) {
         joint_subspace(d, i, j);

@@ -83,6 +83,9 @@ typedef struct sim_body {
   double mat[9];         /* rotation matrix of quat, row-major */
   int identity_quat;     /* quat is [1 0 0 0]: kinematics skips a rotation */
   int diagonal_inertia;  /* inertia has no products: kinematics rotates it more cheaply */
+  int last_child;        /* its child of the highest index, -1 for a leaf: the first the ABA's
+                          * backward pass reaches, which starts the articulated inertia from
+                          * cinert (no per-call copy) */
   double invweight0[2];  /* mean translational and rotational diagonal of J·M⁻¹·Jᵀ at the COM,
                             q = 0 (sim_constraint_setconst; scales contact regularisation) */
   int weld;              /* the nearest body, itself included, that moves relative to its parent

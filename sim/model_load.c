@@ -971,6 +971,12 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
     b->identity_quat = b->quat[0] == 1 && b->quat[1] == 0 && b->quat[2] == 0 && b->quat[3] == 0;
     b->diagonal_inertia = b->inertia[1] == 0 && b->inertia[2] == 0 && b->inertia[5] == 0;
   }
+  for (int i = 0; i <= n; i++) { /* parents come first: the last child wins */
+    m->bodies[i].last_child = -1;
+  }
+  for (int i = 1; i <= n; i++) {
+    m->bodies[m->bodies[i].parent].last_child = i;
+  }
 }
 
 static const char *const root_keys[] = {

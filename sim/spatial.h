@@ -78,6 +78,10 @@ static inline void sim_mat3_mult(double out[9], const double a[9], const double 
 
 /* --- 6-vectors and 6×6 matrices ------------------------------------------------------------- */
 
+/* Sums of four or six products below are added in pairs: fewer dependent additions on the
+ * dynamics' chains from body to body, where the processor waits on each result (measured in
+ * time with tools/bench_dynamics; the operation count is the same). */
+
 /* Motion cross product v ×m u = [ω×u_ω; ω×u_v + v_v×u_ω]. */
 static inline void sim_cross_motion(double out[6], const double v_[6], const double u_[6]) {
   const double v[6] = {v_[0], v_[1], v_[2], v_[3], v_[4], v_[5]};
@@ -85,18 +89,18 @@ static inline void sim_cross_motion(double out[6], const double v_[6], const dou
   out[0] = v[1] * u[2] - v[2] * u[1];
   out[1] = v[2] * u[0] - v[0] * u[2];
   out[2] = v[0] * u[1] - v[1] * u[0];
-  out[3] = v[1] * u[5] - v[2] * u[4] + v[4] * u[2] - v[5] * u[1];
-  out[4] = v[2] * u[3] - v[0] * u[5] + v[5] * u[0] - v[3] * u[2];
-  out[5] = v[0] * u[4] - v[1] * u[3] + v[3] * u[1] - v[4] * u[0];
+  out[3] = (v[1] * u[5] - v[2] * u[4]) + (v[4] * u[2] - v[5] * u[1]);
+  out[4] = (v[2] * u[3] - v[0] * u[5]) + (v[5] * u[0] - v[3] * u[2]);
+  out[5] = (v[0] * u[4] - v[1] * u[3]) + (v[3] * u[1] - v[4] * u[0]);
 }
 
 /* Force cross product v ×f f = [ω×n + v_v×f_f; ω×f_f]. */
 static inline void sim_cross_force(double out[6], const double v_[6], const double f_[6]) {
   const double v[6] = {v_[0], v_[1], v_[2], v_[3], v_[4], v_[5]};
   const double f[6] = {f_[0], f_[1], f_[2], f_[3], f_[4], f_[5]};
-  out[0] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4];
-  out[1] = v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5];
-  out[2] = v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3];
+  out[0] = (v[1] * f[2] - v[2] * f[1]) + (v[4] * f[5] - v[5] * f[4]);
+  out[1] = (v[2] * f[0] - v[0] * f[2]) + (v[5] * f[3] - v[3] * f[5]);
+  out[2] = (v[0] * f[1] - v[1] * f[0]) + (v[3] * f[4] - v[4] * f[3]);
   out[3] = v[1] * f[5] - v[2] * f[4];
   out[4] = v[2] * f[3] - v[0] * f[5];
   out[5] = v[0] * f[4] - v[1] * f[3];
@@ -112,8 +116,9 @@ static inline void sim_mat6_vec(double out[6], const double I[36], const double 
   }
 }
 
+/* summed in pairs: three dependent additions, not five, on the ABA's chains from body to body */
 static inline double sim_dot6(const double a[6], const double b[6]) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+  return ((a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3])) + (a[4] * b[4] + a[5] * b[5]);
 }
 
 /* out = I·x for a rigid body's spatial inertia I = [Ī, h̃; h̃ᵀ, m·1] as sim_spatial_inertia
@@ -122,9 +127,9 @@ static inline double sim_dot6(const double a[6], const double b[6]) {
 static inline void sim_rigid_inertia_vec(double out[6], const double I[36], const double x[6]) {
   const double hx = I[16], hy = I[5], hz = I[9], m = I[21];
   const double w0 = x[0], w1 = x[1], w2 = x[2], v0 = x[3], v1 = x[4], v2 = x[5];
-  out[0] = I[0] * w0 + I[1] * w1 + I[2] * w2 + (hy * v2 - hz * v1);
-  out[1] = I[6] * w0 + I[7] * w1 + I[8] * w2 + (hz * v0 - hx * v2);
-  out[2] = I[12] * w0 + I[13] * w1 + I[14] * w2 + (hx * v1 - hy * v0);
+  out[0] = (I[0] * w0 + I[1] * w1) + (I[2] * w2 + (hy * v2 - hz * v1));
+  out[1] = (I[6] * w0 + I[7] * w1) + (I[8] * w2 + (hz * v0 - hx * v2));
+  out[2] = (I[12] * w0 + I[13] * w1) + (I[14] * w2 + (hx * v1 - hy * v0));
   out[3] = m * v0 + (w1 * hz - w2 * hy);
   out[4] = m * v1 + (w2 * hx - w0 * hz);
   out[5] = m * v2 + (w0 * hy - w1 * hx);
@@ -136,8 +141,15 @@ void sim_quat_to_mat(double mat[9], const double quat[4]);
 /* Rodrigues' formula, R = c·1 + s·ã + (1 − c)·a·aᵀ; axis must be a unit vector. Inline, with
  * the products shared between the entries (22 flops besides sin and cos): every hinge of every
  * evaluation builds one. */
+static inline void sim_axis_sincos_to_mat(double mat[9], const double axis[3], double s,
+                                          double c);
 static inline void sim_axis_angle_to_mat(double mat[9], const double axis[3], double angle) {
-  const double c = cos(angle), s = sin(angle), t = 1 - c;
+  sim_axis_sincos_to_mat(mat, axis, sin(angle), cos(angle));
+}
+/* the same from the angle's sine s and cosine c */
+static inline void sim_axis_sincos_to_mat(double mat[9], const double axis[3], double s,
+                                          double c) {
+  const double t = 1 - c;
   const double x = axis[0], y = axis[1], z = axis[2];
   const double tx = t * x, ty = t * y, tz = t * z, sx = s * x, sy = s * y, sz = s * z;
   const double txy = tx * y, txz = tx * z, tyz = ty * z;
