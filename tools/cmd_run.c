@@ -285,8 +285,8 @@ static int add_zmq(hil_runtime *rt, const run_args *a, hil_transport **out) {
   if (!zo.enabled) {
     return 0;
   }
-  if (a->opt.realtime_priority) { /* the I/O thread carries every message: as prompt as the loop */
-    zo.io_priority = 80;
+  if (a->opt.realtime_priority) { /* the I/O thread carries every message: just below the loop */
+    zo.io_priority = HIL_RT_IO_PRIORITY;
     zo.io_cpu = a->opt.cpu;
   }
   hil_transport *t = hil_zmq_transport_new(&zo, err, sizeof err);

@@ -86,8 +86,8 @@ static int run_simulator(const soak_args *a, const char *dir) {
     fprintf(stderr, "soak: %s\n", err);
     return 1;
   }
-  if (a->realtime_priority) { /* as `achilles run --rt`: the I/O thread as prompt as the loop */
-    zo.io_priority = 80;
+  if (a->realtime_priority) { /* as `achilles run --rt`: the I/O thread just below the loop */
+    zo.io_priority = HIL_RT_IO_PRIORITY;
   }
   snprintf(zo.pub, sizeof zo.pub, "ipc://%s/pub", dir);
   snprintf(zo.cmd, sizeof zo.cmd, "ipc://%s/cmd", dir);

@@ -83,7 +83,7 @@ static int wait_deadline(hil_runtime *rt, double deadline, struct pollfd *fds) {
     const int watch = early < MAX_EARLY_POLLS && spent < budget;
     if (ppoll(fds, watch ? (nfds_t)nfds : 0, &ts, NULL) > 0) {
       double begin = hil__monotonic_now();
-      hil__poll_transports(rt);
+      hil__poll_transports_until(rt, wake_at); /* a pass must not make the tick late */
       spent += hil__monotonic_now() - begin;
       early++;
       nfds = input_fds(rt, fds, MAX_POLLITEMS); /* a poll may have closed or reopened a port */
@@ -303,7 +303,7 @@ static void run_fast(hil_runtime *rt) {
  * the system granted and what it refused. Returns the spinner or NULL. */
 static hil_cpu_awake *request_realtime(const hil_runtime *rt) {
   char granted[160] = "";
-  struct sched_param param = {.sched_priority = 80};
+  struct sched_param param = {.sched_priority = HIL_RT_LOOP_PRIORITY};
   if (sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
     fprintf(stderr, "[achilles] --rt: SCHED_FIFO refused (%s); running with normal priority\n",
             strerror(errno));

@@ -179,9 +179,13 @@ static double thread_cpu_now(void) {
 }
 
 void hil__poll_transports(hil_runtime *rt) {
+  hil__poll_transports_until(rt, INFINITY);
+}
+
+void hil__poll_transports_until(hil_runtime *rt, double until) {
   const int realtime = rt->opt.mode == HIL_MODE_REALTIME;
   const double begin = realtime ? thread_cpu_now() : 0;
-  rt->input_until = input_deadline(rt, hil__monotonic_now());
+  rt->input_until = fmin(input_deadline(rt, hil__monotonic_now()), until);
   for (int i = 0; i < rt->ntransports; i++) {
     hil_transport *t = rt->transports[i];
     if (t->ops->poll) {

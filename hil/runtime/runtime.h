@@ -45,6 +45,12 @@ typedef enum hil_record_error_action {
 #define HIL_RATE_MIN_HZ 1.0
 #define HIL_RATE_MAX_HZ 100000.0
 
+/* --rt: the loop's SCHED_FIFO priority, and its ZeroMQ I/O thread's one below it: above every
+ * ordinary thread, yet a burst of messages on the I/O thread can never hold the loop back (at
+ * equal FIFO priority a thread that is running keeps its CPU until it blocks). */
+#define HIL_RT_LOOP_PRIORITY 80
+#define HIL_RT_IO_PRIORITY 79
+
 typedef struct hil_options {
   double rate_hz;            /* physics rate; the model's timestep is set to 1/rate_hz */
   hil_mode mode;

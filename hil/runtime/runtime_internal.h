@@ -44,6 +44,9 @@ struct hil_runtime {
 
 double hil__monotonic_now(void);
 void hil__poll_transports(hil_runtime *rt);
+/* The same, the pass's budget ending no later than `until` (CLOCK_MONOTONIC, s): a pass taken
+ * while waiting for a deadline must not run past it. */
+void hil__poll_transports_until(hil_runtime *rt, double until);
 void hil__step(hil_runtime *rt);
 void hil__sense(hil_runtime *rt);
 /* Writes a status record to the log when recording. */

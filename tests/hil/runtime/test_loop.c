@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "hil/runtime/runtime.h"
+#include "hil/transport.h"
 #include "hil/zmq/json_messages.h"
 
 #define PROBE ACHILLES_SOURCE_DIR "/configs/latency_probe.json"
@@ -279,6 +282,92 @@ static void test_reset_drops_granted_steps(void **state) {
   hil_runtime_destroy(&rt);
 }
 
+/* --- an input pass that begins just before a deadline ------------------------------------ */
+
+/* A transport whose input arrives 100 us before every deadline (a timerfd armed after each
+ * step for the next one) and takes as long as the pass's budget allows to read (a burst that
+ * does not end): the pass the loop takes while waiting must stop at the deadline, however large
+ * the budget, or the tick starts late by the rest of the budget. */
+typedef struct burst {
+  hil_transport base;
+  int fd;
+  long bursts;
+} burst;
+
+static int burst_items(hil_transport *t, zmq_pollitem_t *items, int max) {
+  burst *b = (burst *)t;
+  if (max < 1) {
+    return 0;
+  }
+  items[0] = (zmq_pollitem_t){NULL, b->fd, ZMQ_POLLIN, 0};
+  return 1;
+}
+
+static void burst_poll(hil_transport *t, hil_runtime *rt) {
+  burst *b = (burst *)t;
+  uint64_t expirations = 0;
+  if (read(b->fd, &expirations, sizeof expirations) != (ssize_t)sizeof expirations) {
+    return; /* nothing arrived */
+  }
+  b->bursts++;
+  while (hil_runtime_input_budget_left(rt)) {
+  }
+  hil_runtime_input_deferred(rt);
+}
+
+static void burst_step(hil_transport *t, hil_runtime *rt, uint64_t steps, double sim_time) {
+  (void)steps;
+  burst *b = (burst *)t;
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  const double at = st.deadline_offset + sim_time - 100e-6; /* the next tick's deadline - 100 us */
+  struct itimerspec when = {{0, 0}, {(time_t)floor(at), (long)((at - floor(at)) * 1e9)}};
+  timerfd_settime(b->fd, TFD_TIMER_ABSTIME, &when, NULL);
+}
+
+static void burst_destroy(hil_transport *t) {
+  close(((burst *)t)->fd);
+}
+
+static const hil_transport_ops burst_ops = {
+    .name = "burst", .pollitems = burst_items, .poll = burst_poll, .publish_step = burst_step,
+    .destroy = burst_destroy};
+
+static void test_pass_before_deadline_stops_there(void **state) {
+  (void)state;
+  hil_options o;
+  hil_options_default(&o);
+  o.mode = HIL_MODE_REALTIME;
+  o.quiet = 1;
+  o.status_period_s = 0;
+  o.duration_s = 0.3;
+  o.input_budget_s = 0.8e-3; /* 80 % of the 1 ms period: a pass may not use it past a deadline */
+  char err[512];
+  hil_runtime *rt = hil_runtime_new(PROBE, &o, err, sizeof err);
+  if (!rt) {
+    fail_msg("%s", err);
+  }
+  static burst b = {{&burst_ops}, -1, 0};
+  b.bursts = 0;
+  b.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  assert_true(b.fd >= 0);
+  assert_int_equal(hil_runtime_add_transport(rt, &b.base), HIL_OK);
+  assert_int_equal(hil_runtime_run(rt), HIL_OK);
+  hil_status st;
+  hil_runtime_status_total(rt, &st);
+  print_message("%ld bursts 100 us before a deadline, each a pass of up to 800 us: ticks late "
+                "p50/p99 %.0f/%.0f us, %llu overruns of %llu ticks\n", b.bursts,
+                1e6 * st.late_p50, 1e6 * st.late_p99, (unsigned long long)st.overruns,
+                (unsigned long long)st.steps);
+  /* the waiting loop took most bursts (some come at its deadline look or after a late tick) */
+  assert_true(b.bursts > 100);
+  /* a pass that ran its budget out would start the median tick 700 us late */
+  if (!(st.late_p50 < 350e-6)) {
+    fail_msg("the pass before the deadline made ticks late: p50 %.0f us", 1e6 * st.late_p50);
+  }
+  hil_runtime_destroy(&rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_realtime_deadlines_and_offset),
@@ -288,6 +377,7 @@ int main(void) {
       cmocka_unit_test(test_lockstep_requests_add_up),
       cmocka_unit_test(test_offset_moves_by_whole_periods),
       cmocka_unit_test(test_reset_drops_granted_steps),
+      cmocka_unit_test(test_pass_before_deadline_stops_there),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
