@@ -1,6 +1,8 @@
 /* tools/cmd_convert.c: `achilles convert`, an MJCF or URDF file into the native robot JSON. */
+#define _DEFAULT_SOURCE /* realpath */
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +19,63 @@ static void usage(FILE *out) {
           "that the model does not take (visual elements, contact settings, unsupported\n"
           "attributes) is listed on stderr with its line; what is read: docs/import.md.\n\n"
           "options:\n"
-          "  --out FILE|-   where to write the JSON (default -, standard output)\n"
+          "  --out FILE|-   where to write the JSON (default -, standard output); mesh files are\n"
+          "                 named relative to FILE's folder (absolute on standard output)\n"
           "  --strict       anything that would be listed is an error instead\n"
           "  --quiet        do not list what was ignored\n"
           "  -h, --help     this text\n\n"
           "`achilles sim` reads MJCF and URDF files directly too.\n");
+}
+
+/* `to` (absolute, canonical) as a path relative to the directory `from` (absolute, canonical):
+ * the leading components they share dropped, a "../" for each of from's others. */
+static void relative_path(char *out, size_t out_sz, const char *from, const char *to) {
+  if (strcmp(from, "/") == 0) {
+    snprintf(out, out_sz, "%s", to + 1);
+    return;
+  }
+  size_t i = 0;
+  while (from[i] && from[i] == to[i]) {
+    i++;
+  }
+  size_t common = i; /* from[common] and to[common]: '/' or the end, after the shared part */
+  if (!(from[i] == '\0' && to[i] == '/')) {
+    while (common > 0 && from[common - 1] != '/') {
+      common--;
+    }
+    common = common > 0 ? common - 1 : 0;
+  }
+  size_t used = 0;
+  out[0] = '\0';
+  for (const char *c = from + common; *c && used + 4 < out_sz; c++) {
+    if (*c == '/') {
+      used += (size_t)snprintf(out + used, out_sz - used, "../");
+    }
+  }
+  snprintf(out + used, out_sz - used, "%s", to + common + (to[common] == '/'));
+}
+
+/* Mesh geoms name their files by absolute paths (the importer resolves them): written beside the
+ * JSON's folder instead, so that a folder holding both can move. Kept absolute when either path
+ * cannot be resolved. */
+static void relative_meshes(cJSON *json, const char *out_path) {
+  char dir[PATH_MAX], here[PATH_MAX], target[PATH_MAX], rel[2 * PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", out_path);
+  char *slash = strrchr(dir, '/');
+  if (slash) {
+    *slash = '\0';
+  }
+  if (!realpath(slash ? (dir[0] ? dir : "/") : ".", here)) {
+    return;
+  }
+  const cJSON *g;
+  cJSON_ArrayForEach(g, cJSON_GetObjectItem(json, "geoms")) {
+    cJSON *file = cJSON_GetObjectItem(g, "file");
+    if (cJSON_IsString(file) && file->valuestring[0] == '/' && realpath(file->valuestring, target)) {
+      relative_path(rel, sizeof rel, here, target);
+      cJSON_SetValuestring(file, rel);
+    }
+  }
 }
 
 static void print_report(void *ctx, const char *message) {
@@ -79,6 +133,9 @@ int achilles_cmd_convert(int argc, char **argv) {
   sim_import_options quiet = o;
   quiet.report = NULL; /* the notes were printed by the load above */
   cJSON *json = sim_import_file(path, &quiet, err, sizeof err);
+  if (json && strcmp(out_path, "-") != 0) {
+    relative_meshes(json, out_path);
+  }
   char *text = json ? cJSON_Print(json) : NULL;
   cJSON_Delete(json);
   if (!text) {

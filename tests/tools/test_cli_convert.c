@@ -103,9 +103,70 @@ static void test_convert_then_sim(void **state) {
   rmdir(dir);
 }
 
+/* A URDF whose link collides through a mesh beside it: the JSON written into another folder
+ * names the mesh relative to its own folder, so that the two folders can move together (the
+ * importer resolves mesh names to absolute paths; standard output keeps them absolute). */
+static void test_convert_names_meshes_relative(void **state) {
+  (void)state;
+  char dir[] = "/tmp/achilles_convert_mesh_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[512], cmd[2048], moved[600];
+  snprintf(cmd, sizeof cmd, "mkdir -p %s/robot/meshes %s/out", dir, dir);
+  assert_int_equal(system(cmd), 0);
+  snprintf(path, sizeof path, "%s/robot/meshes/tet.stl", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  static const char *const faces[4][3] = {{"0 0 0", "0.1 0 0", "0 0.1 0"},
+                                          {"0 0 0", "0 0 0.1", "0.1 0 0"},
+                                          {"0 0 0", "0 0.1 0", "0 0 0.1"},
+                                          {"0.1 0 0", "0 0 0.1", "0 0.1 0"}};
+  fputs("solid tet\n", f);
+  for (int k = 0; k < 4; k++) {
+    fprintf(f, "facet normal 0 0 0\nouter loop\nvertex %s\nvertex %s\nvertex %s\nendloop\n"
+            "endfacet\n", faces[k][0], faces[k][1], faces[k][2]);
+  }
+  fputs("endsolid tet\n", f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/robot/arm.urdf", dir);
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("<robot name=\"arm\">\n  <link name=\"world\"/>\n  <link name=\"rod\">\n"
+        "    <inertial><mass value=\"1\"/>\n"
+        "      <inertia ixx=\"0.01\" ixy=\"0\" ixz=\"0\" iyy=\"0.01\" iyz=\"0\" izz=\"0.01\"/>"
+        "</inertial>\n"
+        "    <collision><geometry><mesh filename=\"meshes/tet.stl\"/></geometry></collision>\n"
+        "  </link>\n"
+        "  <joint name=\"pivot\" type=\"continuous\"><parent link=\"world\"/>"
+        "<child link=\"rod\"/></joint>\n</robot>\n", f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "%s convert %s --out %s/out/arm.json --quiet 2>&1", ACHILLES_BIN,
+           path, dir);
+  assert_int_equal(run(cmd, text, sizeof text), 0);
+  snprintf(cmd, sizeof cmd, "cat %s/out/arm.json", dir);
+  assert_int_equal(run(cmd, text, sizeof text), 0);
+  if (!strstr(text, "\"file\":\t\"../robot/meshes/tet.stl\"")) {
+    fail_msg("the mesh is not named relative to the JSON's folder:\n%s", text);
+  }
+  /* the folders moved together: the JSON still loads and runs */
+  snprintf(moved, sizeof moved, "%s_moved", dir);
+  snprintf(cmd, sizeof cmd, "mv %s %s && %s sim %s/out/arm.json --duration 0.01 2>&1", dir, moved,
+           ACHILLES_BIN, moved);
+  if (run(cmd, text, sizeof text) != 0) {
+    fail_msg("the moved JSON does not load:\n%s", text);
+  }
+  /* on standard output the path stays absolute */
+  snprintf(cmd, sizeof cmd, "%s convert %s/robot/arm.urdf --quiet 2>&1", ACHILLES_BIN, moved);
+  assert_int_equal(run(cmd, text, sizeof text), 0);
+  snprintf(path, sizeof path, "\"file\":\t\"%s/robot/meshes/tet.stl\"", moved);
+  assert_non_null(strstr(text, path));
+  snprintf(cmd, sizeof cmd, "rm -rf %s", moved);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_convert_then_sim),
+      cmocka_unit_test(test_convert_names_meshes_relative),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
