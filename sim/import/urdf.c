@@ -93,9 +93,25 @@ static const char *attr_link(const xmlNode *joint, const char *which) {
   return el ? imp__attr(el, "link") : NULL;
 }
 
-/* a mass below what the native format takes for a body (sim/json_read.h) */
-static int negligible_mass(const cJSON *inertial) {
-  return cJSON_GetObjectItem(inertial, "mass")->valuedouble < SIM_JSON_MASS_MIN;
+/* A token mass, below what a native body takes (sim/json_read.h; CAD exporters give dummy
+ * frame links 1e-9 kg): none at all on a fixed joint, said in a report (MuJoCo fuses such a
+ * link into its parent), an error naming the link on a moving one. Clears *inertial when it
+ * drops it; returns -1 on an error. */
+static int drop_token_mass(urdf *u, const xmlNode *link, const char *name, int fixed,
+                           cJSON **inertial) {
+  const double mass = *inertial ? cJSON_GetObjectItem(*inertial, "mass")->valuedouble : 0;
+  if (!*inertial || mass >= SIM_JSON_MASS_MIN) {
+    return 0;
+  }
+  cJSON_Delete(*inertial);
+  *inertial = NULL;
+  if (!fixed) {
+    return imp__fail(u->c, link, "<link name=\"%s\">: mass %g kg on a moving joint (at least "
+                                 "%g kg)", name, mass, SIM_JSON_MASS_MIN);
+  }
+  return imp__report(u->c, link, "<link name=\"%s\">: mass %g kg on a fixed joint, below the "
+                                 "%g kg a body needs: taken as a massless frame of its parent",
+                     name, mass, SIM_JSON_MASS_MIN) != 0 ? -1 : 0;
 }
 
 /* the link's <inertial> as a native inertial object in the frame given; NULL: no mass */
@@ -464,24 +480,9 @@ static int convert_link(urdf *u, const xmlNode *link, const char *parent, const 
     cJSON_Delete(inertial);
     return -1;
   }
-  if (inertial && fixed && negligible_mass(inertial)) {
-    /* a dummy link (a tool frame exported with a token mass): MuJoCo fuses it into its parent */
-    const double mass = cJSON_GetObjectItem(inertial, "mass")->valuedouble;
-    cJSON_Delete(inertial);
-    inertial = NULL;
-    if (imp__report(u->c, link, "<link name=\"%s\">: mass %g kg on a fixed joint, below the "
-                                "%g kg a body needs: taken as a massless frame of its parent",
-                    name, mass, SIM_JSON_MASS_MIN) != 0) {
-      cJSON_Delete(jo);
-      return -1;
-    }
-  }
-  if (inertial && !fixed && negligible_mass(inertial)) {
-    const double mass = cJSON_GetObjectItem(inertial, "mass")->valuedouble;
-    cJSON_Delete(inertial);
+  if (drop_token_mass(u, link, name, fixed, &inertial) != 0) {
     cJSON_Delete(jo);
-    return imp__fail(u->c, link, "<link name=\"%s\">: mass %g kg on a moving joint (at least "
-                                 "%g kg)", name, mass, SIM_JSON_MASS_MIN);
+    return -1;
   }
   if (!inertial) {
     if (!fixed) {
