@@ -28,19 +28,27 @@ static double monotonic_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static hil_runtime *make(hil_mode mode, double duration_s) {
+/* A quiet runtime of the robot file at path, without periodic status; input_budget_s 0: the
+ * default budget. */
+static hil_runtime *make_from(const char *path, hil_mode mode, double duration_s,
+                              double input_budget_s) {
   hil_options o;
   hil_options_default(&o);
   o.mode = mode;
   o.quiet = 1;
   o.status_period_s = 0;
   o.duration_s = duration_s;
+  o.input_budget_s = input_budget_s;
   char err[512];
-  hil_runtime *rt = hil_runtime_new(PROBE, &o, err, sizeof err);
+  hil_runtime *rt = hil_runtime_new(path, &o, err, sizeof err);
   if (!rt) {
     fail_msg("%s", err);
   }
   return rt;
+}
+
+static hil_runtime *make(hil_mode mode, double duration_s) {
+  return make_from(PROBE, mode, duration_s, 0);
 }
 
 /* 0.2 s at 1 kHz: 200 ticks, no sooner than their deadlines; the last tick stepped from
@@ -96,18 +104,8 @@ static void test_status_reports_constraints(void **state) {
         "    { \"name\": \"cube\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }\n",
         f);
   fclose(f);
-  hil_options o;
-  hil_options_default(&o);
-  o.mode = HIL_MODE_FAST;
-  o.quiet = 1;
-  o.status_period_s = 0;
-  o.duration_s = 1.0;
-  char err[512];
-  hil_runtime *rt = hil_runtime_new(path, &o, err, sizeof err);
+  hil_runtime *rt = make_from(path, HIL_MODE_FAST, 1.0, 0);
   remove(path);
-  if (!rt) {
-    fail_msg("%s", err);
-  }
   assert_int_equal(hil_runtime_run(rt), HIL_OK);
   hil_status st;
   hil_runtime_status(rt, &st);
@@ -147,18 +145,8 @@ static void test_status_reports_stops_and_force(void **state) {
         "    { \"name\": \"cube\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }\n",
         f);
   fclose(f);
-  hil_options o;
-  hil_options_default(&o);
-  o.mode = HIL_MODE_FAST;
-  o.quiet = 1;
-  o.status_period_s = 0;
-  o.duration_s = 2.0;
-  char err[512];
-  hil_runtime *rt = hil_runtime_new(path, &o, err, sizeof err);
+  hil_runtime *rt = make_from(path, HIL_MODE_FAST, 2.0, 0);
   remove(path);
-  if (!rt) {
-    fail_msg("%s", err);
-  }
   assert_int_equal(hil_runtime_run(rt), HIL_OK);
   hil_status st;
   hil_runtime_status(rt, &st);
@@ -335,18 +323,8 @@ static const hil_transport_ops burst_ops = {
 
 static void test_pass_before_deadline_stops_there(void **state) {
   (void)state;
-  hil_options o;
-  hil_options_default(&o);
-  o.mode = HIL_MODE_REALTIME;
-  o.quiet = 1;
-  o.status_period_s = 0;
-  o.duration_s = 0.3;
-  o.input_budget_s = 0.8e-3; /* 80 % of the 1 ms period: a pass may not use it past a deadline */
-  char err[512];
-  hil_runtime *rt = hil_runtime_new(PROBE, &o, err, sizeof err);
-  if (!rt) {
-    fail_msg("%s", err);
-  }
+  /* a budget of 80 % of the 1 ms period: a pass may not use it past a deadline */
+  hil_runtime *rt = make_from(PROBE, HIL_MODE_REALTIME, 0.3, 0.8e-3);
   static burst b = {{&burst_ops}, -1, 0};
   b.bursts = 0;
   b.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
