@@ -18,6 +18,7 @@
 #include "random_tree.h"
 #include "sim/sim.h"
 #include "tests/flops/flops.h"
+#include "support/skip.h"
 
 static sim_model *load_tree(uint64_t seed, int nbody) {
   static char json[1 << 16];
@@ -135,5 +136,5 @@ int main(void) {
       cmocka_unit_test(test_every_link_costs_the_same),
       cmocka_unit_test(test_cost_per_link),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

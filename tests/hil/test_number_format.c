@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "hil/number_format.h"
+#include "support/skip.h"
 
 #define RANDOM_COUNT 10000000 /* doubles drawn at random, beside the systematic ones */
 
@@ -340,5 +341,5 @@ int main(void) {
       cmocka_unit_test(test_cjson_reads_back),
       cmocka_unit_test(test_ten_million_round_trip),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

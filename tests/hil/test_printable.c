@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "hil/error.h"
+#include "support/skip.h"
 
 static void expect(const char *in, size_t out_sz, const char *want) {
   char out[256];
@@ -62,5 +63,5 @@ int main(void) {
       cmocka_unit_test(test_bytes_that_are_not_utf8),
       cmocka_unit_test(test_cut_short_at_a_whole_character),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

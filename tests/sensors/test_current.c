@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sensors/sensors.h"
+#include "support/skip.h"
 
 static const char *robot =
     "{\"gravity\":[0,0,0],\"timestep\":0.001,\"bodies\":[{\"name\":\"l\",\"parent\":\"world\","
@@ -94,5 +95,5 @@ int main(void) {
       cmocka_unit_test(test_reads_the_model_current),
       cmocka_unit_test(test_bad_current_sensors),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

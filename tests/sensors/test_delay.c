@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "sensors/delay.h"
+#include "support/skip.h"
 
 static void check_step(int length) {
   double storage[3 * 16];
@@ -60,5 +61,5 @@ int main(void) {
       cmocka_unit_test(test_step_delay),
       cmocka_unit_test(test_reset),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

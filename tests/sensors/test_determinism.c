@@ -13,6 +13,7 @@
 
 #include "sensors/sensors.h"
 #include "sens_fixture.h"
+#include "support/skip.h"
 
 #define ROBOT ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 #define SENSORS ACHILLES_SOURCE_DIR "/configs/club_arm.sensors.json"
@@ -188,5 +189,5 @@ int main(void) {
       cmocka_unit_test(test_order_independent),
       cmocka_unit_test(test_each_random_source_follows_the_seed),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

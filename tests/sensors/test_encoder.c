@@ -11,6 +11,7 @@
 
 #include "sens_fixture.h"
 #include "sensors/quantize.h"
+#include "support/skip.h"
 
 static const double two_pi = 6.28318530717958647692;
 
@@ -395,5 +396,5 @@ int main(void) {
       cmocka_unit_test(test_incremental_mode), cmocka_unit_test(test_absolute_zero_offset),
       cmocka_unit_test(test_mode_errors),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

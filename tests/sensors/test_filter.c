@@ -12,6 +12,7 @@
 
 #include "sensors/filter.h"
 #include "sensors/rng.h"
+#include "support/skip.h"
 
 static const double pi = 3.14159265358979323846;
 
@@ -139,5 +140,5 @@ int main(void) {
       cmocka_unit_test(test_stable_near_nyquist),
       cmocka_unit_test(test_retune_keeps_state),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

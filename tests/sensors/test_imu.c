@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sensors/sensors.h"
+#include "support/skip.h"
 
 /* base yaw about z, then a link at x = 0.3 m pitching about y; gravity −9.81 z */
 static const char two_link[] =
@@ -229,5 +230,5 @@ int main(void) {
       cmocka_unit_test(test_accelerometer_finite_difference),
       cmocka_unit_test(test_imu_groups),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

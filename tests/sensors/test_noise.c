@@ -14,6 +14,7 @@
 
 #include "sensors/chain.h"
 #include "sensors/noise.h"
+#include "support/skip.h"
 
 /* white noise through the chain: sample std within 1% of sigma over 10^6 samples, mean within
  * 3·sigma/sqrt(N) */
@@ -330,5 +331,5 @@ int main(void) {
       cmocka_unit_test(test_retune_keeps_state), cmocka_unit_test(test_check_messages),
       cmocka_unit_test(test_gauss_markov_first_sample), cmocka_unit_test(test_spike_signs_balanced),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

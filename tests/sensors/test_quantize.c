@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "sensors/quantize.h"
+#include "support/skip.h"
 
 static const double two_pi = 6.28318530717958647692;
 
@@ -67,5 +68,5 @@ int main(void) {
       cmocka_unit_test(test_wrap_angle),
       cmocka_unit_test(test_counter_wrap),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

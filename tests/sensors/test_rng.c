@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "sensors/rng.h"
+#include "support/skip.h"
 
 /* SplitMix64 from state 0: the first outputs printed by Vigna's splitmix64.c */
 static void test_splitmix64_reference(void **state) {
@@ -147,5 +148,5 @@ int main(void) {
       cmocka_unit_test(test_normal_tails),
       cmocka_unit_test(test_streams),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

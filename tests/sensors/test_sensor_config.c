@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sensors/sensors.h"
+#include "support/skip.h"
 
 static sim_model *model;
 
@@ -257,5 +258,5 @@ int main(void) {
       cmocka_unit_test(test_names_are_utf8_text),
       cmocka_unit_test(test_no_latency_anywhere),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, setup, teardown);
 }

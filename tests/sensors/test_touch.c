@@ -17,13 +17,10 @@
 #include <string.h>
 
 #include "sensors/sensors.h"
-
-#if !defined(ACHILLES_HAVE_MUJOCO)
-#define ACHILLES_HAVE_MUJOCO 0
-#endif
+#include "support/mujoco.h"
+#include "support/numbers.h"
+#include "support/skip.h"
 #if ACHILLES_HAVE_MUJOCO
-#include <mujoco/mujoco.h>
-
 #include "mjcf_writer.h"
 #endif
 
@@ -219,14 +216,6 @@ static void test_bad_touch_sensors(void **state) {
 
 #if ACHILLES_HAVE_MUJOCO
 
-static double rnd(uint64_t *s, double lo, double hi) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return lo + (hi - lo) * (double)((*s * 2685821657736338717ull) >> 11) *
-                  (1.0 / 9007199254740992.0);
-}
-
 /* a box on a carriage (slides x, y, z, a hinge about y) above a plane tilted by 0.2 rad */
 static const char carriage_json[] =
     "{ \"name\": \"carriage\", \"timestep\": 0.002, \"solver_iterations\": 1000,"
@@ -272,6 +261,7 @@ static void mujoco_touch(const mjModel *mm, mjData *md, int g, double *normal, d
 
 static void test_against_mujoco(void **state) {
   (void)state;
+  TS_REQUIRE_MUJOCO();
   char err[1000];
   sim_model *m = load_model(carriage_json);
   mjModel *mm = (mjModel *)mjcf_load(m, err, sizeof err);
@@ -288,13 +278,13 @@ static void test_against_mujoco(void **state) {
   int n = 0, ncon = 0;
   double err_rel = 0;
   for (int k = 0; k < 1000 && n < 200; k++) {
-    const double y = rnd(&s, -0.3, 0.3);
-    const double q[4] = {rnd(&s, -0.3, 0.3), y, -0.05 + tan(0.2) * y + rnd(&s, 0.02, 0.13),
-                         rnd(&s, -0.6, 0.6)};
+    const double y = ts_uniform(&s, -0.3, 0.3);
+    const double q[4] = {ts_uniform(&s, -0.3, 0.3), y, -0.05 + tan(0.2) * y + ts_uniform(&s, 0.02, 0.13),
+                         ts_uniform(&s, -0.6, 0.6)};
     for (int i = 0; i < 4; i++) {
       d->qpos[i] = md->qpos[i] = q[i];
-      d->qvel[i] = md->qvel[i] = rnd(&s, -1, 1);
-      d->qfrc_applied[i] = md->qfrc_applied[i] = rnd(&s, -2, 2);
+      d->qvel[i] = md->qvel[i] = ts_uniform(&s, -1, 1);
+      d->qfrc_applied[i] = md->qfrc_applied[i] = ts_uniform(&s, -2, 2);
     }
     sim_forward(m, d);
     mj_forward(mm, md);
@@ -334,8 +324,7 @@ static void test_against_mujoco(void **state) {
 
 static void test_against_mujoco(void **state) {
   (void)state;
-  print_message("MuJoCo (libmujoco-dev) not found: comparison skipped\n");
-  skip();
+  TS_REQUIRE_MUJOCO();
 }
 
 #endif
@@ -349,5 +338,5 @@ int main(void) {
       cmocka_unit_test(test_bad_touch_sensors),
       cmocka_unit_test(test_against_mujoco),
   };
-  return cmocka_run_group_tests_name("touch", tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/skip.h"
 
 /* One link on a hinge about z, no gravity: joint inertia J = Izz + m·c² = 0.1 + 1·0.5² = 0.35. */
 #define LINK                                                                                   \
@@ -200,5 +201,5 @@ int main(void) {
       cmocka_unit_test(test_smart_servo_is_joint_torque),
       cmocka_unit_test(test_bad_actuators),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

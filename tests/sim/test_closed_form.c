@@ -40,6 +40,7 @@
 #include <cmocka.h>
 
 #include "sim/sim.h"
+#include "support/skip.h"
 
 static const double PI = 3.14159265358979323846;
 
@@ -403,5 +404,5 @@ int main(void) {
       cmocka_unit_test(test_rk4_matches_classic_tableau),
       cmocka_unit_test(test_perturbed_model_detected),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, setup, teardown);
 }

@@ -16,13 +16,10 @@
 
 #include "sim/collision.h"
 #include "sim/sim.h"
-
-#if !defined(ACHILLES_HAVE_MUJOCO)
-#define ACHILLES_HAVE_MUJOCO 0
-#endif
+#include "support/mujoco.h"
+#include "support/numbers.h"
+#include "support/skip.h"
 #if ACHILLES_HAVE_MUJOCO
-#include <mujoco/mujoco.h>
-
 #include "mjcf_writer.h"
 #endif
 
@@ -462,30 +459,6 @@ static void test_filter_rules(void **state) {
 
 #if ACHILLES_HAVE_MUJOCO
 
-static double rnd(uint64_t *s, double lo, double hi) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  uint64_t r = *s * 2685821657736338717ull;
-  return lo + (hi - lo) * (double)(r >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* MuJoCo's model of MJCF text, through its virtual file system; fails the test on an error */
-static mjModel *load_mujoco(const char *xml) {
-  char err[1000] = "";
-  mjVFS *vfs = malloc(sizeof *vfs);
-  assert_non_null(vfs);
-  mj_defaultVFS(vfs);
-  assert_int_equal(mj_makeEmptyFileVFS(vfs, "m.xml", (int)strlen(xml)), 0);
-  memcpy(vfs->filedata[mj_findFileVFS(vfs, "m.xml")], xml, strlen(xml));
-  mjModel *mm = mj_loadXML("m.xml", vfs, err, sizeof err);
-  mj_deleteVFS(vfs);
-  free(vfs);
-  if (!mm) {
-    fail_msg("%s", err);
-  }
-  return mm;
-}
 
 /* a tilted plane and a free body holding one shape; contacts compared for random poses */
 static void compare_with_mujoco(const char *shape, int type) {
@@ -496,17 +469,17 @@ static void compare_with_mujoco(const char *shape, int type) {
            "quat=\"0.98 0.1 -0.15 0.05\"/>"
            "<body name=\"b\"><freejoint/><geom name=\"g\" %s/></body>"
            "</worldbody></mujoco>", shape);
-  mjModel *mm = load_mujoco(xml);
+  mjModel *mm = ts_mj_load_xml(xml);
   mjData *md = mj_makeData(mm);
   uint64_t s = 0x853c49e6748fea9bull + (uint64_t)type;
   int ncontact = 0;
   double e = 0;
   for (int k = 0; k < 300; k++) {
-    double q[4] = {rnd(&s, -1, 1), rnd(&s, -1, 1), rnd(&s, -1, 1), rnd(&s, -1, 1)};
+    double q[4] = {ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1)};
     double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    md->qpos[0] = rnd(&s, -1, 1);
-    md->qpos[1] = rnd(&s, -1, 1);
-    md->qpos[2] = rnd(&s, -0.2, 0.4);
+    md->qpos[0] = ts_uniform(&s, -1, 1);
+    md->qpos[1] = ts_uniform(&s, -1, 1);
+    md->qpos[2] = ts_uniform(&s, -0.2, 0.4);
     for (int i = 0; i < 4; i++) {
       md->qpos[3 + i] = q[i] / nq;
     }
@@ -569,17 +542,17 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
            "<body name=\"a\"><freejoint/><geom name=\"g1\" %s/></body>"
            "<body name=\"b\"><freejoint/><geom name=\"g2\" %s/></body>"
            "</worldbody></mujoco>", shape1, shape2);
-  mjModel *mm = load_mujoco(xml);
+  mjModel *mm = ts_mj_load_xml(xml);
   mjData *md = mj_makeData(mm);
   uint64_t s = 0x2545f4914f6cdd1dull + (uint64_t)type;
   int ncontact = 0, ntwo = 0;
   double e = 0;
   for (int k = 0; k < 400; k++) {
     for (int body = 0; body < 2; body++) {
-      double q[4] = {rnd(&s, -1, 1), rnd(&s, -1, 1), rnd(&s, -1, 1), rnd(&s, -1, 1)};
+      double q[4] = {ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1)};
       double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
       for (int i = 0; i < 3; i++) {
-        md->qpos[7 * body + i] = rnd(&s, -0.3, 0.3);
+        md->qpos[7 * body + i] = ts_uniform(&s, -0.3, 0.3);
       }
       for (int i = 0; i < 4; i++) {
         md->qpos[7 * body + 3 + i] = q[i] / nq;
@@ -657,7 +630,7 @@ static void compare_filter_with_mujoco(void) {
       "conaffinity='0'/>"
       " <geom name='gf' type='cylinder' size='0.3 0.25' pos='0.06 0 0.2'/></body>"
       "</worldbody><contact><exclude body1='f' body2='a'/></contact></mujoco>";
-  mjModel *mm = load_mujoco(xml);
+  mjModel *mm = ts_mj_load_xml(xml);
   mjData *md = mj_makeData(mm);
   mj_forward(mm, md);
   name_pair theirs[64], ours[64];
@@ -704,6 +677,7 @@ static void compare_filter_with_mujoco(void) {
 
 static void test_against_mujoco(void **state) {
   (void)state;
+  TS_REQUIRE_MUJOCO();
   compare_filter_with_mujoco();
   compare_pair_with_mujoco("type=\"sphere\" size=\"0.2\"", "type=\"sphere\" size=\"0.15\"", 0);
   compare_pair_with_mujoco("type=\"sphere\" size=\"0.2\"", "type=\"capsule\" size=\"0.1 0.3\"",
@@ -724,6 +698,7 @@ static void test_against_mujoco(void **state) {
 /* a cylinder against the other shapes: MuJoCo's mjc_Convex (libccd's MPR) and ours */
 static void test_cylinder_against_mujoco(void **state) {
   (void)state;
+  TS_REQUIRE_MUJOCO();
   static const char cyl[] = "type=\"cylinder\" size=\"0.15 0.25\"";
   compare_pair_with_mujoco("type=\"sphere\" size=\"0.2\"", cyl, 5);
   compare_pair_with_mujoco("type=\"capsule\" size=\"0.1 0.3\"", cyl, 6);
@@ -735,12 +710,12 @@ static void test_cylinder_against_mujoco(void **state) {
 
 static void test_against_mujoco(void **state) {
   (void)state;
-  print_message("MuJoCo (libmujoco-dev) not found: comparison skipped\n");
-  skip();
+  TS_REQUIRE_MUJOCO();
 }
 
 static void test_cylinder_against_mujoco(void **state) {
-  test_against_mujoco(state);
+  (void)state;
+  TS_REQUIRE_MUJOCO();
 }
 
 #endif
@@ -756,5 +731,5 @@ int main(void) {
       cmocka_unit_test(test_broad_phase_finds_every_pair),
       cmocka_unit_test(test_filter_rules),
   };
-  return cmocka_run_group_tests_name("collision", tests, NULL, NULL);
+  return ts_run(tests);
 }

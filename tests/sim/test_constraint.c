@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/skip.h"
 
 static sim_model *load(const char *json) {
   char err[512];
@@ -498,5 +499,5 @@ int main(void) {
       cmocka_unit_test(test_motor_stalls_at_hard_stop),
       cmocka_unit_test(test_two_bodies_push_each_other),
   };
-  return cmocka_run_group_tests_name("constraint", tests, NULL, NULL);
+  return ts_run(tests);
 }

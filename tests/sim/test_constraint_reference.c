@@ -21,14 +21,11 @@
 
 #include "sim/json_read.h"
 #include "sim/sim.h"
-
-#if !defined(ACHILLES_HAVE_MUJOCO)
-#define ACHILLES_HAVE_MUJOCO 0
-#endif
+#include "support/mujoco.h"
+#include "support/numbers.h"
+#include "support/skip.h"
 
 #if ACHILLES_HAVE_MUJOCO
-
-#include <mujoco/mujoco.h>
 
 #include "mjcf_writer.h"
 
@@ -128,29 +125,6 @@ static void pair_set(pair *p, const double *q, const double *qd, const double *t
   }
 }
 
-static double rnd_uniform(uint64_t *s, double lo, double hi) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  uint64_t r = *s * 2685821657736338717ull;
-  return lo + (hi - lo) * (double)(r >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static double max_abs(const double *v, int n) {
-  double r = 0;
-  for (int i = 0; i < n; i++) {
-    r = fmax(r, fabs(v[i]));
-  }
-  return r;
-}
-
-static double max_diff(const double *a, const double *b, int n) {
-  double r = 0;
-  for (int i = 0; i < n; i++) {
-    r = fmax(r, fabs(a[i] - b[i]));
-  }
-  return r;
-}
 
 /* --- model constants -------------------------------------------------------------------------- */
 
@@ -192,14 +166,14 @@ static void test_point_jacobians(void **state) {
   uint64_t s = 0xda3e39cb94b95bdbull;
   for (int k = 0; k < 50; k++) {
     for (int i = 0; i < nv; i++) {
-      q[i] = rnd_uniform(&s, -2, 2);
+      q[i] = ts_uniform(&s, -2, 2);
     }
     pair_set(&p, q, NULL, NULL);
     sim_kinematics(p.m, p.d);
     mj_kinematics(p.mm, p.md);
     mj_comPos(p.mm, p.md);
     for (int b = 1; b < p.m->nbody; b++) {
-      double pt[3] = {rnd_uniform(&s, -1, 1), rnd_uniform(&s, -1, 1), rnd_uniform(&s, -1, 1)};
+      double pt[3] = {ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1)};
       sim_jac_point(p.m, p.d, jp, jr, b, pt);
       mj_jac(p.mm, p.md, mjp, mjr, pt, b);
       for (int i = 0; i < 3 * nv; i++) {
@@ -263,28 +237,28 @@ static void compare_state(pair *p, state_errors *e) {
   mj_forward(p->mm, p->md);
   compare_rows(p, e);
   int n = p->d->nefc, nv = p->m->nv;
-  double sf = fmax(max_abs(p->md->efc_force, n), 1e-9);
-  e->force = fmax(e->force, max_diff(p->d->efc_force, p->md->efc_force, n) / sf);
+  double sf = fmax(ts_max_abs(p->md->efc_force, n), 1e-9);
+  e->force = fmax(e->force, ts_max_diff(p->d->efc_force, p->md->efc_force, n) / sf);
   /* q̈ relative to the larger of q̈ and the constraint's share of it (q̈ − a0): the solver's
    * error is an error of the constraint force, so it scales with that share */
   double share = 0;
   for (int i = 0; i < nv; i++) {
     share = fmax(share, fabs(p->md->qacc[i] - p->md->qacc_smooth[i]));
   }
-  double sa = fmax(fmax(max_abs(p->md->qacc, nv), share), 1.0);
-  e->qacc = fmax(e->qacc, max_diff(p->d->qacc, p->md->qacc, nv) / sa);
+  double sa = fmax(fmax(ts_max_abs(p->md->qacc, nv), share), 1.0);
+  e->qacc = fmax(e->qacc, ts_max_diff(p->d->qacc, p->md->qacc, nv) / sa);
 }
 
 /* a position for joint j: inside, or past either limit by up to 5× the solimp width (the
  * impedance's whole curve), or far past */
 static double random_position(uint64_t *s, const sim_joint *jt) {
-  double u = rnd_uniform(s, 0, 1), lo = jt->range[0], hi = jt->range[1];
+  double u = ts_uniform(s, 0, 1), lo = jt->range[0], hi = jt->range[1];
   double w = jt->solimp_limit[2];
   if (u < 0.3) {
-    return rnd_uniform(s, lo, hi);
+    return ts_uniform(s, lo, hi);
   }
-  double depth = u < 0.9 ? rnd_uniform(s, 0, 5 * w) : rnd_uniform(s, 0, 0.1);
-  return rnd_uniform(s, 0, 1) < 0.5 ? lo - depth : hi + depth;
+  double depth = u < 0.9 ? ts_uniform(s, 0, 5 * w) : ts_uniform(s, 0, 0.1);
+  return ts_uniform(s, 0, 1) < 0.5 ? lo - depth : hi + depth;
 }
 
 /* ours (CG) against MuJoCo's CG, or against its Newton solver, which converges to the
@@ -305,9 +279,9 @@ static void check_states(mjtSolver solver, const char *name) {
       const sim_joint *jt = &p.m->joints[p.m->dof_joint[i]];
       q[i] = random_position(&s, jt);
       /* slow joints too, so that friction sticks in some states */
-      int slow = rnd_uniform(&s, 0, 1) < 0.4;
-      qd[i] = slow ? rnd_uniform(&s, -0.002, 0.002) : rnd_uniform(&s, -2, 2);
-      tau[i] = slow ? rnd_uniform(&s, -0.3, 0.3) : rnd_uniform(&s, -3, 3);
+      int slow = ts_uniform(&s, 0, 1) < 0.4;
+      qd[i] = slow ? ts_uniform(&s, -0.002, 0.002) : ts_uniform(&s, -2, 2);
+      tau[i] = slow ? ts_uniform(&s, -0.3, 0.3) : ts_uniform(&s, -3, 3);
     }
     pair_set(&p, q, qd, tau);
     compare_state(&p, &e);
@@ -401,15 +375,15 @@ static void check_contact_states_on(int shape, mjtSolver solver, int block) {
   uint64_t s = 0x7a5bd2e1f3c9ull + (uint64_t)shape;
   int n = 0;
   for (int k = 0; k < 400 && n < 200; k++) {
-    q[0] = rnd_uniform(&s, -0.3, 0.3);
-    q[1] = rnd_uniform(&s, -0.3, 0.3);
+    q[0] = ts_uniform(&s, -0.3, 0.3);
+    q[1] = ts_uniform(&s, -0.3, 0.3);
     /* the plane's height below (x, y): z = −0.05 + tan(0.2)·y */
     double ground = -0.05 + tan(0.2) * q[1];
-    q[2] = ground + reach[shape] * rnd_uniform(&s, 0.3, 1.02) - 0.005;
-    q[3] = rnd_uniform(&s, -0.6, 0.6);
+    q[2] = ground + reach[shape] * ts_uniform(&s, 0.3, 1.02) - 0.005;
+    q[3] = ts_uniform(&s, -0.6, 0.6);
     for (int i = 0; i < 4; i++) {
-      qd[i] = rnd_uniform(&s, 0, 1) < 0.3 ? rnd_uniform(&s, -0.01, 0.01) : rnd_uniform(&s, -1, 1);
-      tau[i] = rnd_uniform(&s, -2, 2);
+      qd[i] = ts_uniform(&s, 0, 1) < 0.3 ? ts_uniform(&s, -0.01, 0.01) : ts_uniform(&s, -1, 1);
+      tau[i] = ts_uniform(&s, -2, 2);
     }
     pair_set(&p, q, qd, tau);
     sim_forward(p.m, p.d);
@@ -460,7 +434,7 @@ static double drop(int shape, int iterations, double tolerance, mjtSolver solver
     mj_step(p.mm, p.md);
     touching += p.d->ncon > 0;
     maxcon = p.d->ncon > maxcon ? p.d->ncon : maxcon;
-    eq = fmax(eq, max_diff(p.d->qpos, p.md->qpos, 4));
+    eq = fmax(eq, ts_max_diff(p.d->qpos, p.md->qpos, 4));
   }
   print_message("%s dropped, 1 s, %d iterations (MuJoCo %s): %d of 500 steps touching, up to %d "
                 "contacts; max |dq| %.3g\n", shapes[shape], iterations,
@@ -511,7 +485,7 @@ static double drop_free(int shape) {
     sim_step(p.m, p.d);
     mj_step(p.mm, p.md);
     touching += p.d->ncon > 0;
-    eq = fmax(eq, max_diff(p.d->qpos, p.md->qpos, 7));
+    eq = fmax(eq, ts_max_diff(p.d->qpos, p.md->qpos, 7));
   }
   print_message("%s on a free joint dropped, 1 s (MuJoCo Newton, converged): %d of 500 steps "
                 "touching; max |dq| %.3g\n", shapes[shape], touching, eq);
@@ -574,13 +548,13 @@ static void check_club_states(mjtSolver solver) {
   uint64_t s = 0x243f6a8885a308d3ull;
   int n = 0, ncon = 0, nstop = 0;
   for (int k = 0; k < 2000 && n < 200; k++) {
-    q[0] = rnd_uniform(&s, -3.3, 3.3);
-    q[1] = rnd_uniform(&s, 0.6, 1.9);
-    q[2] = rnd_uniform(&s, -2.6, 2.6);
-    q[3] = rnd_uniform(&s, -3.3, 3.3);
+    q[0] = ts_uniform(&s, -3.3, 3.3);
+    q[1] = ts_uniform(&s, 0.6, 1.9);
+    q[2] = ts_uniform(&s, -2.6, 2.6);
+    q[3] = ts_uniform(&s, -3.3, 3.3);
     for (int i = 0; i < 4; i++) {
-      qd[i] = rnd_uniform(&s, 0, 1) < 0.3 ? rnd_uniform(&s, -0.01, 0.01) : rnd_uniform(&s, -1, 1);
-      tau[i] = rnd_uniform(&s, -1, 1);
+      qd[i] = ts_uniform(&s, 0, 1) < 0.3 ? ts_uniform(&s, -0.01, 0.01) : ts_uniform(&s, -1, 1);
+      tau[i] = ts_uniform(&s, -1, 1);
     }
     pair_set(&p, q, qd, tau);
     sim_forward(p.m, p.d);
@@ -636,7 +610,7 @@ static double strike(int iterations, double tolerance, int perturb) {
     touching += p.d->ncon > 0;
     first = first < 0 && p.d->ncon > 0 ? k : first;
     maxcon = p.d->ncon > maxcon ? p.d->ncon : maxcon;
-    eq = fmax(eq, max_diff(p.d->qpos, p.md->qpos, 4));
+    eq = fmax(eq, ts_max_diff(p.d->qpos, p.md->qpos, 4));
   }
   print_message("club arm striking its table, 1 s, %d iterations: first contact at step %d, %d "
                 "of %d steps touching, up to %d contacts; max |dq| %.3g rad\n", iterations,
@@ -719,8 +693,8 @@ static double run_trajectory(mjtIntegrator mj_integrator, sim_integrator integra
     mj_step(p.mm, p.md);
     constrained += p.d->solver.nefc > p.d->nf;
     nefc_max = p.d->solver.nefc > nefc_max ? p.d->solver.nefc : nefc_max;
-    eq = fmax(eq, max_diff(p.d->qpos, p.md->qpos, nv));
-    ev = fmax(ev, max_diff(p.d->qvel, p.md->qvel, nv));
+    eq = fmax(eq, ts_max_diff(p.d->qpos, p.md->qpos, nv));
+    ev = fmax(ev, ts_max_diff(p.d->qvel, p.md->qvel, nv));
   }
   print_message("%s 1 s: %d of %d steps at a limit, up to %d rows; max |dq| %.3g, "
                 "max |dqd| %.3g (bound %.0e: %s)\n", mj_integrator == mjINT_RK4 ? "rk4" : "euler",
@@ -753,6 +727,9 @@ static void test_detects_softer_limit(void **state) {
 }
 
 int main(void) {
+  if (ts_hidden("libmujoco-dev")) {
+    return ts_run_missing("libmujoco-dev");
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_constants),
       cmocka_unit_test(test_point_jacobians),
@@ -768,20 +745,13 @@ int main(void) {
       cmocka_unit_test(test_trajectory_rk4),
       cmocka_unit_test(test_detects_softer_limit),
   };
-  return cmocka_run_group_tests_name("constraint_reference", tests, NULL, NULL);
+  return ts_run(tests);
 }
 
 #else /* no MuJoCo */
 
-static void test_mujoco_missing(void **state) {
-  (void)state;
-  print_message("MuJoCo (libmujoco-dev) not found: constraint reference skipped\n");
-  skip();
-}
-
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_mujoco_missing)};
-  return cmocka_run_group_tests_name("constraint_reference", tests, NULL, NULL);
+  return ts_run_missing("libmujoco-dev");
 }
 
 #endif

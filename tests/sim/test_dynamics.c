@@ -35,6 +35,7 @@
 
 #include "random_tree.h"
 #include "sim/sim.h"
+#include "support/skip.h"
 
 #define NTREE 100
 #define NSTATE 6
@@ -778,5 +779,5 @@ int main(void) {
       cmocka_unit_test(test_perturbed_results_detected),
       cmocka_unit_test(test_perturbed_model_detected),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, setup, teardown);
 }

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "sim/sim.h"
+#include "support/skip.h"
 
 static const double PI = 3.14159265358979323846;
 
@@ -273,5 +274,5 @@ int main(void) {
       cmocka_unit_test(test_dzhanibekov_flip_period),
       cmocka_unit_test(test_falling_body_motion),
   };
-  return cmocka_run_group_tests_name("free_body", tests, NULL, NULL);
+  return ts_run(tests);
 }

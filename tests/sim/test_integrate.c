@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "sim/sim.h"
+#include "support/skip.h"
 
 static sim_model *model;
 static sim_option opt0;
@@ -284,5 +285,5 @@ int main(void) {
       cmocka_unit_test_setup(test_wrong_reference_detected, restore_opt),
       cmocka_unit_test(test_euler_implicit_damping_closed_form),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, setup, teardown);
 }

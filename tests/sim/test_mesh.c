@@ -20,30 +20,13 @@
 #include "sim/collision.h"
 #include "sim/mesh.h"
 #include "sim/sim.h"
-
-#if !defined(ACHILLES_HAVE_MUJOCO)
-#define ACHILLES_HAVE_MUJOCO 0
-#endif
-#if ACHILLES_HAVE_MUJOCO
-#include <mujoco/mujoco.h>
-#endif
+#include "support/mujoco.h"
+#include "support/numbers.h"
+#include "support/skip.h"
+#include "support/tmp.h"
 
 #define KR5_MESHES "/usr/share/doc/dart/data/urdf/KR5/meshes"
 
-static char tmpdir[256];
-
-static int setup(void **state) {
-  (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/achilles_mesh_XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
 
 /* the 12 triangles of the box ±h, outward (counter-clockwise seen from outside) */
 static void cube_triangles(float tri[12][9], const double h[3]) {
@@ -101,13 +84,6 @@ static size_t ascii_stl(char *buf, size_t cap, float (*tri)[9], int n) {
   return len;
 }
 
-static void write_file(const char *path, const void *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(data, 1, n, f), n);
-  fclose(f);
-}
-
 /* every hull vertex is a corner ±h, each corner once; every vertex has 3 or more neighbours */
 static void check_cube_hull(const sim_hull *h, const double half[3]) {
   assert_int_equal(h->nvert, 8);
@@ -144,13 +120,13 @@ static void test_cube_hull(void **state) {
   static char text[8192];
   char path[300], err[512];
   sim_hull h;
-  snprintf(path, sizeof path, "%s/cube.stl", tmpdir);
-  write_file(path, bin, binary_stl(bin, tri, 12));
+  ts_tmp_path(path, sizeof path, "cube.stl");
+  ts_write_bytes(path, bin, binary_stl(bin, tri, 12));
   assert_int_equal(sim_hull_from_stl(&h, path, one, err, sizeof err), 0);
   check_cube_hull(&h, half);
   sim_hull_free(&h);
-  snprintf(path, sizeof path, "%s/cube_ascii.stl", tmpdir);
-  write_file(path, text, ascii_stl(text, sizeof text, tri, 12));
+  ts_tmp_path(path, sizeof path, "cube_ascii.stl");
+  ts_write_bytes(path, text, ascii_stl(text, sizeof text, tri, 12));
   assert_int_equal(sim_hull_from_stl(&h, path, one, err, sizeof err), 0);
   check_cube_hull(&h, half);
   sim_hull_free(&h);
@@ -165,8 +141,8 @@ static void test_cube_hull(void **state) {
   for (int k = 0; k < 9; k++) {
     extra[12][k] = (float)(0.01 * (k % 3));
   }
-  snprintf(path, sizeof path, "%s/cube_inner.stl", tmpdir);
-  write_file(path, text, ascii_stl(text, sizeof text, extra, 13));
+  ts_tmp_path(path, sizeof path, "cube_inner.stl");
+  ts_write_bytes(path, text, ascii_stl(text, sizeof text, extra, 13));
   assert_int_equal(sim_hull_from_stl(&h, path, one, err, sizeof err), 0);
   check_cube_hull(&h, half);
   sim_hull_free(&h);
@@ -337,7 +313,7 @@ static sim_model *one_body(const char *geom, const char *joint, double z) {
            " \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },"
            " { \"name\": \"g\", \"body\": \"b\", %s } ] }",
            z, joint, geom);
-  sim_model *m = sim_model_load_string(json, tmpdir, err, sizeof err);
+  sim_model *m = sim_model_load_string(json, ts_tmp_dir(), err, sizeof err);
   if (!m) {
     fail_msg("%s", err);
   }
@@ -354,11 +330,12 @@ static void test_mesh_cube_as_box(void **state) {
   cube_triangles(tri, half);
   unsigned char bin[84 + 50 * 12];
   char path[300];
-  snprintf(path, sizeof path, "%s/box.stl", tmpdir);
-  write_file(path, bin, binary_stl(bin, tri, 12));
+  ts_tmp_path(path, sizeof path, "box.stl");
+  ts_write_bytes(path, bin, binary_stl(bin, tri, 12));
   /* the source names tmpdir/…: "box.stl" resolves beside it */
   char geom_mesh[256];
-  snprintf(geom_mesh, sizeof geom_mesh, "\"type\": \"mesh\", \"file\": \"%s/box.stl\"", tmpdir);
+  snprintf(geom_mesh, sizeof geom_mesh, "\"type\": \"mesh\", \"file\": \"%s/box.stl\"",
+           ts_tmp_dir());
   const char *geom_box = "\"type\": \"box\", \"size\": [0.125, 0.0625, 0.25]";
   sim_model *mm = one_body(geom_mesh, "\"type\": \"free\"", 0.15);
   sim_model *mb = one_body(geom_box, "\"type\": \"free\"", 0.15);
@@ -431,7 +408,7 @@ static void test_mesh_cube_as_box(void **state) {
 static void test_mesh_geom_errors(void **state) {
   (void)state;
   char json[1024], err[512], source[300];
-  snprintf(source, sizeof source, "%s/robot.json", tmpdir);
+  ts_tmp_path(source, sizeof source, "robot.json");
   static const char *const geoms[][2] = {
       {"\"type\": \"mesh\", \"file\": \"missing.stl\"", "missing.stl: cannot open"},
       {"\"type\": \"mesh\"", "geoms[1].file: missing"},
@@ -469,22 +446,12 @@ static void test_mesh_geom_errors(void **state) {
 
 #if ACHILLES_HAVE_MUJOCO
 
-static double rnd(uint64_t *s, double lo, double hi) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return lo + (hi - lo) * (double)((*s * 2685821657736338717ull) >> 11) / 9007199254740992.0;
-}
-
+/* MuJoCo's model of a scene that names mesh files (read from the suite folder) */
 static mjModel *load_mujoco(const char *xml) {
-  char path[300], err[1000] = "";
-  snprintf(path, sizeof path, "%s/scene.xml", tmpdir);
-  write_file(path, xml, strlen(xml));
-  mjModel *mm = mj_loadXML(path, NULL, err, sizeof err);
-  if (!mm) {
-    fail_msg("%s", err);
-  }
-  return mm;
+  char path[300];
+  ts_tmp_path(path, sizeof path, "scene.xml");
+  ts_write_file(path, xml);
+  return ts_mj_load(path);
 }
 
 /* MuJoCo's hull of a KR5 mesh (its graph's vertices, in the mesh frame it moved to the centroid
@@ -538,10 +505,8 @@ static void compare_hull(const char *file) {
 
 static void test_hulls_against_mujoco(void **state) {
   (void)state;
-  if (access(KR5_MESHES "/wrist.STL", R_OK) != 0) {
-    print_message("dart-doc's KR5 meshes not found: skipped\n");
-    skip();
-  }
+  TS_REQUIRE_MUJOCO();
+  TS_REQUIRE_FILE("dart-doc", KR5_MESHES "/wrist.STL");
   static const char *const files[] = {"base_link.STL", "shoulder.STL", "bicep.STL", "elbow.STL",
                                       "forearm.STL", "wrist.STL", "palm.STL"};
   for (int k = 0; k < 7; k++) {
@@ -616,10 +581,10 @@ static void narrow_phase_on_mujoco_data(const char *first, int plane) {
   double e = 0;
   for (int k = 0; k < 500; k++) {
     for (int body = 0; body < mm->nbody - 1; body++) {
-      double q[4] = {rnd(&s, -1, 1), rnd(&s, -1, 1), rnd(&s, -1, 1), rnd(&s, -1, 1)};
+      double q[4] = {ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1)};
       const double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
       for (int i = 0; i < 3; i++) {
-        md->qpos[7 * body + i] = plane ? rnd(&s, -0.1, 0.25) : rnd(&s, -0.12, 0.12);
+        md->qpos[7 * body + i] = plane ? ts_uniform(&s, -0.1, 0.25) : ts_uniform(&s, -0.12, 0.12);
       }
       for (int i = 0; i < 4; i++) {
         md->qpos[7 * body + 3 + i] = q[i] / nq;
@@ -668,10 +633,8 @@ static void narrow_phase_on_mujoco_data(const char *first, int plane) {
 
 static void test_narrow_phase_on_mujoco_data(void **state) {
   (void)state;
-  if (access(KR5_MESHES "/bicep.STL", R_OK) != 0) {
-    print_message("dart-doc's KR5 meshes not found: skipped\n");
-    skip();
-  }
+  TS_REQUIRE_MUJOCO();
+  TS_REQUIRE_FILE("dart-doc", KR5_MESHES "/bicep.STL");
   narrow_phase_on_mujoco_data("<geom name='plane' type='plane' size='0 0 1' "
                               "quat='0.98 0.1 -0.15 0.05'/>", 1);
   narrow_phase_on_mujoco_data("<geom type='box' size='0.05 0.03 0.06'/>", 0);
@@ -726,10 +689,10 @@ static void compare_mesh_pair(const char *first_mjcf, const char *first_json, in
   double e[3] = {0, 0, 0}, eout[3] = {0, 0, 0};
   for (int k = 0; k < poses; k++) {
     for (int body = 0; body < mm->nbody - 1; body++) {
-      double q[4] = {rnd(&s, -1, 1), rnd(&s, -1, 1), rnd(&s, -1, 1), rnd(&s, -1, 1)};
+      double q[4] = {ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1)};
       const double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
       for (int i = 0; i < 3; i++) {
-        md->qpos[7 * body + i] = rnd(&s, -0.06, 0.06);
+        md->qpos[7 * body + i] = ts_uniform(&s, -0.06, 0.06);
       }
       for (int i = 0; i < 4; i++) {
         md->qpos[7 * body + 3 + i] = q[i] / nq;
@@ -760,10 +723,8 @@ static void compare_mesh_pair(const char *first_mjcf, const char *first_json, in
 
 static void test_contacts_against_mujoco(void **state) {
   (void)state;
-  if (access(KR5_MESHES "/wrist.STL", R_OK) != 0) {
-    print_message("dart-doc's KR5 meshes not found: skipped\n");
-    skip();
-  }
+  TS_REQUIRE_MUJOCO();
+  TS_REQUIRE_FILE("dart-doc", KR5_MESHES "/wrist.STL");
   const double q[4] = {0.98, 0.1, -0.15, 0.05};
   const double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
   char plane_json[256];
@@ -801,16 +762,17 @@ static void test_contacts_against_mujoco(void **state) {
 
 static void test_hulls_against_mujoco(void **state) {
   (void)state;
-  print_message("MuJoCo (libmujoco-dev) not found: comparison skipped\n");
-  skip();
+  TS_REQUIRE_MUJOCO();
 }
 
 static void test_contacts_against_mujoco(void **state) {
-  test_hulls_against_mujoco(state);
+  (void)state;
+  TS_REQUIRE_MUJOCO();
 }
 
 static void test_narrow_phase_on_mujoco_data(void **state) {
-  test_hulls_against_mujoco(state);
+  (void)state;
+  TS_REQUIRE_MUJOCO();
 }
 
 #endif
@@ -823,5 +785,5 @@ int main(void) {
       cmocka_unit_test(test_narrow_phase_on_mujoco_data),
       cmocka_unit_test(test_contacts_against_mujoco),
   };
-  return cmocka_run_group_tests_name("mesh", tests, setup, teardown);
+  return ts_run_with(tests, ts_tmp_setup, ts_tmp_teardown);
 }

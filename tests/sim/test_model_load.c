@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/skip.h"
 
 /* A valid two-body description; each bad case below patches one piece of it. */
 #define BODY_A                                                                                 \
@@ -526,5 +527,5 @@ int main(void) {
       cmocka_unit_test(test_text_after_the_value),
       cmocka_unit_test(test_missing_file),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -15,6 +15,7 @@
 
 #include "sim/pool.h"
 #include "sim/sim.h"
+#include "support/skip.h"
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
@@ -284,5 +285,5 @@ int main(void) {
                                      cmocka_unit_test(test_floating_step_allocates_nothing),
                                      cmocka_unit_test(test_convex_step_allocates_nothing),
                                      cmocka_unit_test(test_mesh_step_allocates_nothing)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sim/pool.h"
+#include "support/skip.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 #define NWORLD 37 /* not a multiple of any thread count tried */
@@ -224,5 +225,5 @@ int main(void) {
       cmocka_unit_test(test_bad_arguments),
       cmocka_unit_test(test_floating_worlds),
   };
-  return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -21,42 +21,43 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <mujoco/mujoco.h>
 
 #include "sim/import/import.h"
 #include "sim/sim.h"
+#include "support/mujoco.h"
+#include "support/skip.h"
+#include "support/tmp.h"
 
 #define DART_DATA "/usr/share/doc/dart/data/"
 
-static char tmp_dir[64];
-
-static int setup(void **state) {
+/* The WAM's URDF names its collision meshes package://herb_description/meshes/wam/…: found as
+ * meshes/wam/… beside the file, all 8 convert */
+static void test_wam_meshes_convert(void **state) {
   (void)state;
-  snprintf(tmp_dir, sizeof tmp_dir, "/tmp/achilles-public-XXXXXX");
-  return mkdtemp(tmp_dir) ? 0 : -1;
+  TS_REQUIRE_FILE("dart-doc", DART_DATA "urdf/wam/wam.urdf");
+  char err[1024];
+  sim_import_options o = {0, NULL, NULL};
+  sim_model *m = sim_import_load_file(DART_DATA "urdf/wam/wam.urdf", &o, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  int nmesh = 0, nvert = 0;
+  for (int g = 0; g < m->ngeom; g++) {
+    nmesh += m->geoms[g].type == SIM_GEOM_MESH;
+    nvert += m->geoms[g].hull_nvert;
+  }
+  print_message("WAM: %d mesh collisions converted, %d hull vertices in all\n", nmesh, nvert);
+  assert_int_equal(nmesh, 8);
+  sim_model_free(m);
 }
 
-static int teardown(void **state) {
-  (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
+#if ACHILLES_HAVE_MUJOCO
 
 static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fail_msg("%s is missing: tools/bootstrap.sh deps installs it (Debian package dart-doc)",
-             path);
+  char *s = ts_read_file(path, NULL);
+  if (!s) {
+    fail_msg("%s cannot be read", path);
   }
-  fseek(f, 0, SEEK_END);
-  const long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  assert_non_null(s);
-  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-  s[n] = '\0';
-  fclose(f);
   return s;
 }
 
@@ -94,6 +95,8 @@ typedef struct robot {
 } robot;
 
 static void compare_with_mujoco(const robot *rb) {
+  TS_REQUIRE_MUJOCO();
+  TS_REQUIRE_FILE(strstr(rb->file, "/mujoco/") ? "libmujoco-samples" : "dart-doc", rb->file);
   char err[1024];
   sim_import_options o = {0, NULL, NULL};
   sim_model *m = sim_import_load_file(rb->file, &o, err, sizeof err);
@@ -106,34 +109,17 @@ static void compare_with_mujoco(const robot *rb) {
     char *text = read_text(rb->file);
     strip_elements(text, "visual");
     strip_elements(text, "collision");
-    snprintf(copy, sizeof copy, "%s/robot.urdf", tmp_dir);
-    FILE *f = fopen(copy, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    ts_tmp_path(copy, sizeof copy, "robot.urdf");
+    ts_write_file(copy, text);
     free(text);
   }
-  mjModel *mm = mj_loadXML(copy, NULL, err, sizeof err);
-  if (!mm) {
-    fail_msg("MuJoCo: %s", err);
-  }
+  mjModel *mm = ts_mj_load(copy);
   assert_int_equal(m->nv, rb->njoints);
   assert_int_equal(mm->nv, m->nv);
   /* our dof k is MuJoCo's dof vmap[k]: joints matched by name */
   int *vmap = malloc((size_t)m->nv * sizeof(int));
   assert_non_null(vmap);
-  for (int j = 0; j < m->njnt; j++) {
-    if (m->joints[j].dofadr < 0) {
-      continue;
-    }
-    const int mj = mj_name2id(mm, mjOBJ_JOINT, m->joints[j].name);
-    if (mj < 0) {
-      fail_msg("%s: MuJoCo has no joint %s", rb->file, m->joints[j].name);
-    }
-    for (int k = 0; k < sim_joint_nv(m->joints[j].type); k++) {
-      vmap[m->joints[j].dofadr + k] = mm->jnt_dofadr[mj] + k;
-    }
-  }
+  ts_mj_maps(m, mm, NULL, vmap);
   mm->opt.gravity[2] = m->opt.gravity[2]; /* both the file's (URDF has none): same field */
   sim_data *d = sim_data_new(m);
   mjData *md = mj_makeData(mm);
@@ -286,6 +272,8 @@ static const char *mujoco_body(const void *ctx, int c, int side) {
 static void test_kr5_mesh_contacts(void **state) {
   (void)state;
   const char *file = DART_DATA "urdf/KR5/KR5 sixx R650.urdf";
+  TS_REQUIRE_MUJOCO();
+  TS_REQUIRE_FILE("dart-doc", file);
   char err[1024], copy[128];
   sim_import_options o = {0, NULL, NULL};
   sim_model *m = sim_import_load_file(file, &o, err, sizeof err);
@@ -310,17 +298,14 @@ static void test_kr5_mesh_contacts(void **state) {
   char *top = strstr(text, "<robot");
   assert_non_null(top);
   char *gt = strchr(top, '>') + 1;
-  snprintf(copy, sizeof copy, "%s/kr5.urdf", tmp_dir);
+  ts_tmp_path(copy, sizeof copy, "kr5.urdf");
   FILE *f = fopen(copy, "w");
   assert_non_null(f);
   fprintf(f, "%.*s<mujoco><compiler meshdir=\"" DART_DATA "urdf/KR5/meshes/\" "
           "discardvisual=\"false\"/></mujoco>%s", (int)(gt - text), text, gt);
   fclose(f);
   free(text);
-  mjModel *mm = mj_loadXML(copy, NULL, err, sizeof err);
-  if (!mm) {
-    fail_msg("MuJoCo: %s", err);
-  }
+  mjModel *mm = ts_mj_load(copy);
   mjData *md = mj_makeData(mm);
   sim_data *d = sim_data_new(m);
   int agree = 0, ncon = 0, npairs = 0, states = 200, close = 0;
@@ -371,30 +356,11 @@ static void test_kr5_mesh_contacts(void **state) {
   sim_model_free(m);
 }
 
-/* The WAM's URDF names its collision meshes package://herb_description/meshes/wam/…: found as
- * meshes/wam/… beside the file, all 8 convert */
-static void test_wam_meshes_convert(void **state) {
-  (void)state;
-  char err[1024];
-  sim_import_options o = {0, NULL, NULL};
-  sim_model *m = sim_import_load_file(DART_DATA "urdf/wam/wam.urdf", &o, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  int nmesh = 0, nvert = 0;
-  for (int g = 0; g < m->ngeom; g++) {
-    nmesh += m->geoms[g].type == SIM_GEOM_MESH;
-    nvert += m->geoms[g].hull_nvert;
-  }
-  print_message("WAM: %d mesh collisions converted, %d hull vertices in all\n", nmesh, nvert);
-  assert_int_equal(nmesh, 8);
-  sim_model_free(m);
-}
-
 /* MuJoCo reads a solref or solimp given in part (as its own humanoid.xml writes
  * solimplimit="0 .99 .01") and keeps its defaults for the rest */
 static void test_partial_soft_parameters(void **state) {
   (void)state;
+  TS_REQUIRE_MUJOCO();
   static const char xml[] =
       "<mujoco><worldbody><body name='b'>"
       "<joint name='j' type='hinge' axis='0 1 0' limited='true' range='-1 1'"
@@ -402,18 +368,14 @@ static void test_partial_soft_parameters(void **state) {
       "<geom name='g' type='sphere' size='0.1' mass='1' solimp='0.7 0.8' solref='0.03'/>"
       "</body></worldbody></mujoco>";
   char path[128], err[1024];
-  snprintf(path, sizeof path, "%s/partial.xml", tmp_dir);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(xml, f);
-  fclose(f);
+  ts_tmp_path(path, sizeof path, "partial.xml");
+  ts_write_file(path, xml);
   sim_import_options o = {0, NULL, NULL};
   sim_model *m = sim_import_load_file(path, &o, err, sizeof err);
   if (!m) {
     fail_msg("%s", err);
   }
-  mjModel *mm = mj_loadXML(path, NULL, err, sizeof err);
-  assert_non_null(mm);
+  mjModel *mm = ts_mj_load(path);
   const sim_joint *j = &m->joints[0];
   for (int k = 0; k < 5; k++) {
     assert_true(j->solimp_limit[k] == mm->jnt_solimp[k]);
@@ -428,6 +390,20 @@ static void test_partial_soft_parameters(void **state) {
   sim_model_free(m);
 }
 
+#else
+#define NO_MUJOCO(test)                                                                            \
+  static void test(void **state) {                                                                 \
+    (void)state;                                                                                   \
+    TS_REQUIRE_MUJOCO();                                                                           \
+  }
+NO_MUJOCO(test_wam_7dof_arm)
+NO_MUJOCO(test_kr5_6dof_arm)
+NO_MUJOCO(test_kr5_mesh_contacts)
+NO_MUJOCO(test_atlas_humanoid)
+NO_MUJOCO(test_mujoco_humanoid)
+NO_MUJOCO(test_partial_soft_parameters)
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_wam_7dof_arm),
@@ -438,5 +414,5 @@ int main(void) {
       cmocka_unit_test(test_mujoco_humanoid),
       cmocka_unit_test(test_partial_soft_parameters),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, ts_tmp_setup, ts_tmp_teardown);
 }

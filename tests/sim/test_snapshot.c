@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/skip.h"
 
 static sim_model *load(const char *name) {
   char path[512], err[512];
@@ -183,5 +184,5 @@ int main(void) {
       cmocka_unit_test(test_reset_restores_initial_state),
       cmocka_unit_test(test_floating_replay),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/spatial.h"
+#include "support/skip.h"
 
 static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;
 
@@ -153,5 +154,5 @@ int main(void) {
       cmocka_unit_test(test_rotations),
       cmocka_unit_test(test_compact_and_symmetric_inertia),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -59,10 +59,7 @@ void ts_skip_note(const char *fmt, ...) {
   print_message("SKIP: %s\n", why);
 }
 
-int ts_run_group(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
-                 CMFixtureFunction teardown) {
-  const int failed =
-      _cmocka_run_group_tests(program_invocation_short_name, tests, n, setup, teardown);
+int ts_result(int failed) {
   if (failed > 0) { /* an exit status: never 77 (skipped), never a multiple of 256 (passed) */
     return failed < TS_SKIP_EXIT ? failed : 1;
   }
@@ -72,4 +69,23 @@ int ts_run_group(const struct CMUnitTest *tests, size_t n, CMFixtureFunction set
     return TS_SKIP_EXIT;
   }
   return 0;
+}
+
+int ts_run_group(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
+                 CMFixtureFunction teardown) {
+  return ts_result(
+      _cmocka_run_group_tests(program_invocation_short_name, tests, n, setup, teardown));
+}
+
+static const char *missing_reference;
+
+static void test_reference_missing(void **state) {
+  (void)state;
+  TS_REQUIRE(missing_reference, 0);
+}
+
+int ts_run_missing(const char *reference) {
+  missing_reference = reference;
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_reference_missing)};
+  return ts_run(tests);
 }

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <unistd.h>
 
 /* the exit code ctest reads as "skipped" (SKIP_RETURN_CODE) */
 #define TS_SKIP_EXIT 77
@@ -43,6 +44,9 @@ int ts_hidden(const char *reference);
     }                                                                                              \
   } while (0)
 
+/* A reference that is a file a package installs (dart-doc's robots, MuJoCo's sample models). */
+#define TS_REQUIRE_FILE(reference, path) TS_REQUIRE(reference, access(path, R_OK) == 0)
+
 void ts_skip_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define TS_SKIP(...)                                                                               \
   do {                                                                                             \
@@ -53,10 +57,16 @@ void ts_skip_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* how many tests skipped so far */
 int ts_skipped(void);
 
-/* The suite's main: runs the group and returns the number failed, or 77 when none failed and
- * some skipped. ts_run_with takes cmocka group fixtures. */
+/* The suite's main: runs the group and returns ts_result of its failures. ts_run_with takes
+ * cmocka group fixtures. */
 int ts_run_group(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
                  CMFixtureFunction teardown);
+/* The exit status of a suite with failed failures: failed (never 77), or 77 when none failed
+ * and some test skipped, or 0. For a main that runs several groups. */
+int ts_result(int failed);
+/* The main of a suite whose every test needs reference, where it is missing or hidden: one
+ * test that says so and skips (fails under CI=true). */
+int ts_run_missing(const char *reference);
 #define ts_run(tests) ts_run_group(tests, sizeof(tests) / sizeof((tests)[0]), NULL, NULL)
 #define ts_run_with(tests, setup, teardown)                                                        \
   ts_run_group(tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)

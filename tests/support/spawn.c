@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -118,6 +119,46 @@ int ts_wait_exit(pid_t pid, double seconds) {
 int ts_stop(pid_t pid, int sig, double seconds) {
   kill(pid, sig);
   return ts_wait_exit(pid, seconds);
+}
+
+/* points fd at path (opened once for both when they name the same file); the old fd in *saved */
+static void capture(int fd, const char *path, int shared, int *saved) {
+  *saved = -1;
+  if (!path) {
+    return;
+  }
+  *saved = dup(fd);
+  const int to = shared >= 0 ? shared : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (*saved < 0 || to < 0) {
+    fail_msg("cannot capture fd %d into %s", fd, path);
+  }
+  dup2(to, fd);
+  if (shared < 0) {
+    close(to);
+  }
+}
+
+static void restore(int fd, int saved) {
+  if (saved >= 0) {
+    dup2(saved, fd);
+    close(saved);
+  }
+}
+
+int ts_call(int (*cmd_main)(int, char **), int argc, char **argv, const char *out_path,
+            const char *err_path) {
+  fflush(stdout);
+  fflush(stderr);
+  int saved_out, saved_err;
+  capture(1, out_path, -1, &saved_out);
+  const int same = out_path && err_path && strcmp(out_path, err_path) == 0;
+  capture(2, err_path, same ? 1 : -1, &saved_err);
+  const int rc = cmd_main(argc, argv);
+  fflush(stdout);
+  fflush(stderr);
+  restore(1, saved_out);
+  restore(2, saved_err);
+  return rc;
 }
 
 int ts_python_has(const char *module) {

@@ -34,6 +34,12 @@ int ts_reap(pid_t pid, double seconds);
 /* Sends sig, then reaps as ts_wait_exit. */
 int ts_stop(pid_t pid, int sig, double seconds);
 
+/* Calls a command's main (an `achilles` subcommand linked into the test) in this process with
+ * its standard output into out_path and its standard error into err_path (the same path: both
+ * into one file; NULL: left as they are); returns what it returned. */
+int ts_call(int (*cmd_main)(int, char **), int argc, char **argv, const char *out_path,
+            const char *err_path);
+
 /* 1 when /usr/bin/python3 can import module (e.g. "zmq"), else 0. */
 int ts_python_has(const char *module);
 

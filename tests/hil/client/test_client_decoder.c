@@ -12,6 +12,7 @@
 
 #include "achilles_client.h"
 #include "client_test_util.h"
+#include "support/skip.h"
 
 static ach_decoder dec; /* large: keep it off the stack */
 
@@ -548,5 +549,5 @@ int main(void) {
       cmocka_unit_test(test_sticky_error_and_empty_frames),
       cmocka_unit_test(test_push_api),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

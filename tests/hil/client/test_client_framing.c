@@ -10,6 +10,7 @@
 
 #include "achilles_client.h"
 #include "client_test_util.h"
+#include "support/skip.h"
 
 /* ---- CRC ---------------------------------------------------------------------------------- */
 
@@ -496,5 +497,5 @@ int main(void) {
       cmocka_unit_test(test_decoder_run254_then_zero),
       cmocka_unit_test(test_strerror),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

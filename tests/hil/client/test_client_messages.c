@@ -14,6 +14,7 @@
 
 #include "achilles_client.h"
 #include "client_test_util.h"
+#include "support/skip.h"
 
 /* ---- golden frames: docs/serial-protocol.md's examples, produced by golden_frames.py ----- */
 /* (struct.pack layouts, binascii.crc_hqx, a separate COBS: no code shared with the library) */
@@ -617,5 +618,5 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_payload_length_rules),
       cmocka_unit_test(test_versions),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

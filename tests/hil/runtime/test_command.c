@@ -10,6 +10,7 @@
 
 #include "hil/runtime/command.h"
 #include "hil/error.h"
+#include "support/skip.h"
 
 /* Two joints; "m1" drives j1, "s1" and "s2" both drive j2 (so "j2" is ambiguous). */
 static const char *robot =
@@ -158,5 +159,5 @@ int main(void) {
       cmocka_unit_test(test_all_fresh),
       cmocka_unit_test(test_watchdog_boundary),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, setup, teardown);
 }

@@ -16,6 +16,7 @@
 #include <zmq.h>
 
 #include "hil/runtime/cpu.h"
+#include "support/skip.h"
 
 /* Counts this process's threads whose name starts with `prefix` and whose policy is `policy`
  * (-1: any); the CPU each last ran on goes to *cpu. */
@@ -151,5 +152,5 @@ int main(void) {
       cmocka_unit_test(test_awake_refuses_unusable_cpu),
       cmocka_unit_test(test_zmq_io_thread_placement),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "hil/runtime/stats.h"
+#include "support/skip.h"
 
 static hil_histogram h, other;
 
@@ -65,5 +66,5 @@ int main(void) {
       cmocka_unit_test(test_edges_and_merge),
       cmocka_unit_test(test_nearest_rank),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -17,6 +17,7 @@
 #include "hil/serial/serial_transport.h"
 #include "sensors/sensors.h"
 #include "sim/sim.h"
+#include "support/skip.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 
@@ -334,5 +335,5 @@ int main(void) {
       cmocka_unit_test(test_options_defaults_and_device),
       cmocka_unit_test(test_options_errors_name_the_path),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, setup, teardown);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hil/servo/dxl_device.h"
+#include "support/skip.h"
 
 /* builds an instruction packet and runs it through the decoder, as the bus would */
 static dxl2_packet packet(uint8_t id, uint8_t instruction, const uint8_t *params, size_t n) {
@@ -265,5 +266,5 @@ int main(void) {
       cmocka_unit_test(test_bulk),
       cmocka_unit_test(test_reboot_and_factory_reset),
   };
-  return cmocka_run_group_tests_name("dxl_device", tests, NULL, NULL);
+  return ts_run(tests);
 }

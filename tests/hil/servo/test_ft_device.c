@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hil/servo/ft_device.h"
+#include "support/skip.h"
 
 /* a packet as the decoder delivers it */
 static ft_packet packet(uint8_t id, uint8_t instruction, const uint8_t *params, size_t n) {
@@ -146,5 +147,5 @@ int main(void) {
       cmocka_unit_test(test_sign_magnitude),
       cmocka_unit_test(test_registered_sync_and_levels),
   };
-  return cmocka_run_group_tests_name("ft_device", tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -28,6 +28,7 @@
 #include "hil/runtime/runtime.h"
 #include "hil/servo/servo_bus.h"
 #include "hil/transport.h"
+#include "support/skip.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/configs/servo_arm.json"
 #define STS_ARM ACHILLES_SOURCE_DIR "/configs/servo_arm_sts.json"
@@ -835,5 +836,5 @@ int main(void) {
       cmocka_unit_test(test_feetech_bus),
       cmocka_unit_test(test_device_mode),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -17,6 +17,7 @@
 
 #include "hil/servo/dxl2.h"
 #include "hil/servo/feetech.h"
+#include "support/skip.h"
 
 typedef struct golden {
   const char *what;
@@ -169,5 +170,5 @@ int main(void) {
       cmocka_unit_test(test_dxl2_damage),
       cmocka_unit_test(test_feetech_packets),
   };
-  return cmocka_run_group_tests_name("servo_codec", tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "hil/servo/servo_model.h"
+#include "support/skip.h"
 
 #define TWO_PI 6.283185307179586
 
@@ -196,5 +197,5 @@ int main(void) {
       cmocka_unit_test(test_feetech_loop),
       cmocka_unit_test(test_overload),
   };
-  return cmocka_run_group_tests_name("servo_model", tests, NULL, NULL);
+  return ts_run(tests);
 }

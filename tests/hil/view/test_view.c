@@ -16,6 +16,7 @@
 #include "hil/error.h"
 #include "hil/view/view.h"
 #include "hil/view/view_internal.h"
+#include "support/skip.h"
 
 static void test_parse_address(void **state) {
   (void)state;
@@ -122,5 +123,5 @@ int main(void) {
       cmocka_unit_test(test_queue_order_and_bound),
       cmocka_unit_test(test_mat_quat),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -16,6 +16,7 @@
 #include "sensors/chain.h"
 #include "sensors/fit.h"
 #include "sensors/noise.h"
+#include "support/skip.h"
 
 #define PI 3.14159265358979323846
 
@@ -425,5 +426,5 @@ int main(void) {
       cmocka_unit_test(test_fit_too_few_samples),
       cmocka_unit_test(test_fit_short_tau),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -22,57 +22,20 @@
 #include "hil/record/log.h"
 #include "sensors/fit.h"
 #include "sensors/sensors.h"
+#include "encoder_log.h"
+#include "support/skip.h"
+#include "support/tmp.h"
 
 #define PI 3.14159265358979323846
-
-static const char robot[] =
-    "{\"name\": \"fixture\", \"timestep\": 0.001, \"gravity\": [0, 0, 0],"
-    " \"bodies\": [{\"name\": \"link\", \"parent\": \"world\", \"pos\": [0, 0, 0],"
-    "   \"joint\": {\"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 1, 0]},"
-    "   \"inertial\": {\"mass\": 1.0, \"com\": [0.25, 0, 0],"
-    "                  \"inertia\": [0.001, 0.02, 0.02, 0, 0, 0]}}]}";
-
-static char tmpdir[256];
 
 /* the joint at rest + amp·sin(2π·0.25·t) for `seconds`, every encoder sample written to a log
  * and read back as a series of the angle channel */
 static hil_series record(const char *name, const char *sensor, double seconds, double rest,
                          double amp) {
-  char err[512], path[512];
-  snprintf(path, sizeof path, "%s/%s.ndjson", tmpdir, name);
-  sim_model *m = sim_model_load_string(robot, "fixture", err, sizeof err);
-  assert_non_null(m);
-  sim_data *d = sim_data_new(m);
-  cJSON *json = cJSON_Parse(sensor);
-  assert_non_null(json);
-  sens_set *set = NULL;
-  if (sens_set_load_json(&set, m, json, "test", err, sizeof err) != 0) {
-    fprintf(stderr, "%s\n", err);
-  }
-  assert_non_null(set);
-  cJSON_Delete(json);
-  hil_log_header h;
-  assert_int_equal(hil_log_header_init(&h, m, set), 0);
-  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
-  assert_non_null(w);
-  const long long n = llround(seconds / m->opt.timestep);
-  const double om = 2 * PI * 0.25;
-  for (long long k = 0; k < n; k++) {
-    const double t = (double)k * m->opt.timestep;
-    d->qpos[0] = rest + amp * sin(om * t);
-    d->qvel[0] = amp * om * cos(om * t);
-    d->time = t;
-    d->nstep = k;
-    sim_forward(m, d);
-    if (sens_set_update(set, m, d) > 0) {
-      const sens_sensor *s = sens_set_sensor(set, 0);
-      assert_int_equal(hil_log_write_sample(w, s, &s->sample, t), 0);
-    }
-  }
-  assert_int_equal(hil_log_close(&w), 0);
-  sens_set_free(&set);
-  sim_data_free(d);
-  sim_model_free(m);
+  char err[512], path[512], file[128];
+  snprintf(file, sizeof file, "%s.ndjson", name);
+  ts_tmp_path(path, sizeof path, file);
+  encoder_log_record(path, sensor, seconds, rest, amp, 0);
   hil_series s;
   assert_int_equal(hil_series_load(&s, path, "enc", "angle", err, sizeof err), 0);
   assert_int_equal(s.skipped, 0);
@@ -90,17 +53,6 @@ static void encoder(char *out, size_t sz, unsigned seed, long lines, const char 
            " \"counts_per_rev\": %ld, \"quadrature\": true, \"output\": \"angle\","
            " \"noise\": %s%s}]}",
            seed, lines, noise, extra);
-}
-
-static int setup(void **state) {
-  (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/achilles-test-fit-goal-XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  return rmdir(tmpdir);
 }
 
 /* relative error of an estimate, printed; fails when not estimated or beyond tol */
@@ -331,5 +283,5 @@ int main(void) {
       cmocka_unit_test(test_butterworth),   cmocka_unit_test(test_latency),
       cmocka_unit_test(test_uncertainty_coverage),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, ts_tmp_setup, ts_tmp_teardown);
 }

@@ -22,6 +22,10 @@
 #include "hil/record/log.h"
 #include "sensors/fit.h"
 #include "sensors/sensors.h"
+#include "encoder_log.h"
+#include "support/skip.h"
+#include "support/spawn.h"
+#include "support/tmp.h"
 
 int achilles_cmd_noise_fit(int argc, char **argv);
 
@@ -34,58 +38,20 @@ int achilles_cmd_noise_fit(int argc, char **argv);
 #define SCALE 0.002
 #define OFFSET 0.01
 
-static const char robot[] =
-    "{\"name\": \"fixture\", \"timestep\": 0.001, \"gravity\": [0, 0, 0],"
-    " \"bodies\": [{\"name\": \"link\", \"parent\": \"world\", \"pos\": [0, 0, 0],"
-    "   \"joint\": {\"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 1, 0]},"
-    "   \"inertial\": {\"mass\": 1.0, \"com\": [0.25, 0, 0],"
-    "                  \"inertia\": [0.001, 0.02, 0.02, 0, 0, 0]}}]}";
+static char long_log[300], short_log[300], rest_log[300];
 
-static char tmpdir[256], long_log[300], short_log[300], rest_log[300];
-
-/* Drives joint j through amp·sin(2π·0.25·t) for `seconds` (the state is set directly, as a fast
- * run with a known trajectory) and records every encoder sample. */
+/* joint j through rest + amp·sin(2π·0.25·t) for `seconds`, an encoder of the parameters
+ * above (τ of its drift given) recording every sample */
 static void record_at(const char *path, double seconds, double rest, double amp, double tau,
                       uint64_t seed) {
-  char err[512], sensors[512];
+  char sensors[512];
   snprintf(sensors, sizeof sensors,
            "{\"seed\": %llu, \"list\": [{\"name\": \"enc\", \"type\": \"encoder\", \"joint\": "
            "\"j\", \"counts_per_rev\": 16384, \"quadrature\": true, \"noise\": {\"scale_error\": "
            "%g, \"offset\": %g, \"white\": {\"sigma\": %g}, \"gauss_markov\": {\"sigma\": %g, "
            "\"tau_s\": %g}}}]}",
            (unsigned long long)seed, SCALE, OFFSET, WHITE, GM_SIGMA, tau);
-  sim_model *m = sim_model_load_string(robot, "fixture", err, sizeof err);
-  assert_non_null(m);
-  sim_data *d = sim_data_new(m);
-  cJSON *json = cJSON_Parse(sensors);
-  sens_set *set = NULL;
-  assert_int_equal(sens_set_load_json(&set, m, json, "test", err, sizeof err), 0);
-  cJSON_Delete(json);
-  hil_log_header h;
-  assert_int_equal(hil_log_header_init(&h, m, set), 0);
-  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
-  assert_non_null(w);
-  const long long n = llround(seconds / m->opt.timestep);
-  const double om = 2 * PI * 0.25;
-  for (long long k = 0; k < n; k++) {
-    const double t = (double)k * m->opt.timestep;
-    d->qpos[0] = rest + amp * sin(om * t);
-    d->qvel[0] = amp * om * cos(om * t);
-    d->time = t;
-    d->nstep = k;
-    sim_forward(m, d);
-    if (sens_set_update(set, m, d) > 0) {
-      const sens_sensor *s = sens_set_sensor(set, 0);
-      assert_int_equal(hil_log_write_sample(w, s, &s->sample, t), 0);
-    }
-    if (k % 100 == 99) {
-      assert_int_equal(hil_log_flush(w), 0);
-    }
-  }
-  assert_int_equal(hil_log_close(&w), 0);
-  sens_set_free(&set);
-  sim_data_free(d);
-  sim_model_free(m);
+  encoder_log_record(path, sensors, seconds, rest, amp, 100);
 }
 
 static void record(const char *path, double seconds, double amp, double tau, uint64_t seed) {
@@ -93,14 +59,12 @@ static void record(const char *path, double seconds, double amp, double tau, uin
 }
 
 static int setup(void **state) {
-  (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/achilles-test-noise-fit-XXXXXX");
-  if (!mkdtemp(tmpdir)) {
+  if (ts_tmp_setup(state) != 0) {
     return -1;
   }
-  snprintf(long_log, sizeof long_log, "%s/long.ndjson", tmpdir);
-  snprintf(short_log, sizeof short_log, "%s/short.ndjson", tmpdir);
-  snprintf(rest_log, sizeof rest_log, "%s/rest.ndjson", tmpdir);
+  ts_tmp_path(long_log, sizeof long_log, "long.ndjson");
+  ts_tmp_path(short_log, sizeof short_log, "short.ndjson");
+  ts_tmp_path(rest_log, sizeof rest_log, "rest.ndjson");
   /* 100 s at 1 kHz: 500 correlation times (see test_fit.c for what that buys) */
   record(long_log, 100.0, 0.8, GM_TAU, 7);
   /* 5 s with τ = 2 s: too short for τ */
@@ -108,13 +72,6 @@ static int setup(void **state) {
   /* 20 s held at 0.3 rad: a constant reference that is not zero */
   record_at(rest_log, 20.0, 0.3, 0.0, GM_TAU, 9);
   return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
 }
 
 static void check(const sens_fit_value *v, double truth, double rel, const char *what) {
@@ -148,50 +105,23 @@ static void test_recover_parameters(void **state) {
 }
 
 /* runs the command with stdout redirected to a file; returns its exit status */
+/* `achilles noise-fit ARGS` in this process, its output into files */
 static int run_cmd(const char *out_path, int argc, char **argv) {
-  fflush(stdout);
-  const int saved = dup(1);
-  const int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  assert_true(saved >= 0 && fd >= 0);
-  dup2(fd, 1);
-  close(fd);
-  const int rc = achilles_cmd_noise_fit(argc, argv);
-  fflush(stdout);
-  dup2(saved, 1);
-  close(saved);
-  return rc;
+  return ts_call(achilles_cmd_noise_fit, argc, argv, out_path, NULL);
 }
 
-/* the same with standard error redirected too */
 static int run_cmd2(const char *out_path, const char *err_path, int argc, char **argv) {
-  fflush(stderr);
-  const int saved = dup(2);
-  const int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  assert_true(saved >= 0 && fd >= 0);
-  dup2(fd, 2);
-  close(fd);
-  const int rc = run_cmd(out_path, argc, argv);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  return rc;
+  return ts_call(achilles_cmd_noise_fit, argc, argv, out_path, err_path);
 }
 
 static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  const long n = ftell(f);
-  rewind(f);
-  char *buf = calloc(1, (size_t)n + 1);
-  assert_non_null(buf);
-  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  return buf;
+  char *text = ts_read_file(path, NULL);
+  assert_non_null(text);
+  return text;
 }
 
 static int have_gnuplot(void) {
-  return system("command -v gnuplot > /dev/null 2>&1") == 0;
+  return !ts_hidden("gnuplot-nox") && system("command -v gnuplot > /dev/null 2>&1") == 0;
 }
 
 static double get(const cJSON *o, const char *a, const char *b) {
@@ -204,9 +134,9 @@ static double get(const cJSON *o, const char *a, const char *b) {
 static void test_command(void **state) {
   (void)state;
   char json[300], png[300], out[300], err[512];
-  snprintf(json, sizeof json, "%s/fit.json", tmpdir);
-  snprintf(png, sizeof png, "%s/fit.png", tmpdir);
-  snprintf(out, sizeof out, "%s/stdout.txt", tmpdir);
+  ts_tmp_path(json, sizeof json, "fit.json");
+  ts_tmp_path(png, sizeof png, "fit.png");
+  ts_tmp_path(out, sizeof out, "stdout.txt");
   const int plot = have_gnuplot();
   char *argv[] = {"noise-fit",    long_log, "--sensor", "enc.angle", "--reference", "truth",
                   "--out",        json,     "--config", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
@@ -248,10 +178,7 @@ static void test_command(void **state) {
   assert_true(fabs(get(noise, "scale_error", NULL) - SCALE) < 1e-4);
   assert_string_equal(cJSON_GetObjectItem(o, "joint")->valuestring, "shoulder");
   cJSON_Delete(block);
-  if (!plot) {
-    fprintf(stderr, "gnuplot not installed: the figure is not tested\n");
-    return;
-  }
+  TS_REQUIRE("gnuplot-nox", plot); /* the figure, last: everything else was checked */
   /* a PNG of a plausible size */
   FILE *f = fopen(png, "rb");
   assert_non_null(f);
@@ -266,7 +193,7 @@ static void test_command(void **state) {
 static void test_command_too_short(void **state) {
   (void)state;
   char out[300];
-  snprintf(out, sizeof out, "%s/short.txt", tmpdir);
+  ts_tmp_path(out, sizeof out, "short.txt");
   char *argv[] = {"noise-fit", short_log, "--sensor", "enc", NULL};
   assert_int_equal(run_cmd(out, 4, argv), 0);
   char *text = slurp(out);
@@ -282,7 +209,7 @@ static void test_command_too_short(void **state) {
 static void test_command_usage(void **state) {
   (void)state;
   char out[300];
-  snprintf(out, sizeof out, "%s/usage.txt", tmpdir);
+  ts_tmp_path(out, sizeof out, "usage.txt");
   char *help[] = {"noise-fit", "--help", NULL};
   assert_int_equal(run_cmd(out, 2, help), 0);
   char *text = slurp(out);
@@ -298,7 +225,7 @@ static void test_command_usage(void **state) {
   assert_int_equal(run_cmd(out, 4, missing), 1);
   /* --out without a joint: says what it needs */
   char json[300];
-  snprintf(json, sizeof json, "%s/nojoint.json", tmpdir);
+  ts_tmp_path(json, sizeof json, "nojoint.json");
   char *nojoint[] = {"noise-fit", short_log, "--sensor", "enc", "--out", json, NULL};
   assert_int_equal(run_cmd(out, 6, nojoint), 1);
 }
@@ -309,9 +236,9 @@ static void test_command_usage(void **state) {
 static void test_counts_with_reference_in_rad(void **state) {
   (void)state;
   char err[512], csv[300], out[300], errp[300];
-  snprintf(csv, sizeof csv, "%s/counts.csv", tmpdir);
-  snprintf(out, sizeof out, "%s/counts.txt", tmpdir);
-  snprintf(errp, sizeof errp, "%s/counts.err", tmpdir);
+  ts_tmp_path(csv, sizeof csv, "counts.csv");
+  ts_tmp_path(out, sizeof out, "counts.txt");
+  ts_tmp_path(errp, sizeof errp, "counts.err");
   hil_series c, a;
   assert_int_equal(hil_series_load(&c, long_log, "enc", "counts", err, sizeof err), 0);
   assert_int_equal(hil_series_load(&a, long_log, "enc", "angle", err, sizeof err), 0);
@@ -343,9 +270,9 @@ static void test_counts_with_reference_in_rad(void **state) {
 static void test_resting_reference_out(void **state) {
   (void)state;
   char json[300], out[300], errp[300], err[512];
-  snprintf(json, sizeof json, "%s/rest.json", tmpdir);
-  snprintf(out, sizeof out, "%s/rest.txt", tmpdir);
-  snprintf(errp, sizeof errp, "%s/rest.err", tmpdir);
+  ts_tmp_path(json, sizeof json, "rest.json");
+  ts_tmp_path(out, sizeof out, "rest.txt");
+  ts_tmp_path(errp, sizeof errp, "rest.err");
   char *argv[] = {"noise-fit", rest_log, "--sensor", "enc.angle", "--reference", "truth",
                   "--out", json, "--joint", "j", NULL};
   assert_int_equal(run_cmd2(out, errp, 10, argv), 0);
@@ -359,7 +286,7 @@ static void test_resting_reference_out(void **state) {
   text = slurp(json);
   cJSON *block = cJSON_Parse(text);
   free(text);
-  sim_model *m = sim_model_load_string(robot, "fixture", err, sizeof err);
+  sim_model *m = sim_model_load_string(encoder_log_robot, "fixture", err, sizeof err);
   assert_non_null(m);
   sens_set *set = NULL;
   if (sens_set_load_json(&set, m, block, "rest.json", err, sizeof err) != 0) {
@@ -379,9 +306,9 @@ static void test_resting_reference_out(void **state) {
 static void test_escapes_control_characters(void **state) {
   (void)state;
   char csv[300], out[300], errp[300];
-  snprintf(csv, sizeof csv, "%s/escape.csv", tmpdir);
-  snprintf(out, sizeof out, "%s/escape.txt", tmpdir);
-  snprintf(errp, sizeof errp, "%s/escape.err", tmpdir);
+  ts_tmp_path(csv, sizeof csv, "escape.csv");
+  ts_tmp_path(out, sizeof out, "escape.txt");
+  ts_tmp_path(errp, sizeof errp, "escape.err");
   FILE *f = fopen(csv, "w");
   assert_non_null(f);
   fprintf(f, "\x1b[2J\x1b]0;owned\x07time,enc.angle\n0,1\n");
@@ -400,10 +327,10 @@ static void test_escapes_control_characters(void **state) {
 static void test_end_missing_and_mismatch(void **state) {
   (void)state;
   char cut[300], bad[300], out[300], errp[300], err[512];
-  snprintf(cut, sizeof cut, "%s/cut.ndjson", tmpdir);
-  snprintf(bad, sizeof bad, "%s/bad.ndjson", tmpdir);
-  snprintf(out, sizeof out, "%s/cut.txt", tmpdir);
-  snprintf(errp, sizeof errp, "%s/cut.err", tmpdir);
+  ts_tmp_path(cut, sizeof cut, "cut.ndjson");
+  ts_tmp_path(bad, sizeof bad, "bad.ndjson");
+  ts_tmp_path(out, sizeof out, "cut.txt");
+  ts_tmp_path(errp, sizeof errp, "cut.err");
   /* the short log without its last line, the end record */
   char *text = slurp(short_log);
   char *last = strrchr(text, '\n');
@@ -425,7 +352,7 @@ static void test_end_missing_and_mismatch(void **state) {
   assert_non_null(strstr(text, "has no end record: the recording did not close cleanly"));
   free(text);
   /* a log whose header has enc with counts and angle, and one sample of enc with angle only */
-  sim_model *m = sim_model_load_string(robot, "fixture", err, sizeof err);
+  sim_model *m = sim_model_load_string(encoder_log_robot, "fixture", err, sizeof err);
   sim_data *d = sim_data_new(m);
   const char *cfg[2] = {
       "{\"list\": [{\"name\": \"enc\", \"type\": \"encoder\", \"joint\": \"j\", "
@@ -480,5 +407,5 @@ int main(void) {
       cmocka_unit_test(test_escapes_control_characters),
       cmocka_unit_test(test_end_missing_and_mismatch),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, setup, ts_tmp_teardown);
 }
