@@ -130,11 +130,4 @@ static void test_cost_per_link(void **state) {
   assert_true(marginal <= 610);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_same_bits_as_the_simulator),
-      cmocka_unit_test(test_every_link_costs_the_same),
-      cmocka_unit_test(test_cost_per_link),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_same_bits_as_the_simulator, test_every_link_costs_the_same, test_cost_per_link)

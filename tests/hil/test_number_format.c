@@ -334,12 +334,5 @@ static void test_cjson_reads_back(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_documented_layout),
-      cmocka_unit_test(test_checks_can_fail),
-      cmocka_unit_test(test_cjson_reads_back),
-      cmocka_unit_test(test_ten_million_round_trip),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_documented_layout, test_checks_can_fail, test_cjson_reads_back,
+        test_ten_million_round_trip)

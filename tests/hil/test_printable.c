@@ -56,12 +56,5 @@ static void test_cut_short_at_a_whole_character(void **state) {
   assert_int_equal(one[0], '\0');
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_text_and_utf8_pass),
-      cmocka_unit_test(test_terminal_controls_are_shown_not_sent),
-      cmocka_unit_test(test_bytes_that_are_not_utf8),
-      cmocka_unit_test(test_cut_short_at_a_whole_character),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_text_and_utf8_pass, test_terminal_controls_are_shown_not_sent,
+        test_bytes_that_are_not_utf8, test_cut_short_at_a_whole_character)

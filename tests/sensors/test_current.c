@@ -90,10 +90,4 @@ static void test_bad_current_sensors(void **state) {
   sim_model_free(m);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_reads_the_model_current),
-      cmocka_unit_test(test_bad_current_sensors),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_reads_the_model_current, test_bad_current_sensors)

@@ -56,10 +56,4 @@ static void test_reset(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_step_delay),
-      cmocka_unit_test(test_reset),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_step_delay, test_reset)

@@ -183,11 +183,5 @@ static void test_each_random_source_follows_the_seed(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_same_seed_same_stream),
-      cmocka_unit_test(test_order_independent),
-      cmocka_unit_test(test_each_random_source_follows_the_seed),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_same_seed_same_stream, test_order_independent,
+        test_each_random_source_follows_the_seed)

@@ -386,15 +386,6 @@ static void test_torque_scale_offset(void **state) {
   fixture_free(&f);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_quantization), cmocka_unit_test(test_quadrature_and_wrap),
-      cmocka_unit_test(test_latency),      cmocka_unit_test(test_index),
-      cmocka_unit_test(test_rates),        cmocka_unit_test(test_drops),
-      cmocka_unit_test(test_faults),       cmocka_unit_test(test_live_tuning),
-      cmocka_unit_test(test_torque_scale_offset),
-      cmocka_unit_test(test_incremental_mode), cmocka_unit_test(test_absolute_zero_offset),
-      cmocka_unit_test(test_mode_errors),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_quantization, test_quadrature_and_wrap, test_latency, test_index, test_rates,
+        test_drops, test_faults, test_live_tuning, test_torque_scale_offset, test_incremental_mode,
+        test_absolute_zero_offset, test_mode_errors)

@@ -130,15 +130,6 @@ static void test_retune_keeps_state(void **state) {
   assert_true(y > 0.3 && y < 0.6); /* and y was mid-transient: a reset would have shown */
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_first_order_dc_gain),
-      cmocka_unit_test(test_first_order_gain_at_cutoff),
-      cmocka_unit_test(test_first_order_discrete_response),
-      cmocka_unit_test(test_butterworth_dc_and_cutoff),
-      cmocka_unit_test(test_butterworth_rolloff),
-      cmocka_unit_test(test_stable_near_nyquist),
-      cmocka_unit_test(test_retune_keeps_state),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_first_order_dc_gain, test_first_order_gain_at_cutoff,
+        test_first_order_discrete_response, test_butterworth_dc_and_cutoff,
+        test_butterworth_rolloff, test_stable_near_nyquist, test_retune_keeps_state)

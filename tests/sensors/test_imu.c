@@ -222,13 +222,5 @@ static void test_imu_groups(void **state) {
   rig_free(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_gyro_is_body_rate),
-      cmocka_unit_test(test_resting_accelerometer),
-      cmocka_unit_test(test_pendulum_accelerometer),
-      cmocka_unit_test(test_accelerometer_finite_difference),
-      cmocka_unit_test(test_imu_groups),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_gyro_is_body_rate, test_resting_accelerometer, test_pendulum_accelerometer,
+        test_accelerometer_finite_difference, test_imu_groups)

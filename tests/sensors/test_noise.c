@@ -322,14 +322,7 @@ static void test_spike_signs_balanced(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_white_sigma),        cmocka_unit_test(test_white_density),
-      cmocka_unit_test(test_gauss_markov_two_rates), cmocka_unit_test(test_random_walk_two_rates),
-      cmocka_unit_test(test_random_walk_starts_at_zero),
-      cmocka_unit_test(test_turn_on_bias),       cmocka_unit_test(test_scale_offset_fit),
-      cmocka_unit_test(test_retune_keeps_state), cmocka_unit_test(test_check_messages),
-      cmocka_unit_test(test_gauss_markov_first_sample), cmocka_unit_test(test_spike_signs_balanced),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_white_sigma, test_white_density, test_gauss_markov_two_rates,
+        test_random_walk_two_rates, test_random_walk_starts_at_zero, test_turn_on_bias,
+        test_scale_offset_fit, test_retune_keeps_state, test_check_messages,
+        test_gauss_markov_first_sample, test_spike_signs_balanced)

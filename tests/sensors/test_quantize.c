@@ -62,11 +62,4 @@ static void test_counter_wrap(void **state) {
   assert_true(sens_count(-1000.0 * two_pi - 0.6 * step, step) == -16384001);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_step_and_error),
-      cmocka_unit_test(test_wrap_angle),
-      cmocka_unit_test(test_counter_wrap),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_step_and_error, test_wrap_angle, test_counter_wrap)

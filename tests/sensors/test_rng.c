@@ -141,12 +141,5 @@ static void test_streams(void **state) {
   assert_true(sens_rng_next(&a) != sens_rng_next(&b));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_splitmix64_reference), cmocka_unit_test(test_xoshiro_reference),
-      cmocka_unit_test(test_uniform_range_and_mean), cmocka_unit_test(test_normal_distribution),
-      cmocka_unit_test(test_normal_tails),
-      cmocka_unit_test(test_streams),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_splitmix64_reference, test_xoshiro_reference, test_uniform_range_and_mean,
+        test_normal_distribution, test_normal_tails, test_streams)

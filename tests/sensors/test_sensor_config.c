@@ -248,15 +248,6 @@ static void test_no_latency_anywhere(void **state) {
   sim_model_free(m);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_shipped_config),
-      cmocka_unit_test(test_bad_parameters),
-      cmocka_unit_test(test_block_errors),
-      cmocka_unit_test(test_robot_forms),
-      cmocka_unit_test(test_text_after_the_json),
-      cmocka_unit_test(test_names_are_utf8_text),
-      cmocka_unit_test(test_no_latency_anywhere),
-  };
-  return ts_run_with(tests, setup, teardown);
-}
+TS_MAIN_WITH(setup, teardown, test_shipped_config, test_bad_parameters, test_block_errors,
+                              test_robot_forms, test_text_after_the_json, test_names_are_utf8_text,
+                              test_no_latency_anywhere)

@@ -329,14 +329,5 @@ static void test_against_mujoco(void **state) {
 
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_resting_weight),
-      cmocka_unit_test(test_cylinder_pad_weight),
-      cmocka_unit_test(test_first_geom_feels_the_reaction),
-      cmocka_unit_test(test_noise_chain),
-      cmocka_unit_test(test_bad_touch_sensors),
-      cmocka_unit_test(test_against_mujoco),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_resting_weight, test_cylinder_pad_weight, test_first_geom_feels_the_reaction,
+        test_noise_chain, test_bad_touch_sensors, test_against_mujoco)

@@ -191,15 +191,7 @@ static void test_bad_actuators(void **state) {
                "duplicate actuator name");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_motor_gear_and_clamp),
-      cmocka_unit_test(test_dc_motor_speed_follows_closed_form),
-      cmocka_unit_test(test_dc_motor_current_step_is_exact),
-      cmocka_unit_test(test_position_servo_matches_oscillator),
-      cmocka_unit_test(test_servo_force_limit_and_velocity_servo),
-      cmocka_unit_test(test_smart_servo_is_joint_torque),
-      cmocka_unit_test(test_bad_actuators),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_motor_gear_and_clamp, test_dc_motor_speed_follows_closed_form,
+        test_dc_motor_current_step_is_exact, test_position_servo_matches_oscillator,
+        test_servo_force_limit_and_velocity_servo, test_smart_servo_is_joint_torque,
+        test_bad_actuators)

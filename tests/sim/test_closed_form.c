@@ -392,17 +392,7 @@ static void test_perturbed_model_detected(void **state) {
   assert_true(err > QACC_TOL);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_model_matches_derivation),
-      cmocka_unit_test(test_kinematics_convention),
-      cmocka_unit_test(test_rk4_trajectory),
-      cmocka_unit_test(test_euler_trajectory),
-      cmocka_unit_test(test_constant_torque),
-      cmocka_unit_test(test_random_states),
-      cmocka_unit_test(test_energies),
-      cmocka_unit_test(test_rk4_matches_classic_tableau),
-      cmocka_unit_test(test_perturbed_model_detected),
-  };
-  return ts_run_with(tests, setup, teardown);
-}
+TS_MAIN_WITH(setup, teardown, test_model_matches_derivation, test_kinematics_convention,
+                              test_rk4_trajectory, test_euler_trajectory, test_constant_torque,
+                              test_random_states, test_energies, test_rk4_matches_classic_tableau,
+                              test_perturbed_model_detected)

@@ -720,16 +720,6 @@ static void test_cylinder_against_mujoco(void **state) {
 
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_plane_sphere),   cmocka_unit_test(test_plane_capsule),
-      cmocka_unit_test(test_plane_box),      cmocka_unit_test(test_frame_hints),
-      cmocka_unit_test(test_cylinder_rests_on_plane),
-      cmocka_unit_test(test_sphere_against_cylinder_side),
-      cmocka_unit_test(test_against_mujoco),
-      cmocka_unit_test(test_cylinder_against_mujoco),
-      cmocka_unit_test(test_broad_phase_finds_every_pair),
-      cmocka_unit_test(test_filter_rules),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_plane_sphere, test_plane_capsule, test_plane_box, test_frame_hints,
+        test_cylinder_rests_on_plane, test_sphere_against_cylinder_side, test_against_mujoco,
+        test_cylinder_against_mujoco, test_broad_phase_finds_every_pair, test_filter_rules)

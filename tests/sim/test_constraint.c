@@ -485,19 +485,8 @@ static void test_two_bodies_push_each_other(void **state) {
   sim_model_free(m);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_tree_mass_matrix_products),
-      cmocka_unit_test(test_friction_slides_at_tau_minus_f),
-      cmocka_unit_test(test_friction_sticks_below_f),
-      cmocka_unit_test(test_limit_settles_under_gravity),
-      cmocka_unit_test(test_limit_settles_custom_solref),
-      cmocka_unit_test(test_inactive_limits_cost_nothing),
-      cmocka_unit_test(test_ball_settles),
-      cmocka_unit_test(test_box_slides_at_mu_g),
-      cmocka_unit_test(test_incline_stick_and_slide),
-      cmocka_unit_test(test_motor_stalls_at_hard_stop),
-      cmocka_unit_test(test_two_bodies_push_each_other),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_tree_mass_matrix_products, test_friction_slides_at_tau_minus_f,
+        test_friction_sticks_below_f, test_limit_settles_under_gravity,
+        test_limit_settles_custom_solref, test_inactive_limits_cost_nothing, test_ball_settles,
+        test_box_slides_at_mu_g, test_incline_stick_and_slide, test_motor_stalls_at_hard_stop,
+        test_two_bodies_push_each_other)

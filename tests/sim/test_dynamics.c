@@ -767,17 +767,7 @@ static void test_world_poses(void **state) {
   assert_true(over_trees("(g) world poses vs composed placements", check_world_poses) <= 1e-12);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_trees_as_drawn),
-      cmocka_unit_test(test_world_poses),
-      cmocka_unit_test(test_aba_equals_crba_rnea),
-      cmocka_unit_test(test_inverse_of_aba),
-      cmocka_unit_test(test_mass_matrix_spd),
-      cmocka_unit_test(test_kinetic_energy),
-      cmocka_unit_test(test_potential_and_power),
-      cmocka_unit_test(test_perturbed_results_detected),
-      cmocka_unit_test(test_perturbed_model_detected),
-  };
-  return ts_run_with(tests, setup, teardown);
-}
+TS_MAIN_WITH(setup, teardown, test_trees_as_drawn, test_world_poses, test_aba_equals_crba_rnea,
+                              test_inverse_of_aba, test_mass_matrix_spd, test_kinetic_energy,
+                              test_potential_and_power, test_perturbed_results_detected,
+                              test_perturbed_model_detected)

@@ -267,12 +267,5 @@ static void test_dzhanibekov_flip_period(void **state) {
   assert_true(fabs(interval - predicted) <= 1e-7 * predicted);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_spinning_conserves),
-      cmocka_unit_test(test_euler_drift_is_visible),
-      cmocka_unit_test(test_dzhanibekov_flip_period),
-      cmocka_unit_test(test_falling_body_motion),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_spinning_conserves, test_euler_drift_is_visible, test_dzhanibekov_flip_period,
+        test_falling_body_motion)

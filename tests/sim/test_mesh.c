@@ -777,13 +777,8 @@ static void test_narrow_phase_on_mujoco_data(void **state) {
 
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cube_hull), cmocka_unit_test(test_fine_hull),         cmocka_unit_test(test_damaged_files),
-      cmocka_unit_test(test_fuzzed_files),      cmocka_unit_test(test_mesh_cube_as_box),
-      cmocka_unit_test(test_mesh_geom_errors),  cmocka_unit_test(test_hulls_against_mujoco),
-      cmocka_unit_test(test_narrow_phase_on_mujoco_data),
-      cmocka_unit_test(test_contacts_against_mujoco),
-  };
-  return ts_run_with(tests, ts_tmp_setup, ts_tmp_teardown);
-}
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_cube_hull, test_fine_hull, test_damaged_files,
+                                            test_fuzzed_files, test_mesh_cube_as_box,
+                                            test_mesh_geom_errors, test_hulls_against_mujoco,
+                                            test_narrow_phase_on_mujoco_data,
+                                            test_contacts_against_mujoco)

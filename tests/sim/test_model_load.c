@@ -500,32 +500,10 @@ static void test_missing_file(void **state) {
   assert_non_null(strstr(err, "/nonexistent/robot.json"));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_shipped_configs_load),
-      cmocka_unit_test(test_valid_minimal),
-      cmocka_unit_test(test_out_of_order_bodies_are_sorted),
-      cmocka_unit_test(test_rpy_matches_quat),
-      cmocka_unit_test(test_invalid_json_names_line),
-      cmocka_unit_test(test_unknown_parent),
-      cmocka_unit_test(test_cycle),
-      cmocka_unit_test(test_duplicate_names),
-      cmocka_unit_test(test_bad_axis),
-      cmocka_unit_test(test_bad_mass),
-      cmocka_unit_test(test_bad_inertia),
-      cmocka_unit_test(test_non_finite_numbers),
-      cmocka_unit_test(test_unknown_keys),
-      cmocka_unit_test(test_other_bad_values),
-      cmocka_unit_test(test_multi_dof_joints),
-      cmocka_unit_test(test_constraint_keys),
-      cmocka_unit_test(test_bad_constraint_keys),
-      cmocka_unit_test(test_geoms),
-      cmocka_unit_test(test_bad_geoms),
-      cmocka_unit_test(test_box_pairs),
-      cmocka_unit_test(test_physical_bounds),
-      cmocka_unit_test(test_names_are_utf8_text),
-      cmocka_unit_test(test_text_after_the_value),
-      cmocka_unit_test(test_missing_file),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_shipped_configs_load, test_valid_minimal, test_out_of_order_bodies_are_sorted,
+        test_rpy_matches_quat, test_invalid_json_names_line, test_unknown_parent, test_cycle,
+        test_duplicate_names, test_bad_axis, test_bad_mass, test_bad_inertia,
+        test_non_finite_numbers, test_unknown_keys, test_other_bad_values, test_multi_dof_joints,
+        test_constraint_keys, test_bad_constraint_keys, test_geoms, test_bad_geoms, test_box_pairs,
+        test_physical_bounds, test_names_are_utf8_text, test_text_after_the_value,
+        test_missing_file)

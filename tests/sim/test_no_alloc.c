@@ -278,12 +278,6 @@ static void test_mesh_step_allocates_nothing(void **state) {
   sim_model_free(m);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_step_allocates_nothing),
-                                     cmocka_unit_test(test_pool_step_allocates_nothing),
-                                     cmocka_unit_test(test_constrained_step_allocates_nothing),
-                                     cmocka_unit_test(test_floating_step_allocates_nothing),
-                                     cmocka_unit_test(test_convex_step_allocates_nothing),
-                                     cmocka_unit_test(test_mesh_step_allocates_nothing)};
-  return ts_run(tests);
-}
+TS_MAIN(test_step_allocates_nothing, test_pool_step_allocates_nothing,
+        test_constrained_step_allocates_nothing, test_floating_step_allocates_nothing,
+        test_convex_step_allocates_nothing, test_mesh_step_allocates_nothing)

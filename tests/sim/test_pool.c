@@ -217,13 +217,5 @@ static void test_bad_arguments(void **state) {
   sim_model_free(m);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_each_world_as_alone),
-      cmocka_unit_test(test_reset_from_snapshot),
-      cmocka_unit_test(test_observation_layout),
-      cmocka_unit_test(test_bad_arguments),
-      cmocka_unit_test(test_floating_worlds),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_each_world_as_alone, test_reset_from_snapshot, test_observation_layout,
+        test_bad_arguments, test_floating_worlds)

@@ -404,15 +404,7 @@ NO_MUJOCO(test_mujoco_humanoid)
 NO_MUJOCO(test_partial_soft_parameters)
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_wam_7dof_arm),
-      cmocka_unit_test(test_kr5_6dof_arm),
-      cmocka_unit_test(test_kr5_mesh_contacts),
-      cmocka_unit_test(test_wam_meshes_convert),
-      cmocka_unit_test(test_atlas_humanoid),
-      cmocka_unit_test(test_mujoco_humanoid),
-      cmocka_unit_test(test_partial_soft_parameters),
-  };
-  return ts_run_with(tests, ts_tmp_setup, ts_tmp_teardown);
-}
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_wam_7dof_arm, test_kr5_6dof_arm,
+                                            test_kr5_mesh_contacts, test_wam_meshes_convert,
+                                            test_atlas_humanoid, test_mujoco_humanoid,
+                                            test_partial_soft_parameters)

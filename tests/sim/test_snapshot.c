@@ -177,12 +177,5 @@ static void test_reset_restores_initial_state(void **state) {
   sim_model_free(m);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_euler),    cmocka_unit_test(test_verlet),
-      cmocka_unit_test(test_midpoint), cmocka_unit_test(test_rk4),
-      cmocka_unit_test(test_reset_restores_initial_state),
-      cmocka_unit_test(test_floating_replay),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_euler, test_verlet, test_midpoint, test_rk4, test_reset_restores_initial_state,
+        test_floating_replay)

@@ -146,13 +146,5 @@ static void test_rotations(void **state) {
   assert_true(max_diff(RtR, I3, 9) < 1e-15 * 8);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cross_motion_definition),
-      cmocka_unit_test(test_cross_products_are_dual),
-      cmocka_unit_test(test_spatial_inertia_of_point_mass),
-      cmocka_unit_test(test_rotations),
-      cmocka_unit_test(test_compact_and_symmetric_inertia),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_cross_motion_definition, test_cross_products_are_dual,
+        test_spatial_inertia_of_point_mass, test_rotations, test_compact_and_symmetric_inertia)

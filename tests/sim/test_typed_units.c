@@ -136,10 +136,4 @@ static void test_trajectory_matches_mujoco(void **state) {
 }
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_loader_normalises),
-      cmocka_unit_test(test_trajectory_matches_mujoco),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_loader_normalises, test_trajectory_matches_mujoco)

@@ -27,6 +27,8 @@
 #include <cmocka.h>
 #include <unistd.h>
 
+#include "support/each.h"
+
 /* the exit code ctest reads as "skipped" (SKIP_RETURN_CODE) */
 #define TS_SKIP_EXIT 77
 
@@ -67,6 +69,17 @@ int ts_result(int failed);
 /* The main of a suite whose every test needs reference, where it is missing or hidden: one
  * test that says so and skips (fails under CI=true). */
 int ts_run_missing(const char *reference);
+/* A suite's main from its list of tests, with ts_run or cmocka group fixtures:
+ *   TS_MAIN(test_a, test_b, test_c)
+ *   TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_a, test_b)
+ * (a suite whose tests have their own fixtures writes its CMUnitTest array and calls ts_run). */
+#define TS_MAIN(...) TS_MAIN_WITH(NULL, NULL, __VA_ARGS__)
+#define TS_MAIN_WITH(setup, teardown, ...)                                                         \
+  int main(void) {                                                                                 \
+    const struct CMUnitTest ts_tests_[] = {TS_EACH(cmocka_unit_test, __VA_ARGS__)};                \
+    return ts_run_with(ts_tests_, setup, teardown);                                                \
+  }
+
 #define ts_run(tests) ts_run_group(tests, sizeof(tests) / sizeof((tests)[0]), NULL, NULL)
 #define ts_run_with(tests, setup, teardown)                                                        \
   ts_run_group(tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)

@@ -159,11 +159,5 @@ static void test_run_exit_status(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_config_from_a_pipe),
-      cmocka_unit_test(test_non_regular_and_oversized_files),
-      cmocka_unit_test(test_run_exit_status),
-  };
-  return ts_run_with(tests, setup, ts_tmp_teardown);
-}
+TS_MAIN_WITH(setup, ts_tmp_teardown, test_config_from_a_pipe, test_non_regular_and_oversized_files,
+                                     test_run_exit_status)

@@ -150,10 +150,4 @@ static void test_convert_names_meshes_relative(void **state) {
   assert_int_equal(ts_rmtree(moved), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_convert_then_sim),
-      cmocka_unit_test(test_convert_names_meshes_relative),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_convert_then_sim, test_convert_names_meshes_relative)

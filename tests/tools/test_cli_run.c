@@ -411,17 +411,9 @@ static void test_rt_loop_outranks_io_thread(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_fast_run_finishes),
-      cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_rt_refusals_are_said_and_survived),
-      cmocka_unit_test(test_sigint_stops_cleanly),
-      cmocka_unit_test(test_firmware_holds_setpoints_in_realtime),
-      cmocka_unit_test(test_record_survives_kill),
-      cmocka_unit_test(test_failed_recording_is_reported),
-      cmocka_unit_test(test_hangup_stops_cleanly),
-      cmocka_unit_test(test_rt_loop_outranks_io_thread),
-  };
-  return ts_run_with(tests, setup, ts_tmp_teardown);
-}
+TS_MAIN_WITH(setup, ts_tmp_teardown, test_fast_run_finishes, test_errors,
+                                     test_rt_refusals_are_said_and_survived,
+                                     test_sigint_stops_cleanly,
+                                     test_firmware_holds_setpoints_in_realtime,
+                                     test_record_survives_kill, test_failed_recording_is_reported,
+                                     test_hangup_stops_cleanly, test_rt_loop_outranks_io_thread)

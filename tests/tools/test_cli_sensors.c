@@ -63,11 +63,4 @@ static void test_errors(void **state) {
   assert_non_null(strstr(first, "sensors"));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_true_and_measured_side_by_side),
-      cmocka_unit_test(test_seed_decides_the_stream),
-      cmocka_unit_test(test_errors),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_true_and_measured_side_by_side, test_seed_decides_the_stream, test_errors)

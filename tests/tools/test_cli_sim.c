@@ -212,15 +212,5 @@ static void test_help(void **state) {
   assert_non_null(strstr(output, "sim"));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_csv_layout),
-      cmocka_unit_test(test_every_and_qpos),
-      cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_columns_in_file_order),
-      cmocka_unit_test(test_solver_columns),
-      cmocka_unit_test(test_multi_dof_columns),
-      cmocka_unit_test(test_help),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_csv_layout, test_every_and_qpos, test_errors, test_columns_in_file_order,
+        test_solver_columns, test_multi_dof_columns, test_help)

@@ -536,18 +536,6 @@ static void test_push_api(void **state) {
   assert_int_equal(ach_parse_frame(NULL, raw, 7), ACH_E_ARG);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_random_garbage),
-      cmocka_unit_test(test_random_frames_reach_crc_check),
-      cmocka_unit_test(test_good_frames_between_garbage),
-      cmocka_unit_test(test_flipped_bits),
-      cmocka_unit_test(test_truncated_then_good),
-      cmocka_unit_test(test_split_anywhere),
-      cmocka_unit_test(test_sequence_gaps),
-      cmocka_unit_test(test_overlong_frames),
-      cmocka_unit_test(test_sticky_error_and_empty_frames),
-      cmocka_unit_test(test_push_api),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_random_garbage, test_random_frames_reach_crc_check, test_good_frames_between_garbage,
+        test_flipped_bits, test_truncated_then_good, test_split_anywhere, test_sequence_gaps,
+        test_overlong_frames, test_sticky_error_and_empty_frames, test_push_api)

@@ -486,16 +486,6 @@ static void test_strerror(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_crc_check_values),
-      cmocka_unit_test(test_crc_matches_reference_and_is_incremental),
-      cmocka_unit_test(test_cobs_worked_examples),
-      cmocka_unit_test(test_cobs_round_trips),
-      cmocka_unit_test(test_cobs_errors_and_bounds),
-      cmocka_unit_test(test_cobs_golden_runs),
-      cmocka_unit_test(test_decoder_run254_then_zero),
-      cmocka_unit_test(test_strerror),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_crc_check_values, test_crc_matches_reference_and_is_incremental,
+        test_cobs_worked_examples, test_cobs_round_trips, test_cobs_errors_and_bounds,
+        test_cobs_golden_runs, test_decoder_run254_then_zero, test_strerror)

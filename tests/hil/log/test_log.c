@@ -668,21 +668,10 @@ static void test_record_not_utf8(void **state) {
   hil_log_reader_close(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_record_not_utf8),
-      cmocka_unit_test(test_crc32_check_value),
-      cmocka_unit_test(test_round_trip_every_record_type),
-      cmocka_unit_test(test_line_format),
-      cmocka_unit_test(test_corruption_at_every_byte),
-      cmocka_unit_test(test_truncation_at_every_length),
-      cmocka_unit_test(test_killed_writer),
-      cmocka_unit_test(test_not_a_log),
-      cmocka_unit_test(test_header_from_model),
-      cmocka_unit_test(test_series_from_log),
-      cmocka_unit_test(test_csv_import),
-      cmocka_unit_test(test_csv_errors),
-      cmocka_unit_test(test_sample_without_time),
-  };
-  return ts_run_with(tests, ts_tmp_setup, ts_tmp_teardown);
-}
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_record_not_utf8, test_crc32_check_value,
+                                            test_round_trip_every_record_type, test_line_format,
+                                            test_corruption_at_every_byte,
+                                            test_truncation_at_every_length, test_killed_writer,
+                                            test_not_a_log, test_header_from_model,
+                                            test_series_from_log, test_csv_import, test_csv_errors,
+                                            test_sample_without_time)

@@ -150,14 +150,5 @@ static void test_watchdog_boundary(void **state) {
   assert_int_equal(f->c.counters.watchdog_trips - trips, 1);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_names),
-      cmocka_unit_test(test_validation),
-      cmocka_unit_test(test_watchdog_zero_and_recover),
-      cmocka_unit_test(test_watchdog_hold),
-      cmocka_unit_test(test_all_fresh),
-      cmocka_unit_test(test_watchdog_boundary),
-  };
-  return ts_run_with(tests, setup, teardown);
-}
+TS_MAIN_WITH(setup, teardown, test_names, test_validation, test_watchdog_zero_and_recover,
+                              test_watchdog_hold, test_all_fresh, test_watchdog_boundary)

@@ -145,12 +145,5 @@ static void test_zmq_io_thread_placement(void **state) {
   assert_int_equal(sched_getscheduler(0), SCHED_OTHER); /* the probe switched this thread back */
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_allowed),
-      cmocka_unit_test(test_awake_spins_idle_on_its_cpu),
-      cmocka_unit_test(test_awake_refuses_unusable_cpu),
-      cmocka_unit_test(test_zmq_io_thread_placement),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_allowed, test_awake_spins_idle_on_its_cpu, test_awake_refuses_unusable_cpu,
+        test_zmq_io_thread_placement)

@@ -205,15 +205,7 @@ static void test_reset_drops_granted_steps(void **state) {
   hil_runtime_destroy(&rt);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_realtime_deadlines_and_offset),
-      cmocka_unit_test(test_offset_is_zero_without_deadlines),
-      cmocka_unit_test(test_status_reports_constraints),
-      cmocka_unit_test(test_status_reports_stops_and_force),
-      cmocka_unit_test(test_lockstep_requests_add_up),
-      cmocka_unit_test(test_offset_moves_by_whole_periods),
-      cmocka_unit_test(test_reset_drops_granted_steps),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_realtime_deadlines_and_offset, test_offset_is_zero_without_deadlines,
+        test_status_reports_constraints, test_status_reports_stops_and_force,
+        test_lockstep_requests_add_up, test_offset_moves_by_whole_periods,
+        test_reset_drops_granted_steps)

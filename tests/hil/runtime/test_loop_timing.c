@@ -101,9 +101,4 @@ static void test_pass_before_deadline_stops_there(void **state) {
   hil_runtime_destroy(&rt);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_pass_before_deadline_stops_there),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_pass_before_deadline_stops_there)

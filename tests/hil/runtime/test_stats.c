@@ -60,11 +60,4 @@ static void test_nearest_rank(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_uniform_quantiles),
-      cmocka_unit_test(test_edges_and_merge),
-      cmocka_unit_test(test_nearest_rank),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_uniform_quantiles, test_edges_and_merge, test_nearest_rank)

@@ -142,10 +142,4 @@ static void test_firmware_homes_on_hard_stop(void **state) {
   ts_rmtree(dir);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_firmware_homes_on_index),
-      cmocka_unit_test(test_firmware_homes_on_hard_stop),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_firmware_homes_on_index, test_firmware_homes_on_hard_stop)

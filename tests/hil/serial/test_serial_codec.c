@@ -323,17 +323,9 @@ static void test_options_errors_name_the_path(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_table_is_flat_in_set_order),
-      cmocka_unit_test(test_table_without_sensors_is_empty),
-      cmocka_unit_test(test_sample_entries_values_and_age),
-      cmocka_unit_test(test_invalid_samples_keep_last_good_value),
-      cmocka_unit_test(test_modes_follow_actuator_types),
-      cmocka_unit_test(test_sensor_info_from_the_config),
-      cmocka_unit_test(test_time_ns),
-      cmocka_unit_test(test_options_defaults_and_device),
-      cmocka_unit_test(test_options_errors_name_the_path),
-  };
-  return ts_run_with(tests, setup, teardown);
-}
+TS_MAIN_WITH(setup, teardown, test_table_is_flat_in_set_order, test_table_without_sensors_is_empty,
+                              test_sample_entries_values_and_age,
+                              test_invalid_samples_keep_last_good_value,
+                              test_modes_follow_actuator_types, test_sensor_info_from_the_config,
+                              test_time_ns, test_options_defaults_and_device,
+                              test_options_errors_name_the_path)

@@ -177,10 +177,4 @@ static void test_missing_device_is_an_error(void **state) {
   assert_non_null(strstr(err, "/dev/achilles-no-such-board"));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_device_mode_over_libserialport_survives_unplug),
-      cmocka_unit_test(test_missing_device_is_an_error),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_device_mode_over_libserialport_survives_unplug, test_missing_device_is_an_error)

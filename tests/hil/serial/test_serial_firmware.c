@@ -137,10 +137,4 @@ static void test_pd_firmware_finds_its_encoders_by_describe(void **state) {
   hold_set_points(ACHILLES_SOURCE_DIR "/tests/hil/serial/club_arm_enc.json");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_pd_firmware_holds_set_points),
-      cmocka_unit_test(test_pd_firmware_finds_its_encoders_by_describe),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_pd_firmware_holds_set_points, test_pd_firmware_finds_its_encoders_by_describe)

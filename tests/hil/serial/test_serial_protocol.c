@@ -412,15 +412,7 @@ static void test_console_line_keeps_counters_after_close(void **state) {
   hil_runtime_destroy(&rt);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_lockstep_t0_samples_are_real),
-      cmocka_unit_test(test_lockstep_t0_delayed_sensors_are_dropped),
-      cmocka_unit_test(test_status_on_change_and_watchdog_error),
-      cmocka_unit_test(test_receive_limits_announced_and_answered),
-      cmocka_unit_test(test_small_rx_max_payload),
-      cmocka_unit_test(test_describe_names_every_id),
-      cmocka_unit_test(test_console_line_keeps_counters_after_close),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_lockstep_t0_samples_are_real, test_lockstep_t0_delayed_sensors_are_dropped,
+        test_status_on_change_and_watchdog_error, test_receive_limits_announced_and_answered,
+        test_small_rx_max_payload, test_describe_names_every_id,
+        test_console_line_keeps_counters_after_close)

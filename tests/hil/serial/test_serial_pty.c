@@ -601,20 +601,9 @@ static void test_step_request_refused_outside_lockstep(void **state) {
   hil_runtime_destroy(&rt);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_handshake),
-      cmocka_unit_test(test_commands_move_the_arm_like_the_intake),
-      cmocka_unit_test(test_bad_input_is_counted_and_never_reaches_the_arm),
-      cmocka_unit_test(test_bad_joint_and_mode_are_refused),
-      cmocka_unit_test(test_sequence_gaps_are_counted_and_reported),
-      cmocka_unit_test(test_heartbeat_is_echoed),
-      cmocka_unit_test(test_watchdog_zeroes_silent_board_and_control_resumes),
-      cmocka_unit_test(test_close_and_reopen_recovers),
-      cmocka_unit_test(test_link_replaces_stale_symlink_not_files),
-      cmocka_unit_test(test_device_mode_on_a_pty_explains_the_limit),
-      cmocka_unit_test(test_step_request_advances_lockstep),
-      cmocka_unit_test(test_step_request_refused_outside_lockstep),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_handshake, test_commands_move_the_arm_like_the_intake,
+        test_bad_input_is_counted_and_never_reaches_the_arm, test_bad_joint_and_mode_are_refused,
+        test_sequence_gaps_are_counted_and_reported, test_heartbeat_is_echoed,
+        test_watchdog_zeroes_silent_board_and_control_resumes, test_close_and_reopen_recovers,
+        test_link_replaces_stale_symlink_not_files, test_device_mode_on_a_pty_explains_the_limit,
+        test_step_request_advances_lockstep, test_step_request_refused_outside_lockstep)

@@ -256,15 +256,5 @@ static void test_reboot_and_factory_reset(void **state) {
   assert_int_equal(dxl_baud_rate(8), -1);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_manual_ping_and_read),
-      cmocka_unit_test(test_write_rules),
-      cmocka_unit_test(test_registered_write_and_levels),
-      cmocka_unit_test(test_sync_read_and_write),
-      cmocka_unit_test(test_limits),
-      cmocka_unit_test(test_bulk),
-      cmocka_unit_test(test_reboot_and_factory_reset),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_manual_ping_and_read, test_write_rules, test_registered_write_and_levels,
+        test_sync_read_and_write, test_limits, test_bulk, test_reboot_and_factory_reset)

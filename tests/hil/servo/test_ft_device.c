@@ -141,11 +141,4 @@ static void test_registered_sync_and_levels(void **state) {
   assert_int_equal(data[0], 7);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_table_and_lock),
-      cmocka_unit_test(test_sign_magnitude),
-      cmocka_unit_test(test_registered_sync_and_levels),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_table_and_lock, test_sign_magnitude, test_registered_sync_and_levels)

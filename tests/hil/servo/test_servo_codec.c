@@ -163,12 +163,4 @@ static void test_feetech_packets(void **state) {
   assert_int_equal(ft_encode(out, 8, 1, FT_WRITE, write_params, 3), -1);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_dxl2_golden_packets),
-      cmocka_unit_test(test_dxl2_stuffing),
-      cmocka_unit_test(test_dxl2_damage),
-      cmocka_unit_test(test_feetech_packets),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_dxl2_golden_packets, test_dxl2_stuffing, test_dxl2_damage, test_feetech_packets)

@@ -189,13 +189,5 @@ static void test_overload(void **state) {
   assert_int_equal(out[8], 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_motor_line),
-      cmocka_unit_test(test_profile_travel_time),
-      cmocka_unit_test(test_velocity_estimate_and_presents),
-      cmocka_unit_test(test_feetech_loop),
-      cmocka_unit_test(test_overload),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_motor_line, test_profile_travel_time, test_velocity_estimate_and_presents,
+        test_feetech_loop, test_overload)

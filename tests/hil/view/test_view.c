@@ -116,12 +116,5 @@ static void test_mat_quat(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parse_address),
-      cmocka_unit_test(test_port_in_use_and_missing_page),
-      cmocka_unit_test(test_queue_order_and_bound),
-      cmocka_unit_test(test_mat_quat),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_parse_address, test_port_in_use_and_missing_page, test_queue_order_and_bound,
+        test_mat_quat)

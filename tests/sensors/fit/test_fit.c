@@ -412,19 +412,6 @@ static void test_fit_short_tau(void **state) {
   series_free(&s);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_closed_forms),
-      cmocka_unit_test(test_allan_white),
-      cmocka_unit_test(test_allan_gauss_markov),
-      cmocka_unit_test(test_psd_white),
-      cmocka_unit_test(test_autocov),
-      cmocka_unit_test(test_quant_step),
-      cmocka_unit_test(test_fit_at_rest),
-      cmocka_unit_test(test_fit_filter_and_quantization),
-      cmocka_unit_test(test_fit_reference),
-      cmocka_unit_test(test_fit_too_few_samples),
-      cmocka_unit_test(test_fit_short_tau),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_closed_forms, test_allan_white, test_allan_gauss_markov, test_psd_white, test_autocov,
+        test_quant_step, test_fit_at_rest, test_fit_filter_and_quantization, test_fit_reference,
+        test_fit_too_few_samples, test_fit_short_tau)

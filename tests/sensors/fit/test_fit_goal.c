@@ -276,12 +276,6 @@ static void test_uncertainty_coverage(void **state) {
   free(x);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_moving_300s),   cmocka_unit_test(test_resting_drift),
-      cmocka_unit_test(test_short_20s),     cmocka_unit_test(test_first_order),
-      cmocka_unit_test(test_butterworth),   cmocka_unit_test(test_latency),
-      cmocka_unit_test(test_uncertainty_coverage),
-  };
-  return ts_run_with(tests, ts_tmp_setup, ts_tmp_teardown);
-}
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_moving_300s, test_resting_drift, test_short_20s,
+                                            test_first_order, test_butterworth, test_latency,
+                                            test_uncertainty_coverage)

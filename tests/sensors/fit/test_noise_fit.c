@@ -396,16 +396,7 @@ static void test_end_missing_and_mismatch(void **state) {
   free(text);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_recover_parameters),
-      cmocka_unit_test(test_command),
-      cmocka_unit_test(test_command_too_short),
-      cmocka_unit_test(test_command_usage),
-      cmocka_unit_test(test_counts_with_reference_in_rad),
-      cmocka_unit_test(test_resting_reference_out),
-      cmocka_unit_test(test_escapes_control_characters),
-      cmocka_unit_test(test_end_missing_and_mismatch),
-  };
-  return ts_run_with(tests, setup, ts_tmp_teardown);
-}
+TS_MAIN_WITH(setup, ts_tmp_teardown, test_recover_parameters, test_command, test_command_too_short,
+                                     test_command_usage, test_counts_with_reference_in_rad,
+                                     test_resting_reference_out, test_escapes_control_characters,
+                                     test_end_missing_and_mismatch)
