@@ -1,4 +1,4 @@
-/* tests/hil/log/test_log.c: the recording log (hil/log.c): CRC-32 check value, a round trip of
+/* tests/hil/log/test_log.c: the recording log (hil/record/log_*.c): CRC-32 check value, a round trip of
  * every record type bit for bit, corruption of every byte of a small log detected at the right
  * record and offset with every earlier record intact, truncation at every length of the last
  * record, a writer killed with SIGKILL, and the CSV import (missing values, bad headers, bad
