@@ -50,11 +50,20 @@ int ts_rmtree(const char *path) {
 
 static char suite_dir[256];
 
-int ts_tmp_setup(void **state) {
-  (void)state;
-  const int n = snprintf(suite_dir, sizeof suite_dir, "/tmp/achilles-%s-XXXXXX",
+static int suite_under(const char *root) {
+  const int n = snprintf(suite_dir, sizeof suite_dir, "%s/achilles-%s-XXXXXX", root,
                          program_invocation_short_name);
   return n > 0 && (size_t)n < sizeof suite_dir && mkdtemp(suite_dir) ? 0 : -1;
+}
+
+int ts_tmp_setup(void **state) {
+  (void)state;
+  return suite_under("/tmp");
+}
+
+int ts_tmp_setup_shm(void **state) {
+  (void)state;
+  return suite_under(access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
 }
 
 int ts_tmp_teardown(void **state) {

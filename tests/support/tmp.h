@@ -24,6 +24,8 @@ int ts_rmtree(const char *path);
  * holds by ts_tmp_teardown; both have cmocka's fixture signature and return 0 or -1. */
 int ts_tmp_setup(void **state);
 int ts_tmp_teardown(void **state);
+/* The same under /dev/shm where it is writable (a timed test: no disk writeback beside it). */
+int ts_tmp_setup_shm(void **state);
 const char *ts_tmp_dir(void);
 /* out = the suite folder / name. */
 void ts_tmp_path(char *out, size_t out_sz, const char *name);

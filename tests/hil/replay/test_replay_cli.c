@@ -21,10 +21,12 @@
 
 #include "hil/zmq/json_messages.h"
 #include "hil/record/log.h"
+#include "support/skip.h"
+#include "support/spawn.h"
+#include "support/tmp.h"
 
 int achilles_cmd_replay(int argc, char **argv); /* tools/commands.h */
 
-static char tmp[64];
 static char log_path[128];
 static char damaged_path[128];
 static char errors[8192]; /* stderr of the last call */
@@ -82,25 +84,9 @@ static int replay(const char *first, ...) {
   va_end(ap);
   argv[argc] = NULL;
   char path[128];
-  snprintf(path, sizeof path, "%s/stderr.txt", tmp);
-  fflush(stdout);
-  fflush(stderr);
-  const int saved_out = dup(1), saved = dup(2);
-  FILE *f = fopen(path, "w+");
-  assert_non_null(f);
-  dup2(fileno(f), 1); /* --help's text too */
-  dup2(fileno(f), 2);
-  const int rc = achilles_cmd_replay(argc, argv);
-  fflush(stdout);
-  fflush(stderr);
-  dup2(saved_out, 1);
-  dup2(saved, 2);
-  close(saved_out);
-  close(saved);
-  rewind(f);
-  const size_t n = fread(errors, 1, sizeof errors - 1, f);
-  errors[n] = '\0';
-  fclose(f);
+  ts_tmp_path(path, sizeof path, "stderr.txt");
+  const int rc = ts_call(achilles_cmd_replay, argc, argv, path, path); /* --help's text too */
+  snprintf(errors, sizeof errors, "%s", ts_slurp(path));
   return rc;
 }
 
@@ -131,7 +117,7 @@ static void test_view_option(void **state) {
   assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
   char taken[64], ep[160];
   snprintf(taken, sizeof taken, "127.0.0.1:%d", ntohs(sa.sin_port));
-  snprintf(ep, sizeof ep, "ipc://%s/pub-view", tmp);
+  snprintf(ep, sizeof ep, "ipc://%s/pub-view", ts_tmp_dir());
   assert_int_equal(replay(log_path, "--view", taken, "--zmq", ep, "--no-ctl", "--no-cmd",
                           "--no-wait", NULL),
                    1);
@@ -144,21 +130,12 @@ static void test_view_option(void **state) {
 }
 
 static int setup(void **state) {
-  (void)state;
-  snprintf(tmp, sizeof tmp, "/tmp/achilles-replay-cli-XXXXXX");
-  if (!mkdtemp(tmp)) {
+  if (ts_tmp_setup(state) != 0) {
     return -1;
   }
-  snprintf(log_path, sizeof log_path, "%s/good.log", tmp);
-  snprintf(damaged_path, sizeof damaged_path, "%s/damaged.log", tmp);
+  ts_tmp_path(log_path, sizeof log_path, "good.log");
+  ts_tmp_path(damaged_path, sizeof damaged_path, "damaged.log");
   return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-  return system(cmd) == 0 ? 0 : -1;
 }
 
 static void test_usage_errors_exit_2(void **state) {
@@ -205,7 +182,7 @@ static void test_non_local_endpoint_refused(void **state) {
 static void test_missing_file_exit_1(void **state) {
   (void)state;
   char path[128];
-  snprintf(path, sizeof path, "%s/none.log", tmp);
+  ts_tmp_path(path, sizeof path, "none.log");
   assert_int_equal(replay(path, NULL), 1);
   assert_non_null(strstr(errors, "none.log: No such file or directory"));
 }
@@ -214,7 +191,7 @@ static void test_plays_and_summarises(void **state) {
   (void)state;
   write_log(log_path);
   char ep[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub", tmp);
+  snprintf(ep, sizeof ep, "ipc://%s/pub", ts_tmp_dir());
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", "--loop", "--loops",
                           "2", NULL),
                    0);
@@ -227,7 +204,7 @@ static void test_unusable_cpu_plays_on(void **state) {
   (void)state;
   write_log(log_path);
   char ep[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub-cpu", tmp);
+  snprintf(ep, sizeof ep, "ipc://%s/pub-cpu", ts_tmp_dir());
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", "--cpu", "1000",
                           "--keep-awake", NULL),
                    0);
@@ -252,7 +229,7 @@ static void test_damaged_log_exit_1(void **state) {
   fputc('#', f);
   fclose(f);
   char ep[160], want[256];
-  snprintf(ep, sizeof ep, "ipc://%s/pub", tmp);
+  snprintf(ep, sizeof ep, "ipc://%s/pub", ts_tmp_dir());
   snprintf(want, sizeof want, "damaged.log: record 51 at byte %ld: ", off);
   assert_int_equal(replay(damaged_path, "--zmq", ep, "--no-wait", "--rate", "10", NULL), 1);
   print_message("%s", errors);
@@ -286,8 +263,8 @@ static void test_help_and_startup_name_latest(void **state) {
   assert_non_null(strstr(errors, "answer control requests (hello, status, latest)"));
   assert_non_null(strstr(errors, "--wait-hello"));
   char ep[160], ctl[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub-latest", tmp);
-  snprintf(ctl, sizeof ctl, "ipc://%s/ctl-latest", tmp);
+  snprintf(ep, sizeof ep, "ipc://%s/pub-latest", ts_tmp_dir());
+  snprintf(ctl, sizeof ctl, "ipc://%s/ctl-latest", ts_tmp_dir());
   assert_int_equal(replay(log_path, "--zmq", ep, "--ctl", ctl, "--no-cmd", "--no-wait", "--rate",
                           "10", NULL),
                    0);
@@ -319,7 +296,7 @@ static void test_wait_hello_gap_and_end_record(void **state) {
   fclose(f);
   assert_int_equal(truncate(log_path, last), 0);
   char ep[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub-end", tmp);
+  snprintf(ep, sizeof ep, "ipc://%s/pub-end", ts_tmp_dir());
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", NULL), 0);
   print_message("%s", errors);
   assert_int_equal(count(errors, "no end record"), 2); /* at the start, and in the summary */
@@ -340,19 +317,9 @@ static void test_wait_hello_gap_and_end_record(void **state) {
   snprintf(log_path + strlen(log_path) - 4, 5, ".log");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_usage_errors_exit_2),
-      cmocka_unit_test(test_nothing_to_play_exit_2),
-      cmocka_unit_test(test_non_local_endpoint_refused),
-      cmocka_unit_test(test_missing_file_exit_1),
-      cmocka_unit_test(test_plays_and_summarises),
-      cmocka_unit_test(test_unusable_cpu_plays_on),
-      cmocka_unit_test(test_damaged_log_exit_1),
-      cmocka_unit_test(test_rate_one_message),
-      cmocka_unit_test(test_help_and_startup_name_latest),
-      cmocka_unit_test(test_wait_hello_gap_and_end_record),
-      cmocka_unit_test(test_view_option),
-  };
-  return cmocka_run_group_tests(tests, setup, teardown);
-}
+TS_MAIN_WITH(setup, ts_tmp_teardown, test_usage_errors_exit_2, test_nothing_to_play_exit_2,
+                                     test_non_local_endpoint_refused, test_missing_file_exit_1,
+                                     test_plays_and_summarises, test_unusable_cpu_plays_on,
+                                     test_damaged_log_exit_1, test_rate_one_message,
+                                     test_help_and_startup_name_latest,
+                                     test_wait_hello_gap_and_end_record, test_view_option)
