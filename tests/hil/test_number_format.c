@@ -19,13 +19,10 @@
 #include <string.h>
 
 #include "hil/number_format.h"
+#include "support/numbers.h"
 #include "support/skip.h"
 
 #define RANDOM_COUNT 10000000 /* doubles drawn at random, beside the systematic ones */
-
-static int same_bits(double a, double b) {
-  return memcmp(&a, &b, sizeof a) == 0;
-}
 
 static double from_bits(uint64_t u) {
   double v;
@@ -165,7 +162,7 @@ static void check_number(double v, int check) {
   if (!parse_number(&p, text, &why)) {
     fail_msg("%a printed as \"%s\": not a JSON number (%s)", v, text, why);
   }
-  if (!same_bits(strtod(text, NULL), v)) {
+  if (!ts_same_bits(strtod(text, NULL), v)) {
     fail_msg("%a printed as \"%s\" does not read back", v, text);
   }
   const int prec = p.nd < 15 ? 15 : p.nd; /* the layout of "%.{max(15, digits)}g" */
@@ -327,7 +324,7 @@ static void test_cjson_reads_back(void **state) {
     hil_num_format(text, v);
     cJSON *j = cJSON_Parse(text);
     assert_non_null(j);
-    if (!cJSON_IsNumber(j) || !same_bits(j->valuedouble, v)) {
+    if (!cJSON_IsNumber(j) || !ts_same_bits(j->valuedouble, v)) {
       fail_msg("%a printed as \"%s\" does not read back through cJSON", v, text);
     }
     cJSON_Delete(j);

@@ -78,7 +78,11 @@ pid_t ts_spawn_with(char *const argv[], const char *in_path, const char *out_pat
   if (pid == 0) {
     redirect(in_path ? in_path : "/dev/null", O_RDONLY, 0);
     redirect(out_path, O_WRONLY | O_CREAT | O_TRUNC, 1);
-    redirect(err_path, O_WRONLY | O_CREAT | O_TRUNC, 2);
+    if (err_path && out_path && strcmp(err_path, out_path) == 0) {
+      dup2(1, 2);
+    } else {
+      redirect(err_path, O_WRONLY | O_CREAT | O_TRUNC, 2);
+    }
     if (in_child) {
       in_child(arg);
     }
@@ -88,16 +92,19 @@ pid_t ts_spawn_with(char *const argv[], const char *in_path, const char *out_pat
   return pid;
 }
 
+int ts_exit_status(pid_t pid) {
+  int status = 0;
+  const pid_t got = waitpid(pid, &status, WNOHANG);
+  return got == pid ? shell_status(status) : got < 0 ? -1 : TS_RUNNING;
+}
+
 int ts_reap(pid_t pid, double seconds) {
   const double until = ts_now() + seconds;
   int status = 0;
   for (;;) {
-    const pid_t got = waitpid(pid, &status, WNOHANG);
-    if (got == pid) {
-      return shell_status(status);
-    }
-    if (got < 0) {
-      return -1;
+    const int rc = ts_exit_status(pid);
+    if (rc != TS_RUNNING) {
+      return rc;
     }
     if (ts_now() > until) {
       kill(pid, SIGKILL);

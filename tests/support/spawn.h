@@ -18,13 +18,17 @@ int ts_shellf(char *out, size_t out_sz, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Starts argv (argv[0] a path) with standard input from in_path (NULL: /dev/null) and standard
- * output and error into the files out_path and err_path (NULL: this process's own); the pid. */
+ * output and error into the files out_path and err_path (NULL: this process's own; the same
+ * path: both into one file); the pid. */
 pid_t ts_spawn(char *const argv[], const char *in_path, const char *out_path,
                const char *err_path);
 /* The same, with in_child(arg) run in the child just before exec (a resource limit, a signal
  * disposition). */
 pid_t ts_spawn_with(char *const argv[], const char *in_path, const char *out_path,
                     const char *err_path, void (*in_child)(void *), void *arg);
+/* The exit status of pid if it has ended, else TS_RUNNING; never waits. */
+#define TS_RUNNING (-2)
+int ts_exit_status(pid_t pid);
 /* The exit status of pid within seconds; a process still running then is killed (SIGKILL) and
  * the test fails naming it. */
 int ts_wait_exit(pid_t pid, double seconds);

@@ -17,12 +17,10 @@
 
 #include "hil/error.h"
 #include "hil/zmq/json_messages.h"
+#include "support/numbers.h"
+#include "support/skip.h"
 
 /* --- helpers ---------------------------------------------------------------------------------- */
-
-static int same_bits(double a, double b) {
-  return memcmp(&a, &b, sizeof a) == 0;
-}
 
 /* xorshift64*: reproducible random bit patterns */
 static uint64_t next_bits(uint64_t *state) {
@@ -228,14 +226,14 @@ static void test_sample_round_trip(void **state) {
     assert_string_equal(d.type, "encoder");
     assert_int_equal(d.truth, truth);
     assert_int_equal(d.seq, 123);
-    assert_true(same_bits(d.t, smp.t));
-    assert_true(same_bits(d.t_truth, truth ? smp.t : smp.t_truth));
+    assert_true(ts_same_bits(d.t, smp.t));
+    assert_true(ts_same_bits(d.t_truth, truth ? smp.t : smp.t_truth));
     assert_int_equal(d.valid, 1);
     assert_int_equal(d.n, 4);
     for (int i = 0; i < 4; i++) {
       assert_string_equal(d.channel[i], enc_channels[i]);
       assert_string_equal(d.unit[i], hil_msg_unit(NULL, &s, i));
-      assert_true(same_bits(d.value[i], truth ? smp.truth[i] : smp.meas[i]));
+      assert_true(ts_same_bits(d.value[i], truth ? smp.truth[i] : smp.meas[i]));
     }
   }
 }
@@ -504,8 +502,8 @@ static void test_commands_round_trip(void **state) {
   assert_int_equal(rep.accepted, 2);
   assert_int_equal(rep.rejected, 0);
   assert_true(rep.has_t && rep.t == 0.25);
-  assert_true(same_bits(f->c.slots[0].value, values[0]));
-  assert_true(same_bits(f->c.slots[1].value, values[1]));
+  assert_true(ts_same_bits(f->c.slots[0].value, values[0]));
+  assert_true(ts_same_bits(f->c.slots[1].value, values[1]));
   assert_true(f->c.slots[0].received_at == 0.5);
   assert_true(hil_commands_all_fresh(&f->c));
   assert_int_equal(f->c.counters.accepted, 2);
@@ -734,5 +732,5 @@ int main(void) {
   };
   int failed = cmocka_run_group_tests_name("json_messages", codec, NULL, NULL);
   failed += cmocka_run_group_tests_name("json_commands", commands, NULL, NULL);
-  return failed;
+  return ts_result(failed);
 }
