@@ -4,7 +4,9 @@
 #   tools/bootstrap.sh run    install what is missing, build, run the main job: the club arm with
 #                             the live view on and the example firmware over a pty (Ctrl-C stops)
 #   tools/bootstrap.sh test   install what is missing, build (plain with gcc, ASan+UBSan with
-#                             clang), run every test, run each fuzz target for a short while
+#                             clang), run the tests (all but `timing` in the plain build, the
+#                             unit suites in the sanitizer build), run each fuzz target for a
+#                             short while, and say how long each stage took
 #   tools/bootstrap.sh deps   only install what is missing
 #
 # Idempotent: packages already installed are left alone; builds are incremental.
@@ -65,9 +67,39 @@ build() { # build DIR [cmake options...]
   cmake --build "$dir" -j "$jobs"
 }
 
-run_tests() { # run_tests DIR LABEL
-  log "testing ($2)"
-  (cd "$1" && ctest --output-on-failure -j "$jobs" --timeout 600)
+run_tests() { # run_tests DIR NAME [ctest options...]: the output also goes to DIR/ctest.out
+  local dir=$1 name=$2; shift 2
+  log "testing ($name): ctest $*"
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 600 "$@" 2>&1 | tee ctest.out;
+   exit "${PIPESTATUS[0]}")
+}
+
+# How long each stage of `test` took, printed at its end (also when a stage fails), with the ten
+# slowest tests of each suite: where CI's time goes.
+stages=()
+stage_done() { # stage_done NAME
+  local now
+  now=$(date +%s)
+  stages+=("$(printf '%-20s %4d s' "$1" $((now - stage_start)))")
+  stage_start=$now
+}
+slowest() { # slowest DIR: the ten slowest tests of DIR's last ctest run
+  [ -f "$1/ctest.out" ] || return 0
+  sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) [.* ]*\([A-Za-z]*\) *\([0-9.]*\) sec$/\3 \1 \2/p' \
+    "$1/ctest.out" | sort -rn | head -10 | awk '{printf "  %8.2f s  %s (%s)\n", $1, $2, $3}'
+}
+report_times() {
+  [ ${#stages[@]} -gt 0 ] || return 0
+  log "stage times (total $(( $(date +%s) - test_start )) s)"
+  printf '  %s\n' "${stages[@]}" >&2
+  local dir
+  for dir in "$here/build" "$here/build-clang" "$here/build-asan"; do
+    if [ -f "$dir/ctest.out" ] && [ "$dir/ctest.out" -nt "$test_stamp" ]; then
+      log "ten slowest tests in ${dir#"$here"/}"
+      slowest "$dir" >&2
+    fi
+  done
+  rm -f "$test_stamp"
 }
 
 # The first thing a new user sees: the club arm in real time with the live view on, and the example
@@ -110,25 +142,42 @@ case "${1:-}" in
     run_view_demo
     ;;
   test)
+    # The plain build runs every test but those that judge wall-clock time (label timing: run
+    # them with `ctest -L timing`); the sanitizer build runs the unit suites and the fuzz
+    # targets, not the end-to-end tests (label e2e), which the plain build ran once.
+    test_start=$(date +%s)
+    stage_start=$test_start
+    test_stamp=$(mktemp) # ctest outputs newer than this are this run's
+    trap report_times EXIT
     install_missing
+    stage_done "install"
     build "$here/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-    run_tests "$here/build" "RelWithDebInfo"
+    stage_done "plain build"
+    run_tests "$here/build" "RelWithDebInfo" -LE timing
+    stage_done "plain suite"
     if command -v clang >/dev/null; then
       # the sanitizer suite with clang, whose UBSan also sees what gcc's does not (NULL + 0);
-      # the same build holds the fuzz targets. One sanitizer build keeps CI near 12 minutes.
+      # the same build holds the fuzz targets
       CC=clang CXX=clang++ build "$here/build-clang" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACHILLES_FUZZ=ON
-      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_tests "$here/build-clang" "clang ASan+UBSan"
+      stage_done "sanitizer build"
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        run_tests "$here/build-clang" "clang ASan+UBSan" -LE "e2e|timing"
+      stage_done "sanitizer suite"
       log "fuzzing: each target for ${fuzz_seconds} s (tests/fuzz/run.sh)"
       ACHILLES_FUZZ_BUILD="$here/build-clang" bash "$here/tests/fuzz/run.sh" "$fuzz_seconds"
+      stage_done "fuzz"
     else
       log "clang not found: sanitizer suite with gcc, no fuzzing"
       build "$here/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACHILLES_SANITIZE=ON
-      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_tests "$here/build-asan" "ASan+UBSan"
+      stage_done "sanitizer build"
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        run_tests "$here/build-asan" "ASan+UBSan" -LE "e2e|timing"
+      stage_done "sanitizer suite"
     fi
     log "all tests passed (plain and sanitizer builds)"
     ;;
   *)
-    sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

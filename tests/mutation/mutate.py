@@ -157,13 +157,15 @@ def ctest(args, build_dir, tests, log, stop=True):
     return run(cmd, log, timeout=args.timeout * (1 if not args.full else 4) + 60)
 
 
-def ctest_count(build_dir, tests):
-    """how many ctest tests the names select (a misspelt name would select nothing)"""
+def ctest_missing(build_dir, tests):
+    """the names that select no ctest test (a misspelt or renamed one). ctest -N lists, besides
+    the named tests, the fixtures they require (view_npm_setup for the view tests), so the
+    listing is compared by name, not counted."""
     out = subprocess.run(["ctest", "--test-dir", build_dir, "-N", "-R",
                           "^(" + "|".join(re.escape(t) for t in tests) + ")$"],
                          capture_output=True, text=True).stdout
-    m = re.search(r"Total Tests: (\d+)", out)
-    return int(m.group(1)) if m else 0
+    listed = set(re.findall(r"Test +#\d+: (\S+)", out))
+    return [t for t in tests if t not in listed]
 
 
 # --- one mutation --------------------------------------------------------------------------------
@@ -256,8 +258,11 @@ def failed_tests(log):
     """the tests ctest reported failing in the last run of the log"""
     text = open(log).read()
     tail = text[text.rfind("\n$ ctest"):]
-    return sorted(set(re.findall(r"\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|"
-                                 r"Exception|Child aborted|[A-Za-z ]+)\)", tail)))
+    failed = re.findall(r"\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|"
+                        r"Exception|Child aborted|[A-Za-z ]+)\)", tail)
+    # a test that reported itself skipped (exit 77) did not fail: it is listed as "(Skipped)"
+    skipped = re.findall(r"\d+ - (\S+) \(Skipped\)", tail)
+    return sorted(set(failed) - set(skipped))
 
 
 def main():
@@ -334,9 +339,9 @@ def main():
     print(f"  built in {tb:.0f} s", flush=True)
     targets = build_targets(build_dir, log)
     for m in chosen:
-        if ctest_count(build_dir, m["tests"]) != len(m["tests"]):
-            print(f"{m['id']}: tests {' '.join(m['tests'])} are not all ctest tests",
-                  file=sys.stderr)
+        missing = ctest_missing(build_dir, m["tests"])
+        if missing:
+            print(f"{m['id']}: {' '.join(missing)} are not ctest tests", file=sys.stderr)
             return 2
     red = set()
     if not args.no_baseline:

@@ -449,14 +449,12 @@ static void test_cobs_golden_runs(void **state) {
   assert_int_equal(ach_cobs_decode(out, sizeof out, cut, 255), 254);
 }
 
+#if ACH_MAX_PAYLOAD >= 256 /* the small build's frames cannot hold the run: not its test */
 /* the stream decoder on a whole frame whose COBS has a 254-byte run followed by a zero: a
  * HEARTBEAT whose payload (256 bytes, all but the last two non-zero after the header) carries
  * appended bytes, as a later minor may send */
 static void test_decoder_run254_then_zero(void **state) {
   (void)state;
-  if (ACH_MAX_PAYLOAD < 256) {
-    skip(); /* the small build's frames cannot hold the run */
-  }
   static uint8_t payload[256], wire[600];
   static ach_decoder dec;
   for (size_t i = 0; i < sizeof payload; i++) {
@@ -475,6 +473,7 @@ static void test_decoder_run254_then_zero(void **state) {
   assert_true(dec.msg.u.heartbeat.time_ns == 0x0807060504030201ull);
   assert_int_equal(dec.counters.frames_ok, 1);
 }
+#endif
 
 static void test_strerror(void **state) {
   (void)state;
@@ -486,6 +485,18 @@ static void test_strerror(void **state) {
   }
 }
 
-TS_MAIN(test_crc_check_values, test_crc_matches_reference_and_is_incremental,
-        test_cobs_worked_examples, test_cobs_round_trips, test_cobs_errors_and_bounds,
-        test_cobs_golden_runs, test_decoder_run254_then_zero, test_strerror)
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_crc_check_values),
+      cmocka_unit_test(test_crc_matches_reference_and_is_incremental),
+      cmocka_unit_test(test_cobs_worked_examples),
+      cmocka_unit_test(test_cobs_round_trips),
+      cmocka_unit_test(test_cobs_errors_and_bounds),
+      cmocka_unit_test(test_cobs_golden_runs),
+#if ACH_MAX_PAYLOAD >= 256
+      cmocka_unit_test(test_decoder_run254_then_zero),
+#endif
+      cmocka_unit_test(test_strerror),
+  };
+  return ts_run(tests);
+}
