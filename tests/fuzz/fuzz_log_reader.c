@@ -6,30 +6,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "fuzz_support.h"
 #include "hil/record/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char path[64];
-
-static void remove_file(void) {
-  unlink(path);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!path[0]) {
-    /* tmpfs when there is one: rewriting a file on ext4 flushes it at every close (~10 ms) */
-    snprintf(path, sizeof path, "%s/achilles-fuzz-log-%d.ndjson",
-             access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
-    atexit(remove_file);
-  }
-  unlink(path);
-  FILE *f = fopen(path, "wb");
-  if (!f) {
+  const char *path = fuzz_input_file("log.ndjson", data, size);
+  if (!path) {
     return 0;
   }
-  fwrite(data, 1, size, f);
-  fclose(f);
   char err[512];
   hil_log_reader *r = hil_log_reader_open(path, err, sizeof err);
   static hil_log_record rec;

@@ -6,16 +6,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "fuzz_support.h"
 #include "hil/record/log.h"
 #include "hil/record/replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static char path[64];
-
-static void remove_file(void) {
-  unlink(path);
-}
 
 static void play(const hil_replay_schedule *s) {
   static char topic[256], json[8192];
@@ -34,19 +29,10 @@ static void play(const hil_replay_schedule *s) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!path[0]) {
-    /* tmpfs when there is one: rewriting a file on ext4 flushes it at every close (~10 ms) */
-    snprintf(path, sizeof path, "%s/achilles-fuzz-replay-%d.csv",
-             access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
-    atexit(remove_file);
-  }
-  unlink(path);
-  FILE *f = fopen(path, "wb");
-  if (!f) {
+  const char *path = fuzz_input_file("replay.csv", data, size);
+  if (!path) {
     return 0;
   }
-  fwrite(data, 1, size, f);
-  fclose(f);
   char err[512];
   static hil_replay_schedule s;
   hil_replay_select sel = {0};

@@ -8,6 +8,8 @@
 
 #include <stdlib.h>
 
+#include "fuzz_support.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static hil_runtime *rt;
@@ -20,10 +22,7 @@ static void fuzz_teardown(void) {
 
 static void fuzz_setup(void) {
   char err[1024];
-  hil_options o;
-  hil_options_default(&o);
-  o.mode = HIL_MODE_LOCKSTEP;
-  rt = hil_runtime_new(ACHILLES_SOURCE_DIR "/configs/club_arm.json", &o, err, sizeof err);
+  rt = fuzz_runtime(err, sizeof err);
   hil_serial_options so;
   hil_serial_options_default(&so);
   so.use_pty = 1;

@@ -8,6 +8,8 @@
 #include "hil/zmq/zmq_control.c"
 
 #include <stdlib.h>
+
+#include "fuzz_support.h"
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -22,10 +24,7 @@ static void fuzz_teardown(void) {
 
 static void fuzz_setup(void) {
   char err[1024];
-  hil_options o;
-  hil_options_default(&o);
-  o.mode = HIL_MODE_LOCKSTEP;
-  rt = hil_runtime_new(ACHILLES_SOURCE_DIR "/configs/club_arm.json", &o, err, sizeof err);
+  rt = fuzz_runtime(err, sizeof err);
   hil_zmq_options zo;
   hil_zmq_options_default(&zo);
   snprintf(zo.pub, sizeof zo.pub, "ipc:///tmp/achilles-fuzz-%d.pub", (int)getpid());

@@ -35,14 +35,12 @@ static void put_frames(const char *target, const char *name, const ach_message *
 }
 
 static ach_message hello(void) {
-  ach_message m;
-  memset(&m, 0, sizeof m);
-  m.type = ACH_MSG_HELLO;
-  m.u.hello.version_major = ACH_PROTOCOL_VERSION_MAJOR;
-  m.u.hello.version_minor = ACH_PROTOCOL_VERSION_MINOR;
-  m.u.hello.flags = ACH_HELLO_LOCKSTEP;
-  m.u.hello.rx_max_payload = ACH_MAX_PAYLOAD;
-  strcpy(m.u.hello.name, "fuzzboard");
+  ach_message m = {.type = ACH_MSG_HELLO,
+                   .u.hello = {.version_major = ACH_PROTOCOL_VERSION_MAJOR,
+                               .version_minor = ACH_PROTOCOL_VERSION_MINOR,
+                               .flags = ACH_HELLO_LOCKSTEP,
+                               .rx_max_payload = ACH_MAX_PAYLOAD,
+                               .name = "fuzzboard"}};
   return m;
 }
 

@@ -11,18 +11,15 @@
 #include <string.h>
 
 #include "sensors/sensors.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 static sim_model *model;
 
 static int setup(void **state) {
   (void)state;
-  char err[512];
-  model = sim_model_load_file(ACHILLES_SOURCE_DIR "/configs/club_arm.json", err, sizeof err);
-  if (!model) {
-    fprintf(stderr, "%s\n", err);
-  }
-  return model ? 0 : -1;
+  model = ts_config("club_arm");
+  return 0;
 }
 
 static int teardown(void **state) {

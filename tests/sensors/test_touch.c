@@ -19,19 +19,12 @@
 #include "sensors/sensors.h"
 #include "support/mujoco.h"
 #include "support/numbers.h"
+#include "support/model.h"
 #include "support/skip.h"
 #if ACHILLES_HAVE_MUJOCO
 #include "mjcf_writer.h"
 #endif
 
-static sim_model *load_model(const char *json) {
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "robot", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
-}
 
 static sens_set *load_sensors(const sim_model *m, const char *list) {
   char json[2048], err[512];
@@ -70,7 +63,7 @@ static void settle(const sim_model *m, sim_data *d, sens_set *set) {
 
 static void test_resting_weight(void **state) {
   (void)state;
-  sim_model *m = load_model(resting_json);
+  sim_model *m = ts_model(resting_json);
   sim_data *d = sim_data_new(m);
   sens_set *set = load_sensors(m, "{\"name\": \"pad\", \"type\": \"touch\", \"geom\": \"pad\","
                                   " \"force\": true},"
@@ -109,7 +102,7 @@ static void test_resting_weight(void **state) {
 /* The sensor knows no shapes: a cylinder pad (three contacts on its rim) reads the weight too. */
 static void test_cylinder_pad_weight(void **state) {
   (void)state;
-  sim_model *m = load_model(
+  sim_model *m = ts_model(
       "{ \"name\": \"can\", \"timestep\": 0.001,"
       "  \"bodies\": [ {\"name\": \"can\", \"parent\": \"world\", \"pos\": [0, 0, 0.05],"
       "    \"joint\": {\"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1], \"damping\": 20},"
@@ -133,7 +126,7 @@ static void test_cylinder_pad_weight(void **state) {
  * list the sphere first, so the sphere is the contact's geom 1 and feels the opposite force. */
 static void test_first_geom_feels_the_reaction(void **state) {
   (void)state;
-  sim_model *m = load_model(
+  sim_model *m = ts_model(
       "{ \"name\": \"stack\", \"timestep\": 0.001,"
       "  \"bodies\": [ {\"name\": \"crate\", \"parent\": \"world\", \"pos\": [0, 0, 0.35],"
       "    \"joint\": {\"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1], \"damping\": 20},"
@@ -165,7 +158,7 @@ static void test_first_geom_feels_the_reaction(void **state) {
 /* the usual chain: white noise of σ = 0.2 N around the true force, per sample */
 static void test_noise_chain(void **state) {
   (void)state;
-  sim_model *m = load_model(resting_json);
+  sim_model *m = ts_model(resting_json);
   sim_data *d = sim_data_new(m);
   sens_set *set = load_sensors(m, "{\"name\": \"pad\", \"type\": \"touch\", \"geom\": \"pad\","
                                   " \"noise\": {\"white\": {\"sigma\": 0.2}}}");
@@ -193,7 +186,7 @@ static void test_noise_chain(void **state) {
 
 static void test_bad_touch_sensors(void **state) {
   (void)state;
-  sim_model *m = load_model(resting_json);
+  sim_model *m = ts_model(resting_json);
   static const char *const bad[][2] = {
       {"{\"name\": \"t\", \"type\": \"touch\"}", "list[0].geom: required"},
       {"{\"name\": \"t\", \"type\": \"touch\", \"geom\": \"nope\"}", "no geom named \"nope\""},
@@ -262,12 +255,8 @@ static void mujoco_touch(const mjModel *mm, mjData *md, int g, double *normal, d
 static void test_against_mujoco(void **state) {
   (void)state;
   TS_REQUIRE_MUJOCO();
-  char err[1000];
-  sim_model *m = load_model(carriage_json);
-  mjModel *mm = (mjModel *)mjcf_load(m, err, sizeof err);
-  if (!mm) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(carriage_json);
+  mjModel *mm = ts_mj_compile(m);
   mjData *md = mj_makeData(mm);
   sim_data *d = sim_data_new(m);
   sens_set *set = load_sensors(m, "{\"name\": \"pad\", \"type\": \"touch\", \"geom\": \"pad\","

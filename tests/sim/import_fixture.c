@@ -178,3 +178,13 @@ sim_model *import(const char *path, reports *r, int strict, char *err, size_t er
   sim_import_options o = {strict, collect, r};
   return sim_import_load_file(path, &o, err, err_sz);
 }
+
+sim_model *import_text(const char *name, const char *text, reports *r) {
+  char path[256], err[1024];
+  write_file(path, sizeof path, name, text);
+  sim_model *m = import(path, r, 0, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  return m;
+}

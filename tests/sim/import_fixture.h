@@ -35,5 +35,8 @@ typedef struct reports {
 
 /* sim_import_load_file with the reports collected into r */
 sim_model *import(const char *path, reports *r, int strict, char *err, size_t err_sz);
+/* text written as name in the suite folder and imported (not strict), its reports into r; fails
+ * the test with the importer's message when it does not load */
+sim_model *import_text(const char *name, const char *text, reports *r);
 
 #endif

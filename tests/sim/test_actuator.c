@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 /* One link on a hinge about z, no gravity: joint inertia J = Izz + m·c² = 0.1 + 1·0.5² = 0.35. */
@@ -20,13 +21,9 @@
 static const double J = 0.35;
 
 static sim_model *load(const char *actuators) {
-  char json[2048], err[512];
+  char json[2048];
   snprintf(json, sizeof json, "{" LINK ",\"actuators\":[%s]}", actuators);
-  sim_model *m = sim_model_load_string(json, "test", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
+  return ts_model(json);
 }
 
 static void expect_error(const char *actuators, const char *fragment) {

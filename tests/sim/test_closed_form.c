@@ -40,6 +40,7 @@
 #include <cmocka.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 static const double PI = 3.14159265358979323846;
@@ -121,12 +122,7 @@ static sim_model *model;
 
 static int setup(void **state) {
   (void)state;
-  char err[512];
-  model = sim_model_load_file(ACHILLES_SOURCE_DIR "/configs/double_pendulum.json", err, sizeof err);
-  if (!model) {
-    fprintf(stderr, "load failed: %s\n", err);
-    return -1;
-  }
+  model = ts_config("double_pendulum");
   return 0;
 }
 
@@ -229,37 +225,32 @@ static void test_kinematics_convention(void **state) {
   sim_data_free(d);
 }
 
+/* 10 s of 2 ms steps of the nominal pendulum under constant torques tau: every step's qacc
+ * within QACC_TOL of the closed form */
+static void expect_closed_form_run(sim_integrator integrator, const double tau[2],
+                                   const char *what) {
+  pendulum p = pendulum_nominal();
+  double amax;
+  const double err = run_and_compare(integrator, 0.002, 10.0, tau, &p, &amax);
+  print_message("%s: max |qacc - closed form| = %.3e rad/s² (max |qacc| %.1f)\n", what, err,
+                amax);
+  assert_true(err <= QACC_TOL);
+}
+
 static void test_rk4_trajectory(void **state) {
   (void)state;
-  pendulum p = pendulum_nominal();
-  const double tau[2] = {0, 0};
-  double amax;
-  double err = run_and_compare(SIM_INTEGRATOR_RK4, 0.002, 10.0, tau, &p, &amax);
-  print_message("rk4 2 ms, 10 s: max |qacc - closed form| = %.3e rad/s² (max |qacc| %.1f)\n",
-                err, amax);
-  assert_true(err <= QACC_TOL);
+  expect_closed_form_run(SIM_INTEGRATOR_RK4, (const double[2]){0, 0}, "rk4 2 ms, 10 s");
 }
 
 static void test_euler_trajectory(void **state) {
   (void)state;
-  pendulum p = pendulum_nominal();
-  const double tau[2] = {0, 0};
-  double amax;
-  double err = run_and_compare(SIM_INTEGRATOR_EULER, 0.002, 10.0, tau, &p, &amax);
-  print_message("euler 2 ms, 10 s: max |qacc - closed form| = %.3e rad/s² (max |qacc| %.1f)\n",
-                err, amax);
-  assert_true(err <= QACC_TOL);
+  expect_closed_form_run(SIM_INTEGRATOR_EULER, (const double[2]){0, 0}, "euler 2 ms, 10 s");
 }
 
 static void test_constant_torque(void **state) {
   (void)state;
-  pendulum p = pendulum_nominal();
-  const double tau[2] = {0.7, -0.3};
-  double amax;
-  double err = run_and_compare(SIM_INTEGRATOR_RK4, 0.002, 10.0, tau, &p, &amax);
-  print_message("rk4 with τ = (0.7, -0.3) N·m: max error %.3e rad/s² (max |qacc| %.1f)\n", err,
-                amax);
-  assert_true(err <= QACC_TOL);
+  expect_closed_form_run(SIM_INTEGRATOR_RK4, (const double[2]){0.7, -0.3},
+                         "rk4 with τ = (0.7, -0.3) N·m");
 }
 
 /* random states over the whole circle, |θ̇| ≤ 6 rad/s, |τ| ≤ 5 N·m (|qacc| ≲ 300 rad/s²; the

@@ -18,6 +18,7 @@
 #include "sim/sim.h"
 #include "support/mujoco.h"
 #include "support/numbers.h"
+#include "support/model.h"
 #include "support/skip.h"
 #if ACHILLES_HAVE_MUJOCO
 #include "mjcf_writer.h"
@@ -107,14 +108,6 @@ static void test_plane_box(void **state) {
   assert_true(fabs(con[0].dist + 0.003) < 1e-15 && fabs(con[1].dist + 0.003) < 1e-15);
 }
 
-static sim_model *load_json(const char *json) {
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "test", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
-}
 
 /* A free cylinder (radius 0.15, half-length 0.25, 3 kg) standing on the floor, and one lying on
  * it: at rest the contacts carry the weight (upright: three on the rim of the lower cap, 120°
@@ -129,7 +122,7 @@ static void settle_cylinder(const double quat[4], int ncon_expected) {
            " \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },"
            " { \"name\": \"c\", \"body\": \"can\", \"type\": \"cylinder\", \"size\": [0.15, 0.25] } ] }",
            quat[0], quat[1], quat[2], quat[3]);
-  sim_model *m = load_json(json);
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   for (int s = 0; s < 4000; s++) {
     sim_step(m, d);
@@ -175,7 +168,7 @@ static void test_sphere_against_cylinder_side(void **state) {
       "   \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ],"
       " \"geoms\": [ { \"name\": \"cyl\", \"body\": \"b\", \"type\": \"cylinder\", \"size\": [0.15, 0.25] },"
       "   { \"name\": \"ball\", \"body\": \"a\", \"type\": \"sphere\", \"size\": [0.1] } ] }";
-  sim_model *m = load_json(json);
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   d->qpos[0] = 0.24; /* centres 0.24 apart along x: 0.01 overlap */
   d->qpos[1] = 0.07; /* the cylinder 0.07 along its axis: its centre at y = −0.02 */
@@ -653,10 +646,7 @@ static void compare_filter_with_mujoco(void) {
   char err[512];
   sim_model *m = sim_model_load_string(filter_json, "filter", err, sizeof err);
   assert_non_null(m);
-  mm = (mjModel *)mjcf_load(m, err, sizeof err);
-  if (!mm) {
-    fail_msg("%s", err);
-  }
+  mm = ts_mj_compile(m);
   md = mj_makeData(mm);
   mj_forward(mm, md);
   n = 0;

@@ -20,16 +20,9 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
-static sim_model *load(const char *json) {
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "test", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
-}
 
 /* --- M along the tree ------------------------------------------------------------------------ */
 
@@ -53,7 +46,7 @@ static const char tree_json[] =
 
 static void test_tree_mass_matrix_products(void **state) {
   (void)state;
-  sim_model *m = load(tree_json);
+  sim_model *m = ts_model(tree_json);
   sim_data *d = sim_data_new(m);
   int nv = m->nv;
   assert_int_equal(nv, 4);
@@ -126,7 +119,7 @@ static const double wheel_I = 0.02, wheel_F = 0.5;
 
 static void test_friction_slides_at_tau_minus_f(void **state) {
   (void)state;
-  sim_model *m = load(WHEEL(", \"frictionloss\": 0.5"));
+  sim_model *m = ts_model(WHEEL(", \"frictionloss\": 0.5"));
   sim_data *d = sim_data_new(m);
   const double tau = 0.8, expected = (tau - wheel_F) / wheel_I;
   d->qfrc_applied[0] = tau;
@@ -157,7 +150,7 @@ static void test_friction_sticks_below_f(void **state) {
                                "\"solimp_friction\": [0.999, 0.999, 0.001, 0.5, 2]")};
   const double dmin[] = {0.9, 0.999};
   for (int c = 0; c < 2; c++) {
-    sim_model *m = load(cases[c]);
+    sim_model *m = ts_model(cases[c]);
     sim_data *d = sim_data_new(m);
     double tau = 0.3, R = (1 - dmin[c]) / dmin[c] / wheel_I;
     double b = damping(solref_default, dmin[c] == 0.9 ? solimp_default[1] : 0.999);
@@ -199,7 +192,7 @@ static double settled_violation(double f, double invweight0, const double ref[2]
 /* a 1 kg slider on a vertical rail, resting on its lower stop at 0 */
 static void test_limit_settles_under_gravity(void **state) {
   (void)state;
-  sim_model *m = load(
+  sim_model *m = ts_model(
       "{ \"timestep\": 0.001, \"bodies\": [ { \"name\": \"s\", \"parent\": \"world\",\n"
       "  \"joint\": { \"name\": \"j\", \"type\": \"slide\", \"axis\": [0, 0, 1], \"limited\": true,\n"
       "             \"range\": [0, 1] },\n"
@@ -222,7 +215,7 @@ static void test_limit_settles_under_gravity(void **state) {
  * and a wider impedance curve; the load at the stop is m·g·r·cos(q) */
 static void test_limit_settles_custom_solref(void **state) {
   (void)state;
-  sim_model *m = load(
+  sim_model *m = ts_model(
       "{ \"timestep\": 0.001, \"bodies\": [ { \"name\": \"p\", \"parent\": \"world\",\n"
       "  \"joint\": { \"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 1, 0], \"limited\": true,\n"
       "             \"range\": [-1, 0.2], \"solref_limit\": [0.05, 0.5],\n"
@@ -249,7 +242,7 @@ static void test_limit_settles_custom_solref(void **state) {
 /* inactive limits make no rows and leave the solver idle */
 static void test_inactive_limits_cost_nothing(void **state) {
   (void)state;
-  sim_model *m = load(WHEEL(", \"limited\": true, \"range\": [-1, 1]"));
+  sim_model *m = ts_model(WHEEL(", \"limited\": true, \"range\": [-1, 1]"));
   sim_data *d = sim_data_new(m);
   d->qfrc_applied[0] = 0.01;
   sim_step(m, d);
@@ -279,7 +272,7 @@ static const char ball_json[] =
  * w = 1/(3m), the body's translational invweight0 (only z moves: diag(0, 0, 1/m) averaged). */
 static void test_ball_settles(void **state) {
   (void)state;
-  sim_model *m = load(ball_json);
+  sim_model *m = ts_model(ball_json);
   sim_data *d = sim_data_new(m);
   d->qpos[0] = 0.101;
   for (int s = 0; s < 3000; s++) {
@@ -309,7 +302,7 @@ static void test_ball_settles(void **state) {
  * deceleration equal to ours on this model). Measured −2.3 %; bound 3 %. */
 static void test_box_slides_at_mu_g(void **state) {
   (void)state;
-  sim_model *m = load(
+  sim_model *m = ts_model(
       "{ \"timestep\": 0.001, \"bodies\": [\n"
       "  { \"name\": \"cx\", \"parent\": \"world\", \"joint\": { \"name\": \"x\", \"type\": \"slide\",\n"
       "    \"axis\": [1, 0, 0] }, \"inertial\": { \"mass\": 0.5, \"inertia\": [1e-3, 1e-3, 1e-3, 0, 0, 0] } },\n"
@@ -358,7 +351,7 @@ static double incline(double theta, double *moved) {
       "      \"quat\": [%.17g, 0, %.17g, 0], \"friction\": [0.5, 0, 0] },\n"
       "    { \"name\": \"b\", \"body\": \"box\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1],\n"
       "      \"quat\": [%.17g, 0, %.17g, 0], \"friction\": [0.5, 0, 0] } ] }\n", c, s, c, s);
-  sim_model *m = load(json);
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   double h = 0.1 - 0.0002; /* resting depth, about where it settles */
   d->qpos[0] = h * sin(theta);

@@ -77,10 +77,7 @@ static void pair_open_json(pair *p, const char *json) {
   if (!p->m) {
     fail_msg("%s", err);
   }
-  p->mm = mjcf_load(p->m, err, sizeof err);
-  if (!p->mm) {
-    fail_msg("%s", err);
-  }
+  p->mm = ts_mj_compile(p->m);
   p->md = mj_makeData(p->mm);
   p->d = sim_data_new(p->m);
   assert_non_null(p->md);
@@ -726,32 +723,9 @@ static void test_detects_softer_limit(void **state) {
   assert_true(eq > 100 * TRAJ_TOL);
 }
 
-int main(void) {
-  if (ts_hidden("libmujoco-dev")) {
-    return ts_run_missing("libmujoco-dev");
-  }
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_constants),
-      cmocka_unit_test(test_point_jacobians),
-      cmocka_unit_test(test_states),
-      cmocka_unit_test(test_contact_states),
-      cmocka_unit_test(test_box_contact_states),
-      cmocka_unit_test(test_contact_trajectories),
-      cmocka_unit_test(test_club_states),
-      cmocka_unit_test(test_club_strike),
-      cmocka_unit_test(test_sliding_box_shortfall),
-      cmocka_unit_test(test_free_contact_trajectories),
-      cmocka_unit_test(test_trajectory_euler),
-      cmocka_unit_test(test_trajectory_rk4),
-      cmocka_unit_test(test_detects_softer_limit),
-  };
-  return ts_run(tests);
-}
-
-#else /* no MuJoCo */
-
-int main(void) {
-  return ts_run_missing("libmujoco-dev");
-}
-
 #endif
+
+TS_MUJOCO_MAIN(test_constants, test_point_jacobians, test_states, test_contact_states,
+               test_box_contact_states, test_contact_trajectories, test_club_states,
+               test_club_strike, test_sliding_box_shortfall, test_free_contact_trajectories,
+               test_trajectory_euler, test_trajectory_rk4, test_detects_softer_limit)

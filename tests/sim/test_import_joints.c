@@ -43,12 +43,9 @@ static void test_limits_and_friction(void **state) {
       "       solreflimit=\"0.01 0.8\" solimpfriction=\"0.95 0.99 0.001 0.5 2\"/>\n"
       "<geom type=\"sphere\" size=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n";
   char path[256], err[1024];
-  write_file(path, sizeof path, "limits.xml", xml);
   reports r = {"", 0};
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_text("limits.xml", xml, &r);
+  ts_tmp_path(path, sizeof path, "limits.xml");
   const sim_joint *j = &m->joints[sim_model_joint(m, "j")];
   assert_true(j->limited && j->range[0] == -1 && j->range[1] == 1);
   assert_true(j->frictionloss == 0.3);
@@ -69,13 +66,8 @@ static void test_limits_and_friction(void **state) {
 
 static void test_mjcf_multi_dof_loads(void **state) {
   (void)state;
-  char path[256], err[1024];
-  write_file(path, sizeof path, "multi.xml", multi_mjcf);
   reports r = {"", 0};
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_text("multi.xml", multi_mjcf, &r);
   const sim_body *torso = &m->bodies[sim_model_body(m, "torso")];
   assert_int_equal(torso->jntnum, 3);
   assert_int_equal(torso->dofnum, 3);

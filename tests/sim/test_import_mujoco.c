@@ -106,26 +106,27 @@ static double compare_with_mujoco(const char *path, double seconds) {
   return worst;
 }
 
+/* text as name, 4 s beside MuJoCo: only rounding separates the engines (bound 1e-8 rad) */
+static void expect_mujoco_trajectory(const char *name, const char *text, const char *what) {
+  char path[256];
+  write_file(path, sizeof path, name, text);
+  const double worst = compare_with_mujoco(path, 4.0);
+  print_message("%s, 4 s: max |dq| against MuJoCo %.3g\n", what, worst);
+  assert_true(worst <= 1e-8);
+}
+
 /* both engines integrate the same ODE: only rounding separates them (the MJCF's inertias are
  * aligned with the geoms' axes, so MuJoCo's eigen-decomposition of them is exact) */
 static void test_mjcf_degrees_matches_mujoco(void **state) {
   (void)state;
   TS_REQUIRE_MUJOCO();
-  char path[256];
-  write_file(path, sizeof path, "arm_deg.xml", arm_deg);
-  double worst = compare_with_mujoco(path, 4.0);
-  print_message("subset arm (degrees, RK4), 4 s: max |dq| against MuJoCo %.3g\n", worst);
-  assert_true(worst <= 1e-8);
+  expect_mujoco_trajectory("arm_deg.xml", arm_deg, "subset arm (degrees, RK4)");
 }
 
 static void test_mjcf_radians_matches_mujoco(void **state) {
   (void)state;
   TS_REQUIRE_MUJOCO();
-  char path[256];
-  write_file(path, sizeof path, "arm_rad.xml", arm_rad);
-  double worst = compare_with_mujoco(path, 4.0);
-  print_message("radian arm (zyx euler, Euler), 4 s: max |dq| against MuJoCo %.3g\n", worst);
-  assert_true(worst <= 1e-8);
+  expect_mujoco_trajectory("arm_rad.xml", arm_rad, "radian arm (zyx euler, Euler)");
 }
 
 /* Euler: the same method in both engines (their RK4s differ on quaternions, see
@@ -133,27 +134,19 @@ static void test_mjcf_radians_matches_mujoco(void **state) {
 static void test_mjcf_multi_dof_matches_mujoco(void **state) {
   (void)state;
   TS_REQUIRE_MUJOCO();
-  char path[256];
-  write_file(path, sizeof path, "multi.xml", multi_mjcf);
-  double worst = compare_with_mujoco(path, 4.0);
-  print_message("planar root, free body, ball joint (Euler), 4 s: max |dq| against MuJoCo %.3g\n",
-                worst);
-  assert_true(worst <= 1e-8);
+  expect_mujoco_trajectory("multi.xml", multi_mjcf, "planar root, free body, ball joint (Euler)");
 }
 
 static void test_urdf_twin_matches_mujoco(void **state) {
   (void)state;
   TS_REQUIRE_MUJOCO();
   /* limits off in both engines: the unconstrained dynamics agree to rounding */
-  char path[256], text[4096];
+  char text[4096];
   const char *world = strstr(twin_mjcf, "  <worldbody>");
   const int n = snprintf(text, sizeof text, "%.*s  <option><flag limit=\"disable\"/></option>\n%s",
                          (int)(world - twin_mjcf), twin_mjcf, world);
   assert_true(n > 0 && (size_t)n < sizeof text);
-  write_file(path, sizeof path, "twin_free.xml", text);
-  double worst = compare_with_mujoco(path, 4.0);
-  print_message("URDF twin in MJCF, 4 s: max |dq| against MuJoCo %.3g\n", worst);
-  assert_true(worst <= 1e-8);
+  expect_mujoco_trajectory("twin_free.xml", text, "URDF twin in MJCF");
 }
 /* Geoms become collision shapes: a capsule on a hinge arm (its frame moved to a joint off the
  * body origin) and a sphere on a slide fall onto a plane and a sphere fixed in the world; 1 s
@@ -183,13 +176,10 @@ static void test_contacts_match_mujoco(void **state) {
       "    </body>\n"
       "  </worldbody>\n"
       "</mujoco>\n";
-  char path[256], err[1024];
-  write_file(path, sizeof path, "drop.xml", xml);
+  char path[256];
   reports r = {"", 0};
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_text("drop.xml", xml, &r);
+  ts_tmp_path(path, sizeof path, "drop.xml");
   assert_int_equal(m->ngeom, 4); /* floor, post, rod, b: the visual sphere is not a shape */
   mjModel *mm = ts_mj_load(path);
   sim_data *d = sim_data_new(m);
@@ -398,25 +388,9 @@ static void test_two_top_level_defaults_match_mujoco(void **state) {
   sim_model_free(m);
 }
 
-#else
-#define NO_MUJOCO(test)                                                                            \
-  static void test(void **state) {                                                                 \
-    (void)state;                                                                                   \
-    TS_REQUIRE_MUJOCO();                                                                           \
-  }
-NO_MUJOCO(test_mjcf_degrees_matches_mujoco)
-NO_MUJOCO(test_mjcf_radians_matches_mujoco)
-NO_MUJOCO(test_mjcf_multi_dof_matches_mujoco)
-NO_MUJOCO(test_urdf_twin_matches_mujoco)
-NO_MUJOCO(test_contacts_match_mujoco)
-NO_MUJOCO(test_mjcf_cylinder_mesh_match_mujoco)
-NO_MUJOCO(test_two_top_level_defaults_match_mujoco)
 #endif
 
-TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_mjcf_degrees_matches_mujoco,
-                                            test_mjcf_radians_matches_mujoco,
-                                            test_mjcf_multi_dof_matches_mujoco,
-                                            test_urdf_twin_matches_mujoco,
-                                            test_contacts_match_mujoco,
-                                            test_mjcf_cylinder_mesh_match_mujoco,
-                                            test_two_top_level_defaults_match_mujoco)
+TS_MUJOCO_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_mjcf_degrees_matches_mujoco,
+                    test_mjcf_radians_matches_mujoco, test_mjcf_multi_dof_matches_mujoco,
+                    test_urdf_twin_matches_mujoco, test_contacts_match_mujoco,
+                    test_mjcf_cylinder_mesh_match_mujoco, test_two_top_level_defaults_match_mujoco)

@@ -30,12 +30,9 @@ static void expect_error(const char *name, const char *xml, const char *message)
 static void test_reports_name_lines(void **state) {
   (void)state;
   char path[256], err[1024];
-  write_file(path, sizeof path, "arm_deg.xml", arm_deg);
   reports r = {"", 0};
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_text("arm_deg.xml", arm_deg, &r);
+  ts_tmp_path(path, sizeof path, "arm_deg.xml");
   print_message("%s", r.text);
   assert_non_null(strstr(r.text, "arm_deg.xml:15: <light> ignored: visual only"));
   assert_non_null(strstr(r.text, "<geom rgba> ignored: not modelled")); /* a default's, too */

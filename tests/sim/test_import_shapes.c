@@ -32,13 +32,8 @@ static void test_contact_groups_and_excludes(void **state) {
       "<contact>\n<exclude body1=\"c\" body2=\"a\"/>\n"
       "<exclude body1=\"frame\" body2=\"c\"/>\n<pair geom1=\"ga\" geom2=\"gc\"/>\n</contact>\n"
       "</mujoco>\n";
-  char path[256], err[1024];
-  write_file(path, sizeof path, "groups.xml", xml);
   reports r = {"", 0};
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_text("groups.xml", xml, &r);
   print_message("reports:\n%s", r.text);
   assert_int_equal(m->ngeom, 3);
   assert_true(m->geoms[0].contype == 2 && m->geoms[0].conaffinity == 5);
@@ -76,12 +71,9 @@ static void test_urdf_collisions(void **state) {
       "<origin xyz=\"0.3 0 0\"/></joint>\n</robot>\n";
   char path[256], err[1024];
   write_cube_stl("cube.stl");
-  write_file(path, sizeof path, "collide.urdf", urdf);
   reports r = {"", 0};
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_text("collide.urdf", urdf, &r);
+  ts_tmp_path(path, sizeof path, "collide.urdf");
   print_message("%s", r.text);
   assert_non_null(strstr(r.text, "collide.urdf:8: <collision> not converted: mesh file "
                                  "\"meshes/missing.stl\" not found"));
@@ -125,14 +117,9 @@ static void test_mjcf_mesh_reports(void **state) {
       "    <geom name=\"g3\" type=\"mesh\" mesh=\"cube\"/>\n"
       "  </body></worldbody>\n"
       "</mujoco>\n";
-  char path[256], err[1024];
   write_cube_stl("cube.stl");
-  write_file(path, sizeof path, "meshes.xml", xml);
   reports r = {"", 0};
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_text("meshes.xml", xml, &r);
   print_message("%s", r.text);
   assert_non_null(strstr(r.text, "meshes.xml:2: <mesh file=\"gone.stl\"> not converted: file "
                                  "not found"));

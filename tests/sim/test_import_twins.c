@@ -94,20 +94,11 @@ static const char planar_mjcf[] =
 
 static void test_urdf_equals_mjcf_twin(void **state) {
   (void)state;
-  char up[256], mp[256], err[1024];
-  write_file(up, sizeof up, "twin.urdf", twin_urdf);
-  write_file(mp, sizeof mp, "twin.xml", twin_mjcf);
   reports r = {"", 0};
-  sim_model *u = import(up, &r, 0, err, sizeof err);
-  if (!u) {
-    fail_msg("%s", err);
-  }
+  sim_model *u = import_text("twin.urdf", twin_urdf, &r);
   assert_non_null(strstr(r.text, "<visual> ignored: visual only"));
   assert_non_null(strstr(r.text, "<limit effort/velocity> ignored"));
-  sim_model *m = import(mp, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_text("twin.xml", twin_mjcf, &r);
   assert_int_equal(u->nbody, m->nbody);
   assert_int_equal(u->nbody, 4); /* world, base (welded), link1, link2: tool_frame merged */
   for (int b = 1; b < u->nbody; b++) {
@@ -142,18 +133,9 @@ static void test_urdf_equals_mjcf_twin(void **state) {
 
 static void test_urdf_planar_floating_equals_mjcf(void **state) {
   (void)state;
-  char up[256], mp[256], err[1024];
-  write_file(up, sizeof up, "planar.urdf", planar_urdf);
-  write_file(mp, sizeof mp, "planar.xml", planar_mjcf);
   reports r = {"", 0};
-  sim_model *u = import(up, &r, 0, err, sizeof err);
-  if (!u) {
-    fail_msg("%s", err);
-  }
-  sim_model *m = import(mp, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *u = import_text("planar.urdf", planar_urdf, &r);
+  sim_model *m = import_text("planar.xml", planar_mjcf, &r);
   assert_int_equal(u->nbody, m->nbody);
   assert_int_equal(u->njnt, m->njnt);
   assert_int_equal(u->nq, m->nq);

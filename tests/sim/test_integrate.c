@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 static sim_model *model;
@@ -27,12 +28,7 @@ static sim_option opt0;
 
 static int setup(void **state) {
   (void)state;
-  char err[512];
-  model = sim_model_load_file(ACHILLES_SOURCE_DIR "/configs/double_pendulum.json", err, sizeof err);
-  if (!model) {
-    fprintf(stderr, "load failed: %s\n", err);
-    return -1;
-  }
+  model = ts_config("double_pendulum");
   opt0 = model->opt;
   return 0;
 }

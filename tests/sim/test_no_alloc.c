@@ -15,7 +15,9 @@
 
 #include "sim/pool.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
+#include "support/tmp.h"
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
@@ -196,13 +198,9 @@ static const char convex_json[] =
     "      \"pos\": [0.25, 0, 0.1] },\n"
     "    { \"name\": \"can\", \"body\": \"can\", \"type\": \"cylinder\", \"size\": [0.1, 0.1] } ] }\n";
 
-static void test_convex_step_allocates_nothing(void **state) {
-  (void)state;
-  char err[512];
-  sim_model *m = sim_model_load_string(convex_json, "convex", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+/* 1500 steps of m (convex_json's scene) without an allocation, the shape touching the ball and
+ * the floor (geoms 1 and 0) in more than 10 steps each */
+static void expect_contact_steps_allocate_nothing(sim_model *m, const char *shape) {
   sim_data *d = sim_data_new(m);
   assert_non_null(d);
   int on_knob = 0, on_floor = 0;
@@ -215,10 +213,16 @@ static void test_convex_step_allocates_nothing(void **state) {
     }
   }
   assert_int_equal(allocations - before, 0);
-  print_message("cylinder: %d contact-steps with the ball, %d with the floor\n", on_knob, on_floor);
+  print_message("%s: %d contact-steps with the ball, %d with the floor\n", shape, on_knob,
+                on_floor);
   assert_true(on_knob > 10 && on_floor > 10);
   sim_data_free(d);
   sim_model_free(m);
+}
+
+static void test_convex_step_allocates_nothing(void **state) {
+  (void)state;
+  expect_contact_steps_allocate_nothing(ts_model(convex_json), "cylinder");
 }
 
 /* the same with a mesh (a cube's STL, written here): plane–mesh and MPR on a hull */
@@ -226,9 +230,9 @@ static void test_mesh_step_allocates_nothing(void **state) {
   (void)state;
   static const int faces[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4},
                                   {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
-  char dir[] = "/tmp/achilles_noalloc_XXXXXX", path[64], err[512];
-  assert_non_null(mkdtemp(dir));
-  snprintf(path, sizeof path, "%s/cube.stl", dir);
+  char dir[128], path[192];
+  ts_tmpdir(dir, sizeof dir, "noalloc");
+  ts_path(path, sizeof path, dir, "cube.stl");
   FILE *f = fopen(path, "w");
   assert_non_null(f);
   fprintf(f, "solid cube\n");
@@ -253,29 +257,9 @@ static void test_mesh_step_allocates_nothing(void **state) {
   snprintf(rest, sizeof rest, "%s", can + strlen("\"type\": \"cylinder\", \"size\": [0.1, 0.1]"));
   snprintf(can, sizeof json - (size_t)(can - json), "\"type\": \"mesh\", \"file\": \"%s\"%s",
            path, rest);
-  sim_model *m = sim_model_load_string(json, "mesh", err, sizeof err);
-  remove(path);
-  rmdir(dir);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  sim_data *d = sim_data_new(m);
-  assert_non_null(d);
-  int on_knob = 0, on_floor = 0;
-  long before = allocations;
-  for (int s = 0; s < 1500; s++) {
-    sim_step(m, d);
-    for (int c = 0; c < d->ncon; c++) {
-      on_knob += d->con_geom[2 * c] == 1;
-      on_floor += d->con_geom[2 * c] == 0;
-    }
-  }
-  assert_int_equal(allocations - before, 0);
-  print_message("mesh cube: %d contact-steps with the ball, %d with the floor\n", on_knob,
-                on_floor);
-  assert_true(on_knob > 10 && on_floor > 10);
-  sim_data_free(d);
-  sim_model_free(m);
+  sim_model *m = ts_model(json);
+  ts_rmtree(dir);
+  expect_contact_steps_allocate_nothing(m, "mesh cube");
 }
 
 TS_MAIN(test_step_allocates_nothing, test_pool_step_allocates_nothing,

@@ -12,19 +12,12 @@
 #include <string.h>
 
 #include "sim/pool.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 #define NWORLD 37 /* not a multiple of any thread count tried */
 
-static sim_model *load(void) {
-  char err[512];
-  sim_model *m = sim_model_load_file(ARM, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
-}
 
 /* a different start and command per world, so a mix-up between worlds shows */
 static void world_input(const sim_model *m, int w, double *qpos, double *ctrl) {
@@ -38,7 +31,7 @@ static void world_input(const sim_model *m, int w, double *qpos, double *ctrl) {
 
 static void test_each_world_as_alone(void **state) {
   (void)state;
-  sim_model *m = load();
+  sim_model *m = ts_model_file(ARM);
   const int size = sim_observation_size(m, 0);
   double *expect = calloc((size_t)NWORLD * (size_t)size, sizeof *expect);
   double *got = calloc((size_t)NWORLD * (size_t)size, sizeof *got);
@@ -86,7 +79,7 @@ static void test_each_world_as_alone(void **state) {
 /* a world reset from a snapshot of another replays that world's future exactly */
 static void test_reset_from_snapshot(void **state) {
   (void)state;
-  sim_model *m = load();
+  sim_model *m = ts_model_file(ARM);
   char err[256];
   sim_pool *p = sim_pool_new(m, 4, 2, err, sizeof err);
   assert_non_null(p);
@@ -113,7 +106,7 @@ static void test_reset_from_snapshot(void **state) {
 
 static void test_observation_layout(void **state) {
   (void)state;
-  sim_model *m = load();
+  sim_model *m = ts_model_file(ARM);
   sim_data *d = sim_data_new(m);
   for (int i = 0; i < m->nq; i++) {
     d->qpos[i] = 10 + i;
@@ -201,7 +194,7 @@ static void test_floating_worlds(void **state) {
 
 static void test_bad_arguments(void **state) {
   (void)state;
-  sim_model *m = load();
+  sim_model *m = ts_model_file(ARM);
   char err[256];
   assert_null(sim_pool_new(m, 0, 1, err, sizeof err));
   assert_non_null(strstr(err, "at least one world"));

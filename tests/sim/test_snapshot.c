@@ -10,17 +10,9 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
-static sim_model *load(const char *name) {
-  char path[512], err[512];
-  snprintf(path, sizeof path, "%s/configs/%s.json", ACHILLES_SOURCE_DIR, name);
-  sim_model *m = sim_model_load_file(path, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
-}
 
 static int limit_rows; /* steps at a limit, counted by run() */
 
@@ -49,7 +41,7 @@ static void constrain(sim_model *m) {
 
 
 static void check_replay_model(sim_integrator integrator, int constrained) {
-  sim_model *m = load("club_arm");
+  sim_model *m = ts_config("club_arm");
   if (constrained) {
     constrain(m);
   }
@@ -163,7 +155,7 @@ static void test_floating_replay(void **state) {
 
 static void test_reset_restores_initial_state(void **state) {
   (void)state;
-  sim_model *m = load("two_link_arm");
+  sim_model *m = ts_config("two_link_arm");
   sim_data *d = sim_data_new(m);
   d->qfrc_applied[0] = 1;
   for (int s = 0; s < 50; s++) {

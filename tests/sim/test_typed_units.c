@@ -18,6 +18,7 @@
 
 #include "sim/sim.h"
 #include "support/mujoco.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 /* Two hinges under gravity, both placements and both axes typed to 7 digits (none unit). */
@@ -38,14 +39,6 @@ static const char robot_json[] =
     "  ]\n"
     "}\n";
 
-static sim_model *load_typed(void) {
-  char err[512] = "";
-  sim_model *m = sim_model_load_string(robot_json, "typed", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
-}
 
 static double norm(const double *v, int n) {
   double s = 0;
@@ -58,7 +51,7 @@ static double norm(const double *v, int n) {
 /* the loader hands the dynamics unit vectors, and rotation matrices that are orthonormal */
 static void test_loader_normalises(void **state) {
   (void)state;
-  sim_model *m = load_typed();
+  sim_model *m = ts_model(robot_json);
   for (int b = 1; b < m->nbody; b++) {
     const sim_body *body = &m->bodies[b];
     assert_true(fabs(norm(body->quat, 4) - 1) <= 4e-16);
@@ -102,7 +95,7 @@ static const char robot_xml[] =
 static void test_trajectory_matches_mujoco(void **state) {
   (void)state;
   TS_REQUIRE_MUJOCO();
-  sim_model *m = load_typed();
+  sim_model *m = ts_model(robot_json);
   sim_data *d = sim_data_new(m);
   mjModel *mm = ts_mj_load_xml(robot_xml);
   mjData *md = mj_makeData(mm);

@@ -22,6 +22,26 @@
  * libmujoco-dev; a failure under CI=true. */
 #define TS_REQUIRE_MUJOCO() TS_REQUIRE("libmujoco-dev", ACHILLES_HAVE_MUJOCO)
 
+/* The main of a suite that is all comparisons with MuJoCo, from its list of tests (with group
+ * fixtures: TS_MUJOCO_MAIN_WITH); where MuJoCo is missing (the tests are not compiled) or
+ * hidden, one test that says so and skips (a failure under CI=true). */
+#define TS_MUJOCO_MAIN(...) TS_MUJOCO_MAIN_WITH(NULL, NULL, __VA_ARGS__)
+#if ACHILLES_HAVE_MUJOCO
+#define TS_MUJOCO_MAIN_WITH(setup, teardown, ...)                                                  \
+  int main(void) {                                                                                 \
+    if (ts_hidden("libmujoco-dev")) {                                                              \
+      return ts_run_missing("libmujoco-dev");                                                      \
+    }                                                                                              \
+    const struct CMUnitTest ts_tests_[] = {TS_EACH(cmocka_unit_test, __VA_ARGS__)};                \
+    return ts_run_with(ts_tests_, setup, teardown);                                                \
+  }
+#else
+#define TS_MUJOCO_MAIN_WITH(setup, teardown, ...)                                                  \
+  int main(void) {                                                                                 \
+    return ts_run_missing("libmujoco-dev");                                                        \
+  }
+#endif
+
 #if ACHILLES_HAVE_MUJOCO
 #include <mujoco/mujoco.h>
 
@@ -31,6 +51,9 @@
 mjModel *ts_mj_load(const char *path);
 /* The same for MJCF text, through a virtual file system (no file written). */
 mjModel *ts_mj_load_xml(const char *xml);
+/* Our model written as MJCF (tests/sim/mjcf_writer.h: the test compiles mjcf_writer.c in) and
+ * compiled by MuJoCo; fails the test with the message when it cannot. */
+mjModel *ts_mj_compile(const sim_model *m);
 /* MuJoCo's joint of our joint j, by name; fails the test when MuJoCo has none. */
 int ts_mj_joint(const sim_model *m, const mjModel *mm, int j);
 /* Our qpos (qmap) and dof (vmap) indices to MuJoCo's, joints matched by name (either may be

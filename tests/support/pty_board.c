@@ -91,15 +91,17 @@ void board_send(board *b, const ach_message *m) {
   }
 }
 
-void board_hello(board *b, const char *name) {
-  ach_message m;
-  memset(&m, 0, sizeof m);
-  m.type = ACH_MSG_HELLO;
-  m.u.hello.version_major = ACH_PROTOCOL_VERSION_MAJOR;
-  m.u.hello.version_minor = ACH_PROTOCOL_VERSION_MINOR;
-  m.u.hello.rx_max_payload = ACH_MAX_PAYLOAD;
+void board_hello_with(board *b, const char *name, uint16_t rx_max_payload) {
+  ach_message m = {.type = ACH_MSG_HELLO,
+                   .u.hello = {.version_major = ACH_PROTOCOL_VERSION_MAJOR,
+                               .version_minor = ACH_PROTOCOL_VERSION_MINOR,
+                               .rx_max_payload = rx_max_payload}};
   snprintf(m.u.hello.name, sizeof m.u.hello.name, "%s", name);
   board_send(b, &m);
+}
+
+void board_hello(board *b, const char *name) {
+  board_hello_with(b, name, ACH_MAX_PAYLOAD);
 }
 
 void board_command(board *b, int n, const ach_joint_command *joints) {

@@ -67,7 +67,9 @@ void board_close(board *b);
 
 void board_send(board *b, const ach_message *m);
 void board_send_raw(board *b, const uint8_t *bytes, size_t n);
+/* HELLO of this protocol version with the largest receive buffer (or rx_max_payload) */
 void board_hello(board *b, const char *name);
+void board_hello_with(board *b, const char *name, uint16_t rx_max_payload);
 void board_command(board *b, int n, const ach_joint_command *joints);
 
 /* Reads and decodes whatever is waiting, without blocking. */

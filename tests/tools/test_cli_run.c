@@ -73,11 +73,19 @@ static void wait_running(const char *log) {
               "the run's first recorded sample");
 }
 
+/* out and err (128 bytes each): NAME.out and NAME.err in the suite folder, for one run */
+static void outputs(const char *name, char *out, char *err) {
+  char file[64];
+  snprintf(file, sizeof file, "%s.out", name);
+  ts_tmp_path(out, 128, file);
+  snprintf(file, sizeof file, "%s.err", name);
+  ts_tmp_path(err, 128, file);
+}
+
 static void test_fast_run_finishes(void **state) {
   (void)state;
   char out[128], err[128];
-  snprintf(out, sizeof out, "%s/fast.out", dir);
-  snprintf(err, sizeof err, "%s/fast.err", dir);
+  outputs("fast", out, err);
   char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json", "--mode",
                   "fast", "--duration", "0.5", "--no-zmq", "--status-period", "0", NULL};
   assert_int_equal(ts_wait_exit(ts_spawn(argv, NULL, out, err), EXIT_S), 0);
@@ -89,8 +97,7 @@ static void test_fast_run_finishes(void **state) {
 
 static void expect_usage_error(char *const argv[], const char *message) {
   char out[128], err[128];
-  snprintf(out, sizeof out, "%s/err.out", dir);
-  snprintf(err, sizeof err, "%s/err.err", dir);
+  outputs("err", out, err);
   int rc = ts_wait_exit(ts_spawn(argv, NULL, out, err), EXIT_S);
   const char *text = ts_slurp(err);
   if (rc == 0 || !strstr(text, message)) {
@@ -107,7 +114,7 @@ static void test_errors(void **state) {
                       "--rate", "-5", NULL};
   expect_usage_error(bad_rate, "--rate: must be >=");
   char path[128];
-  snprintf(path, sizeof path, "%s/typo.json", dir);
+  ts_tmp_path(path, sizeof path, "typo.json");
   ts_write_file(path, "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
                       "\"inertia\":[1,1,1,0,0,0]}}],\"runtime\":{\"rate\":500}}");
   char *typo[] = {ACHILLES_BIN, "run", path, "--mode", "fast", "--duration", "0.1", NULL};
@@ -123,8 +130,7 @@ static void test_errors(void **state) {
 static void test_rt_refusals_are_said_and_survived(void **state) {
   (void)state;
   char out[128], err[128];
-  snprintf(out, sizeof out, "%s/rt.out", dir);
-  snprintf(err, sizeof err, "%s/rt.err", dir);
+  outputs("rt", out, err);
   char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json", "--rt",
                   "--cpu", "1000", "--keep-awake", "--duration", "0.05", "--status-period", "0",
                   NULL};
@@ -141,10 +147,9 @@ static void test_rt_refusals_are_said_and_survived(void **state) {
 static void test_sigint_stops_cleanly(void **state) {
   (void)state;
   char out[128], err[128], link[128], log[128];
-  snprintf(out, sizeof out, "%s/int.out", dir);
-  snprintf(err, sizeof err, "%s/int.err", dir);
-  snprintf(link, sizeof link, "%s/int.pty", dir);
-  snprintf(log, sizeof log, "%s/int.log", dir);
+  outputs("int", out, err);
+  ts_tmp_path(link, sizeof link, "int.pty");
+  ts_tmp_path(log, sizeof log, "int.log");
   char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json", "--serial",
                   "pty", "--pty-link", link, "--no-zmq", "--record", log, NULL};
   pid_t pid = ts_spawn(argv, NULL, out, err);
@@ -164,11 +169,9 @@ static void test_sigint_stops_cleanly(void **state) {
 static void test_firmware_holds_setpoints_in_realtime(void **state) {
   (void)state;
   char sim_out[128], sim_err[128], fw_out[128], fw_err[128], link[128];
-  snprintf(sim_out, sizeof sim_out, "%s/sim.out", dir);
-  snprintf(sim_err, sizeof sim_err, "%s/sim.err", dir);
-  snprintf(fw_out, sizeof fw_out, "%s/fw.out", dir);
-  snprintf(fw_err, sizeof fw_err, "%s/fw.err", dir);
-  snprintf(link, sizeof link, "%s/fw.pty", dir);
+  outputs("sim", sim_out, sim_err);
+  outputs("fw", fw_out, fw_err);
+  ts_tmp_path(link, sizeof link, "fw.pty");
   char *sim_argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
                       "--serial", "pty", "--pty-link", link, "--no-zmq", "--duration", "30",
                       NULL};
@@ -207,9 +210,8 @@ static void test_firmware_holds_setpoints_in_realtime(void **state) {
 static void test_record_survives_kill(void **state) {
   (void)state;
   char out[128], err[128], log[128];
-  snprintf(out, sizeof out, "%s/rec.out", dir);
-  snprintf(err, sizeof err, "%s/rec.err", dir);
-  snprintf(log, sizeof log, "%s/run.log", dir);
+  outputs("rec", out, err);
+  ts_tmp_path(log, sizeof log, "run.log");
   char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json", "--no-zmq",
                   "--record", log, NULL};
   pid_t pid = ts_spawn(argv, NULL, out, err);
@@ -258,9 +260,8 @@ static void test_failed_recording_is_reported(void **state) {
   static const char *const policies[] = {"stop", "continue"};
   for (int k = 0; k < 2; k++) {
     char out[128], err[128], log[128];
-    snprintf(out, sizeof out, "%s/full.out", dir);
-    snprintf(err, sizeof err, "%s/full.err", dir);
-    snprintf(log, sizeof log, "%s/full.log", dir);
+    outputs("full", out, err);
+    ts_tmp_path(log, sizeof log, "full.log");
     char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
                     "--mode", "fast", "--duration", "3", "--no-zmq", "--status-period", "0",
                     "--record", log, "--on-record-error", (char *)policies[k], NULL};
@@ -286,10 +287,9 @@ static void test_hangup_stops_cleanly(void **state) {
   static const int sigs[] = {SIGHUP, SIGTERM, SIGQUIT};
   for (int k = 0; k < 3; k++) {
     char out[128], err[128], link[128], log[128];
-    snprintf(out, sizeof out, "%s/hup.out", dir);
-    snprintf(err, sizeof err, "%s/hup.err", dir);
-    snprintf(link, sizeof link, "%s/hup.pty", dir);
-    snprintf(log, sizeof log, "%s/hup.log", dir);
+    outputs("hup", out, err);
+    ts_tmp_path(link, sizeof link, "hup.pty");
+    ts_tmp_path(log, sizeof log, "hup.log");
     unlink(log); /* the last signal's log: wait_running must see this run's */
     char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
                     "--serial", "pty", "--pty-link", link, "--no-zmq", "--record", log, NULL};
@@ -371,9 +371,8 @@ static int rt_priority_of(pid_t pid, const char *prefix) {
 static void test_rt_loop_outranks_io_thread(void **state) {
   (void)state;
   char cfg[160], out[128], err[128], text[8192];
-  snprintf(cfg, sizeof cfg, "%s/rt_arm.json", dir);
-  snprintf(out, sizeof out, "%s/rtprio.out", dir);
-  snprintf(err, sizeof err, "%s/rtprio.err", dir);
+  ts_tmp_path(cfg, sizeof cfg, "rt_arm.json");
+  outputs("rtprio", out, err);
   /* the club arm with its sockets on ipc:// endpoints of this test (other tests use the TCP
    * defaults) */
   snprintf(text, sizeof text, "%s", ts_slurp(ACHILLES_SOURCE_DIR "/configs/club_arm.json"));

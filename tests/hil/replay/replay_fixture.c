@@ -109,7 +109,8 @@ void write_log(const char *path, long nsteps) {
   assert_int_equal(hil_log_close(&w), 0);
 }
 
-hil_log_writer *custom_log(const char *path, double rate_hz) {
+hil_log_writer *custom_log(char *path, size_t path_sz, const char *name, double rate_hz) {
+  ts_tmp_path(path, path_sz, name);
   write_log(path, 0);
   char err[512];
   hil_log_reader *rd = hil_log_reader_open(path, err, sizeof err);
@@ -150,6 +151,22 @@ void expected(int i, long k, int truth, char *topic, char *body) {
   assert_true(hil_msg_topic(topic, HIL_MSG_TOPIC_MAX, &test_sensor[i], truth) > 0);
   assert_true(hil_msg_encode_sample(body, HIL_MSG_SAMPLE_MAX, NULL, &test_sensor[i], &smp,
                                     truth) > 0);
+}
+
+void load_test_log(hil_replay_schedule *s, char *path, size_t path_sz, const char *name,
+                   long nsteps, const char *topics) {
+  char own[256];
+  if (!path) {
+    path = own;
+    path_sz = sizeof own;
+  }
+  ts_tmp_path(path, path_sz, name);
+  write_log(path, nsteps);
+  hil_replay_select sel = {0};
+  if (topics) {
+    snprintf(sel.topics, sizeof sel.topics, "%s", topics);
+  }
+  load(s, path, &sel);
 }
 
 /* --- a replay in a thread, a SUB in this one -------------------------------------------------- */
@@ -318,6 +335,16 @@ void board_send(board *b, const ach_message *m) {
   const int n = ach_encode(frame, sizeof frame, b->seq++, m);
   assert_true(n > 0);
   assert_int_equal(write(b->fd, frame, (size_t)n), n);
+}
+
+void board_hello(board *b, const char *name) {
+  ach_message m = {.type = ACH_MSG_HELLO,
+                   .u.hello = {.version_major = ACH_PROTOCOL_VERSION_MAJOR,
+                               .rx_max_payload = ACH_MAX_PAYLOAD}};
+  snprintf(m.u.hello.name, sizeof m.u.hello.name, "%s", name);
+  const uint8_t zero = 0;
+  assert_int_equal(write(b->fd, &zero, 1), 1);
+  board_send(b, &m);
 }
 
 ach_message board_next(board *b) {

@@ -32,11 +32,16 @@ extern sens_sensor test_sensor[NSENS];
 int sample_of(int i, long k, sens_sample *smp);
 /* the test log of nsteps steps at path */
 void write_log(const char *path, long nsteps);
-/* A log of the test's sensors with the header's physics rate set to rate_hz and no samples yet:
- * the caller writes its own records with put() and closes it. */
-hil_log_writer *custom_log(const char *path, double rate_hz);
+/* A log NAME in the suite folder (its path into path) of the test's sensors with the header's
+ * physics rate set to rate_hz and no samples yet: the caller writes its own records with put()
+ * and closes it. */
+hil_log_writer *custom_log(char *path, size_t path_sz, const char *name, double rate_hz);
 /* a sample of sensor i (its values of step 0) at t, t_truth, with seq */
 void put(hil_log_writer *w, int i, double t, double t_truth, uint64_t seq);
+/* The test log of nsteps steps written as NAME in the suite folder (its path into path, when not
+ * NULL) and loaded into s, with a topics pattern when not NULL ("enc/": the encoder alone). */
+void load_test_log(hil_replay_schedule *s, char *path, size_t path_sz, const char *name,
+                   long nsteps, const char *topics);
 /* byte offset of the first byte of line `record` (1-based) */
 long line_offset(const char *path, int record);
 /* the message the live simulator would publish for sensor i at step k */
@@ -86,6 +91,9 @@ typedef struct board {
 } board;
 
 void board_send(board *b, const ach_message *m);
+/* A NUL (it ends whatever came before), then HELLO as a 1.0 board named name with the
+ * largest receive buffer. */
+void board_hello(board *b, const char *name);
 /* the next message from the replay, or fails after RECV_TIMEOUT_MS */
 ach_message board_next(board *b);
 float as_float(uint32_t raw);

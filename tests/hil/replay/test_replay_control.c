@@ -21,12 +21,9 @@
 static void test_control_socket(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "control.log");
   const long nsteps = 400; /* 0.4 s at rate 1 */
-  write_log(path, nsteps);
-  hil_replay_select sel = {0};
   hil_replay_schedule s;
-  load(&s, path, &sel);
+  load_test_log(&s, path, sizeof path, "control.log", nsteps, NULL);
   hil_replay_options o;
   options(&o);
   snprintf(o.zmq_endpoint, sizeof o.zmq_endpoint, "ipc://%s/pub", ts_tmp_dir());
@@ -166,13 +163,8 @@ static void test_control_socket(void **state) {
  * if none) gets every sample from the first. A hello before any subscription does not start it. */
 static void test_wait_hello_controller(void **state) {
   (void)state;
-  char path[128];
-  ts_tmp_path(path, sizeof path, "hello.log");
-  write_log(path, 300);
-  hil_replay_select sel = {0};
-  snprintf(sel.topics, sizeof sel.topics, "enc/");
   hil_replay_schedule s;
-  load(&s, path, &sel);
+  load_test_log(&s, NULL, 0, "hello.log", 300, "enc/");
   hil_replay_options o;
   options(&o);
   o.wait_hello = 1;

@@ -205,8 +205,7 @@ static void test_csv(void **state) {
 static void test_window_tolerance(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "accumulated.log");
-  hil_log_writer *w = custom_log(path, 1000);
+  hil_log_writer *w = custom_log(path, sizeof path, "accumulated.log", 1000);
   double t = 0;
   for (int k = 0; k <= 1200; k++, t += 0.001) {
     put(w, 0, t, t, (uint64_t)k);
@@ -253,8 +252,7 @@ static void test_window_tolerance(void **state) {
 static void test_time_checks_at_load(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "times.log");
-  hil_log_writer *w = custom_log(path, 1000);
+  hil_log_writer *w = custom_log(path, sizeof path, "times.log", 1000);
   for (int k = 0; k < 30; k++) {
     const double t = 0.001 * k;
     put(w, 0, k == 12 ? 1e9 : k == 20 ? NAN : k == 25 ? t - 0.0021 : t, t, (uint64_t)k);
@@ -302,8 +300,7 @@ static void test_time_checks_at_load(void **state) {
   free(rec);
   hil_log_reader_close(&rd);
   /* the replay names a t going back more than one period */
-  ts_tmp_path(path, sizeof path, "back.log");
-  w = custom_log(path, 1000);
+  w = custom_log(path, sizeof path, "back.log", 1000);
   for (int i = 0; i < 10; i++) {
     put(w, 0, i == 6 ? 0.0025 : 0.001 * i, 0, (uint64_t)i);
   }

@@ -20,13 +20,9 @@
 
 static void test_serial_pty(void **state) {
   (void)state;
-  char path[128];
-  ts_tmp_path(path, sizeof path, "serial.log");
   const long nsteps = 20;
-  write_log(path, nsteps);
-  hil_replay_select sel = {0};
   hil_replay_schedule s;
-  load(&s, path, &sel);
+  load_test_log(&s, NULL, 0, "serial.log", nsteps, NULL);
   hil_replay_options o;
   options(&o);
   o.output = HIL_REPLAY_SERIAL;
@@ -36,15 +32,7 @@ static void test_serial_pty(void **state) {
   hil_replay *r = serial_replay_start(&s, &o, &b, &th);
 
   /* HELLO -> HELLO_ACK with the log's figures */
-  ach_message m;
-  memset(&m, 0, sizeof m);
-  m.type = ACH_MSG_HELLO;
-  m.u.hello.version_major = ACH_PROTOCOL_VERSION_MAJOR;
-  m.u.hello.rx_max_payload = ACH_MAX_PAYLOAD;
-  snprintf(m.u.hello.name, sizeof m.u.hello.name, "test_board");
-  const uint8_t zero = 0;
-  assert_int_equal(write(b.fd, &zero, 1), 1);
-  board_send(&b, &m);
+  board_hello(&b, "test_board");
   ach_message ack = board_next(&b);
   assert_int_equal(ack.type, ACH_MSG_HELLO_ACK);
   assert_int_equal(ack.u.hello_ack.result, ACH_HELLO_OK);
@@ -54,6 +42,7 @@ static void test_serial_pty(void **state) {
   assert_int_equal(ack.u.hello_ack.sim_time_ns, 0);
 
   /* a motor command is counted and ignored */
+  ach_message m;
   memset(&m, 0, sizeof m);
   m.type = ACH_MSG_MOTOR_COMMAND;
   m.u.motor_command.count = 1;
@@ -128,12 +117,8 @@ static ach_message board_next_not_samples(board *b) {
 
 static void test_serial_describe(void **state) {
   (void)state;
-  char path[128];
-  ts_tmp_path(path, sizeof path, "describe.log");
-  write_log(path, 400);
-  hil_replay_select sel = {0};
   hil_replay_schedule s;
-  load(&s, path, &sel);
+  load_test_log(&s, NULL, 0, "describe.log", 400, NULL);
   hil_replay_options o;
   options(&o);
   o.output = HIL_REPLAY_SERIAL;
@@ -209,8 +194,7 @@ static void test_serial_describe(void **state) {
 static void test_serial_time_rounding(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "rounding.log");
-  hil_log_writer *w = custom_log(path, 1000);
+  hil_log_writer *w = custom_log(path, sizeof path, "rounding.log", 1000);
   const double t[4] = {0.1 + 0.2, 0.30000000000000004 + 0.0000000015, 0.4, 0.5};
   const double t_truth[4] = {0.1 + 0.2 - 0.0025, t[1] - 2.5e-10, 0.4 + 0.001, 0.5 - 5.0};
   const uint64_t want_time[4] = {300000000, 300000002, 400000000, 500000000};
@@ -230,14 +214,7 @@ static void test_serial_time_rounding(void **state) {
   board b = {0};
   pthread_t th;
   hil_replay *r = serial_replay_start(&s, &o, &b, &th);
-  ach_message m;
-  memset(&m, 0, sizeof m);
-  m.type = ACH_MSG_HELLO;
-  m.u.hello.version_major = ACH_PROTOCOL_VERSION_MAJOR;
-  m.u.hello.rx_max_payload = ACH_MAX_PAYLOAD;
-  const uint8_t zero = 0;
-  assert_int_equal(write(b.fd, &zero, 1), 1);
-  board_send(&b, &m);
+  board_hello(&b, "");
   ach_message ack = board_next(&b);
   assert_int_equal(ack.type, ACH_MSG_HELLO_ACK);
   assert_int_equal(ack.u.hello_ack.sim_time_ns, want_time[0]);

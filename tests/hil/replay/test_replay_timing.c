@@ -23,13 +23,8 @@
  * median, so that a stall of a loaded machine does not count; ±0.1 ms). */
 static void test_rate_two_halves_intervals(void **state) {
   (void)state;
-  char path[128];
-  ts_tmp_path(path, sizeof path, "rate.log");
-  write_log(path, 401);
-  hil_replay_select sel = {0};
-  snprintf(sel.topics, sizeof sel.topics, "enc/");
   hil_replay_schedule s;
-  load(&s, path, &sel);
+  load_test_log(&s, NULL, 0, "rate.log", 401, "enc/");
   hil_replay_options o;
   options(&o);
   sharp(&o);
@@ -110,14 +105,9 @@ static double timing_attempt(const hil_replay_schedule *s, long n, int attempt, 
  * machine; a loaded one fails it). */
 static void test_timing_p99(void **state) {
   (void)state;
-  char path[128];
-  ts_tmp_path(path, sizeof path, "timing.log");
   const long n = 5000;
-  write_log(path, n);
-  hil_replay_select sel = {0};
-  snprintf(sel.topics, sizeof sel.topics, "enc/");
   hil_replay_schedule s;
-  load(&s, path, &sel);
+  load_test_log(&s, NULL, 0, "timing.log", n, "enc/");
   assert_int_equal(s.n, n);
   const int strict = 1; /* a benchmark under the label timing: the target is asserted */
   enum { ATTEMPTS = 5 };
@@ -157,14 +147,9 @@ static double median_offset(long from, long to) {
 
 static void test_timing_span_and_drift(void **state) {
   (void)state;
-  char path[128];
-  ts_tmp_path(path, sizeof path, "span.log");
   const long n = 3000;
-  write_log(path, n);
-  hil_replay_select sel = {0};
-  snprintf(sel.topics, sizeof sel.topics, "enc/");
   hil_replay_schedule s;
-  load(&s, path, &sel);
+  load_test_log(&s, NULL, 0, "span.log", n, "enc/");
   assert_int_equal(s.n, n);
   enum { ATTEMPTS = 3 };
   double span_err[ATTEMPTS], drift[ATTEMPTS];

@@ -37,13 +37,9 @@ static void test_topic_patterns(void **state) {
 
 static void test_zmq_live_layout(void **state) {
   (void)state;
-  char path[128];
-  ts_tmp_path(path, sizeof path, "layout.log");
   const long nsteps = 40;
-  write_log(path, nsteps);
-  hil_replay_select sel = {0};
   hil_replay_schedule s;
-  load(&s, path, &sel);
+  load_test_log(&s, NULL, 0, "layout.log", nsteps, NULL);
   assert_int_equal(s.damage[0], '\0');
   assert_int_equal(s.n, 40 + 20 + 10);
   hil_replay_options o;
@@ -134,13 +130,8 @@ static void test_window_and_topics(void **state) {
  * stall): the schedule moves by each lateness, the report adds them up, nothing is lost. */
 static void test_shift_policy(void **state) {
   (void)state;
-  char path[128];
-  ts_tmp_path(path, sizeof path, "shift.log");
-  write_log(path, 50);
-  hil_replay_select sel = {0};
-  snprintf(sel.topics, sizeof sel.topics, "enc/");
   hil_replay_schedule s;
-  load(&s, path, &sel);
+  load_test_log(&s, NULL, 0, "shift.log", 50, "enc/");
   hil_replay_options o;
   options(&o);
   o.shift = 1;
@@ -251,8 +242,7 @@ static void test_large_instant(void **state) {
 static void test_steps_and_timing_with_own_clock(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "own_clock.log");
-  hil_log_writer *w = custom_log(path, 10);
+  hil_log_writer *w = custom_log(path, sizeof path, "own_clock.log", 10);
   for (int k = 1; k <= 20; k++) {
     const double t = 0.1 * k;
     put(w, 0, t, t, (uint64_t)k);
@@ -289,8 +279,7 @@ static void test_steps_and_timing_with_own_clock(void **state) {
 static void test_gap_skipped_on_request(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "gap.log");
-  hil_log_writer *w = custom_log(path, 1000);
+  hil_log_writer *w = custom_log(path, sizeof path, "gap.log", 1000);
   for (int k = 0; k < 20; k++) {
     const double t = 0.001 * k + (k >= 10 ? 100 - 0.01 : 0);
     put(w, 0, t, t, (uint64_t)k);

@@ -37,17 +37,6 @@ static hil_runtime *new_runtime(hil_mode mode, double duration_s) {
 }
 
 
-static void hello_with(board *b, uint16_t rx_max_payload) {
-  ach_message m;
-  memset(&m, 0, sizeof m);
-  m.type = ACH_MSG_HELLO;
-  m.u.hello.version_major = ACH_PROTOCOL_VERSION_MAJOR;
-  m.u.hello.version_minor = ACH_PROTOCOL_VERSION_MINOR;
-  m.u.hello.rx_max_payload = rx_max_payload;
-  snprintf(m.u.hello.name, sizeof m.u.hello.name, "protocol");
-  board_send(b, &m);
-}
-
 static void connect_board(hil_runtime *rt, hil_transport *t, board *b) {
   assert_int_equal(board_open(b, hil_serial_transport_path(t)), 0);
   board_hello(b, "protocol");
@@ -301,7 +290,7 @@ static void test_small_rx_max_payload(void **state) {
   assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
   const uint16_t refused[] = {0, 23, ACH_MIN_PAYLOAD - 1};
   for (int i = 0; i < 3; i++) {
-    hello_with(&b, refused[i]);
+    board_hello_with(&b, "protocol", refused[i]);
     tick_after(rt, t, &b);
     assert_true(board_wait_count(&b, &b.hello_acks, i + 1));
     assert_int_equal(b.ack.result, ACH_HELLO_REFUSED);
@@ -313,7 +302,7 @@ static void test_small_rx_max_payload(void **state) {
     tick_after(rt, t, &b);
   }
   assert_int_equal(b.sample_frames, 0); /* nothing was sent to the refused board */
-  hello_with(&b, ACH_MIN_PAYLOAD);
+  board_hello_with(&b, "protocol", ACH_MIN_PAYLOAD);
   tick_after(rt, t, &b);
   assert_true(board_wait_count(&b, &b.hello_acks, 4));
   assert_int_equal(b.ack.result, ACH_HELLO_OK);

@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 
@@ -40,6 +41,20 @@ export function check(cond, message) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// GET target from the view's HTTP server on 127.0.0.1:port: {code, body} (code 0 when the
+// answer has no status line).
+export function httpGet(port, target) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, "127.0.0.1", () => {
+      sock.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    });
+    let data = "";
+    sock.on("data", (d) => { data += d.toString("latin1"); });
+    sock.on("end", () => resolve({ code: Number((data.match(/^HTTP\/1\.[01] (\d+)/) || [])[1] || 0), body: data }));
+    sock.on("error", reject);
+  });
+}
 
 // Polls pred() (sync or async) until it returns a truthy value; fails naming `what` after
 // `seconds`.

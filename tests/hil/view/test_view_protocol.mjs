@@ -3,25 +3,15 @@
 // reply and changes nothing; Foxglove's own client (@foxglove/ws-protocol, from npm) connects,
 // sees every channel, subscribes, decodes samples equal to the ZeroMQ streams', publishes
 // commands and unsubscribes cleanly. docs/view.md.
-import net from "node:net";
 import { isDeepStrictEqual } from "node:util";
-import { check, fail, npm, startAchilles, stopAchilles, until, SKIP } from "./common.mjs";
+import { check, fail, httpGet, npm, startAchilles, stopAchilles, until, SKIP } from "./common.mjs";
 
 const WebSocket = npm("ws");
 const { FoxgloveClient } = npm("@foxglove/ws-protocol");
 
 // One raw HTTP request (no URL normalisation on the way), returns the status code.
-function httpStatus(port, target) {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, "127.0.0.1", () => {
-      sock.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
-    });
-    let data = "";
-    sock.on("data", (d) => { data += d.toString("latin1"); });
-    sock.on("end", () => resolve(Number((data.match(/^HTTP\/1\.[01] (\d+)/) || [])[1] || 0)));
-    sock.on("error", reject);
-  });
-}
+// the status code of GET target
+const httpStatus = async (port, target) => (await httpGet(port, target)).code;
 
 // The view protocol: messages in order, replies matched first in, first out.
 function viewClient(port) {

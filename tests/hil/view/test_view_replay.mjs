@@ -8,10 +8,9 @@
 // test_view_replay_timing under the label timing).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { check, env, fail, npm, until } from "./common.mjs";
+import { check, env, fail, httpGet, npm, until } from "./common.mjs";
 
 const WebSocket = npm("ws");
 const { FoxgloveClient } = npm("@foxglove/ws-protocol");
@@ -26,18 +25,6 @@ function writeCsv(dir) {
   const file = path.join(dir, "probe.csv");
   fs.writeFileSync(file, lines.join("\n") + "\n");
   return file;
-}
-
-function httpStatus(port, target) {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, "127.0.0.1", () => {
-      sock.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
-    });
-    let data = "";
-    sock.on("data", (d) => { data += d.toString("latin1"); });
-    sock.on("end", () => resolve({ code: Number((data.match(/^HTTP\/1\.[01] (\d+)/) || [])[1] || 0), body: data }));
-    sock.on("error", reject);
-  });
 }
 
 function replay(file, dir, extra) {
@@ -71,9 +58,9 @@ async function testView(file, dir) {
   const port = await viewUrl(r);
   await until("the replay to say it waits for a subscriber", () => /waiting for a subscriber/.test(r.err), 20, () => r.err);
   for (const p of ["/", "/view.js", "/view.css", "/lib/chart.min.js"]) {
-    check((await httpStatus(port, p)).code === 200, `GET ${p} is served by the replay's view`);
+    check((await httpGet(port, p)).code === 200, `GET ${p} is served by the replay's view`);
   }
-  check((await httpStatus(port, "/nope")).code === 404, "GET /nope gives 404");
+  check((await httpGet(port, "/nope")).code === 404, "GET /nope gives 404");
   check(r.exited === null && !/played/.test(r.err), "nothing played before a viewer connected (HTTP alone starts nothing)");
 
   const ws = new WebSocket(`ws://127.0.0.1:${port}/`, "achilles.view.v1");

@@ -136,20 +136,16 @@ static void test_oversized_messages_are_counted_and_answered(void **state) {
  * the same simulation time; answered at ticks, they would show five. */
 static void test_realtime_takes_input_on_arrival(void **state) {
   (void)state;
-  tmpdir d;
-  tmpdir_make(&d);
-  server s;
-  server_start_in(&s, d.robot, 1, HIL_MODE_REALTIME, 1);
-  client c;
-  client_open(&c, &s);
-  cJSON_Delete(request_ok(&c, "{\"cmd\":\"status\"}")); /* connects */
+  fixture f;
+  fixture_start(&f, NULL, 1, HIL_MODE_REALTIME, 1, 0);
+  cJSON_Delete(request_ok(&f.cli, "{\"cmd\":\"status\"}")); /* connects */
   /* A loop that read requests only at its ticks would answer each of these at a new tick, one
    * second apart; one taking them on arrival answers all between two ticks. One tick may still
    * fall among them (a slow machine, an unlucky start), so one change of t is allowed. */
   double t_previous = NAN;
   int ticks_among_replies = 0;
   for (int i = 0; i < 6; i++) {
-    cJSON *reply = request_ok(&c, "{\"cmd\":\"status\"}");
+    cJSON *reply = request_ok(&f.cli, "{\"cmd\":\"status\"}");
     const cJSON *st = cJSON_GetObjectItem(reply, "status");
     double t = cJSON_GetObjectItem(st, "t")->valuedouble;
     assert_string_equal(cJSON_GetObjectItem(st, "mode")->valuestring, "realtime");
@@ -161,9 +157,7 @@ static void test_realtime_takes_input_on_arrival(void **state) {
     fail_msg("%d ticks fell among six replies at 1 Hz: requests were answered at ticks",
              ticks_among_replies);
   }
-  client_close(&c);
-  server_stop(&s);
-  tmpdir_remove(&d);
+  fixture_stop(&f);
 }
 
 /* --- a flood does not make the realtime loop late ------------------------------------------- */
@@ -312,15 +306,7 @@ static void test_flood_keeps_deadlines(void **state) {
 #if TS_TIMING /* the test with wall-clock verdicts */
 TS_MAIN(test_flood_keeps_deadlines)
 #else
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_realtime_takes_input_on_arrival),
-      cmocka_unit_test(test_flood_keeps_deadlines),
-      cmocka_unit_test_setup_teardown(test_bad_commands, zmq_setup, zmq_teardown),
-      cmocka_unit_test_setup_teardown(test_invalid_utf8_name_is_malformed, zmq_setup, zmq_teardown),
-      cmocka_unit_test_setup_teardown(test_oversized_messages_are_counted_and_answered, zmq_setup,
-                                      zmq_teardown),
-  };
-  return ts_run(tests);
-}
+ZMQ_MAIN((test_realtime_takes_input_on_arrival, test_flood_keeps_deadlines),
+         (test_bad_commands, test_invalid_utf8_name_is_malformed,
+          test_oversized_messages_are_counted_and_answered))
 #endif

@@ -262,20 +262,16 @@ static void test_set_param(void **state) {
 static void test_latest_request_gives_the_present(void **state) {
   (void)state;
   enum { N = 3000 };
-  tmpdir d;
-  tmpdir_make(&d);
-  server s;
-  server_start(&s, d.robot, 1);
-  client c;
-  client_open(&c, &s);
-  cJSON_Delete(handshake(&c));
+  fixture f;
+  fixture_start(&f, NULL, 1, HIL_MODE_LOCKSTEP, 0, 0);
+  cJSON_Delete(handshake(&f.cli));
   for (int k = 0; k < N; k++) {
-    send_commands(&c, 0.1, 0);
+    send_commands(&f.cli, 0.1, 0);
   }
   cJSON *st = NULL;
   for (const double until = wait_until(); !st || waiting(until);) {
     cJSON_Delete(st);
-    st = request_ok(&c, "{\"cmd\":\"status\"}");
+    st = request_ok(&f.cli, "{\"cmd\":\"status\"}");
     if (status_number(cJSON_GetObjectItem(st, "status"), "steps", NULL) == N) {
       break;
     }
@@ -286,16 +282,16 @@ static void test_latest_request_gives_the_present(void **state) {
   assert_true(t_end > 0);
 
   message m;
-  receive(&c, &m); /* what the stalled subscriber reads first: from the start of the run */
+  receive(&f.cli, &m); /* what the stalled subscriber reads first: from the start of the run */
   assert_true(strcmp(m.topic, "status") == 0 || strcmp(m.topic, "step") == 0 ||
               decode(&m).t < t_end);
 
-  cJSON *latest = request_ok(&c, "{\"cmd\":\"latest\"}");
+  cJSON *latest = request_ok(&f.cli, "{\"cmd\":\"latest\"}");
   assert_true(cJSON_GetObjectItem(latest, "t")->valuedouble == t_end);
   assert_true(cJSON_GetObjectItem(latest, "steps")->valuedouble == N);
   cJSON *newest = cJSON_CreateObject();
-  for (const double until = wait_until(); has_input(c.sub, 100) && waiting(until);) {
-    receive(&c, &m);
+  for (const double until = wait_until(); has_input(f.cli.sub, 100) && waiting(until);) {
+    receive(&f.cli, &m);
     if (strcmp(m.topic, "status") != 0 && strcmp(m.topic, "step") != 0) {
       cJSON_DeleteItemFromObjectCaseSensitive(newest, m.topic);
       cJSON_AddItemToObject(newest, m.topic, cJSON_Parse(m.payload));
@@ -315,8 +311,8 @@ static void test_latest_request_gives_the_present(void **state) {
   cJSON_Delete(latest);
 
   /* after a reset: t = 0 and nothing from before it (every sensor samples at t = 0) */
-  request_ok_discard(&c, "{\"cmd\":\"reset\"}");
-  latest = request_ok(&c, "{\"cmd\":\"latest\"}");
+  request_ok_discard(&f.cli, "{\"cmd\":\"reset\"}");
+  latest = request_ok(&f.cli, "{\"cmd\":\"latest\"}");
   assert_true(cJSON_GetObjectItem(latest, "t")->valuedouble == 0);
   samples = cJSON_GetObjectItem(latest, "samples");
   assert_true(cJSON_GetArraySize(samples) > 0);
@@ -325,19 +321,8 @@ static void test_latest_request_gives_the_present(void **state) {
     assert_true(cJSON_GetObjectItem(one, "seq")->valuedouble == 0);
   }
   cJSON_Delete(latest);
-  client_close(&c);
-  server_stop(&s);
-  tmpdir_remove(&d);
+  fixture_stop(&f);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_hello_club_arm),
-      cmocka_unit_test(test_latest_request_gives_the_present),
-      cmocka_unit_test_setup_teardown(test_hello, zmq_setup, zmq_teardown),
-      cmocka_unit_test_setup_teardown(test_control_errors_keep_rep_alive, zmq_setup, zmq_teardown),
-      cmocka_unit_test_setup_teardown(test_pause_and_snapshots, zmq_setup, zmq_teardown),
-      cmocka_unit_test_setup_teardown(test_set_param, zmq_setup, zmq_teardown),
-  };
-  return ts_run(tests);
-}
+ZMQ_MAIN((test_hello_club_arm, test_latest_request_gives_the_present),
+         (test_hello, test_control_errors_keep_rep_alive, test_pause_and_snapshots, test_set_param))

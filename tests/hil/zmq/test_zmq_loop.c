@@ -141,10 +141,5 @@ static void test_pd_loop_holds_setpoint(void **state) {
   free(tr);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_club_arm_holds_shoulder),
-      cmocka_unit_test_setup_teardown(test_pd_loop_holds_setpoint, zmq_setup, zmq_teardown),
-  };
-  return ts_run(tests);
-}
+ZMQ_MAIN((test_club_arm_holds_shoulder),
+         (test_pd_loop_holds_setpoint))

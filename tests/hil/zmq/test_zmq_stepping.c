@@ -214,21 +214,15 @@ static void on_stream(void *user, const message *m) {
 
 /* Every message of a 300-step lockstep run driven by fixed commands. */
 static void record_run(stream *out, uint64_t seed) {
-  tmpdir d;
-  tmpdir_make(&d);
-  server s;
-  server_start(&s, d.robot, seed);
-  client c;
-  client_open(&c, &s);
-  cJSON_Delete(handshake(&c));
+  fixture f;
+  fixture_start(&f, NULL, seed, HIL_MODE_LOCKSTEP, 0, 0);
+  cJSON_Delete(handshake(&f.cli));
   for (int k = 0; k < 300; k++) {
-    send_commands(&c, shoulder_command(k), -0.2);
+    send_commands(&f.cli, shoulder_command(k), -0.2);
   }
   memset(out, 0, sizeof *out);
-  collect_until(&c, 300, on_stream, out);
-  client_close(&c);
-  server_stop(&s);
-  tmpdir_remove(&d);
+  collect_until(&f.cli, 300, on_stream, out);
+  fixture_stop(&f);
 }
 
 static void test_lockstep_bit_identical(void **state) {
@@ -253,31 +247,17 @@ static void test_lockstep_bit_identical(void **state) {
  * 1 Hz, so the request meets a loop that is waiting for its next tick). */
 static void test_step_refused_outside_lockstep(void **state) {
   (void)state;
-  tmpdir d;
-  tmpdir_make(&d);
-  server s;
-  server_start_in(&s, d.robot, 1, HIL_MODE_REALTIME, 1);
-  client c;
-  client_open(&c, &s);
-  cJSON *reply = request(&c, "{\"cmd\":\"step\",\"n\":100}");
+  fixture f;
+  fixture_start(&f, NULL, 1, HIL_MODE_REALTIME, 1, 0);
+  cJSON *reply = request(&f.cli, "{\"cmd\":\"step\",\"n\":100}");
   const cJSON *ok = cJSON_GetObjectItem(reply, "ok"), *e = cJSON_GetObjectItem(reply, "error");
   if (!cJSON_IsFalse(ok) || !cJSON_IsString(e) || !strstr(e->valuestring, "lockstep")) {
     char *text = cJSON_PrintUnformatted(reply);
     fail_msg("step in realtime mode answered %s (expected ok false naming lockstep)", text);
   }
   cJSON_Delete(reply);
-  client_close(&c);
-  server_stop(&s);
-  tmpdir_remove(&d);
+  fixture_stop(&f);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_lockstep_bit_identical),
-      cmocka_unit_test(test_step_refused_outside_lockstep),
-      cmocka_unit_test_setup_teardown(test_step_n, zmq_setup, zmq_teardown),
-      cmocka_unit_test_setup_teardown(test_step_marker_closes_each_step, zmq_setup, zmq_teardown),
-      cmocka_unit_test_setup_teardown(test_commands_move_arm, zmq_setup, zmq_teardown),
-  };
-  return ts_run(tests);
-}
+ZMQ_MAIN((test_lockstep_bit_identical, test_step_refused_outside_lockstep),
+         (test_step_n, test_step_marker_closes_each_step, test_commands_move_arm))

@@ -23,20 +23,16 @@
 static void test_slow_subscriber_sees_gaps(void **state) {
   (void)state;
   enum { N = 3000 }; /* 21000 messages, about 6 MB: more than every queue and socket buffer */
-  tmpdir d;
-  tmpdir_make_with(&d, ",\"sndhwm\":10");
-  server s;
-  server_start(&s, d.robot, 1);
-  client c;
-  client_open_hwm(&c, &s, 10);
-  cJSON_Delete(handshake(&c));
+  fixture f;
+  fixture_start(&f, ",\"sndhwm\":10", 1, HIL_MODE_LOCKSTEP, 0, 10);
+  cJSON_Delete(handshake(&f.cli));
   /* N steps while the subscriber reads nothing: the loop never waits for it */
   for (int k = 0; k < N; k++) {
-    send_commands(&c, 0.1, 0);
+    send_commands(&f.cli, 0.1, 0);
   }
   double steps = 0;
   for (const double until = wait_until(); steps != N && waiting(until);) {
-    cJSON *st = request_ok(&c, "{\"cmd\":\"status\"}");
+    cJSON *st = request_ok(&f.cli, "{\"cmd\":\"status\"}");
     steps = status_number(cJSON_GetObjectItem(st, "status"), "steps", NULL);
     cJSON_Delete(st);
     if (steps != N) {
@@ -50,8 +46,8 @@ static void test_slow_subscriber_sees_gaps(void **state) {
   int received = 0, gaps = 0;
   uint64_t last = 0;
   message m;
-  for (const double until = wait_until(); has_input(c.sub, 100) && waiting(until);) {
-    receive(&c, &m);
+  for (const double until = wait_until(); has_input(f.cli.sub, 100) && waiting(until);) {
+    receive(&f.cli, &m);
     if (strcmp(m.topic, "enc/enc_shoulder") != 0) {
       continue;
     }
@@ -66,9 +62,7 @@ static void test_slow_subscriber_sees_gaps(void **state) {
   assert_true(received > 0);
   assert_true(received < N);
   assert_true(gaps >= 1);
-  client_close(&c);
-  server_stop(&s);
-  tmpdir_remove(&d);
+  fixture_stop(&f);
 }
 
 /* Runs tools/zmq_subscriber.py with `args` (NULL-terminated) as a process, stepping the
@@ -155,11 +149,5 @@ static void test_python_subscriber_latest(void **state) {
   assert_true(t[1] > t[0]);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_slow_subscriber_sees_gaps),
-      cmocka_unit_test_setup_teardown(test_python_subscriber, zmq_setup, zmq_teardown),
-      cmocka_unit_test_setup_teardown(test_python_subscriber_latest, zmq_setup, zmq_teardown),
-  };
-  return ts_run(tests);
-}
+ZMQ_MAIN((test_slow_subscriber_sees_gaps),
+         (test_python_subscriber, test_python_subscriber_latest))

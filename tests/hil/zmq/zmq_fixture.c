@@ -76,6 +76,20 @@ void tmpdir_remove(tmpdir *d) {
 
 /* --- the simulator in a thread ---------------------------------------------------------------- */
 
+/* the zmq transport of zo added to s's runtime, its endpoints noted */
+static void add_zmq(server *s, const hil_zmq_options *zo) {
+  char err[512];
+  hil_transport *t = hil_zmq_transport_new(zo, err, sizeof err);
+  if (!t) {
+    fail_msg("%s", err);
+  }
+  for (int i = 0; i < 3; i++) {
+    snprintf(s->endpoint[i], sizeof s->endpoint[i], "%s",
+             hil_zmq_transport_endpoint(t, (hil_zmq_socket)i));
+  }
+  assert_int_equal(hil_runtime_add_transport(s->rt, t), HIL_OK);
+}
+
 void server_start_in(server *s, const char *config, uint64_t seed, hil_mode mode, double rate_hz) {
   char err[512];
   hil_options o;
@@ -91,15 +105,7 @@ void server_start_in(server *s, const char *config, uint64_t seed, hil_mode mode
   if (hil_zmq_options_parse(&zo, config, err, sizeof err) != HIL_OK) {
     fail_msg("%s", err);
   }
-  hil_transport *t = hil_zmq_transport_new(&zo, err, sizeof err);
-  if (!t) {
-    fail_msg("%s", err);
-  }
-  for (int i = 0; i < 3; i++) {
-    snprintf(s->endpoint[i], sizeof s->endpoint[i], "%s",
-             hil_zmq_transport_endpoint(t, (hil_zmq_socket)i));
-  }
-  assert_int_equal(hil_runtime_add_transport(s->rt, t), HIL_OK);
+  add_zmq(s, &zo);
   ts_loop_start(&s->loop, s->rt);
 }
 
@@ -113,7 +119,6 @@ void server_stop(server *s) {
 }
 
 void club_arm_start(server *s, const tmpdir *d) {
-  char err[512];
   s->rt = ts_runtime(CLUB_ARM, HIL_MODE_LOCKSTEP, 0);
   hil_zmq_options zo;
   hil_zmq_options_default(&zo);
@@ -121,15 +126,7 @@ void club_arm_start(server *s, const tmpdir *d) {
   snprintf(zo.cmd, sizeof zo.cmd, "ipc://%s/cmd", d->path);
   snprintf(zo.ctl, sizeof zo.ctl, "ipc://%s/ctl", d->path);
   zo.sndhwm = 10000000;
-  hil_transport *t = hil_zmq_transport_new(&zo, err, sizeof err);
-  if (!t) {
-    fail_msg("%s", err);
-  }
-  for (int i = 0; i < 3; i++) {
-    snprintf(s->endpoint[i], sizeof s->endpoint[i], "%s",
-             hil_zmq_transport_endpoint(t, (hil_zmq_socket)i));
-  }
-  assert_int_equal(hil_runtime_add_transport(s->rt, t), HIL_OK);
+  add_zmq(s, &zo);
 }
 
 /* --- the client ------------------------------------------------------------------------------- */
@@ -354,22 +351,38 @@ double shoulder_command(int k) {
 
 /* --- fixture: a server and a connected client per test ---------------------------------------- */
 
+void fixture_start(fixture *f, const char *zmq_extra, uint64_t seed, hil_mode mode, double rate_hz,
+                   int rcvhwm) {
+  if (zmq_extra) {
+    tmpdir_make_with(&f->dir, zmq_extra);
+  } else {
+    tmpdir_make(&f->dir);
+  }
+  server_start_in(&f->srv, f->dir.robot, seed, mode, rate_hz);
+  client_open_hwm(&f->cli, &f->srv, rcvhwm);
+  f->hello = NULL;
+}
+
+void fixture_stop(fixture *f) {
+  cJSON_Delete(f->hello);
+  client_close(&f->cli);
+  server_stop(&f->srv);
+  tmpdir_remove(&f->dir);
+}
+
 int zmq_setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
-  tmpdir_make(&f->dir);
-  server_start(&f->srv, f->dir.robot, 42);
-  client_open(&f->cli, &f->srv);
+  if (!f) {
+    return -1;
+  }
+  fixture_start(f, NULL, 42, HIL_MODE_LOCKSTEP, 0, 0);
   f->hello = handshake(&f->cli);
   *state = f;
   return 0;
 }
 
 int zmq_teardown(void **state) {
-  fixture *f = *state;
-  cJSON_Delete(f->hello);
-  client_close(&f->cli);
-  server_stop(&f->srv);
-  tmpdir_remove(&f->dir);
-  free(f);
+  fixture_stop(*state);
+  free(*state);
   return 0;
 }

@@ -20,6 +20,7 @@
 #include "hil/zmq/json_messages.h"
 #include "hil/zmq/zmq_transport.h"
 #include "support/runtime.h"
+#include "support/skip.h"
 
 #define RECV_TIMEOUT_MS 10000 /* liveness guard only: a healthy run answers in microseconds */
 #define MAX_ATTEMPTS 2000
@@ -144,9 +145,26 @@ typedef struct fixture {
   cJSON *hello;
 } fixture;
 
+/* The test robot (zmq_extra: more members of transports.zmq, NULL: queues that never drop) served
+ * by its loop in mode at rate_hz (0: the robot's rate) with the sensors' seed, and a client
+ * connected to it (its SUB queue rcvhwm messages, 0: unlimited); no handshake yet. */
+void fixture_start(fixture *f, const char *zmq_extra, uint64_t seed, hil_mode mode, double rate_hz,
+                   int rcvhwm);
+void fixture_stop(fixture *f);
+
 /* cmocka per-test fixtures: a lockstep server of the test robot (seed 42), a client, the
  * handshake's hello reply */
 int zmq_setup(void **state);
 int zmq_teardown(void **state);
+
+/* A suite's main: ZMQ_MAIN((standalone tests), (tests each given zmq_setup's fixture)). */
+#define ZMQ_UNPAREN(...) __VA_ARGS__
+#define ZMQ_SERVED(test) cmocka_unit_test_setup_teardown(test, zmq_setup, zmq_teardown)
+#define ZMQ_MAIN(standalone, served)                                                               \
+  int main(void) {                                                                                 \
+    const struct CMUnitTest tests[] = {TS_EACH(cmocka_unit_test, ZMQ_UNPAREN standalone),          \
+                                       TS_EACH(ZMQ_SERVED, ZMQ_UNPAREN served)};                   \
+    return ts_run(tests);                                                                          \
+  }
 
 #endif

@@ -16,6 +16,7 @@
 #include "sensors/chain.h"
 #include "sensors/fit.h"
 #include "sensors/noise.h"
+#include "chain_series.h"
 #include "support/skip.h"
 
 #define PI 3.14159265358979323846
@@ -217,17 +218,7 @@ static series simulate(const sens_chain_params *p, size_t n, double amp, uint64_
   series s = {n, malloc(n * sizeof(double)), malloc(n * sizeof(double)),
               malloc(n * sizeof(double))};
   assert_true(s.t && s.x && s.ref);
-  char err[256];
-  assert_int_equal(sens_chain_check(p, 1000.0, "", err, sizeof err), 0);
-  sens_chain c;
-  sens_rng ev;
-  sens_chain_init(&c, p, 1000.0, seed, 1);
-  sens_rng_seed(&ev, seed, 15);
-  for (size_t i = 0; i < n; i++) {
-    s.t[i] = 1e-3 * (double)i;
-    s.ref[i] = amp * sin(2 * PI * 0.25 * s.t[i]) + 0.5;
-    s.x[i] = sens_chain_step(&c, s.ref[i], &ev);
-  }
+  chain_series(s.t, s.x, s.ref, n, p, amp, 0.5, seed);
   return s;
 }
 
@@ -253,10 +244,7 @@ static void assert_within(const sens_fit_value *v, double truth, double rel, con
 static void test_fit_at_rest(void **state) {
   (void)state;
   sens_chain_params p;
-  sens_chain_params_default(&p);
-  p.white_sigma = 1e-4;
-  p.gm_sigma = 2e-4;
-  p.gm_tau_s = 0.2;
+  chain_params(&p, 1e-4, 2e-4, 0.2);
   series s = simulate(&p, 100000, 0.0, 21);
   sens_fit_result r;
   char err[256];
@@ -292,10 +280,7 @@ static void test_fit_at_rest(void **state) {
 static void test_fit_filter_and_quantization(void **state) {
   (void)state;
   sens_chain_params p;
-  sens_chain_params_default(&p);
-  p.white_sigma = 1e-4;
-  p.gm_sigma = 2e-4;
-  p.gm_tau_s = 0.2;
+  chain_params(&p, 1e-4, 2e-4, 0.2);
   p.filter_type = SENS_FILTER_FIRST_ORDER;
   p.cutoff_hz = 50;
   p.resolution = 1e-5;
@@ -318,10 +303,7 @@ static void test_fit_filter_and_quantization(void **state) {
 static void test_fit_reference(void **state) {
   (void)state;
   sens_chain_params p;
-  sens_chain_params_default(&p);
-  p.white_sigma = 1e-4;
-  p.gm_sigma = 2e-4;
-  p.gm_tau_s = 0.2;
+  chain_params(&p, 1e-4, 2e-4, 0.2);
   p.scale_error = 0.003;
   p.offset = -0.02;
   series s = simulate(&p, 100000, 1.0, 23);
@@ -356,10 +338,7 @@ static void test_fit_reference(void **state) {
 static void test_fit_too_few_samples(void **state) {
   (void)state;
   sens_chain_params p;
-  sens_chain_params_default(&p);
-  p.white_sigma = 1e-4;
-  p.gm_sigma = 2e-4;
-  p.gm_tau_s = 2.0;
+  chain_params(&p, 1e-4, 2e-4, 2.0);
   series s = simulate(&p, 50, 0.0, 25);
   sens_fit_result r;
   char err[256];
@@ -399,10 +378,7 @@ static void test_fit_too_few_samples(void **state) {
 static void test_fit_short_tau(void **state) {
   (void)state;
   sens_chain_params p;
-  sens_chain_params_default(&p);
-  p.white_sigma = 1e-4;
-  p.gm_sigma = 2e-4;
-  p.gm_tau_s = 0.004;
+  chain_params(&p, 1e-4, 2e-4, 0.004);
   series s = simulate(&p, 100000, 0.0, 23);
   sens_fit_result r;
   char err[256];

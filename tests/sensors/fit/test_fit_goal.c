@@ -22,6 +22,7 @@
 #include "hil/record/log.h"
 #include "sensors/fit.h"
 #include "sensors/sensors.h"
+#include "chain_series.h"
 #include "encoder_log.h"
 #include "support/skip.h"
 #include "support/tmp.h"
@@ -219,20 +220,6 @@ static void assert_covers(const cover *c) {
   assert_true(c->in2 >= c->n * 80 / 100);
 }
 
-static void chain_series(double *t, double *x, size_t n, const sens_chain_params *p,
-                         uint64_t seed) {
-  char err[256];
-  assert_int_equal(sens_chain_check(p, 1000.0, "", err, sizeof err), 0);
-  sens_chain c;
-  sens_rng ev;
-  sens_chain_init(&c, p, 1000.0, seed, 1);
-  sens_rng_seed(&ev, seed, 15);
-  for (size_t i = 0; i < n; i++) {
-    t[i] = 1e-3 * (double)i;
-    x[i] = sens_chain_step(&c, 0.0, &ev);
-  }
-}
-
 /* 10 s at 1 kHz of white noise and a drift of τ = 50 ms (200 τ); and 5 s of white noise through
  * a 50 Hz first-order low-pass: 20 seeds each */
 static void test_uncertainty_coverage(void **state) {
@@ -245,11 +232,8 @@ static void test_uncertainty_coverage(void **state) {
   cover fc = {"cutoff", 50, 0, 0, 0};
   for (uint64_t seed = 100; seed < 100 + SEEDS; seed++) {
     sens_chain_params p;
-    sens_chain_params_default(&p);
-    p.white_sigma = 1e-4;
-    p.gm_sigma = 2e-4;
-    p.gm_tau_s = 0.05;
-    chain_series(t, x, N, &p, seed);
+    chain_params(&p, 1e-4, 2e-4, 0.05);
+    chain_series(t, x, NULL, N, &p, 0, 0, seed);
     sens_fit_result r;
     char err[256];
     assert_int_equal(sens_fit(&r, t, x, NULL, N, err, sizeof err), 0);
@@ -261,7 +245,7 @@ static void test_uncertainty_coverage(void **state) {
     p.white_sigma = 1e-4;
     p.filter_type = SENS_FILTER_FIRST_ORDER;
     p.cutoff_hz = 50;
-    chain_series(t, x, N / 2, &p, seed + 1000);
+    chain_series(t, x, NULL, N / 2, &p, 0, 0, seed + 1000);
     assert_int_equal(sens_fit(&r, t, x, NULL, N / 2, err, sizeof err), 0);
     count(&wf, &r.white_sigma);
     count(&fc, &r.cutoff_hz);

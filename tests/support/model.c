@@ -1,0 +1,34 @@
+/* tests/support/model.c: our model, loaded for a test (model.h). */
+#include "support/model.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+
+sim_model *ts_model(const char *json) {
+  char err[1024];
+  sim_model *m = sim_model_load_string(json, "test", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  return m;
+}
+
+sim_model *ts_model_file(const char *path) {
+  char err[1024];
+  sim_model *m = sim_model_load_file(path, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  return m;
+}
+
+sim_model *ts_config(const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/configs/%s.json", ACHILLES_SOURCE_DIR, name);
+  return ts_model_file(path);
+}

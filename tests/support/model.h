@@ -1,0 +1,18 @@
+/* tests/support/model.h: our model, loaded for a test.
+ *
+ *   sim_model *m = ts_model(json);                   robot JSON text
+ *   sim_model *m = ts_model_file(path);              a robot file (JSON, MJCF or URDF by name)
+ *   sim_model *m = ts_config("double_pendulum");     configs/double_pendulum.json
+ *
+ * Each fails the test with the loader's message (the file, the JSON path, what was expected);
+ * the caller frees the model (sim_model_free). Link achilles_test_model (with achilles_sim). */
+#ifndef ACHILLES_TESTS_SUPPORT_MODEL_H
+#define ACHILLES_TESTS_SUPPORT_MODEL_H
+
+#include "sim/sim.h"
+
+sim_model *ts_model(const char *json);
+sim_model *ts_model_file(const char *path);
+sim_model *ts_config(const char *name);
+
+#endif
