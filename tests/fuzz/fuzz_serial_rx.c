@@ -27,10 +27,7 @@ static void fuzz_setup(void) {
   hil_serial_options_default(&so);
   so.use_pty = 1;
   hil_transport *t = rt ? hil_serial_transport_new(&so, err, sizeof err) : NULL;
-  if (!t || hil_runtime_add_transport(rt, t) != HIL_OK) {
-    fprintf(stderr, "fuzz_serial_rx: %s\n", err);
-    abort();
-  }
+  fuzz_add_transport(rt, t, "fuzz_serial_rx", err);
   st = (serial_transport *)t;
   atexit(fuzz_teardown);
 }

@@ -44,4 +44,13 @@ static inline hil_runtime *fuzz_runtime(char *err, size_t err_sz) {
   return hil_runtime_new(ACHILLES_SOURCE_DIR "/configs/club_arm.json", &o, err, err_sz);
 }
 
+/* t added to rt; a harness that cannot set up its transport stops at once, saying why */
+static inline void fuzz_add_transport(hil_runtime *rt, hil_transport *t, const char *harness,
+                                      const char *err) {
+  if (!t || hil_runtime_add_transport(rt, t) != HIL_OK) {
+    fprintf(stderr, "%s: %s\n", harness, err);
+    abort();
+  }
+}
+
 #endif

@@ -31,10 +31,7 @@ static void fuzz_setup(void) {
   snprintf(zo.cmd, sizeof zo.cmd, "ipc:///tmp/achilles-fuzz-%d.cmd", (int)getpid());
   snprintf(zo.ctl, sizeof zo.ctl, "ipc:///tmp/achilles-fuzz-%d.ctl", (int)getpid());
   hil_transport *t = rt ? hil_zmq_transport_new(&zo, err, sizeof err) : NULL;
-  if (!t || hil_runtime_add_transport(rt, t) != HIL_OK) {
-    fprintf(stderr, "fuzz_zmq_messages: %s\n", err);
-    abort();
-  }
+  fuzz_add_transport(rt, t, "fuzz_zmq_messages", err);
   zt = (zmq_transport *)t;
   atexit(fuzz_teardown);
 }

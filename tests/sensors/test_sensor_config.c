@@ -17,14 +17,7 @@
 static sim_model *model;
 
 static int setup(void **state) {
-  (void)state;
-  model = ts_config("club_arm");
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  sim_model_free(model);
+  *state = model = ts_config("club_arm");
   return 0;
 }
 
@@ -245,6 +238,6 @@ static void test_no_latency_anywhere(void **state) {
   sim_model_free(m);
 }
 
-TS_MAIN_WITH(setup, teardown, test_shipped_config, test_bad_parameters, test_block_errors,
+TS_MAIN_WITH(setup, ts_model_teardown, test_shipped_config, test_bad_parameters, test_block_errors,
                               test_robot_forms, test_text_after_the_json, test_names_are_utf8_text,
                               test_no_latency_anywhere)

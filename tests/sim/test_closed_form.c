@@ -121,15 +121,7 @@ static void pend_coms(const pendulum *p, const double q[2], double p1[3], double
 static sim_model *model;
 
 static int setup(void **state) {
-  (void)state;
-  model = ts_config("double_pendulum");
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  sim_model_free(model);
-  model = NULL;
+  *state = model = ts_config("double_pendulum");
   return 0;
 }
 
@@ -157,18 +149,25 @@ static double max_abs_diff2(const double a[2], const double b[2]) {
  * rather than 1/12: that difference (3e-17) moves qacc by ~1e-15. */
 #define QACC_TOL 1e-10
 
+/* the model set to integrator and timestep (the caller restores model->opt), and a data of it at
+ * the start */
+static sim_data *data_with(sim_integrator integrator, double timestep) {
+  sim_data *d = sim_data_new(model);
+  assert_non_null(d);
+  model->opt.integrator = integrator;
+  model->opt.timestep = timestep;
+  sim_data_reset(model, d);
+  return d;
+}
+
 /* Runs the engine from `q0` at rest with constant torque `tau` and compares, at every state, the
  * engine's qacc with the closed form of `p`; returns the largest error. */
 static double run_and_compare(sim_integrator integrator, double timestep, double duration,
                               const double tau[2], const pendulum *p, double *max_qacc) {
-  sim_data *d = sim_data_new(model);
   sim_data *probe = sim_data_new(model);
-  assert_non_null(d);
   assert_non_null(probe);
   sim_option saved = model->opt;
-  model->opt.integrator = integrator;
-  model->opt.timestep = timestep;
-  sim_data_reset(model, d);
+  sim_data *d = data_with(integrator, timestep);
   d->qfrc_applied[0] = tau[0];
   d->qfrc_applied[1] = tau[1];
   int nstep = (int)lround(duration / timestep);
@@ -299,12 +298,8 @@ static void test_random_states(void **state) {
 static void test_energies(void **state) {
   (void)state;
   pendulum p = pendulum_nominal();
-  sim_data *d = sim_data_new(model);
-  assert_non_null(d);
   sim_option saved = model->opt;
-  model->opt.integrator = SIM_INTEGRATOR_RK4;
-  model->opt.timestep = 0.002;
-  sim_data_reset(model, d);
+  sim_data *d = data_with(SIM_INTEGRATOR_RK4, 0.002);
   double worst_t = 0, worst_v = 0;
   for (int k = 0; k <= 2000; k++) {
     sim_kinematics(model, d);
@@ -345,12 +340,8 @@ static void closed_form_rk4(const pendulum *p, double h, double q[2], double v[2
 static void test_rk4_matches_classic_tableau(void **state) {
   (void)state;
   pendulum p = pendulum_nominal();
-  sim_data *d = sim_data_new(model);
-  assert_non_null(d);
   sim_option saved = model->opt;
-  model->opt.integrator = SIM_INTEGRATOR_RK4;
-  model->opt.timestep = 0.002;
-  sim_data_reset(model, d);
+  sim_data *d = data_with(SIM_INTEGRATOR_RK4, 0.002);
   double q[2] = {0, 0}, v[2] = {0, 0}, worst = 0;
   for (int k = 0; k < 500; k++) {
     sim_step(model, d);
@@ -383,7 +374,7 @@ static void test_perturbed_model_detected(void **state) {
   assert_true(err > QACC_TOL);
 }
 
-TS_MAIN_WITH(setup, teardown, test_model_matches_derivation, test_kinematics_convention,
+TS_MAIN_WITH(setup, ts_model_teardown, test_model_matches_derivation, test_kinematics_convention,
                               test_rk4_trajectory, test_euler_trajectory, test_constant_torque,
                               test_random_states, test_energies, test_rk4_matches_classic_tableau,
                               test_perturbed_model_detected)

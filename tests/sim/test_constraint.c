@@ -23,6 +23,9 @@
 #include "support/model.h"
 #include "support/skip.h"
 
+/* a 1.5 kg box on a 0.5 kg carriage: slides x (the carriage) and z (the box), μ = 0.5 */
+#define SLIDING_BOX ACHILLES_SOURCE_DIR "/tests/support/robots/sliding_box.json"
+
 
 /* --- M along the tree ------------------------------------------------------------------------ */
 
@@ -302,15 +305,7 @@ static void test_ball_settles(void **state) {
  * deceleration equal to ours on this model). Measured −2.3 %; bound 3 %. */
 static void test_box_slides_at_mu_g(void **state) {
   (void)state;
-  sim_model *m = ts_model(
-      "{ \"timestep\": 0.001, \"bodies\": [\n"
-      "  { \"name\": \"cx\", \"parent\": \"world\", \"joint\": { \"name\": \"x\", \"type\": \"slide\",\n"
-      "    \"axis\": [1, 0, 0] }, \"inertial\": { \"mass\": 0.5, \"inertia\": [1e-3, 1e-3, 1e-3, 0, 0, 0] } },\n"
-      "  { \"name\": \"box\", \"parent\": \"cx\", \"joint\": { \"name\": \"z\", \"type\": \"slide\",\n"
-      "    \"axis\": [0, 0, 1] }, \"inertial\": { \"mass\": 1.5, \"inertia\": [1e-3, 1e-3, 1e-3, 0, 0, 0] } } ],\n"
-      "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\", \"friction\": [0.5, 0, 0] },\n"
-      "    { \"name\": \"b\", \"body\": \"box\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1],\n"
-      "      \"friction\": [0.5, 0, 0] } ] }\n");
+  sim_model *m = ts_model_file(SLIDING_BOX);
   sim_data *d = sim_data_new(m);
   /* the whole carriage (2 kg) moves in x, only the box (1.5 kg) presses on the floor:
    * deceleration μ·g·1.5/2 */

@@ -122,12 +122,9 @@ static void test_urdf_token_mass_frame(void **state) {
            "    <parent link=\"arm\"/><child link=\"tool_frame\"/><origin xyz=\"0.1 0 0\"/>\n"
            "  </joint>\n"
            "</robot>\n");
-  write_file(path, sizeof path, "frame.urdf", text);
   reports r = {"", 0};
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_text("frame.urdf", text, &r);
+  ts_tmp_path(path, sizeof path, "frame.urdf");
   print_message("%s", r.text);
   assert_int_equal(m->nv, 1);
   assert_int_equal(m->nbody, 2); /* the world and the arm: the frame is merged into the arm */

@@ -119,13 +119,11 @@ static void expect_mujoco_trajectory(const char *name, const char *text, const c
  * aligned with the geoms' axes, so MuJoCo's eigen-decomposition of them is exact) */
 static void test_mjcf_degrees_matches_mujoco(void **state) {
   (void)state;
-  TS_REQUIRE_MUJOCO();
   expect_mujoco_trajectory("arm_deg.xml", arm_deg, "subset arm (degrees, RK4)");
 }
 
 static void test_mjcf_radians_matches_mujoco(void **state) {
   (void)state;
-  TS_REQUIRE_MUJOCO();
   expect_mujoco_trajectory("arm_rad.xml", arm_rad, "radian arm (zyx euler, Euler)");
 }
 
@@ -133,13 +131,11 @@ static void test_mjcf_radians_matches_mujoco(void **state) {
  * test_mujoco_reference.c) */
 static void test_mjcf_multi_dof_matches_mujoco(void **state) {
   (void)state;
-  TS_REQUIRE_MUJOCO();
   expect_mujoco_trajectory("multi.xml", multi_mjcf, "planar root, free body, ball joint (Euler)");
 }
 
 static void test_urdf_twin_matches_mujoco(void **state) {
   (void)state;
-  TS_REQUIRE_MUJOCO();
   /* limits off in both engines: the unconstrained dynamics agree to rounding */
   char text[4096];
   const char *world = strstr(twin_mjcf, "  <worldbody>");
@@ -155,7 +151,6 @@ static void test_urdf_twin_matches_mujoco(void **state) {
  * not rounding. */
 static void test_contacts_match_mujoco(void **state) {
   (void)state;
-  TS_REQUIRE_MUJOCO();
   static const char xml[] =
       "<mujoco model=\"drop\">\n"
       "  <compiler angle=\"radian\"/>\n"
@@ -214,7 +209,6 @@ static void test_contacts_match_mujoco(void **state) {
  * floor, each on a slide: their contacts and the fall agree with MuJoCo loading the same file */
 static void test_mjcf_cylinder_mesh_match_mujoco(void **state) {
   (void)state;
-  TS_REQUIRE_MUJOCO();
   static const char xml[] =
       "<mujoco model=\"shapes\">\n"
       "  <compiler meshdir=\"parts\"/>\n"
@@ -234,16 +228,13 @@ static void test_mjcf_cylinder_mesh_match_mujoco(void **state) {
       "    </body>\n"
       "  </worldbody>\n"
       "</mujoco>\n";
-  char path[256], err[1024];
+  char path[256];
   ts_tmp_path(path, sizeof path, "parts");
   assert_int_equal(mkdir(path, 0700), 0);
   write_cube_stl_binary("parts/cube.stl");
-  write_file(path, sizeof path, "shapes.xml", xml);
   reports r = {"", 0};
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_text("shapes.xml", xml, &r);
+  ts_tmp_path(path, sizeof path, "shapes.xml");
   print_message("%s", r.text);
   assert_non_null(strstr(r.text, "<asset><texture> ignored: visual only"));
   assert_int_equal(m->ngeom, 3);
@@ -329,7 +320,6 @@ static const char servo_arm[] =
  * the arm moves as MuJoCo's does with both servos pressed against their force limit */
 static void test_two_top_level_defaults_match_mujoco(void **state) {
   (void)state;
-  TS_REQUIRE_MUJOCO();
   char path[256], err[1024];
   reports r = {"", 0};
   write_file(path, sizeof path, "servo_arm.xml", servo_arm);

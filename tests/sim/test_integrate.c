@@ -27,16 +27,8 @@ static sim_model *model;
 static sim_option opt0;
 
 static int setup(void **state) {
-  (void)state;
-  model = ts_config("double_pendulum");
+  *state = model = ts_config("double_pendulum");
   opt0 = model->opt;
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  sim_model_free(model);
-  model = NULL;
   return 0;
 }
 
@@ -281,5 +273,5 @@ int main(void) {
       cmocka_unit_test_setup(test_wrong_reference_detected, restore_opt),
       cmocka_unit_test(test_euler_implicit_damping_closed_form),
   };
-  return ts_run_with(tests, setup, teardown);
+  return ts_run_with(tests, setup, ts_model_teardown);
 }

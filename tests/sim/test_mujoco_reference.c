@@ -76,9 +76,8 @@ static void pair_map(pair *p) {
 
 static void pair_build(pair *p) {
   p->mm = ts_mj_compile(p->m);
-  p->md = mj_makeData(p->mm);
+  p->md = ts_mj_data(p->mm);
   p->d = sim_data_new(p->m);
-  assert_non_null(p->md);
   assert_non_null(p->d);
   assert_int_equal(p->mm->nq, p->m->nq);
   assert_int_equal(p->mm->nv, p->m->nv);

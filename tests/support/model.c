@@ -27,6 +27,13 @@ sim_model *ts_model_file(const char *path) {
   return m;
 }
 
+int ts_model_teardown(void **state) {
+  sim_model *m = *state;
+  sim_model_free(m);
+  *state = NULL;
+  return 0;
+}
+
 sim_model *ts_config(const char *name) {
   char path[512];
   snprintf(path, sizeof path, "%s/configs/%s.json", ACHILLES_SOURCE_DIR, name);

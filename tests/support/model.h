@@ -14,5 +14,8 @@
 sim_model *ts_model(const char *json);
 sim_model *ts_model_file(const char *path);
 sim_model *ts_config(const char *name);
+/* A suite's group fixture: its setup loads the suite's model and leaves it in *state as well;
+ * this teardown frees it. */
+int ts_model_teardown(void **state);
 
 #endif

@@ -30,6 +30,12 @@ mjModel *ts_mj_load_xml(const char *xml) {
   return mm;
 }
 
+mjData *ts_mj_data(const mjModel *mm) {
+  mjData *md = mj_makeData(mm);
+  assert_non_null(md);
+  return md;
+}
+
 int ts_mj_joint(const sim_model *m, const mjModel *mm, int j) {
   const int id = mj_name2id(mm, mjOBJ_JOINT, m->joints[j].name);
   if (id < 0) {

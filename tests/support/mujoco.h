@@ -54,6 +54,8 @@ mjModel *ts_mj_load_xml(const char *xml);
 /* Our model written as MJCF (tests/sim/mjcf_writer.h: the test compiles mjcf_writer.c in) and
  * compiled by MuJoCo; fails the test with the message when it cannot. */
 mjModel *ts_mj_compile(const sim_model *m);
+/* mj_makeData(mm), which must not fail */
+mjData *ts_mj_data(const mjModel *mm);
 /* MuJoCo's joint of our joint j, by name; fails the test when MuJoCo has none. */
 int ts_mj_joint(const sim_model *m, const mjModel *mm, int j);
 /* Our qpos (qmap) and dof (vmap) indices to MuJoCo's, joints matched by name (either may be

@@ -59,6 +59,12 @@ int board_open(board *b, const char *path) {
   return 0;
 }
 
+void board_open_on(board *b, hil_transport *t) {
+  if (board_open(b, hil_serial_transport_path(t)) != 0) {
+    fail_msg("cannot open %s as the board", hil_serial_transport_path(t));
+  }
+}
+
 void board_attach(board *b, int fd) { reset(b, fd); }
 
 void board_close(board *b) {

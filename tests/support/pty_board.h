@@ -61,6 +61,9 @@ typedef struct board {
 
 /* Opens a pty slave (or any tty path) raw and non-blocking. Returns 0 or -1. */
 int board_open(board *b, const char *path);
+/* Opens the pty of a serial transport (ts_serial_transport) as the board; fails the test when it
+ * cannot. */
+void board_open_on(board *b, hil_transport *t);
 /* Uses an fd the caller opened (e.g. a pty master); board_close() leaves it open. */
 void board_attach(board *b, int fd);
 void board_close(board *b);

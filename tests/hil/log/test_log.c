@@ -101,6 +101,14 @@ static void write_small_log(const char *path) {
   assert_null(w);
 }
 
+/* the small log written as name in the suite folder (its path into path), and its bytes (n of
+ * them; the caller frees them) */
+static char *small_log(char *path, size_t path_sz, const char *name, size_t *n) {
+  ts_tmp_path(path, path_sz, name);
+  write_small_log(path);
+  return read_all(path, n);
+}
+
 /* reads records until the end or an error; returns the count of good records and the code */
 static int read_records(hil_log_reader *r, long long *good, hil_log_record *last_err_rec,
                         char *err, size_t err_sz) {
@@ -211,10 +219,8 @@ static void test_round_trip_every_record_type(void **state) {
 static void test_line_format(void **state) {
   (void)state;
   char path[300];
-  ts_tmp_path(path, sizeof path, "format.ndjson");
-  write_small_log(path);
   size_t n;
-  char *buf = read_all(path, &n);
+  char *buf = small_log(path, sizeof path, "format.ndjson", &n);
   assert_true(n > 0 && buf[n - 1] == '\n');
   int lines = 0;
   for (char *line = buf; *line; lines++) {
@@ -244,11 +250,9 @@ static void test_line_format(void **state) {
 static void test_corruption_at_every_byte(void **state) {
   (void)state;
   char path[300], bad[300], err[512];
-  ts_tmp_path(path, sizeof path, "clean.ndjson");
   ts_tmp_path(bad, sizeof bad, "bad.ndjson");
-  write_small_log(path);
   size_t n;
-  char *clean = read_all(path, &n);
+  char *clean = small_log(path, sizeof path, "clean.ndjson", &n);
   char *copy = malloc(n);
   assert_non_null(copy);
   for (size_t p = 0; p < n; p++) {
@@ -307,11 +311,9 @@ static void test_corruption_at_every_byte(void **state) {
 static void test_truncation_at_every_length(void **state) {
   (void)state;
   char path[300], cut[300], err[512];
-  ts_tmp_path(path, sizeof path, "full.ndjson");
   ts_tmp_path(cut, sizeof cut, "cut.ndjson");
-  write_small_log(path);
   size_t n;
-  char *buf = read_all(path, &n);
+  char *buf = small_log(path, sizeof path, "full.ndjson", &n);
   /* the last two lines: the status record, then the end record */
   size_t last = n - 1;
   while (last > 0 && buf[last - 1] != '\n') {

@@ -290,6 +290,12 @@ void options(hil_replay_options *o) {
   o->ctl_required = o->cmd_required = 1;
 }
 
+hil_replay_options default_options(void) {
+  hil_replay_options o;
+  options(&o);
+  return o;
+}
+
 void load(hil_replay_schedule *s, const char *path, const hil_replay_select *sel) {
   char err[512];
   if (hil_replay_load(s, path, sel, err, sizeof err) != 0) {
@@ -372,8 +378,10 @@ float as_float(uint32_t raw) {
   return f;
 }
 
-hil_replay *serial_replay_start(const hil_replay_schedule *s, const hil_replay_options *o,
-                                board *b, pthread_t *th) {
+hil_replay *serial_replay_start(const hil_replay_schedule *s, hil_replay_options *o, board *b,
+                                pthread_t *th) {
+  o->output = HIL_REPLAY_SERIAL;
+  o->serial.use_pty = 1;
   char err[512];
   hil_replay *r = hil_replay_new(s, o, err, sizeof err);
   if (!r) {

@@ -63,6 +63,8 @@ extern received *rx;
 /* the options every test starts from: quiet, status every 0.2 s, control and command sockets
  * on ipc:// in the suite folder */
 void options(hil_replay_options *o);
+/* the same, returned */
+hil_replay_options default_options(void);
 /* The setup for sharp timing (docs/replay.md, section 3), as `achilles replay --rt --cpu N
  * --keep-awake`: the player, its I/O thread and (replay_zmq) the subscriber with its I/O thread
  * under SCHED_FIFO on one CPU, kept from idling. Used by the tests that look at the clock. */
@@ -97,9 +99,10 @@ void board_hello(board *b, const char *name);
 /* the next message from the replay, or fails after RECV_TIMEOUT_MS */
 ach_message board_next(board *b);
 float as_float(uint32_t raw);
-/* A replay of s on a new pty, played by a thread; b is the board's end, raw. */
-hil_replay *serial_replay_start(const hil_replay_schedule *s, const hil_replay_options *o,
-                                board *b, pthread_t *th);
+/* A replay of s with o on the serial output over a new pty (o says so on return), played by a
+ * thread; b is the board's end, raw. */
+hil_replay *serial_replay_start(const hil_replay_schedule *s, hil_replay_options *o, board *b,
+                                pthread_t *th);
 
 /* --- fixtures ------------------------------------------------------------------------------- */
 

@@ -24,8 +24,7 @@ static void test_control_socket(void **state) {
   const long nsteps = 400; /* 0.4 s at rate 1 */
   hil_replay_schedule s;
   load_test_log(&s, path, sizeof path, "control.log", nsteps, NULL);
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   snprintf(o.zmq_endpoint, sizeof o.zmq_endpoint, "ipc://%s/pub", ts_tmp_dir());
   o.wait_subscriber = 1;
   char err[512];
@@ -165,8 +164,7 @@ static void test_wait_hello_controller(void **state) {
   (void)state;
   hil_replay_schedule s;
   load_test_log(&s, NULL, 0, "hello.log", 300, "enc/");
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   o.wait_hello = 1;
   snprintf(o.zmq_endpoint, sizeof o.zmq_endpoint, "ipc://%s/pub", ts_tmp_dir());
   char err[512];

@@ -67,8 +67,7 @@ static void test_damaged_record(void **state) {
   const int before = samples_before_record(k);
   assert_int_equal(s.n, before);
   /* what came before it still replays, all of it */
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   o.rate = 4;
   hil_replay_report rep;
   replay_zmq(&s, &o, &rep);
@@ -109,8 +108,7 @@ static void test_truncated_tail(void **state) {
   print_message("%s\n", s.damage);
   assert_non_null(strstr(s.damage, want));
   assert_int_equal(s.n, 30 + 15 + 8 - 1);
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   o.rate = 4;
   hil_replay_report rep;
   replay_zmq(&s, &o, &rep);
@@ -145,8 +143,7 @@ static void test_csv(void **state) {
   assert_non_null(strstr(s.damage, "column 7"));
   assert_int_equal(s.n, 4); /* enc t=0, pot t=0, enc t=0.001, pot t=0.002 */
   assert_true(fabs(s.rate_hz - 1000) < 1e-6);
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   o.truth = 1;
   hil_replay_report rep;
   replay_zmq(&s, &o, &rep);

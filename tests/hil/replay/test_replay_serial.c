@@ -23,10 +23,7 @@ static void test_serial_pty(void **state) {
   const long nsteps = 20;
   hil_replay_schedule s;
   load_test_log(&s, NULL, 0, "serial.log", nsteps, NULL);
-  hil_replay_options o;
-  options(&o);
-  o.output = HIL_REPLAY_SERIAL;
-  o.serial.use_pty = 1;
+  hil_replay_options o = default_options();
   board b = {0};
   pthread_t th;
   hil_replay *r = serial_replay_start(&s, &o, &b, &th);
@@ -119,10 +116,7 @@ static void test_serial_describe(void **state) {
   (void)state;
   hil_replay_schedule s;
   load_test_log(&s, NULL, 0, "describe.log", 400, NULL);
-  hil_replay_options o;
-  options(&o);
-  o.output = HIL_REPLAY_SERIAL;
-  o.serial.use_pty = 1;
+  hil_replay_options o = default_options();
   o.loop = 1; /* plays until stopped: the answers never race the end of the file */
   o.loops = 0;
   board b = {0};
@@ -207,10 +201,7 @@ static void test_serial_time_rounding(void **state) {
   hil_replay_schedule s;
   load(&s, path, &sel);
   assert_int_equal(s.n, 4);
-  hil_replay_options o;
-  options(&o);
-  o.output = HIL_REPLAY_SERIAL;
-  o.serial.use_pty = 1;
+  hil_replay_options o = default_options();
   board b = {0};
   pthread_t th;
   hil_replay *r = serial_replay_start(&s, &o, &b, &th);

@@ -25,8 +25,7 @@ static void test_rate_two_halves_intervals(void **state) {
   (void)state;
   hil_replay_schedule s;
   load_test_log(&s, NULL, 0, "rate.log", 401, "enc/");
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   sharp(&o);
   hil_replay_report rep;
   replay_zmq(&s, &o, &rep);
@@ -67,8 +66,7 @@ static void test_rate_two_halves_intervals(void **state) {
  * fsync'd writes stalls the guest kernel itself for 30 ms and fails this test. */
 /* One timed replay of the schedule; returns the p99 of the subscriber's inter-arrival error. */
 static double timing_attempt(const hil_replay_schedule *s, long n, int attempt, double *p50_out) {
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   o.status_period_s = 1;
   sharp(&o);
   hil_replay_report rep;
@@ -155,8 +153,7 @@ static void test_timing_span_and_drift(void **state) {
   double span_err[ATTEMPTS], drift[ATTEMPTS];
   int attempt = 0, ok = 0;
   for (; attempt < ATTEMPTS && !ok; attempt++) {
-    hil_replay_options o;
-    options(&o);
+    hil_replay_options o = default_options();
     sharp(&o);
     hil_replay_report rep;
     const int locked = mlockall(MCL_CURRENT | MCL_FUTURE) == 0;

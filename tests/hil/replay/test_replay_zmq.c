@@ -42,8 +42,7 @@ static void test_zmq_live_layout(void **state) {
   load_test_log(&s, NULL, 0, "layout.log", nsteps, NULL);
   assert_int_equal(s.damage[0], '\0');
   assert_int_equal(s.n, 40 + 20 + 10);
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   o.truth = 1;
   hil_replay_report rep;
   replay_zmq(&s, &o, &rep);
@@ -90,8 +89,7 @@ static void test_window_and_topics(void **state) {
   assert_true(s.sensor[0].selected);
   assert_false(s.sensor[1].selected);
   assert_true(s.sensor[2].selected);
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   hil_replay_report rep;
   replay_zmq(&s, &o, &rep);
   int m = 0;
@@ -132,8 +130,7 @@ static void test_shift_policy(void **state) {
   (void)state;
   hil_replay_schedule s;
   load_test_log(&s, NULL, 0, "shift.log", 50, "enc/");
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   o.shift = 1;
   o.shift_after_s = 0;
   hil_replay_report rep;
@@ -162,8 +159,7 @@ static void test_loop_continues_seq_and_t(void **state) {
   load(&s, path, &sel);
   assert_int_equal(s.n, 20);
   assert_true(fabs(hil_replay_pass_length(&s) - 0.020) < 1e-12);
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   sharp(&o);
   o.loop = 1;
   o.loops = 3;
@@ -211,8 +207,7 @@ static void test_large_instant(void **state) {
   hil_replay_select sel = {0};
   hil_replay_schedule s;
   load(&s, path, &sel);
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   o.truth = 1;
   hil_replay_report rep;
   replay_zmq(&s, &o, &rep);
@@ -255,8 +250,7 @@ static void test_steps_and_timing_with_own_clock(void **state) {
   load(&s, path, &sel);
   assert_int_equal(s.damage[0], '\0');
   assert_int_equal(s.n, 60);
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   o.rate = 2;
   hil_replay_report rep;
   replay_zmq(&s, &o, &rep);
@@ -307,8 +301,7 @@ static void test_gap_skipped_on_request(void **state) {
   print_message("%s\n", s.gap_note);
   assert_non_null(strstr(s.gap_note, "gap.log: record 12 at byte"));
   assert_non_null(strstr(s.gap_note, "played across without waiting"));
-  hil_replay_options o;
-  options(&o);
+  hil_replay_options o = default_options();
   hil_replay_report rep;
   const double t0 = ts_now();
   replay_zmq(&s, &o, &rep);

@@ -52,9 +52,10 @@ static void write_json(const char *path, const cJSON *j) {
   free(text);
 }
 
-/* dir/arm.json and dir/arm.sensors.json: the club arm with an incremental base encoder; with
- * stop, the base also starts at 0.3 rad and has a hard stop at 0.6 rad */
-static void write_configs(const char *dir, char *arm, size_t arm_sz, int stop) {
+/* a new folder dir holding arm.json and arm.sensors.json: the club arm with an incremental base
+ * encoder; with stop, the base also starts at 0.3 rad and has a hard stop at 0.6 rad */
+static void write_configs(char *dir, size_t dir_sz, char *arm, size_t arm_sz, int stop) {
+  ts_tmpdir(dir, dir_sz, "homing");
   char sensors[512];
   snprintf(sensors, sizeof sensors, "%s/arm.sensors.json", dir);
   snprintf(arm, arm_sz, "%s/arm.json", dir);
@@ -119,8 +120,7 @@ static double run_firmware(const char *arm, int home) {
 static void test_firmware_homes_on_index(void **state) {
   (void)state;
   char dir[128], arm[512];
-  ts_tmpdir(dir, sizeof dir, "homing");
-  write_configs(dir, arm, sizeof arm, 0);
+  write_configs(dir, sizeof dir, arm, sizeof arm, 0);
   /* the encoder's offset and scale error (a few mrad) and the PD's last counts bound the rest */
   double plain = run_firmware(arm, 0);
   assert_true(fabs(plain - SETPOINT) < 0.01);
@@ -134,8 +134,7 @@ static void test_firmware_homes_on_index(void **state) {
 static void test_firmware_homes_on_hard_stop(void **state) {
   (void)state;
   char dir[128], arm[512];
-  ts_tmpdir(dir, sizeof dir, "homing");
-  write_configs(dir, arm, sizeof arm, 1);
+  write_configs(dir, sizeof dir, arm, sizeof arm, 1);
   double homed = run_firmware(arm, 2);
   /* the stop is soft by a few mrad under the homing push (MuJoCo's default solref/solimp) */
   assert_true(fabs(homed - 0.2) < 0.01);

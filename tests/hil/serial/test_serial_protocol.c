@@ -22,6 +22,7 @@
 #include "hil/runtime/runtime.h"
 #include "hil/serial/serial_transport.h"
 #include "hil/transport.h"
+#include "../client/client_test_util.h"
 #include "support/pty_board.h"
 #include "support/runtime.h"
 #include "support/skip.h"
@@ -38,7 +39,7 @@ static hil_runtime *new_runtime(hil_mode mode, double duration_s) {
 
 
 static void connect_board(hil_runtime *rt, hil_transport *t, board *b) {
-  assert_int_equal(board_open(b, hil_serial_transport_path(t)), 0);
+  board_open_on(b, t);
   board_hello(b, "protocol");
   tick_after(rt, t, b);
   assert_true(board_wait_count(b, &b->hello_acks, 1));
@@ -62,7 +63,7 @@ static void test_lockstep_t0_samples_are_real(void **state) {
   hil_runtime *rt = new_runtime(HIL_MODE_LOCKSTEP, steps * 1e-3);
   hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
+  board_open_on(&b, t);
   ts_loop loop;
   ts_loop_start(&loop, rt);
   board_hello(&b, "strict");
@@ -114,7 +115,7 @@ static void test_lockstep_t0_delayed_sensors_are_dropped(void **state) {
                                0.002);
   hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
+  board_open_on(&b, t);
   ts_loop loop;
   ts_loop_start(&loop, rt);
   board_hello(&b, "patient");
@@ -212,21 +213,12 @@ static void test_status_on_change_and_watchdog_error(void **state) {
 
 /* a raw frame of any payload, COBS-encoded, through the board */
 static uint16_t send_raw_frame(board *b, uint8_t type, const uint8_t *payload, size_t n) {
-  static uint8_t raw[1024], wire[1100];
-  uint16_t seq = b->seq++;
-  raw[0] = ACH_PROTOCOL_VERSION_MAJOR;
-  raw[1] = type;
-  raw[2] = (uint8_t)(seq & 0xFF);
-  raw[3] = (uint8_t)(seq >> 8);
-  raw[4] = (uint8_t)(n & 0xFF);
-  raw[5] = (uint8_t)(n >> 8);
-  memcpy(raw + 6, payload, n);
-  uint16_t crc = ach_crc16(ACH_CRC_INIT, raw, 6 + n);
-  raw[6 + n] = (uint8_t)(crc & 0xFF);
-  raw[7 + n] = (uint8_t)(crc >> 8);
-  int len = ach_cobs_encode(wire, sizeof wire, raw, n + 8);
+  static uint8_t wire[1100];
+  const uint16_t seq = b->seq++;
+  const size_t len = make_frame(wire, sizeof wire, ACH_PROTOCOL_VERSION_MAJOR, type, seq,
+                                (uint16_t)n, payload, n);
   assert_true(len > 0);
-  board_send_raw(b, wire, (size_t)len);
+  board_send_raw(b, wire, len);
   return seq;
 }
 
@@ -287,7 +279,7 @@ static void test_small_rx_max_payload(void **state) {
   hil_runtime *rt = new_runtime(HIL_MODE_FAST, 0);
   hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
+  board_open_on(&b, t);
   const uint16_t refused[] = {0, 23, ACH_MIN_PAYLOAD - 1};
   for (int i = 0; i < 3; i++) {
     board_hello_with(&b, "protocol", refused[i]);

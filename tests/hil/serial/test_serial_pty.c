@@ -64,7 +64,7 @@ static void reference_tick(hil_runtime *rt, int k) {
 }
 
 static void connect_board(hil_runtime *rt, hil_transport *t, board *b) {
-  assert_int_equal(board_open(b, hil_serial_transport_path(t)), 0);
+  board_open_on(b, t);
   int acks = b->hello_acks;
   board_hello(b, "test");
   tick_after(rt, t, b);
@@ -87,7 +87,7 @@ static void test_handshake(void **state) {
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
   hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
+  board_open_on(&b, t);
   /* before HELLO: no samples go out, and commands are refused with an ERROR */
   for (int k = 0; k < 3; k++) {
     hil_runtime_tick(rt);
@@ -550,7 +550,7 @@ static void test_step_request_advances_lockstep(void **state) {
   hil_runtime *rt = ts_runtime(ARM, HIL_MODE_LOCKSTEP, 1.0);
   hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
+  board_open_on(&b, t);
   ts_loop loop;
   ts_loop_start(&loop, rt);
   board_hello(&b, "stepper");
