@@ -67,6 +67,19 @@ build() { # build DIR [cmake options...]
   cmake --build "$dir" -j "$jobs"
 }
 
+# build_for_suite DIR LABELS [extra targets...]: configures nothing; builds only the targets of
+# the tests that `ctest -LE LABELS` runs (a test named after its program), and the extras
+build_for_suite() {
+  local dir=$1 exclude=$2 t; shift 2
+  local known wanted=("$@")
+  known=$(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p')
+  for t in $(cd "$dir" && ctest -N -LE "$exclude" | sed -n 's/^ *Test *#[0-9]*: //p'); do
+    if grep -qx "$t" <<<"$known"; then wanted+=("$t"); fi
+  done
+  log "building in $dir what ctest -LE \"$exclude\" runs (${#wanted[@]} targets)"
+  cmake --build "$dir" -j "$jobs" --target "${wanted[@]}"
+}
+
 run_tests() { # run_tests DIR NAME [ctest options...]: the output also goes to DIR/ctest.out
   local dir=$1 name=$2; shift 2
   log "testing ($name): ctest $*"
@@ -158,7 +171,11 @@ case "${1:-}" in
     if command -v clang >/dev/null; then
       # the sanitizer suite with clang, whose UBSan also sees what gcc's does not (NULL + 0);
       # the same build holds the fuzz targets
-      CC=clang CXX=clang++ build "$here/build-clang" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACHILLES_FUZZ=ON
+      log "configuring $here/build-clang (clang, ASan+UBSan, fuzz targets)"
+      CC=clang CXX=clang++ cmake -S "$here" -B "$here/build-clang" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DACHILLES_FUZZ=ON >/dev/null
+      # the unit suites' programs and the fuzz targets; not the tools and benchmarks
+      build_for_suite "$here/build-clang" "e2e|timing" fuzz
       stage_done "sanitizer build"
       ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
         run_tests "$here/build-clang" "clang ASan+UBSan" -LE "e2e|timing"

@@ -20,9 +20,12 @@
 
 #include "hil/number_format.h"
 #include "support/numbers.h"
+#include "support/sanitizer.h"
 #include "support/skip.h"
 
-#define RANDOM_COUNT 10000000 /* doubles drawn at random, beside the systematic ones */
+/* doubles drawn at random, beside the systematic ones (a million under the sanitizer: the same
+ * code paths, a tenth of the repetitions) */
+#define RANDOM_COUNT TS_FULL_OR(10000000, 10)
 
 static double from_bits(uint64_t u) {
   double v;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <zmq.h>
 
+#include "support/sanitizer.h"
 #include "support/skip.h"
 #include "support/timing.h"
 #include "support/wait.h"
@@ -163,17 +164,8 @@ static void test_realtime_takes_input_on_arrival(void **state) {
 /* --- a flood does not make the realtime loop late ------------------------------------------- */
 
 /* A sanitizer makes every message several times dearer: the timing figures of such a build
- * are printed, not asserted (the plain build asserts them). */
-#if defined(__SANITIZE_ADDRESS__)
-#define TIMING_ASSERTED 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TIMING_ASSERTED 0
-#endif
-#endif
-#ifndef TIMING_ASSERTED
-#define TIMING_ASSERTED 1
-#endif
+ * are printed, not asserted (the plain build's timing copy asserts them). */
+#define TIMING_ASSERTED (!TS_SANITIZED)
 
 typedef struct flood {
   const char *endpoint;
