@@ -127,7 +127,7 @@ async function testFoxglove(port) {
   await until("the Foxglove serverInfo and advertise", () => info && channels);
   check(info.supportedEncodings.includes("json") && info.capabilities.includes("clientPublish"),
     "serverInfo: JSON encoding, client publish");
-  const expected = new Set(["status", "/tf"]);
+  const expected = new Set(["status", "/tf", "/robot", "/contacts"]);
   for (const s of hello.sensors) { expected.add(s.topic); expected.add(`truth/${s.topic}`); }
   const topics = new Set(channels.map((c) => c.topic));
   check(isDeepStrictEqual(topics, expected), `every stream is advertised (${[...topics].join(" ")})`);
