@@ -18,7 +18,7 @@
 
 /* A JSON number that is a whole number in [0, 2^32): ids of the protocol. 100.5, -1 and 1e300
  * are refused (converting them to an integer would be undefined behaviour in C). */
-static int json_u32(const cJSON *v, uint32_t *out) {
+int view__fox_u32(const cJSON *v, uint32_t *out) {
   if (!cJSON_IsNumber(v)) {
     return -1;
   }
@@ -49,8 +49,8 @@ static void subscribe(view_server *s, session *ss, const cJSON *subs) {
   }
   cJSON_ArrayForEach(e, subs) {
     uint32_t id, ch;
-    if (json_u32(cJSON_GetObjectItemCaseSensitive(e, "id"), &id) != 0 ||
-        json_u32(cJSON_GetObjectItemCaseSensitive(e, "channelId"), &ch) != 0) {
+    if (view__fox_u32(cJSON_GetObjectItemCaseSensitive(e, "id"), &id) != 0 ||
+        view__fox_u32(cJSON_GetObjectItemCaseSensitive(e, "channelId"), &ch) != 0) {
       view__send_error(ss, "subscribe: id and channelId must be whole numbers from 0 to "
                            "4294967295");
       continue;
@@ -72,7 +72,7 @@ static void unsubscribe(session *ss, const cJSON *ids) {
   const cJSON *e;
   cJSON_ArrayForEach(e, ids) {
     uint32_t id;
-    const int i = json_u32(e, &id) == 0 ? find_sub(ss, id) : -1;
+    const int i = view__fox_u32(e, &id) == 0 ? find_sub(ss, id) : -1;
     if (i < 0) {
       view__send_error(ss, "unsubscribe: no such subscription");
       continue;
@@ -88,7 +88,7 @@ static void client_advertise(session *ss, const cJSON *channels) {
     uint32_t id;
     const cJSON *topic = cJSON_GetObjectItemCaseSensitive(e, "topic");
     const cJSON *enc = cJSON_GetObjectItemCaseSensitive(e, "encoding");
-    if (json_u32(cJSON_GetObjectItemCaseSensitive(e, "id"), &id) != 0 ||
+    if (view__fox_u32(cJSON_GetObjectItemCaseSensitive(e, "id"), &id) != 0 ||
         !cJSON_IsString(topic) || !cJSON_IsString(enc) ||
         strcmp(topic->valuestring, "commands") != 0 || strcmp(enc->valuestring, "json") != 0) {
       view__send_error(ss, "advertise: only the topic \"commands\" with encoding \"json\" and a "
@@ -107,7 +107,7 @@ static void client_unadvertise(session *ss, const cJSON *ids) {
   const cJSON *e;
   cJSON_ArrayForEach(e, ids) {
     uint32_t id;
-    for (int i = 0; json_u32(e, &id) == 0 && i < ss->nclient_channels; i++) {
+    for (int i = 0; view__fox_u32(e, &id) == 0 && i < ss->nclient_channels; i++) {
       if (ss->client_channels[i] == id) {
         ss->client_channels[i] = ss->client_channels[--ss->nclient_channels];
         break;
@@ -260,7 +260,7 @@ static int has_news(const view_shared *sh, const view_frame *f, const fox_sub *s
     return f->status_seq && f->status_seq != sub->sent_a;
   }
   if (sub->channel == view__fox_robot_channel(sh)) { /* once, and again after a reset */
-    return !sub->sent || f->t < sub->sent_t;
+    return !sub->sent || f->t < sub->seen_t;
   }
   if (sub->channel == view__fox_contacts_channel(sh)) { /* no news: no contacts, none before */
     return f->seq != sub->sent_a && (f->ncon > 0 || sub->sent_b > 0 || !sub->sent);
@@ -288,7 +288,6 @@ static int encode(view_server *s, const view_frame *f, const fox_sub *sub, char 
 
 static void mark_sent(fox_sub *sub, const view_frame *f, const view_shared *sh) {
   sub->sent = 1;
-  sub->sent_t = f->t;
   if (sub->channel <= 2 * sh->nsensor) {
     const int i = (sub->channel - 1) % sh->nsensor;
     sub->sent_a = f->smp[i].seq + 1;
@@ -320,7 +319,9 @@ static void fill_batch(view_server *s, session *ss) {
   int n = 0;
   for (int k = 0; k < ss->nsubs; k++) {
     uint64_t ns;
-    if (!has_news(sh, f, &ss->subs[k], &ns)) {
+    const int news = has_news(sh, f, &ss->subs[k], &ns);
+    ss->subs[k].seen_t = f->t;
+    if (!news) {
       continue;
     }
     int at = n++;

@@ -35,7 +35,7 @@ typedef struct fox_sub {
   uint32_t id;
   int channel;
   uint64_t sent_a, sent_b; /* what was last sent: sample seq and t bits, or a frame/status no */
-  double sent_t;           /* the frame time of the last message (a smaller one: a reset) */
+  double seen_t;           /* the time of the last frame looked at (a smaller one: a reset) */
   int sent;                /* anything sent yet */
 } fox_sub;
 
@@ -113,6 +113,10 @@ int view__write(struct lws *wsi, unsigned char *buf, size_t len, int binary);
 
 /* --- fox_session.c ------------------------------------------------------------------------------- */
 
+/* An id of the protocol: a JSON number that is a whole number in [0, 2^32) into *out; -1 for
+ * anything else (100.5, -1, 1e300: their conversion to an integer would be undefined). */
+struct cJSON;
+int view__fox_u32(const struct cJSON *v, uint32_t *out);
 /* A text (JSON op) or binary message from a Foxglove client. */
 void view__fox_text(view_server *s, session *ss, const char *text, size_t len);
 void view__fox_binary(view_server *s, session *ss, const unsigned char *data, size_t len);

@@ -55,18 +55,23 @@ export async function until(what, pred, seconds = 20, describe = null) {
 
 // Starts the club arm (lockstep unless told) with the view on 127.0.0.1 and a free port.
 // Returns {url, port, proc, dir, stderr()}.
-// robot: a robot description (object) instead of the club arm.
+// robot: a robot description (object) instead of the club arm, or the path of a robot file
+// (URDF, MJCF), run without ZeroMQ.
 export async function startAchilles(extra = [], mode = "lockstep", robot = null) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "achilles-view-"));
-  const cfgPath = path.join(env.src, "configs", "club_arm.json");
-  const cfg = robot || JSON.parse(fs.readFileSync(cfgPath, "utf8"));
-  if (typeof cfg.sensors === "string") cfg.sensors = path.resolve(path.dirname(cfgPath), cfg.sensors);
-  cfg.transports = Object.assign({}, cfg.transports, {
-    zmq: { pub: `ipc://${dir}/pub`, cmd: `ipc://${dir}/cmd`, ctl: `ipc://${dir}/ctl` },
-  });
-  const config = path.join(dir, "arm.json");
-  fs.writeFileSync(config, JSON.stringify(cfg));
-  const args = ["run", config, "--mode", mode, "--view", "127.0.0.1:0", "--quiet", "--status-period", "0.2", "--watchdog", "0", ...extra];
+  let config = robot, zmq = ["--no-zmq"];
+  if (typeof robot !== "string") {
+    const cfgPath = path.join(env.src, "configs", "club_arm.json");
+    const cfg = robot || JSON.parse(fs.readFileSync(cfgPath, "utf8"));
+    if (typeof cfg.sensors === "string") cfg.sensors = path.resolve(path.dirname(cfgPath), cfg.sensors);
+    cfg.transports = Object.assign({}, cfg.transports, {
+      zmq: { pub: `ipc://${dir}/pub`, cmd: `ipc://${dir}/cmd`, ctl: `ipc://${dir}/ctl` },
+    });
+    config = path.join(dir, "arm.json");
+    fs.writeFileSync(config, JSON.stringify(cfg));
+    zmq = [];
+  }
+  const args = ["run", config, "--mode", mode, "--view", "127.0.0.1:0", "--quiet", "--status-period", "0.2", "--watchdog", "0", ...zmq, ...extra];
   const proc = spawn(env.bin, args, { stdio: ["ignore", "ignore", "pipe"] });
   let err = "";
   proc.stderr.on("data", (d) => { err += d.toString(); });

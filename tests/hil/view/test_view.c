@@ -15,7 +15,10 @@
 
 #include "hil/error.h"
 #include "hil/view/view.h"
+#include "hil/view/server_internal.h"
 #include "hil/view/view_internal.h"
+
+#include <cjson/cJSON.h>
 
 static void test_parse_address(void **state) {
   (void)state;
@@ -125,6 +128,30 @@ static void test_host_and_origin(void **state) {
   assert_false(view__origin_allowed("http://127.0.0.1:8080", NULL));
 }
 
+/* Foxglove ids from JSON numbers: whole numbers in [0, 2^32) only; the rest refused before any
+ * conversion (under UBSan, a cast of -1 or 1e300 to an unsigned integer is reported). */
+static void test_fox_ids(void **state) {
+  (void)state;
+  const struct {
+    const char *json;
+    int ok;
+    uint32_t value;
+  } cases[] = {{"0", 1, 0},      {"7", 1, 7},          {"4294967295", 1, 4294967295u},
+               {"1e3", 1, 1000}, {"-0", 1, 0},         {"-1", 0, 0},
+               {"1e300", 0, 0},  {"-1e300", 0, 0},     {"100.5", 0, 0},
+               {"4294967296", 0, 0}, {"1e999", 0, 0},  {"\"7\"", 0, 0},
+               {"true", 0, 0},   {"null", 0, 0},       {"[1]", 0, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cJSON *v = cJSON_Parse(cases[i].json);
+    uint32_t out = 12345;
+    const int rc = view__fox_u32(v, &out);
+    assert_int_equal(rc, cases[i].ok ? 0 : -1);
+    assert_int_equal(out, cases[i].ok ? cases[i].value : 12345u);
+    cJSON_Delete(v);
+  }
+  assert_int_equal(view__fox_u32(NULL, NULL), -1);
+}
+
 /* The rotation matrix of a unit quaternion [w x y z] (row-major), the textbook formula. */
 static void quat_mat(double r[9], const double q[4]) {
   const double w = q[0], x = q[1], y = q[2], z = q[3];
@@ -164,6 +191,7 @@ int main(void) {
       cmocka_unit_test(test_queue_order_and_bound),
       cmocka_unit_test(test_mat_quat),
       cmocka_unit_test(test_host_and_origin),
+      cmocka_unit_test(test_fox_ids),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
