@@ -365,8 +365,8 @@ function span(scale, values) {
   for (const v of values) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
   const mid = (lo + hi) / 2, d = Math.max(Math.abs(mid) * 0.05, 1e-3);
   const flat = Number.isFinite(mid) && hi - lo < d / 10;
-  scale.min = flat ? mid - d : undefined;
-  scale.max = flat ? mid + d : undefined;
+  scale.suggestedMin = flat ? mid - d : undefined; // suggested: Chart.js still picks round ticks
+  scale.suggestedMax = flat ? mid + d : undefined;
 }
 
 function axis(title, color, extra = {}) {
