@@ -247,16 +247,16 @@ typedef struct batch_item {
 /* Whether subscription `sub` has something new in frame f, and its timestamp. */
 static int has_news(const view_shared *sh, const view_frame *f, const fox_sub *sub,
                     uint64_t *ns) {
-  *ns = view__fox_ns(f->t);
+  *ns = view__ns(f->t);
   if (sub->channel <= 2 * sh->nsensor) {
     const int i = (sub->channel - 1) % sh->nsensor;
     uint64_t bits;
     memcpy(&bits, &f->smp[i].t, sizeof bits);
-    *ns = view__fox_ns(f->smp[i].t);
+    *ns = view__ns(f->smp[i].t);
     return f->has[i] && (!sub->sent || f->smp[i].seq + 1 != sub->sent_a || bits != sub->sent_b);
   }
   if (sub->channel == view__fox_status_channel(sh)) {
-    *ns = view__fox_ns(f->status.sim_time);
+    *ns = view__ns(f->status.sim_time);
     return f->status_seq && f->status_seq != sub->sent_a;
   }
   if (sub->channel == view__fox_robot_channel(sh)) { /* once, and again after a reset */
@@ -307,7 +307,7 @@ static void fill_batch(view_server *s, session *ss) {
   const view_shared *sh = s->sh;
   ss->batch_frame = s->frame_no;
   unsigned char *h = s->scratch + LWS_PRE;
-  const uint64_t now = view__fox_ns(f->t);
+  const uint64_t now = view__ns(f->t);
   if (!ss->time_sent || ss->time_ns != now) {
     h[0] = FOX_OP_TIME;
     put_le(h + 1, now, 8);

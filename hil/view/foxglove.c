@@ -33,10 +33,6 @@ int view__fox_nchannels(const view_shared *sh) {
   return 2 * sh->nsensor + (sh->m ? 4 : 2);
 }
 
-uint64_t view__fox_ns(double t) {
-  return t > 0 ? (uint64_t)(t * 1e9 + 0.5) : 0;
-}
-
 int view__fox_server_info(char *out, size_t cap, const view_shared *sh) {
   char name[SIM_NAME_MAX + 16];
   const char *model = sh->m ? sh->m->name : sh->replay->robot;
@@ -243,7 +239,7 @@ int view__fox_advertise(char *out, size_t cap, const view_shared *sh) {
 /* Every body's pose in the world frame ("world" → body name), at simulation time t. */
 int view__fox_encode_tf(char *out, size_t cap, const view_shared *sh, const view_frame *f) {
   const sim_model *m = sh->m;
-  const uint64_t ns = view__fox_ns(f->t);
+  const uint64_t ns = view__ns(f->t);
   hil_jw w;
   hil_jw_init(&w, out, cap);
   hil_jw_begin_object(&w);

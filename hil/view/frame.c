@@ -28,6 +28,10 @@ void view__mat_quat(double q[4], const double *r) {
   }
 }
 
+uint64_t view__ns(double t) {
+  return t > 0 ? (uint64_t)(t * 1e9 + 0.5) : 0;
+}
+
 static void numbers(hil_jw *w, const double *v, int n) {
   hil_jw_begin_array(w);
   for (int i = 0; i < n; i++) {

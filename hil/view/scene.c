@@ -282,7 +282,7 @@ static void begin_entity(hil_jw *w, uint64_t ns, const char *frame, const char *
 
 int view__scene_encode_robot(char *out, size_t cap, const view_shared *sh, double t) {
   const sim_model *m = sh->m;
-  const uint64_t ns = view__fox_ns(t);
+  const uint64_t ns = view__ns(t);
   hil_jw w;
   hil_jw_init(&w, out, cap);
   hil_jw_begin_object(&w);
@@ -330,7 +330,7 @@ int view__scene_encode_contacts(char *out, size_t cap, const view_shared *sh,
   begin_list(&w, "deletions");
   hil_jw_end_array(&w);
   begin_list(&w, "entities");
-  begin_entity(&w, view__fox_ns(f->t), "world", "contacts", 0);
+  begin_entity(&w, view__ns(f->t), "world", "contacts", 0);
   static const double identity[4] = {1, 0, 0, 0};
   begin_list(&w, "spheres");
   for (int c = 0; c < f->ncon; c++) {

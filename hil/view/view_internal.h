@@ -163,6 +163,8 @@ void view__mat_quat(double q[4], const double *mat);
  * status and latest from the newest frame f (NULL: none yet), every other request an error. */
 int view__replay_answer(char *out, size_t cap, const view_shared *sh, const view_frame *f,
                         const char *text, size_t len);
+/* Nanoseconds of a simulation time (t <= 0: 0), rounded to nearest: Foxglove's timestamps. */
+uint64_t view__ns(double t);
 /* Builds sh->model_json (allocates). */
 int view__build_model(view_shared *sh);
 
@@ -189,8 +191,6 @@ int view__fox_encode_sample(char *out, size_t cap, const view_shared *sh, const 
 int view__fox_encode_tf(char *out, size_t cap, const view_shared *sh, const view_frame *f);
 /* {"op":"status","level":L,"message":M} */
 int view__fox_status_message(char *out, size_t cap, int level, const char *message);
-/* Nanoseconds of a simulation time (t <= 0: 0), rounded to nearest. */
-uint64_t view__fox_ns(double t);
 
 /* --- the robot's geometry (scene.c) ------------------------------------------------------------- */
 
