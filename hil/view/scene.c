@@ -280,15 +280,20 @@ static void begin_entity(hil_jw *w, uint64_t ns, const char *frame, const char *
   hil_jw_bool(w, locked);
 }
 
+/* a SceneUpdate that deletes nothing, up to its list of entities */
+static void begin_update(hil_jw *w, char *out, size_t cap) {
+  hil_jw_init(w, out, cap);
+  hil_jw_begin_object(w);
+  begin_list(w, "deletions");
+  hil_jw_end_array(w);
+  begin_list(w, "entities");
+}
+
 int view__scene_encode_robot(char *out, size_t cap, const view_shared *sh, double t) {
   const sim_model *m = sh->m;
   const uint64_t ns = view__ns(t);
   hil_jw w;
-  hil_jw_init(&w, out, cap);
-  hil_jw_begin_object(&w);
-  begin_list(&w, "deletions");
-  hil_jw_end_array(&w);
-  begin_list(&w, "entities");
+  begin_update(&w, out, cap);
   for (int g = 0; m && g < m->ngeom; g++) {
     const sim_geom *geom = &m->geoms[g];
     char id[SIM_NAME_MAX + 8];
@@ -325,11 +330,7 @@ int view__scene_encode_contacts(char *out, size_t cap, const view_shared *sh,
                                 const view_frame *f) {
   (void)sh;
   hil_jw w;
-  hil_jw_init(&w, out, cap);
-  hil_jw_begin_object(&w);
-  begin_list(&w, "deletions");
-  hil_jw_end_array(&w);
-  begin_list(&w, "entities");
+  begin_update(&w, out, cap);
   begin_entity(&w, view__ns(f->t), "world", "contacts", 0);
   static const double identity[4] = {1, 0, 0, 0};
   begin_list(&w, "spheres");

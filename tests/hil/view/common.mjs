@@ -83,6 +83,15 @@ export async function startAchilles(extra = [], mode = "lockstep", robot = null)
   return { ...url, proc, dir, stderr: () => err, config };
 }
 
+// A 1 kg ball on a vertical slide above the world's plane (it comes to rest on it): one
+// contact whose normal force is m·g, an independent reference.
+export const ballOnPlane = {
+  name: "ball_on_plane", timestep: 0.001, gravity: [0, 0, -9.81],
+  bodies: [{ name: "ball", parent: "world", pos: [0, 0, 0.06], joint: { name: "drop", type: "slide", axis: [0, 0, 1] },
+    inertial: { mass: 1.0, com: [0, 0, 0], inertia: [0.001, 0.001, 0.001, 0, 0, 0] } }],
+  geoms: [{ name: "floor", body: "world", type: "plane" }, { name: "sphere", body: "ball", type: "sphere", size: [0.05] }],
+};
+
 export async function stopAchilles(a) {
   if (a.proc.exitCode === null) {
     a.proc.kill("SIGINT");

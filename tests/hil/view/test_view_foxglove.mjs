@@ -16,7 +16,7 @@
 //     published by the client gets a status message saying why;
 //   - parameters: get, set and subscribe reach the same sensor parameters as get_param/set_param.
 import fs from "node:fs";
-import { check, fail, foxRaw, npm, startAchilles, stopAchilles, until, viewClient } from "./common.mjs";
+import { check, fail, foxRaw, npm, ballOnPlane, startAchilles, stopAchilles, until, viewClient } from "./common.mjs";
 import { conforms, parse } from "./foxglove_schema.mjs";
 
 const WebSocket = npm("ws");
@@ -368,15 +368,9 @@ async function testLockstep() {
 
 // --- the ball on the plane: /contacts; the KR5: meshes in /robot -------------------------------
 
-const ball = {
-  name: "ball_on_plane", timestep: 0.001, gravity: [0, 0, -9.81],
-  bodies: [{ name: "ball", parent: "world", pos: [0, 0, 0.06], joint: { name: "drop", type: "slide", axis: [0, 0, 1] },
-    inertial: { mass: 1.0, com: [0, 0, 0], inertia: [0.001, 0.001, 0.001, 0, 0, 0] } }],
-  geoms: [{ name: "floor", body: "world", type: "plane" }, { name: "sphere", body: "ball", type: "sphere", size: [0.05] }],
-};
 
 async function testContacts() {
-  const b = await startAchilles([], "lockstep", ball);
+  const b = await startAchilles([], "lockstep", ballOnPlane);
   try {
     const view = viewClient(WebSocket, b.port);
     await view.open;

@@ -5,7 +5,7 @@
 // commands and unsubscribes cleanly. docs/view.md.
 import net from "node:net";
 import { isDeepStrictEqual } from "node:util";
-import { check, fail, npm, startAchilles, stopAchilles, until, viewClient, SKIP } from "./common.mjs";
+import { check, fail, npm, ballOnPlane, startAchilles, stopAchilles, until, viewClient, SKIP } from "./common.mjs";
 
 const WebSocket = npm("ws");
 const { FoxgloveClient } = npm("@foxglove/ws-protocol");
@@ -191,18 +191,10 @@ async function testFoxglove(port) {
   view.ws.close();
 }
 
-// A 1 kg ball on a vertical slide, resting on the world's plane: the frames carry its contact,
-// whose normal force must hold the ball up (m·g, an independent reference), and the model
-// message its geoms.
-const ball = {
-  name: "ball_on_plane", timestep: 0.001, gravity: [0, 0, -9.81],
-  bodies: [{ name: "ball", parent: "world", pos: [0, 0, 0.06], joint: { name: "drop", type: "slide", axis: [0, 0, 1] },
-    inertial: { mass: 1.0, com: [0, 0, 0], inertia: [0.001, 0.001, 0.001, 0, 0, 0] } }],
-  geoms: [{ name: "floor", body: "world", type: "plane" }, { name: "sphere", body: "ball", type: "sphere", size: [0.05] }],
-};
-
+// The ball resting on the world's plane (common.mjs): the frames carry its contact, whose normal
+// force must hold the ball up (m·g, an independent reference), and the model message its geoms.
 async function testContacts() {
-  const b = await startAchilles([], "lockstep", ball);
+  const b = await startAchilles([], "lockstep", ballOnPlane);
   try {
     const view = viewClient(WebSocket, b.port);
     await view.open;
