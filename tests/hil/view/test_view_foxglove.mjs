@@ -10,8 +10,9 @@
 //     each body's quaternion and, past 1 s, the right seconds and nanoseconds; a long step grant
 //     still publishes status by wall time;
 //   - /robot: one foxglove.SceneUpdate entity per geom, in its body's frame, with its shape and
-//     size (capsules as a cylinder and two spheres; the KR5's meshes as closed convex triangle
-//     lists); /contacts: a point and an arrow along the normal, 1 cm per newton;
+//     size (capsules as a cylinder and two spheres, a sphere, a plane, a box, a cylinder; the
+//     KR5's meshes as closed convex triangle lists); /contacts: a point and an arrow along the
+//     normal, 1 cm per newton;
 //   - ids that are not whole numbers are refused with a status message; a malformed command
 //     published by the client gets a status message saying why;
 //   - parameters: get, set and subscribe reach the same sensor parameters as get_param/set_param.
@@ -399,6 +400,34 @@ async function testContacts() {
   }
 }
 
+// a box and a cylinder, turned in their body (the club arm has capsules, a sphere and a plane)
+const shapes = {
+  name: "shapes", timestep: 0.001, gravity: [0, 0, 0],
+  bodies: [{ name: "block", parent: "world", pos: [0, 0, 0.3], joint: { name: "slide", type: "slide", axis: [1, 0, 0] },
+    inertial: { mass: 1.0, com: [0, 0, 0], inertia: [0.001, 0.001, 0.001, 0, 0, 0] } }],
+  geoms: [{ name: "brick", body: "block", type: "box", size: [0.05, 0.03, 0.02], pos: [0.1, 0, 0], quat: [0.9238795325112867, 0, 0, 0.3826834323650898] },
+    { name: "can", body: "block", type: "cylinder", size: [0.02, 0.04], pos: [-0.1, 0.02, 0], quat: [0.7071067811865476, 0.7071067811865476, 0, 0] }],
+};
+
+async function testShapes() {
+  const a = await startAchilles([], "lockstep", shapes);
+  try {
+    const view = viewClient(WebSocket, a.port);
+    await view.open;
+    await until("the model", () => view.model);
+    const c = foxRaw(WebSocket, a.port);
+    await c.open;
+    const channels = await advertised(c);
+    const robot = [...channels.values()].find((ch) => ch.topic === "/robot");
+    c.send({ op: "subscribe", subscriptions: [{ id: 1, channelId: robot.id }] });
+    checkRobot(view.model, JSON.parse((await c.next("data", 0, (e) => e.sub === 1, "the shapes' /robot")).text));
+    c.close();
+    view.ws.close();
+  } finally {
+    if ((await stopAchilles(a)) !== 0) fail(`achilles (shapes) did not exit cleanly:\n${a.stderr()}`);
+  }
+}
+
 async function testMeshes() {
   if (!fs.existsSync(KR5)) {
     if (process.env.CI === "true") fail(`${KR5} is missing (Debian package dart-doc)`);
@@ -432,6 +461,7 @@ try {
   testChecker();
   await testLockstep();
   await testContacts();
+  await testShapes();
   await testMeshes();
   await testRealtime();
 } catch (e) {
