@@ -10,6 +10,7 @@
 
 #include "hil/runtime/command.h"
 #include "hil/error.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 /* Two joints; "m1" drives j1, "s1" and "s2" both drive j2 (so "j2" is ambiguous). */
@@ -31,12 +32,7 @@ typedef struct fixture {
 
 static int setup(void **state) {
   static fixture f;
-  char err[256];
-  f.m = sim_model_load_string(robot, "robot", err, sizeof err);
-  if (!f.m) {
-    fprintf(stderr, "%s\n", err);
-    return -1;
-  }
+  f.m = ts_model(robot);
   f.d = sim_data_new(f.m);
   if (hil_commands_init(&f.c, f.m, 0.1, HIL_TIMEOUT_ZERO) != HIL_OK) {
     return -1;

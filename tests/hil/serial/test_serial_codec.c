@@ -17,6 +17,7 @@
 #include "hil/serial/serial_transport.h"
 #include "sensors/sensors.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/configs/club_arm.json"
@@ -29,11 +30,7 @@ typedef struct fixture {
 static int setup(void **state) {
   static fixture f;
   char err[512];
-  f.m = sim_model_load_file(ARM, err, sizeof err);
-  if (!f.m) {
-    fprintf(stderr, "%s\n", err);
-    return -1;
-  }
+  f.m = ts_model_file(ARM);
   if (sens_set_load_robot(&f.s, f.m, ARM, err, sizeof err) != 0) {
     fprintf(stderr, "%s\n", err);
     return -1;

@@ -18,6 +18,7 @@
 #include "hil/error.h"
 #include "hil/zmq/json_messages.h"
 #include "support/numbers.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 /* --- helpers ---------------------------------------------------------------------------------- */
@@ -446,13 +447,10 @@ typedef struct cmd_fixture {
 
 static int cmd_setup(void **state) {
   cmd_fixture *f = calloc(1, sizeof *f);
-  char err[512];
-  f->m = sim_model_load_string(arm_json, "arm", err, sizeof err);
-  if (!f->m) {
-    fprintf(stderr, "%s\n", err);
-    free(f);
+  if (!f) {
     return -1;
   }
+  f->m = ts_model(arm_json);
   if (hil_commands_init(&f->c, f->m, 0, HIL_TIMEOUT_ZERO) != HIL_OK) {
     return -1;
   }
