@@ -23,6 +23,7 @@
 #include "hil/servo/servo_model.h"
 #include "hil/transport.h"
 #include "sim/json_read.h"
+#include "sim/servo_spec.h"
 
 #define MAX_SERVOS 32
 #define REPLY_MAX 1100 /* a status packet of the whole X-series table, stuffed, fits */
@@ -519,11 +520,10 @@ static const model_info *find_model(const char *name) {
 
 /* One actuator's "servo" block: {"id", "model", and the motor's datasheet figures to override}. */
 static int parse_servo(const sim_json_ctx *L, const cJSON *obj, const char *path, bus_servo *s) {
-  static const char *const keys[] = {"id",           "model",         "stall_torque",
-                                     "stall_current", "no_load_speed", "comment", NULL};
   char model[32] = "", p[SIM_JSON_PATH_MAX];
   double id = -1;
-  if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
+  if (sim_json_expect_object(L, obj, path) ||
+      sim_json_check_keys(L, obj, path, sim_servo_block_keys) ||
       sim_json_read_number(L, obj, path, "id", &id, 1) ||
       sim_json_read_string(L, obj, path, "model", model, sizeof model)) {
     return -1;
@@ -531,9 +531,8 @@ static int parse_servo(const sim_json_ctx *L, const cJSON *obj, const char *path
   sim_json_path_join(p, path, "model");
   s->model = find_model(model);
   if (!s->model) {
-    return sim_json_fail(L, p, "%s model \"%s\" (expected \"XL430-W250\", \"XM430-W350\" or "
-                               "\"STS3215\")",
-                         model[0] ? "unknown" : "missing", model);
+    return sim_json_fail(L, p, "%s model \"%s\" (expected %s)", model[0] ? "unknown" : "missing",
+                         model, sim_servo_spec_names());
   }
   if (id != floor(id) || id < 0 || id > 252) {
     sim_json_path_join(p, path, "id");

@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "sim/servo_spec.h"
+
 #define TICKS_PER_TURN 4096.0
 #define TWO_PI 6.283185307179586
 
@@ -14,19 +16,16 @@
 #define DXL_IN_POSITION_TICKS 10.0      /* moving status bit 0 window (our choice, see docs) */
 
 int servo_motor_of_model(servo_motor *out, int model_number) {
-  switch (model_number) {
-  case DXL_MODEL_XL430_W250: /* e-manual, 12 V: 1.5 N·m, 1.4 A, 61 rpm */
-    *out = (servo_motor){1.5, 1.4, 61.0 * TWO_PI / 60.0};
-    return 0;
-  case DXL_MODEL_XM430_W350: /* 12 V: 4.1 N·m, 2.3 A, 46 rpm */
-    *out = (servo_motor){4.1, 2.3, 46.0 * TWO_PI / 60.0};
-    return 0;
-  case 777: /* Feetech STS3215, 7.4 V: 19.5 kg·cm, 2.7 A, 0.222 s/60° */
-    *out = (servo_motor){19.5 * 0.0980665, 2.7, (TWO_PI / 6.0) / 0.222};
-    return 0;
-  default:
+  const char *name = model_number == DXL_MODEL_XL430_W250   ? "XL430-W250"
+                     : model_number == DXL_MODEL_XM430_W350 ? "XM430-W350"
+                     : model_number == FT_MODEL_STS3215     ? "STS3215"
+                                                            : NULL;
+  const sim_servo_spec *spec = sim_servo_spec_find(name);
+  if (!spec) {
     return -1;
   }
+  *out = (servo_motor){spec->stall_torque, spec->stall_current, spec->no_load_speed};
+  return 0;
 }
 
 double servo_ticks(double angle_rad) { return 2048.0 + angle_rad * TICKS_PER_TURN / TWO_PI; }

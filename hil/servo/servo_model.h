@@ -23,7 +23,8 @@ typedef struct servo_motor {
   double no_load_speed; /* rad/s */
 } servo_motor;
 
-/* The datasheet figures of a model at 12 V (XL430-W250, XM430-W350) or 7.4 V (STS3215); 0, or
+/* The datasheet figures of a model at 12 V (XL430-W250, XM430-W350) or 7.4 V (STS3215), from
+ * sim/servo_spec.h (the gearbox's inertia and friction are the joint's, added at load); 0, or
  * -1 for an unknown model number. */
 int servo_motor_of_model(servo_motor *out, int model_number);
 
