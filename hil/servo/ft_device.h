@@ -32,7 +32,9 @@ enum {
   FT_STATUS_RETURN_LEVEL = 8,
   FT_MIN_POSITION_LIMIT = 9, /* 2 */
   FT_MAX_POSITION_LIMIT = 11,
-  FT_MAX_TORQUE = 16,        /* 2, 0.1 % */
+  FT_MAX_TORQUE = 16,        /* 2, 0.1 %: copied into Torque Limit at power-on */
+  FT_PHASE = 18,             /* bit 0 drive reverse, bit 4 every turn reported, bit 7 reading
+                                reverse (modelled); others stored */
   FT_P_GAIN = 21,
   FT_D_GAIN = 22,
   FT_I_GAIN = 23,
@@ -57,6 +59,10 @@ enum {
   FT_MOVING = 66,
   FT_PRESENT_CURRENT = 69,   /* 2, 6.5 mA units */
 };
+
+#define FT_PHASE_DRIVE_REVERSE 0x01
+#define FT_PHASE_MULTI_TURN 0x10
+#define FT_PHASE_FEEDBACK_REVERSE 0x80
 
 typedef struct ft_device {
   int model;

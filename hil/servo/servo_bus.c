@@ -307,10 +307,11 @@ static void *bus_thread(void *arg) {
 /* --- the per-step loop ------------------------------------------------------------------------ */
 
 /* The servo's position sensor: the joint's encoder sensor when one is configured (its noise,
- * quantization, latency), else the true angle read by a 12-bit sensor (4096 ticks a turn). */
+ * quantization, latency), else the true angle, which the servo's own 12-bit encoder reads
+ * (4096 ticks a turn, with its hysteresis: servo_read_encoder). */
 static servo_feedback feedback(const bus_servo *s, const sim_data *d) {
   const double two_pi = 6.283185307179586, q = d->qpos[s->qposadr];
-  servo_feedback fb = {two_pi / 4096.0 * round(q * 4096.0 / two_pi), d->qvel[s->dofadr]};
+  servo_feedback fb = {q, d->qvel[s->dofadr]};
   if (s->encoder && s->have_meas) {
     /* a wrapped encoder angle is unwound around the true angle: turns are counted by the
      * servo, not by the sensor's output format */
@@ -437,10 +438,10 @@ void servo_bus_options_default(servo_bus_options *o) {
 
 static const char *const protocol_names[] = {"dynamixel2", "feetech", NULL};
 
-static int parse_bus(const sim_json_ctx *L, const cJSON *obj, servo_bus_options *o) {
+static int parse_bus(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                     servo_bus_options *o) {
   static const char *const keys[] = {"port", "link", "protocol", "baud", "comment", NULL};
-  const char *path = "transports.servo_bus";
-  char port[SERVO_BUS_PATH_MAX] = "", protocol[32] = "";
+  char p[SIM_JSON_PATH_MAX], port[SERVO_BUS_PATH_MAX] = "", protocol[32] = "";
   double baud = (double)o->baud;
   if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
       sim_json_read_string(L, obj, path, "port", port, sizeof port) ||
@@ -450,8 +451,8 @@ static int parse_bus(const sim_json_ctx *L, const cJSON *obj, servo_bus_options 
     return -1;
   }
   if (baud != floor(baud) || baud < 1 || baud > 4500000) {
-    return sim_json_fail(L, "transports.servo_bus.baud",
-                         "expected an integer number of bits per second (got %g)", baud);
+    sim_json_path_join(p, path, "baud");
+    return sim_json_fail(L, p, "expected an integer number of bits per second (got %g)", baud);
   }
   o->baud = (long)baud;
   if (port[0]) {
@@ -464,8 +465,8 @@ static int parse_bus(const sim_json_ctx *L, const cJSON *obj, servo_bus_options 
       k = strcmp(protocol, protocol_names[i]) == 0 ? i : k;
     }
     if (k < 0) {
-      return sim_json_fail(L, "transports.servo_bus.protocol",
-                           "expected \"dynamixel2\" or \"feetech\" (got \"%s\")", protocol);
+      sim_json_path_join(p, path, "protocol");
+      return sim_json_fail(L, p, "expected \"dynamixel2\" or \"feetech\" (got \"%s\")", protocol);
     }
     o->protocol = (servo_protocol)k, o->has_protocol = 1;
   }
@@ -483,11 +484,17 @@ int servo_bus_options_parse(servo_bus_options *o, int *present, const char *conf
     const cJSON *bus = cJSON_IsObject(tr) ? cJSON_GetObjectItemCaseSensitive(tr, "servo_bus") : NULL;
     if (bus) {
       *present = 1;
-      rc = parse_bus(&L, bus, o) ? HIL_ECONFIG : HIL_OK;
+      rc = parse_bus(&L, bus, "transports.servo_bus", o) ? HIL_ECONFIG : HIL_OK;
     }
   }
   cJSON_Delete(root);
   return rc;
+}
+
+int servo_bus_options_read(servo_bus_options *o, const cJSON *section, const char *source,
+                           const char *path, char *err, size_t err_sz) {
+  const sim_json_ctx L = {source, err, err_sz};
+  return parse_bus(&L, section, path, o) ? HIL_ECONFIG : HIL_OK;
 }
 
 static int is_servo_actuator(const cJSON *a) {
@@ -517,6 +524,13 @@ static const model_info *find_model(const char *name) {
   }
   return NULL;
 }
+
+int servo_bus_model_protocol(const char *model) {
+  const model_info *m = find_model(model);
+  return m ? (int)m->protocol : -1;
+}
+
+const char *servo_bus_protocol_name(servo_protocol p) { return protocol_names[p]; }
 
 /* One actuator's "servo" block: {"id", "model", and the motor's datasheet figures to override}. */
 static int parse_servo(const sim_json_ctx *L, const cJSON *obj, const char *path, bus_servo *s) {

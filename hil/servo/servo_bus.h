@@ -52,6 +52,17 @@ void servo_bus_options_default(servo_bus_options *o);
 int servo_bus_options_parse(servo_bus_options *o, int *present, const char *config_path,
                             char *err, size_t err_sz);
 
+/* Reads a servo bus section ({"port", "link", "protocol", "baud"}) found at `path` of the file
+ * `source` (the servos file's "bus"), over o's values. HIL_OK or HIL_ECONFIG with a message. */
+struct cJSON;
+int servo_bus_options_read(servo_bus_options *o, const struct cJSON *section, const char *source,
+                           const char *path, char *err, size_t err_sz);
+
+/* The protocol a model ("XL430-W250", "XM430-W350", "STS3215") speaks; -1 when unknown. */
+int servo_bus_model_protocol(const char *model);
+/* "dynamixel2" or "feetech". */
+const char *servo_bus_protocol_name(servo_protocol p);
+
 /* 1 when the robot file has at least one actuator of type "servo" (0 for MJCF and URDF). */
 int servo_bus_config_has_servos(const char *config_path);
 

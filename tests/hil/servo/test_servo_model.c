@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hil/servo/servo_model.h"
@@ -96,8 +97,9 @@ static void test_velocity_estimate_and_presents(void **state) {
   const double units = w / TWO_PI * 60 / 0.229;
   assert_double_equal((int32_t)dxl_device_get(&d, DXL_PRESENT_VELOCITY, 4), units, 1.0);
   assert_int_equal(d.mem[DXL_MOVING], 1);
+  /* the encoder reads a turning joint a tick behind (its hysteresis): the floor of the angle */
   assert_int_equal((int32_t)dxl_device_get(&d, DXL_PRESENT_POSITION, 4),
-                   (int32_t)lround(2048 + w * 499 * dt * 4096 / TWO_PI));
+                   (int32_t)floor(2048 + w * 499 * dt * 4096 / TWO_PI));
   /* PWM mode: duty goal/885 through the motor line; current mode: the goal current */
   d.mem[DXL_OPERATING_MODE] = DXL_MODE_PWM;
   d.mem[DXL_TORQUE_ENABLE] = 1;
@@ -142,6 +144,86 @@ static void test_feetech_loop(void **state) {
   assert_true(tau > 0);
   assert_true(ft_device_get_signed(&d, FT_PRESENT_LOAD, 10) > 0);
   assert_double_equal(s.traj_pos, 2304, 0);
+}
+
+/* Speed as the servos measure it (SERVO_*_SPEED_WINDOW_S): a joint turning at w reads w within
+ * one tick over the window (plus the register's rounding); once it stops, and while it jitters
+ * by less than a tick (the encoder's hysteresis), Present Velocity / Speed read 0 and Moving 0
+ * from one window after the move ends on, not before. Torque is off: the joint is driven. */
+typedef struct speed_run {
+  double window;                       /* s */
+  double unit;                         /* ticks/s per unit of the speed register */
+  double moving_max_err, rest_speed_at_half; /* measured */
+  int rest_nonzero_after_window, moving_after_window;
+} speed_run;
+
+static double run_servo(int dxl, dxl_device *dd, ft_device *fd, servo_state *s,
+                        const servo_motor *m, double angle, double w, double dt, int *moving) {
+  const servo_feedback fb = {angle, w};
+  if (dxl) {
+    dxl_servo_step(dd, s, m, &fb, dt);
+    *moving = dd->mem[DXL_MOVING];
+    return (int32_t)dxl_device_get(dd, DXL_PRESENT_VELOCITY, 4);
+  }
+  ft_servo_step(fd, s, m, &fb, dt);
+  *moving = fd->mem[FT_MOVING];
+  return ft_device_get_signed(fd, FT_PRESENT_SPEED, 15);
+}
+
+static speed_run speed_test(int dxl) {
+  servo_motor m;
+  dxl_device dd;
+  ft_device fd;
+  servo_state s;
+  memset(&s, 0, sizeof s);
+  servo_motor_of_model(&m, dxl ? DXL_MODEL_XL430_W250 : FT_MODEL_STS3215);
+  dxl_device_init(&dd, DXL_MODEL_XL430_W250, 1);
+  ft_device_init(&fd, FT_MODEL_STS3215, 1);
+  dxl_device_set(&dd, 24, 4, 0); /* Moving Threshold 0: Moving is any measured speed */
+  speed_run r = {dxl ? SERVO_DXL_SPEED_WINDOW_S : SERVO_FT_SPEED_WINDOW_S,
+                 dxl ? 4096 * 0.229 / 60 : 1.0, 0, 0, 0, 0};
+  const double dt = 1e-3, w = 1.3, tick = TWO_PI / 4096;
+  const int move = 600, window = (int)lround(r.window / dt);
+  /* the rest angle 0.3 tick past a whole tick: jittering by ±0.45 tick about it, a rounding
+   * encoder would toggle between two readings; one with hysteresis holds */
+  const double rest = (round(0.1 / tick) + 0.3) * tick;
+  double angle = rest;
+  int moving = 0;
+  for (int k = 0; k < move; k++) {
+    angle = rest - w * (move - k) * dt; /* arrives at k = move */
+    const double v = run_servo(dxl, &dd, &fd, &s, &m, angle, w, dt, &moving);
+    if (k > 2 * window) {
+      r.moving_max_err = fmax(r.moving_max_err, fabs(v - w / tick / r.unit));
+      assert_int_equal(moving, 1);
+    }
+  }
+  for (int k = 0; k < 400; k++) { /* at rest, jittering by ±0.45 tick */
+    const double jitter = 0.45 * tick * sin(k * 0.7);
+    const double v = run_servo(dxl, &dd, &fd, &s, &m, rest + jitter, 0, dt, &moving);
+    if (k == window / 2) {
+      r.rest_speed_at_half = v;
+    }
+    if (k >= window && (v != 0 || moving)) {
+      r.rest_nonzero_after_window++;
+    }
+  }
+  return r;
+}
+
+static void test_speed_window_and_moving(void **state) {
+  (void)state;
+  for (int dxl = 1; dxl >= 0; dxl--) {
+    const speed_run r = speed_test(dxl);
+    const double quantum = 1.0 / r.window / r.unit; /* one tick over the window, in units */
+    printf("%s: speed while turning within %.2f units of the true speed (one tick over the "
+           "%.0f ms window: %.2f units); at rest half a window later %.0f, after it 0 in all "
+           "but %d steps\n",
+           dxl ? "XL430 Present Velocity" : "STS3215 Present Speed", r.moving_max_err,
+           r.window * 1e3, quantum, r.rest_speed_at_half, r.rest_nonzero_after_window);
+    assert_true(r.moving_max_err <= quantum + 0.5);
+    assert_true(r.rest_speed_at_half != 0); /* the window, not the last step, measures it */
+    assert_int_equal(r.rest_nonzero_after_window, 0);
+  }
 }
 
 /* A drive held at its limit for SERVO_OVERLOAD_S: Overload in Hardware Error Status, torque off
@@ -195,6 +277,7 @@ int main(void) {
       cmocka_unit_test(test_velocity_estimate_and_presents),
       cmocka_unit_test(test_feetech_loop),
       cmocka_unit_test(test_overload),
+      cmocka_unit_test(test_speed_window_and_moving),
   };
   return cmocka_run_group_tests_name("servo_model", tests, NULL, NULL);
 }
