@@ -75,6 +75,7 @@ typedef struct servo_bus {
   atomic_int stop;
   hil_runtime *rt;
   double byte_time; /* s per byte at the bus baud rate */
+  double wire_free; /* pty: when the half-duplex line is free again (monotonic s) */
   dxl2_decoder dxl_dec;
   ft_decoder ft_dec;
   servo_bus_counters counters; /* under lock */
@@ -96,6 +97,16 @@ static void sleep_until(double t) {
     ts.tv_sec++, ts.tv_nsec -= 1000000000L;
   }
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+  }
+}
+
+/* Waits for t: sleeps until the last SERVO_BUS_SPIN_S before it, then spins (a sleep wakes
+ * 0.1 ms late or more on a loaded machine; the wire's byte times are 10 µs at 1 Mbaud). */
+static void wait_until(double t) {
+  if (t - SERVO_BUS_SPIN_S > monotonic_now()) {
+    sleep_until(t - SERVO_BUS_SPIN_S);
+  }
+  while (monotonic_now() < t) {
   }
 }
 
@@ -185,18 +196,21 @@ static int merge_collisions(reply *r, int n, unsigned long *collisions) {
 
 /* Writes the replies as the wire delivers them: each starts after the one before it has ended
  * and the servo's return delay has passed; on a pty, where no UART paces the bytes, a reply is
- * written when its last byte would have arrived. */
+ * written when its last byte would have arrived, and the line is busy until then. */
 static void send_replies(servo_bus *b, reply *r, int n, double t_rx) {
-  double line_free = t_rx;
+  double line_free = b->opt.use_pty ? fmax(t_rx, b->wire_free) : t_rx;
   for (int i = 0; i < n; i++) {
     const double start = line_free + r[i].delay, end = start + r[i].n * b->byte_time;
-    sleep_until(b->opt.use_pty ? end : start);
+    wait_until(b->opt.use_pty ? end : start);
     long sent = hil_serial_port_write(b->port, r[i].bytes, (size_t)r[i].n, monotonic_now());
     pthread_mutex_lock(&b->lock);
     b->counters.replies++;
     b->counters.tx_dropped += sent < 0 ? (unsigned long)r[i].n : (unsigned long)(r[i].n - sent);
     pthread_mutex_unlock(&b->lock);
     line_free = end;
+  }
+  if (b->opt.use_pty) {
+    b->wire_free = fmax(b->wire_free, line_free);
   }
 }
 
@@ -227,8 +241,26 @@ static void dispatch(servo_bus *b, uint8_t id, uint8_t instruction, const uint8_
   send_replies(b, replies, n, t_rx);
 }
 
+/* On a pty the request's bytes arrive at once: each takes its byte time on the half-duplex
+ * line after the one before it (and after a reply still on the line), and the servo acts when
+ * the packet's last byte has arrived. A byte that came before the line could have carried it
+ * is counted (rx_early). A device's UART paces the bytes itself. */
+static double byte_arrival(servo_bus *b, double t_rx) {
+  if (!b->opt.use_pty) {
+    return t_rx;
+  }
+  if (t_rx < b->wire_free) {
+    pthread_mutex_lock(&b->lock);
+    b->counters.rx_early++;
+    pthread_mutex_unlock(&b->lock);
+  }
+  b->wire_free = fmax(t_rx, b->wire_free) + b->byte_time;
+  return b->wire_free;
+}
+
 static void receive(servo_bus *b, const uint8_t *bytes, long n, double t_rx, reply *replies) {
   for (long i = 0; i < n; i++) {
+    const double t_byte = byte_arrival(b, t_rx);
     if (b->protocol == SERVO_PROTOCOL_DYNAMIXEL2) {
       const unsigned long bad = b->dxl_dec.crc_errors + b->dxl_dec.length_errors;
       const dxl2_packet *p = dxl2_decoder_feed(&b->dxl_dec, bytes[i]);
@@ -238,7 +270,7 @@ static void receive(servo_bus *b, const uint8_t *bytes, long n, double t_rx, rep
         pthread_mutex_unlock(&b->lock);
       }
       if (p) {
-        dispatch(b, p->id, p->instruction, p->params, p->nparams, p, t_rx, replies);
+        dispatch(b, p->id, p->instruction, p->params, p->nparams, p, t_byte, replies);
       }
     } else {
       const unsigned long bad = b->ft_dec.checksum_errors + b->ft_dec.length_errors;
@@ -249,7 +281,7 @@ static void receive(servo_bus *b, const uint8_t *bytes, long n, double t_rx, rep
         pthread_mutex_unlock(&b->lock);
       }
       if (p) {
-        dispatch(b, p->id, p->instruction, p->params, p->nparams, p, t_rx, replies);
+        dispatch(b, p->id, p->instruction, p->params, p->nparams, p, t_byte, replies);
       }
     }
   }
@@ -272,6 +304,21 @@ static void drop_partial(servo_bus *b) {
   pthread_mutex_unlock(&b->lock);
 }
 
+/* While the controller has the port closed: wait for it to open it again (a pty wakes the
+ * thread at once, hil_serial_port_wakeup_fd), so that the first request after a reopen is
+ * answered on time; a packet cut by the close is dropped. */
+static void wait_for_link(servo_bus *b) {
+  drop_partial(b);
+  const int wake = hil_serial_port_wakeup_fd(b->port);
+  if (wake >= 0) {
+    struct pollfd pfd = {wake, POLLIN, 0};
+    poll(&pfd, 1, 10);
+  } else {
+    sleep_until(monotonic_now() + 0.01);
+  }
+  hil_serial_port_service(b->port, monotonic_now());
+}
+
 /* The bus thread: wait for bytes (10 ms at most, to notice a stop), answer, and keep the link
  * (a controller closing the pty and opening it again, a device unplugged). */
 static void *bus_thread(void *arg) {
@@ -282,8 +329,7 @@ static void *bus_thread(void *arg) {
   while (!atomic_load(&b->stop)) {
     const int fd = hil_serial_port_fd(b->port);
     if (fd < 0) {
-      hil_serial_port_service(b->port, monotonic_now());
-      sleep_until(monotonic_now() + 0.01);
+      wait_for_link(b);
       continue;
     }
     struct pollfd pfd = {fd, POLLIN, 0};
@@ -678,6 +724,7 @@ hil_transport *servo_bus_new(const servo_bus_options *o, const char *config_path
   snprintf(so.link, sizeof so.link, "%s", o->link);
   so.baud = (int)o->baud;
   so.quiet = 1;
+  snprintf(so.label, sizeof so.label, "servo bus");
   char why[512];
   b->port = hil_serial_port_new(&so, why, sizeof why);
   if (!b->port) {

@@ -28,6 +28,8 @@
 #define SERVO_BUS_PATH_MAX 256
 /* A packet whose bytes stop coming for this long is dropped (counted as bad). */
 #define SERVO_BUS_PACKET_TIMEOUT_S 0.01
+/* The bus thread spins the last this long before a reply is due (sleeps before). */
+#define SERVO_BUS_SPIN_S 150e-6
 
 typedef enum servo_protocol {
   SERVO_PROTOCOL_DYNAMIXEL2 = 0,
@@ -82,6 +84,7 @@ typedef struct servo_bus_counters {
   unsigned long replies;     /* status packets written */
   unsigned long collisions;  /* replies garbled by two servos at one ID */
   unsigned long tx_dropped;  /* reply bytes the port did not take */
+  unsigned long rx_early;    /* pty: request bytes that came faster than the baud rate allows */
   unsigned long steps;       /* control loop steps run */
 } servo_bus_counters;
 
