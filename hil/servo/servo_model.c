@@ -318,12 +318,14 @@ double ft_servo_step(ft_device *d, servo_state *s, const servo_motor *m, const s
   const double reported = sense * servo_window_speed(s, SERVO_FT_SPEED_WINDOW_S, dt);
   const double w = drive * fb->true_velocity; /* the motor's speed, in its own direction */
   const int torque_on = d->mem[FT_TORQUE_ENABLE] == 1;
-  if (!s->started || (torque_on && !s->torque_was_on)) {
+  const int power_on = !s->started || s->reboots != d->reboots;
+  if (power_on || (torque_on && !s->torque_was_on)) {
     s->traj_pos = present, s->traj_vel = 0, s->integral = 0, s->prev_error = 0;
-    if (!s->started) {
+    if (power_on) { /* the goal is where the joint is, so the arm stays put */
       ft_device_set_signed(d, FT_GOAL_POSITION, 15, (int32_t)lround(present));
+      s->torque_was_on = 0;
     }
-    s->started = 1;
+    s->started = 1, s->reboots = d->reboots;
   }
   s->torque_was_on = torque_on;
   double out = 0;

@@ -230,7 +230,8 @@ static void test_bad_input(void **state) {
   stop(&f);
 }
 
-/* Two servos at one ID answer at once: the reply is garbled (its CRC fails). */
+/* Two servos at one ID answer at once: the controller gets both status packets ANDed together,
+ * byte for byte (a wired AND: a bit is low when either servo pulls it low), whose CRC fails. */
 static void test_collision(void **state) {
   (void)state;
   fixture f;
@@ -254,6 +255,20 @@ static void test_collision(void **state) {
   assert_int_equal(f.c.n, 13);
   const uint16_t crc = (uint16_t)(f.c.buf[11] | (f.c.buf[12] << 8));
   assert_true(manual_crc(f.c.buf, 11) != crc); /* 1060 and 1020 garbled: the CRC fails */
+  /* both servos' status packets, bit by bit low where either drives the line low */
+  const unsigned models[2] = {1020, 1060}; /* XM430 (ID 3), XL430 (ID 4 renamed 3) */
+  uint8_t wire[13];
+  memset(wire, 0xFF, sizeof wire);
+  for (int k = 0; k < 2; k++) {
+    uint8_t st[13] = {0xFF, 0xFF, 0xFD, 0x00, 3, 6, 0, 0x55, 0, (uint8_t)models[k],
+                      (uint8_t)(models[k] >> 8)};
+    const uint16_t c = manual_crc(st, 11);
+    st[11] = (uint8_t)c, st[12] = (uint8_t)(c >> 8);
+    for (int i = 0; i < 13; i++) {
+      wire[i] &= st[i];
+    }
+  }
+  assert_memory_equal(f.c.buf, wire, sizeof wire);
   stop(&f);
 }
 
@@ -400,12 +415,18 @@ static void test_feetech_bus(void **state) {
   for (uint8_t id = 1; id <= 4; id++) {
     assert_int_equal(ft_read(&f.c, id, 3, 2), 777); /* STS3215 */
   }
-  /* EEPROM: locked at power-on (the ID stays), unlocked takes the write */
+  /* EEPROM: locked at power-on, a new ID is taken at once and lost at a REBOOT (no reply);
+   * unlocked, kept */
   ft_write(&f.c, 4, 5, 9, 1);
+  assert_int_equal(ft_read(&f.c, 9, 5, 1), 9);
+  ft_send(&f.c, 9, 0x08, NULL, 0);
   assert_int_equal(ft_read(&f.c, 4, 5, 1), 4);
   ft_write(&f.c, 4, 55, 0, 1);
   ft_write(&f.c, 4, 5, 9, 1);
+  ft_write(&f.c, 9, 55, 1, 1);
+  ft_send(&f.c, 9, 0x08, NULL, 0);
   assert_int_equal(ft_read(&f.c, 9, 5, 1), 9);
+  ft_write(&f.c, 9, 55, 0, 1);
   ft_write(&f.c, 9, 5, 4, 1);
   ft_write(&f.c, 4, 55, 1, 1);
   /* sync write: torque on for all four; the arm holds where it was put up at power-on */

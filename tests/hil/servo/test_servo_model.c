@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hil/servo/feetech.h"
 #include "hil/servo/servo_model.h"
 
 #define TWO_PI 6.283185307179586
@@ -226,6 +227,66 @@ static void test_speed_window_and_moving(void **state) {
   }
 }
 
+/* Homing Offset = +N: Present Position reads the encoder's ticks + N (e-manual: Present = Actual
+ * + Homing Offset); in reverse mode (Drive Mode bit 0) the reading is mirrored about 2048 and
+ * the torque reversed, so that the loop still holds its goal. */
+static void test_homing_offset_and_reverse(void **state) {
+  (void)state;
+  servo_motor m;
+  servo_motor_of_model(&m, DXL_MODEL_XL430_W250);
+  dxl_device d;
+  dxl_device_init(&d, DXL_MODEL_XL430_W250, 1);
+  servo_state s;
+  memset(&s, 0, sizeof s);
+  const double dt = 1e-3, angle = 0.25, ticks = 2048 + 0.25 * 4096 / TWO_PI; /* 2210.97 */
+  const servo_feedback fb = {angle, 0};
+  dxl_servo_step(&d, &s, &m, &fb, dt);
+  assert_int_equal((int32_t)dxl_device_get(&d, DXL_PRESENT_POSITION, 4), lround(ticks));
+  dxl_device_set(&d, DXL_HOMING_OFFSET, 4, 300);
+  dxl_servo_step(&d, &s, &m, &fb, dt);
+  assert_int_equal((int32_t)dxl_device_get(&d, DXL_PRESENT_POSITION, 4), lround(ticks) + 300);
+  dxl_device_set(&d, DXL_HOMING_OFFSET, 4, (uint32_t)-300);
+  dxl_servo_step(&d, &s, &m, &fb, dt);
+  assert_int_equal((int32_t)dxl_device_get(&d, DXL_PRESENT_POSITION, 4), lround(ticks) - 300);
+  /* reverse: 2048 - 163 - 300; a goal above the present position pushes the joint down */
+  d.mem[DXL_DRIVE_MODE] = DXL_DRIVE_REVERSE;
+  dxl_servo_step(&d, &s, &m, &fb, dt);
+  const int32_t present = (int32_t)dxl_device_get(&d, DXL_PRESENT_POSITION, 4);
+  assert_int_equal(present, 2 * 2048 - lround(ticks) - 300);
+  dxl_device_set(&d, DXL_GOAL_POSITION, 4, (uint32_t)(present + 100));
+  d.mem[DXL_TORQUE_ENABLE] = 1;
+  dxl_servo_step(&d, &s, &m, &fb, dt);
+  assert_true(dxl_servo_step(&d, &s, &m, &fb, dt) < 0);
+}
+
+/* An STS write of Torque Limit (48, two bytes) is taken and caps the drive: a large error drives
+ * at the limit's share of the stall torque (0.1 % units). */
+static void test_sts_torque_limit(void **state) {
+  (void)state;
+  servo_motor m;
+  servo_motor_of_model(&m, FT_MODEL_STS3215);
+  ft_device d;
+  ft_device_init(&d, FT_MODEL_STS3215, 1);
+  servo_state s;
+  memset(&s, 0, sizeof s);
+  const servo_feedback fb = {0, 0};
+  ft_servo_step(&d, &s, &m, &fb, 1e-3);
+  const uint8_t limit[3] = {FT_TORQUE_LIMIT, 0x2C, 0x01}; /* 300: 30 % */
+  ft_packet w;
+  memset(&w, 0, sizeof w);
+  w.id = 1, w.instruction = FT_WRITE, w.nparams = 3;
+  memcpy(w.params, limit, 3);
+  uint8_t out[64];
+  assert_true(ft_device_handle(&d, &w, out, sizeof out) > 0);
+  assert_int_equal(d.mem[FT_TORQUE_LIMIT] | (d.mem[FT_TORQUE_LIMIT + 1] << 8), 300);
+  d.mem[FT_TORQUE_ENABLE] = 1;
+  ft_device_set_signed(&d, FT_GOAL_POSITION, 15, 3000); /* 952 ticks away */
+  ft_servo_step(&d, &s, &m, &fb, 1e-3);
+  const double tau = ft_servo_step(&d, &s, &m, &fb, 1e-3);
+  assert_double_equal(tau, 0.3 * m.stall_torque, 1e-9);
+  assert_double_equal(s.pwm, 0.3, 1e-12);
+}
+
 /* A drive held at its limit for SERVO_OVERLOAD_S: Overload in Hardware Error Status, torque off
  * (Shutdown has bit 5 by default), the alert bit in every status; only REBOOT clears it. */
 static void test_overload(void **state) {
@@ -278,6 +339,8 @@ int main(void) {
       cmocka_unit_test(test_feetech_loop),
       cmocka_unit_test(test_overload),
       cmocka_unit_test(test_speed_window_and_moving),
+      cmocka_unit_test(test_homing_offset_and_reverse),
+      cmocka_unit_test(test_sts_torque_limit),
   };
   return cmocka_run_group_tests_name("servo_model", tests, NULL, NULL);
 }
