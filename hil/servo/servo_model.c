@@ -176,11 +176,14 @@ static void write_presents(dxl_device *d, const servo_state *s, const servo_moto
   dxl_device_set(d, 136, 4, (uint32_t)(int32_t)lround(s->traj_vel / (DXL_VEL_UNIT * TICKS_PER_TURN)));
   dxl_device_set(d, 140, 4, (uint32_t)(int32_t)lround(s->traj_pos));
   dxl_device_set(d, 120, 2, (uint32_t)((long)s->ms % 32768));
-  const double threshold = dxl_device_get(d, 24, 4);
-  const int moving = fabs(velocity_units) > threshold;
-  d->mem[DXL_MOVING] = (uint8_t)moving;
-  const double goal = get_i32(d, DXL_GOAL_POSITION);
-  const int profiling = s->traj_pos != goal || s->traj_vel != 0;
+  /* e-manual: Moving is 1 while |Present Velocity| > Moving Threshold, and always while a
+   * position profile runs */
+  const double threshold = dxl_device_get(d, 24, 4), goal = get_i32(d, DXL_GOAL_POSITION);
+  const uint8_t mode = d->mem[DXL_OPERATING_MODE];
+  const int position_mode = mode == DXL_MODE_POSITION || mode == DXL_MODE_EXTENDED_POSITION ||
+                            mode == DXL_MODE_CURRENT_POSITION;
+  const int profiling = position_mode && (s->traj_pos != goal || s->traj_vel != 0);
+  d->mem[DXL_MOVING] = (uint8_t)(fabs(velocity_units) > threshold || profiling);
   const int in_position = !profiling && fabs(goal - present) <= DXL_IN_POSITION_TICKS;
   d->mem[DXL_MOVING_STATUS] = (uint8_t)(in_position | (profiling << 1));
 }
