@@ -7,7 +7,6 @@
  * ratios are printed; the test fails only when the controller's reads went unanswered. */
 #define _GNU_SOURCE /* clock_nanosleep */
 #include <math.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,11 +31,6 @@ typedef struct result {
   long reads, unanswered;
 } result;
 
-static void *loop_main(void *arg) {
-  hil_runtime_run(arg);
-  return NULL;
-}
-
 static void sleep_until(double t) {
   struct timespec ts = {(time_t)t, (long)((t - floor(t)) * 1e9)};
   clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
@@ -45,7 +39,7 @@ static void sleep_until(double t) {
 /* SYNC_READ of Present Position of IDs 1-6 every millisecond for RUN_S */
 static void sync_reads(client *c, result *r) {
   const uint8_t sr[] = {56, 2, 1, 2, 3, 4, 5, 6};
-  double next = now_s();
+  double next = ts_now();
   const double end = next + RUN_S;
   while (next < end) {
     ft_send(c, 0xFE, 0x82, sr, sizeof sr);
@@ -58,10 +52,10 @@ static void sync_reads(client *c, result *r) {
     }
     r->reads++;
     next += 1e-3;
-    if (next > now_s()) {
+    if (next > ts_now()) {
       sleep_until(next);
     } else {
-      next = now_s(); /* behind: no burst to catch up */
+      next = ts_now(); /* behind: no burst to catch up */
     }
   }
 }
@@ -69,14 +63,8 @@ static void sync_reads(client *c, result *r) {
 static result run(const char *config, int with_bus) {
   result r;
   memset(&r, 0, sizeof r);
-  hil_options o;
-  hil_options_default(&o);
-  o.quiet = 1, o.status_period_s = 0;
   char err[1024];
-  hil_runtime *rt = hil_runtime_new(config, &o, err, sizeof err);
-  if (!rt) {
-    fail_msg("%s", err);
-  }
+  hil_runtime *rt = ts_runtime(config, HIL_MODE_REALTIME, 0);
   client c = {.fd = -1, .n = 0};
   if (with_bus) {
     servo_bus_options bo;
@@ -89,16 +77,15 @@ static result run(const char *config, int with_bus) {
     assert_int_equal(hil_runtime_add_transport(rt, bus), HIL_OK);
     client_open(&c, servo_bus_path(bus)); /* the STS3215's return delay is 0 */
   }
-  pthread_t thread;
-  assert_int_equal(pthread_create(&thread, NULL, loop_main, rt), 0);
-  usleep(200000); /* past the start */
+  ts_loop loop;
+  ts_loop_start(&loop, rt);
+  ts_sleep(0.2); /* past the start */
   if (with_bus) {
     sync_reads(&c, &r);
   } else {
-    usleep((useconds_t)(RUN_S * 1e6));
+    ts_sleep(RUN_S);
   }
-  hil_runtime_request_stop(rt);
-  pthread_join(thread, NULL);
+  ts_loop_stop(&loop);
   hil_runtime_status_total(rt, &r.st);
   if (c.fd >= 0) {
     close(c.fd);

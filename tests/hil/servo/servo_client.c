@@ -7,7 +7,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,12 +21,9 @@
 #include <cmocka.h>
 
 #include "hil/error.h"
+#include "support/runtime.h"
+#include "support/wait.h"
 
-double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* --- the controller, from the e-manual -------------------------------------------------------- */
 
@@ -127,12 +123,12 @@ int parse_status(client *c, status *s) {
 
 /* Waits for the next status packet; 0 when none came within wait_s. */
 int receive(client *c, status *s, double wait_s) {
-  const double until = now_s() + wait_s;
+  const double until = ts_now() + wait_s;
   for (;;) {
     if (parse_status(c, s)) {
       return 1;
     }
-    const double left = until - now_s();
+    const double left = until - ts_now();
     if (left <= 0) {
       return 0;
     }
@@ -191,25 +187,13 @@ uint32_t read_field(client *c, uint8_t id, uint16_t address, int size) {
 /* --- the simulator ---------------------------------------------------------------------------- */
 
 
-static void *run_main(void *arg) {
-  hil_runtime_run(arg);
-  return NULL;
-}
-
 void start_with(fixture *f, const char *config, long baud, int run) {
-  hil_options o;
-  hil_options_default(&o);
-  o.quiet = 1;
-  o.status_period_s = 0;
-  char err[1024];
-  f->rt = hil_runtime_new(config, &o, err, sizeof err);
-  if (!f->rt) {
-    fail_msg("%s", err);
-  }
+  f->rt = ts_runtime(config, HIL_MODE_REALTIME, 0);
   servo_bus_options bo;
   servo_bus_options_default(&bo);
   bo.quiet = 1;
   bo.baud = baud;
+  char err[1024];
   f->bus = servo_bus_new(&bo, config, err, sizeof err);
   if (!f->bus) {
     fail_msg("%s", err);
@@ -218,24 +202,17 @@ void start_with(fixture *f, const char *config, long baud, int run) {
   client_open(&f->c, servo_bus_path(f->bus));
   f->running = run;
   if (run) {
-    assert_int_equal(pthread_create(&f->thread, NULL, run_main, f->rt), 0);
+    ts_loop_start(&f->loop, f->rt);
     /* the servos' present fields hold the table's defaults until their loop's first step */
-    servo_bus_counters c = {0};
-    const double until = now_s() + REPLY_WAIT_S;
-    while (c.steps < 2 && now_s() < until) {
-      assert_int_equal(servo_bus_counters_get(f->bus, &c), HIL_OK);
-      usleep(1000);
-    }
-    if (c.steps < 2) {
-      fail_msg("the runtime did not step within %g s", REPLY_WAIT_S);
+    if (!ts_loop_wait_steps(&f->loop, 2, TS_DEADLINE_S)) {
+      fail_msg("the runtime did not step within %g s", TS_DEADLINE_S);
     }
   }
 }
 
 void stop(fixture *f) {
   if (f->running) {
-    hil_runtime_request_stop(f->rt);
-    pthread_join(f->thread, NULL);
+    ts_loop_stop(&f->loop);
   }
   close(f->c.fd);
   hil_runtime_destroy(&f->rt);
@@ -262,7 +239,7 @@ void ft_send(client *c, uint8_t id, uint8_t inst, const uint8_t *params, size_t 
 
 /* One reply (FF FF ID LEN ERR DATA CHK) off the buffer; 0 when none came within wait_s. */
 int ft_receive(client *c, status *s, double wait_s) {
-  const double until = now_s() + wait_s;
+  const double until = ts_now() + wait_s;
   for (;;) {
     while (c->n >= 2 && (c->buf[0] != 0xFF || c->buf[1] != 0xFF)) {
       memmove(c->buf, c->buf + 1, --c->n);
@@ -283,7 +260,7 @@ int ft_receive(client *c, status *s, double wait_s) {
       c->n -= total;
       return 1;
     }
-    const double left = until - now_s();
+    const double left = until - ts_now();
     if (left <= 0) {
       return 0;
     }

@@ -3,17 +3,17 @@
 #ifndef ACHILLES_TESTS_SERVO_CLIENT_H
 #define ACHILLES_TESTS_SERVO_CLIENT_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "hil/runtime/runtime.h"
 #include "hil/servo/servo_bus.h"
 #include "hil/transport.h"
+#include "support/runtime.h"
+#include "support/wait.h"
 
-#define REPLY_WAIT_S 2.0 /* generous: a loaded CI machine */
+#define REPLY_WAIT_S 2.0 /* a reply: generous (a loaded CI machine) */
 
-double now_s(void);
 double median(double *t, int n); /* sorts t */
 
 /* --- Dynamixel Protocol 2.0, from the e-manual ------------------------------------------------ */
@@ -68,7 +68,7 @@ void ft_write(client *c, uint8_t id, uint8_t address, uint32_t v, int size);
 typedef struct fixture {
   hil_runtime *rt;
   hil_transport *bus;
-  pthread_t thread;
+  ts_loop loop;
   int running;
   client c;
 } fixture;

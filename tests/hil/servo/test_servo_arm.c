@@ -6,7 +6,6 @@
  * no integral gain at their factory settings, so gravity leaves the P-loop's offset), with the
  * current below the stall current. The servos bring their gearboxes (sim/servo_spec.h), which
  * is what keeps the light wrist and gripper from ringing. */
-#define _DEFAULT_SOURCE /* usleep */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,18 +97,18 @@ static void arm_settles(const arm_kind *k) {
     lo[i] = INT32_MAX, hi[i] = INT32_MIN;
   }
   write_all(&f.c, k->dxl, k->dxl ? 116 : 42, goal, k->dxl ? 4 : 2);
-  const double t0 = now_s();
+  const double t0 = ts_now();
   double overshoot[NJ] = {0};
-  while (now_s() < t0 + 2.0) { /* the move (under a second), then settling */
+  while (ts_now() < t0 + 2.0) { /* the move (under a second), then settling */
     read_positions(&f.c, k->dxl, pos);
     for (int i = 0; i < NJ; i++) {
       overshoot[i] = fmax(overshoot[i], (pos[i] - goal[i]) * (step[i] > 0 ? 1.0 : -1.0));
     }
-    usleep(10000);
+    ts_sleep(0.01);
   }
   uint32_t current_max = 0;
-  const double t1 = now_s();
-  while (now_s() < t1 + 0.4) { /* settled: steady */
+  const double t1 = ts_now();
+  while (ts_now() < t1 + 0.4) { /* settled: steady */
     read_positions(&f.c, k->dxl, pos);
     for (int i = 0; i < NJ; i++) {
       lo[i] = pos[i] < lo[i] ? pos[i] : lo[i];
@@ -118,7 +117,7 @@ static void arm_settles(const arm_kind *k) {
       const uint32_t cur = k->dxl ? (uint32_t)abs((int16_t)raw) : raw & 0x7FFF;
       current_max = cur > current_max ? cur : current_max;
     }
-    usleep(10000);
+    ts_sleep(0.01);
   }
   stop(&f);
   sim_json_unpin();

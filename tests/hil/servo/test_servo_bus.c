@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +28,7 @@
 #include "hil/servo/servo_bus.h"
 #include "hil/transport.h"
 #include "servo_client.h"
+#include "support/tmp.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/configs/servo_arm.json"
 #define STS_ARM ACHILLES_SOURCE_DIR "/configs/servo_arm_sts.json"
@@ -113,9 +113,9 @@ static void test_position_modes(void **state) {
   (void)state;
   fixture f;
   start_with(&f, ARM, 1000000, 1);
-  const double t0 = now_s();
+  const double t0 = ts_now();
   int fell = 0;
-  while (!fell && now_s() < t0 + 5) {
+  while (!fell && ts_now() < t0 + 5) {
     fell = fabs((double)(int32_t)read_field(&f.c, 2, 132, 4) - 2048.0) > 300;
   }
   assert_true(fell); /* torque off: the arm left its start by more than 26° */
@@ -134,9 +134,9 @@ static void test_position_modes(void **state) {
    * that runs the simulation late does not slow the profile down */
   double traj_max = 0, t_quarter = -1, t_three_quarters = -1, t = 0;
   int arrived = 0, profiling_seen = 0;
-  const double t1 = now_s();
+  const double t1 = ts_now();
   const uint32_t tick0 = read_field(&f.c, 1, 120, 2);
-  while (!arrived && now_s() < t1 + 20) {
+  while (!arrived && ts_now() < t1 + 20) {
     const int32_t p = (int32_t)read_field(&f.c, 1, 132, 4);
     t = ((read_field(&f.c, 1, 120, 2) - tick0 + 32768) % 32768) * 1e-3;
     t_quarter = t_quarter < 0 && p >= start + 256 ? t : t_quarter;
@@ -167,8 +167,8 @@ static void test_position_modes(void **state) {
   const int32_t goal = w0 + 2 * 4096 + 1024;
   assert_int_equal(write_field(&f.c, 4, 116, (uint32_t)goal, 4), 0);
   int turned = 0;
-  const double t2 = now_s();
-  while (!turned && now_s() < t2 + 10) {
+  const double t2 = ts_now();
+  while (!turned && ts_now() < t2 + 10) {
     turned = abs((int32_t)read_field(&f.c, 4, 132, 4) - goal) <= 20;
   }
   assert_true(turned);
@@ -238,14 +238,14 @@ static void test_collision(void **state) {
   start_with(&f, ARM, 1000000, 0);
   assert_int_equal(write_field(&f.c, 4, 7, 3, 1), 0); /* ID 4 becomes a second ID 3 */
   send_packet(&f.c, 3, 0x02, (const uint8_t[]){0, 0, 2, 0}, 4); /* model numbers differ */
-  const double until = now_s() + REPLY_WAIT_S;
-  while (counters(&f).collisions == 0 && now_s() < until) {
-    usleep(1000);
+  const double until = ts_now() + REPLY_WAIT_S;
+  while (counters(&f).collisions == 0 && ts_now() < until) {
+    ts_sleep(0.001);
   }
   assert_int_equal(counters(&f).collisions, 1);
   /* what arrives is one packet's worth of bytes that is not a valid status of ID 3 */
-  const double until2 = now_s() + REPLY_WAIT_S;
-  while (f.c.n < 13 && now_s() < until2) {
+  const double until2 = ts_now() + REPLY_WAIT_S;
+  while (f.c.n < 13 && ts_now() < until2) {
     struct pollfd p = {f.c.fd, POLLIN, 0};
     if (poll(&p, 1, 10) > 0) {
       const ssize_t got = read(f.c.fd, f.c.buf + f.c.n, sizeof f.c.buf - f.c.n);
@@ -284,16 +284,16 @@ static void test_request_bytes_on_the_wire(void **state) {
   const double formula = 500e-6 + (10 + 14) * 10.0 / 57600;
   for (int i = 0; i < 5; i++) {
     const unsigned long early = counters(&f).rx_early;
-    const double t0 = now_s();
+    const double t0 = ts_now();
     send_packet(&f.c, 1, 0x01, NULL, 0);
     expect_status(&f.c, 1, "PING at 57600 baud");
-    const double took = now_s() - t0;
+    const double took = ts_now() - t0;
     assert_int_equal(counters(&f).rx_early - early, 9);
     if (took < formula - 20e-6) {
       fail_msg("a PING answered in %.0f us, before the wire allows (%.0f us)", took * 1e6,
                formula * 1e6);
     }
-    usleep(20000); /* the line idle again: the next request's first byte is on time */
+    ts_sleep(0.02); /* the line idle again: the next request's first byte is on time */
   }
   stop(&f);
 }
@@ -325,16 +325,16 @@ static void test_overload_and_reboot(void **state) {
   start_with(&f, ARM, 1000000, 1);
   assert_int_equal(write_field(&f.c, 2, 36, 100, 2), 0); /* PWM Limit (EEPROM, torque off) */
   assert_int_equal(write_field(&f.c, 2, 64, 1, 1), 0);
-  const double t0 = now_s();
+  const double t0 = ts_now();
   uint32_t hw = 0;
-  while (hw == 0 && now_s() < t0 + 10) {
+  while (hw == 0 && ts_now() < t0 + 10) {
     uint8_t p[4] = {70, 0, 1, 0};
     send_packet(&f.c, 2, 0x02, p, 4);
     const status s = expect_status(&f.c, 2, "READ of Hardware Error Status");
     hw = s.data[0];
     assert_int_equal(s.error, hw ? 0x80 : 0); /* the alert bit with the error, not before */
   }
-  printf("overload: after %.2f s\n", now_s() - t0);
+  printf("overload: after %.2f s\n", ts_now() - t0);
   assert_int_equal(hw, 0x20);
   assert_int_equal(read_field_alert(&f.c, 2, 64), 0); /* torque off */
   send_packet(&f.c, 2, 0x08, NULL, 0); /* REBOOT */
@@ -349,12 +349,10 @@ static void test_overload_and_reboot(void **state) {
  * reads the true angle (2048). One link about z, no gravity, at rest. */
 static void test_encoder_chain_feeds_present_position(void **state) {
   (void)state;
-  char dir[] = "/tmp/achilles-servo-enc-XXXXXX", path[128];
-  assert_non_null(mkdtemp(dir));
-  snprintf(path, sizeof path, "%s/one.json", dir);
-  FILE *out = fopen(path, "w");
-  assert_non_null(out);
-  fputs("{\"name\": \"one\", \"timestep\": 0.001, \"gravity\": [0, 0, 0],\n"
+  char dir[128], path[160];
+  ts_tmpdir(dir, sizeof dir, "servo-enc");
+  ts_path(path, sizeof path, dir, "one.json");
+  ts_write_file(path, "{\"name\": \"one\", \"timestep\": 0.001, \"gravity\": [0, 0, 0],\n"
         " \"bodies\": [\n"
         "  {\"name\": \"a\", \"parent\": \"world\", \"joint\": {\"name\": \"ja\", \"type\": "
         "\"hinge\", \"axis\": [0, 0, 1]},\n"
@@ -372,15 +370,13 @@ static void test_encoder_chain_feeds_present_position(void **state) {
         " \"sensors\": {\"seed\": 1, \"list\": [\n"
         "  {\"name\": \"enc_a\", \"type\": \"encoder\", \"joint\": \"ja\", \"rate_hz\": 1000, "
         "\"counts_per_rev\": 4096, \"quadrature\": false, \"output\": \"angle\",\n"
-        "   \"noise\": {\"offset\": 0.1}}]}}\n",
-        out);
-  fclose(out);
+        "   \"noise\": {\"offset\": 0.1}}]}}\n");
   fixture f;
   start_with(&f, path, 1000000, 1);
-  const double t0 = now_s();
+  const double t0 = ts_now();
   int32_t a = 0; /* the table's value before the first step; then the true angle until the
                     encoder's first sample */
-  while (abs(a - 2113) > 1 && now_s() < t0 + REPLY_WAIT_S) {
+  while (abs(a - 2113) > 1 && ts_now() < t0 + REPLY_WAIT_S) {
     a = (int32_t)read_field(&f.c, 1, 132, 4);
   }
   const int32_t b = (int32_t)read_field(&f.c, 2, 132, 4);
@@ -389,8 +385,7 @@ static void test_encoder_chain_feeds_present_position(void **state) {
   assert_true(abs(a - 2113) <= 1);
   assert_int_equal(b, 2048);
   stop(&f);
-  unlink(path);
-  rmdir(dir);
+  ts_rmtree(dir);
 }
 
 /* --- Feetech SMS/STS ---------------------------------------------------------------------------- */
@@ -447,13 +442,13 @@ static void test_feetech_bus(void **state) {
   ft_send(&f.c, 1, 0x03, goal, sizeof goal);
   ft_expect(&f.c, 1, "WRITE goal");
   int arrived = 0;
-  const double t0 = now_s();
-  while (!arrived && now_s() < t0 + 10) {
+  const double t0 = ts_now();
+  while (!arrived && ts_now() < t0 + 10) {
     arrived = abs((int)ft_read(&f.c, 1, 56, 2) - 2848) <= 12 && ft_read(&f.c, 1, 66, 1) == 0;
   }
   assert_true(arrived);
   printf("feetech: base moved 800 steps in %.2f s (800 / 1000 steps/s = 0.8 s at least)\n",
-         now_s() - t0);
+         ts_now() - t0);
   /* the shoulder holds the outstretched arm: within 2.5° of where it started */
   assert_true(abs((int)ft_read(&f.c, 2, 56, 2) - 2048) < 30);
   /* a bad checksum and an unknown instruction: silence; the bus goes on */
@@ -479,11 +474,11 @@ static void test_device_mode(void **state) {
   assert_true(master >= 0);
   assert_int_equal(grantpt(master), 0);
   assert_int_equal(unlockpt(master), 0);
-  char slave[128], link[] = "/tmp/achilles-servo-device-XXXXXX";
+  char slave[128], link[128];
   assert_int_equal(ptsname_r(master, slave, sizeof slave), 0);
-  assert_true(mkdtemp(link) != NULL);
+  ts_tmpdir(link, sizeof link, "servo-device");
   char path[160];
-  snprintf(path, sizeof path, "%s/ttyUSB0", link);
+  ts_path(path, sizeof path, link, "ttyUSB0");
   assert_int_equal(symlink(slave, path), 0);
   hil_options o;
   hil_options_default(&o);
@@ -505,10 +500,10 @@ static void test_device_mode(void **state) {
   fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
   double t[31];
   for (int i = 0; i < 31; i++) {
-    const double t0 = now_s();
+    const double t0 = ts_now();
     send_packet(&c, 1, 0x01, NULL, 0);
     assert_int_equal(le(expect_status(&c, 1, "PING over the device").data, 2), 1060);
-    t[i] = now_s() - t0;
+    t[i] = ts_now() - t0;
   }
   for (int i = 1; i < 31; i++) {
     for (int k = i; k > 0 && t[k] < t[k - 1]; k--) {
@@ -521,8 +516,7 @@ static void test_device_mode(void **state) {
   assert_true(t[15] >= 480e-6); /* never before the return delay */
   hil_runtime_destroy(&rt);
   close(master);
-  unlink(path);
-  rmdir(link);
+  ts_rmtree(link);
 }
 
 int main(void) {

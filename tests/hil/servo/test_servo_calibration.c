@@ -4,7 +4,6 @@
  * Limit error) or clamped (STS), the STS's Torque Enable = 128 makes the present position 2048,
  * and the factory reset (X-series FACTORY_RESET, STS RESTORE) brings the defaults back. One link
  * about z, no gravity, on one servo of each protocol (a robot written here). */
-#define _DEFAULT_SOURCE /* usleep, mkdtemp */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,13 +17,14 @@
 #include <cmocka.h>
 
 #include "servo_client.h"
+#include "support/tmp.h"
 
 /* a robot of one link about z on a servo of `model`, written into dir */
 static void write_robot(char *path, size_t path_sz, const char *dir, const char *model) {
-  snprintf(path, path_sz, "%s/%s.json", dir, model);
-  FILE *out = fopen(path, "w");
-  assert_non_null(out);
-  fprintf(out,
+  char file[64], text[1024];
+  snprintf(file, sizeof file, "%s.json", model);
+  ts_path(path, path_sz, dir, file);
+  snprintf(text, sizeof text,
           "{\"name\": \"one\", \"timestep\": 0.001, \"gravity\": [0, 0, 0],\n"
           " \"bodies\": [{\"name\": \"a\", \"parent\": \"world\", \"joint\": {\"name\": \"ja\", "
           "\"type\": \"hinge\", \"axis\": [0, 0, 1]},\n"
@@ -33,25 +33,25 @@ static void write_robot(char *path, size_t path_sz, const char *dir, const char 
           " \"actuators\": [{\"name\": \"sa\", \"joint\": \"ja\", \"type\": \"servo\", "
           "\"servo\": {\"id\": 1, \"model\": \"%s\"}}]}\n",
           model);
-  fclose(out);
+  ts_write_file(path, text);
 }
 
 /* a field after the servo's loop has run on it: polled until it equals want (deadline) */
 static uint32_t settle_read(client *c, int dxl, uint16_t address, int size, uint32_t want) {
   uint32_t v = 0;
-  const double until = now_s() + REPLY_WAIT_S;
+  const double until = ts_now() + REPLY_WAIT_S;
   do {
     v = dxl ? read_field(c, 1, address, size) : ft_read(c, 1, (uint8_t)address, (uint8_t)size);
-  } while (v != want && now_s() < until);
+  } while (v != want && ts_now() < until);
   return v;
 }
 
 /* waits for the end of a move (Moving 0 and within tol of goal); the position reached */
 static int32_t wait_arrival(client *c, int dxl, int32_t goal, int tol) {
   int32_t p = 0;
-  const double until = now_s() + 10;
+  const double until = ts_now() + 10;
   int arrived = 0;
-  while (!arrived && now_s() < until) {
+  while (!arrived && ts_now() < until) {
     p = dxl ? (int32_t)read_field(c, 1, 132, 4) : (int32_t)(ft_read(c, 1, 56, 2) & 0x7FFF);
     arrived = abs(p - goal) <= tol && (dxl ? read_field(c, 1, 122, 1) : ft_read(c, 1, 66, 1)) == 0;
   }
@@ -92,13 +92,12 @@ static void test_dynamixel_calibration(const char *dir) {
   assert_int_equal(expect_status(&f.c, 1, "FACTORY_RESET").error, 0);
   assert_int_equal(read_field(&f.c, 1, 20, 4), 0);
   assert_int_equal(read_field(&f.c, 1, 48, 4), 4095);
-  usleep(100000); /* the joint coasts a little once torque is off */
+  ts_sleep(0.1); /* the joint coasts a little once torque is off */
   const int32_t reset = (int32_t)read_field(&f.c, 1, 132, 4);
   assert_true(abs(reset - (at - 300)) <= 5);
   printf("dynamixel calibration: offset +300 kept across REBOOT, goal 3500 refused (limit "
          "3000), 2800 reached at %d; after the factory reset %d\n", at, reset);
   stop(&f);
-  unlink(robot);
 }
 
 static void test_feetech_calibration(const char *dir) {
@@ -141,16 +140,15 @@ static void test_feetech_calibration(const char *dir) {
   printf("feetech calibration: offset +200 kept across REBOOT, goal 3500 clamped to the limit "
          "3000 (reached %d), Torque Enable 128 -> 2048 (Offset %d)\n", at, offset);
   stop(&f);
-  unlink(robot);
 }
 
 static void test_calibration(void **state) {
   (void)state;
-  char dir[] = "/tmp/achilles-servo-cal-XXXXXX";
-  assert_non_null(mkdtemp(dir));
+  char dir[128];
+  ts_tmpdir(dir, sizeof dir, "servo-cal");
   test_dynamixel_calibration(dir);
   test_feetech_calibration(dir);
-  rmdir(dir);
+  ts_rmtree(dir);
 }
 
 int main(void) {

@@ -8,7 +8,6 @@
  *    every first PING after a reopen answered within 2 ms at 1 Mbaud.
  *
  * configs/servo_arm.json: four X-series servos, return delay 250 × 2 µs each. */
-#define _DEFAULT_SOURCE /* usleep */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,20 +25,20 @@
 #define DELAY 500e-6 /* the X-series' default return delay */
 
 static double ping(fixture *f) {
-  const double t0 = now_s();
+  const double t0 = ts_now();
   send_packet(&f->c, 1, 0x01, NULL, 0);
   expect_status(&f->c, 1, "a timed PING");
-  return now_s() - t0;
+  return ts_now() - t0;
 }
 
 static double sync_read4(fixture *f) {
   const uint8_t sr[] = {132, 0, 4, 0, 1, 2, 3, 4}; /* Present Position of IDs 1-4 */
-  const double t0 = now_s();
+  const double t0 = ts_now();
   send_packet(&f->c, 0xFE, 0x82, sr, sizeof sr);
   for (uint8_t id = 1; id <= 4; id++) {
     expect_status(&f->c, id, "a timed SYNC_READ");
   }
-  return now_s() - t0;
+  return ts_now() - t0;
 }
 
 static int within(const char *what, long baud, double *t, double formula) {
@@ -77,7 +76,7 @@ static void test_reopen_timing(void **state) {
   double t[20], worst = 0;
   for (int i = 0; i < 20; i++) {
     close(f.c.fd);
-    usleep(5000); /* the port closed for a moment, as setBaudRate's close and open */
+    ts_sleep(0.005); /* the port closed for a moment, as setBaudRate's close and open */
     client_open(&f.c, servo_bus_path(f.bus));
     t[i] = ping(&f);
     worst = fmax(worst, t[i]);
