@@ -45,7 +45,7 @@ static void sync_reads(client *c, result *r) {
     ft_send(c, 0xFE, 0x82, sr, sizeof sr);
     for (int i = 0; i < 6; i++) {
       status s;
-      if (!ft_receive(c, &s, 0.1)) {
+      if (!ft_receive(c, &s, REPLY_WAIT_S)) {
         r->unanswered++;
         break;
       }
