@@ -144,11 +144,12 @@ static int add_actuator(const sim_json_ctx *L, cJSON *robot, const cJSON *entry,
 }
 
 /* The servos file's "bus", validated as a servo bus section, becomes transports.servo_bus
- * (its keys over the robot file's). */
+ * (its keys over the robot file's); without one the section is made, empty: the servos' bus
+ * runs with its defaults. */
 static int apply_bus(const sim_json_ctx *L, cJSON *robot, const cJSON *bus, int *protocol) {
   servo_bus_options o;
   servo_bus_options_default(&o);
-  if (servo_bus_options_read(&o, bus, L->source, "bus", L->err, L->err_sz) != 0) {
+  if (bus && servo_bus_options_read(&o, bus, L->source, "bus", L->err, L->err_sz) != 0) {
     return -1;
   }
   *protocol = o.has_protocol ? (int)o.protocol : -1;
@@ -164,7 +165,7 @@ static int apply_bus(const sim_json_ctx *L, cJSON *robot, const cJSON *bus, int 
     return sim_json_fail(L, "bus", "the robot's transports.servo_bus is no object");
   }
   const cJSON *item;
-  cJSON_ArrayForEach(item, bus) {
+  cJSON_ArrayForEach(item, bus) { /* NULL: nothing */
     cJSON_DeleteItemFromObjectCaseSensitive(section, item->string);
     cJSON_AddItemToObject(section, item->string, cJSON_Duplicate(item, 1));
   }
@@ -177,8 +178,7 @@ static int apply_servos(const sim_json_ctx *L, cJSON *robot, const cJSON *root) 
     return -1;
   }
   int bus_protocol = -1;
-  const cJSON *bus = cJSON_GetObjectItemCaseSensitive(root, "bus");
-  if (bus && apply_bus(L, robot, bus, &bus_protocol)) {
+  if (apply_bus(L, robot, cJSON_GetObjectItemCaseSensitive(root, "bus"), &bus_protocol)) {
     return -1;
   }
   const cJSON *servos = cJSON_GetObjectItemCaseSensitive(root, "servos");

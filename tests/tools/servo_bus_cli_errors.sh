@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/tools/servo_bus_cli_errors.sh ACHILLES SOURCE_DIR: `achilles run --servo-bus` refuses
 # bad configurations with exit status 2 and a message naming the place, and a port it cannot
-# open with exit status 1 (docs/runtime.md, docs/servo-bus.md).
+# open with exit status 1; a servos file's errors name the file and the joint (run and convert);
+# a servos file without a bus section starts the bus (docs/runtime.md, docs/servo-bus.md).
 set -u
 achilles=$1 src=$2
 dir=$(mktemp -d)
@@ -45,6 +46,9 @@ expect 2 'servos.elbow_flex.model: unknown model "STS9999"' -- "$urdf" --servos 
 printf '{"servos": {"elbow_flex": {"model": "STS3215", "id": 3, "speed": 2}}}' > "$dir/s_key.json"
 expect 2 "servos.elbow_flex.speed: unknown key" -- "$urdf" --servos "$dir/s_key.json"
 expect 2 "nothere.json: cannot open" -- "$urdf" --servos "$dir/nothere.json"
+# without a "bus" section the servos' bus starts with its defaults
+printf '{"servos": {"elbow_flex": {"model": "STS3215", "id": 3}}}' > "$dir/s_nobus.json"
+expect 0 "servo bus (feetech, 1000000 baud)" -- "$urdf" --servos "$dir/s_nobus.json"
 "$achilles" convert "$urdf" --servos "$dir/s_dup.json" > "$dir/out" 2> "$dir/err"
 if [ $? -ne 1 ] || ! grep -qF "servos.gripper.id: ID 3 is servos.elbow_flex's too" "$dir/err"; then
   echo "FAILED: achilles convert --servos with a duplicate ID:"; cat "$dir/err"; failed=1
