@@ -179,21 +179,15 @@ static int parse_actuator(const sim_json_ctx *L, const cJSON *obj, const char *p
  * and damping (viscous). The block's figures override the model's. */
 static int add_servo_gearbox(const sim_json_ctx *L, const cJSON *obj, const char *path,
                              sim_model *m, const sim_actuator *a) {
-  char p[SIM_JSON_PATH_MAX], pm[SIM_JSON_PATH_MAX], name[32] = "";
+  char p[SIM_JSON_PATH_MAX];
   sim_json_path_join(p, path, "servo");
   const cJSON *block = cJSON_GetObjectItemCaseSensitive(obj, "servo");
   if (!block) {
     return sim_json_fail(L, p, "missing (a servo needs {\"id\", \"model\"})");
   }
-  if (sim_json_expect_object(L, block, p) || sim_json_check_keys(L, block, p, sim_servo_block_keys) ||
-      sim_json_read_string(L, block, p, "model", name, sizeof name)) {
-    return -1;
-  }
-  const sim_servo_spec *spec = sim_servo_spec_find(name);
+  const sim_servo_spec *spec = sim_servo_block_read(L, block, p);
   if (!spec) {
-    sim_json_path_join(pm, p, "model");
-    return sim_json_fail(L, pm, "%s model \"%s\" (expected %s)", name[0] ? "unknown" : "missing",
-                         name, sim_servo_spec_names());
+    return -1;
   }
   sim_servo_spec g = *spec;
   if (sim_json_read_number(L, block, p, "gear_ratio", &g.gear_ratio, 0) ||

@@ -44,3 +44,20 @@ const char *sim_servo_spec_names(void) { return "\"XL430-W250\", \"XM430-W350\" 
 double sim_servo_reflected_inertia(const sim_servo_spec *s) {
   return s->rotor_inertia * s->gear_ratio * s->gear_ratio;
 }
+
+const sim_servo_spec *sim_servo_block_read(const sim_json_ctx *L, const cJSON *block,
+                                           const char *path) {
+  char name[32] = "", p[SIM_JSON_PATH_MAX];
+  if (sim_json_expect_object(L, block, path) ||
+      sim_json_check_keys(L, block, path, sim_servo_block_keys) ||
+      sim_json_read_string(L, block, path, "model", name, sizeof name)) {
+    return NULL;
+  }
+  const sim_servo_spec *spec = sim_servo_spec_find(name);
+  if (!spec) {
+    sim_json_path_join(p, path, "model");
+    sim_json_fail(L, p, "%s model \"%s\" (expected %s)", name[0] ? "unknown" : "missing", name,
+                  sim_servo_spec_names());
+  }
+  return spec;
+}

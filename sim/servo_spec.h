@@ -8,10 +8,12 @@
  * armature, the gear train's Coulomb friction to its frictionloss and its viscous friction to
  * its damping (sim/actuator_load.c). The firmware loop and the motor live in hil/servo.
  *
- * A table of constants: no allocation, no state.
+ * A table of constants and the reader of a servo block: no allocation, no state.
  */
 #ifndef ACHILLES_SIM_SERVO_SPEC_H
 #define ACHILLES_SIM_SERVO_SPEC_H
+
+#include "sim/json_read.h"
 
 typedef struct sim_servo_spec {
   const char *name;      /* as a robot file names it: "XL430-W250", "XM430-W350", "STS3215" */
@@ -33,6 +35,11 @@ const char *sim_servo_spec_names(void);
 /* The keys an actuator's "servo" block may hold (NULL-terminated): "id", "model", the motor's
  * and the gearbox's figures to override, "comment". */
 extern const char *const sim_servo_block_keys[];
+
+/* An actuator's "servo" block at path: an object of those keys naming a known model. The
+ * model's figures, or NULL with the message ("SOURCE: PATH.model: unknown model ..."). */
+const sim_servo_spec *sim_servo_block_read(const sim_json_ctx *L, const cJSON *block,
+                                           const char *path);
 
 /* The inertia the gearbox adds at the output: rotor inertia × ratio². */
 double sim_servo_reflected_inertia(const sim_servo_spec *s);

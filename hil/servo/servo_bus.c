@@ -20,6 +20,7 @@
 #include "hil/servo/dxl_device.h"
 #include "hil/servo/feetech.h"
 #include "hil/servo/ft_device.h"
+#include "hil/servo/servo_internal.h"
 #include "hil/servo/servo_model.h"
 #include "hil/transport.h"
 #include "sim/json_read.h"
@@ -571,33 +572,34 @@ static const model_info *find_model(const char *name) {
   return NULL;
 }
 
-int servo_bus_model_protocol(const char *model) {
-  const model_info *m = find_model(model);
-  return m ? (int)m->protocol : -1;
+const char *servo_bus_protocol_name(servo_protocol p) { return protocol_names[p]; }
+
+int servo__read_block(const sim_json_ctx *L, const cJSON *block, const char *path, int *id) {
+  char p[SIM_JSON_PATH_MAX];
+  double v = -1;
+  const sim_servo_spec *spec = sim_servo_block_read(L, block, path);
+  if (!spec || sim_json_read_number(L, block, path, "id", &v, 1)) {
+    return -1;
+  }
+  if (v != floor(v) || v < 0 || v > 252) {
+    sim_json_path_join(p, path, "id");
+    return sim_json_fail(L, p, "expected an integer from 0 to 252 (got %g)", v);
+  }
+  *id = (int)v;
+  return (int)(find_model(spec->name) - models); /* every spec has a bus model */
 }
 
-const char *servo_bus_protocol_name(servo_protocol p) { return protocol_names[p]; }
+int servo__model_protocol(int model) { return (int)models[model].protocol; }
+const char *servo__model_name(int model) { return models[model].name; }
 
 /* One actuator's "servo" block: {"id", "model", and the motor's datasheet figures to override}. */
 static int parse_servo(const sim_json_ctx *L, const cJSON *obj, const char *path, bus_servo *s) {
-  char model[32] = "", p[SIM_JSON_PATH_MAX];
-  double id = -1;
-  if (sim_json_expect_object(L, obj, path) ||
-      sim_json_check_keys(L, obj, path, sim_servo_block_keys) ||
-      sim_json_read_number(L, obj, path, "id", &id, 1) ||
-      sim_json_read_string(L, obj, path, "model", model, sizeof model)) {
+  int id = 0;
+  const int k = servo__read_block(L, obj, path, &id);
+  if (k < 0) {
     return -1;
   }
-  sim_json_path_join(p, path, "model");
-  s->model = find_model(model);
-  if (!s->model) {
-    return sim_json_fail(L, p, "%s model \"%s\" (expected %s)", model[0] ? "unknown" : "missing",
-                         model, sim_servo_spec_names());
-  }
-  if (id != floor(id) || id < 0 || id > 252) {
-    sim_json_path_join(p, path, "id");
-    return sim_json_fail(L, p, "expected an integer from 0 to 252 (got %g)", id);
-  }
+  s->model = &models[k];
   servo_motor_of_model(&s->motor, s->model->number);
   if (sim_json_read_number(L, obj, path, "stall_torque", &s->motor.stall_torque, 0) ||
       sim_json_check_min(L, path, "stall_torque", s->motor.stall_torque, 0, 1) ||

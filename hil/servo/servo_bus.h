@@ -60,8 +60,6 @@ struct cJSON;
 int servo_bus_options_read(servo_bus_options *o, const struct cJSON *section, const char *source,
                            const char *path, char *err, size_t err_sz);
 
-/* The protocol a model ("XL430-W250", "XM430-W350", "STS3215") speaks; -1 when unknown. */
-int servo_bus_model_protocol(const char *model);
 /* "dynamixel2" or "feetech". */
 const char *servo_bus_protocol_name(servo_protocol p);
 

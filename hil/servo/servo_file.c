@@ -3,12 +3,12 @@
 #include "hil/servo/servo_file.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hil/servo/servo_bus.h"
+#include "hil/servo/servo_internal.h"
 #include "sim/import/import.h"
 #include "sim/json_read.h"
 #include "sim/servo_spec.h"
@@ -75,41 +75,33 @@ typedef struct file_servo {
   int protocol;
 } file_servo;
 
-/* One servo's block: its ID, model and protocol checked against the bus and the others. */
+/* One servo's block (servo__read_block), its ID unique and its protocol the bus's and the
+ * others'. */
 static int check_servo(const sim_json_ctx *L, const cJSON *block, const char *path,
                        const file_servo *seen, int nseen, int bus_protocol, file_servo *out) {
-  char model[32] = "", p[SIM_JSON_PATH_MAX];
-  double id = -1;
-  if (sim_json_expect_object(L, block, path) ||
-      sim_json_check_keys(L, block, path, sim_servo_block_keys) ||
-      sim_json_read_number(L, block, path, "id", &id, 1) ||
-      sim_json_read_string(L, block, path, "model", model, sizeof model)) {
+  char p[SIM_JSON_PATH_MAX];
+  int id = 0;
+  const int model = servo__read_block(L, block, path, &id);
+  if (model < 0) {
     return -1;
   }
-  sim_json_path_join(p, path, "id");
-  if (id != floor(id) || id < 0 || id > 252) {
-    return sim_json_fail(L, p, "expected an integer from 0 to 252 (got %g)", id);
-  }
   for (int k = 0; k < nseen; k++) {
-    if (seen[k].id == (int)id) {
+    if (seen[k].id == id) {
+      sim_json_path_join(p, path, "id");
       return sim_json_fail(L, p, "ID %d is servos.%s's too (each servo on a bus needs its own)",
-                           (int)id, seen[k].joint);
+                           id, seen[k].joint);
     }
   }
-  sim_json_path_join(p, path, "model");
-  const int protocol = servo_bus_model_protocol(model);
-  if (protocol < 0) {
-    return sim_json_fail(L, p, "%s model \"%s\" (expected %s)", model[0] ? "unknown" : "missing",
-                         model, sim_servo_spec_names());
-  }
+  const int protocol = servo__model_protocol(model);
   const int want = bus_protocol >= 0 ? bus_protocol : nseen > 0 ? seen[0].protocol : protocol;
   if (protocol != want) {
-    return sim_json_fail(L, p, "%s speaks %s, but %s %s", model,
+    sim_json_path_join(p, path, "model");
+    return sim_json_fail(L, p, "%s speaks %s, but %s %s", servo__model_name(model),
                          servo_bus_protocol_name((servo_protocol)protocol),
                          bus_protocol >= 0 ? "the bus speaks" : "the servos before it speak",
                          servo_bus_protocol_name((servo_protocol)want));
   }
-  out->id = (int)id, out->protocol = protocol;
+  out->id = id, out->protocol = protocol;
   return 0;
 }
 

@@ -121,11 +121,11 @@ int parse_status(client *c, status *s) {
   return 1;
 }
 
-/* Waits for the next status packet; 0 when none came within wait_s. */
-int receive(client *c, status *s, double wait_s) {
+/* Waits until parse takes a whole packet off the buffer; 0 when none came within wait_s. */
+static int receive_with(client *c, status *s, double wait_s, int (*parse)(client *, status *)) {
   const double until = ts_now() + wait_s;
   for (;;) {
-    if (parse_status(c, s)) {
+    if (parse(c, s)) {
       return 1;
     }
     const double left = until - ts_now();
@@ -140,15 +140,25 @@ int receive(client *c, status *s, double wait_s) {
   }
 }
 
-status expect_status(client *c, uint8_t id, const char *what) {
+/* The next packet, from `id`, or the test fails naming what was waited for. */
+static status expect_with(client *c, uint8_t id, const char *what,
+                          int (*parse)(client *, status *)) {
   status s = {0};
-  if (!receive(c, &s, REPLY_WAIT_S)) {
-    fail_msg("no status packet from ID %u after %s", id, what);
+  if (!receive_with(c, &s, REPLY_WAIT_S, parse)) {
+    fail_msg("no reply from ID %u after %s", id, what);
   }
   if (s.id != id) {
-    fail_msg("%s: status from ID %u, expected %u", what, s.id, id);
+    fail_msg("%s: reply from ID %u, expected %u", what, s.id, id);
   }
   return s;
+}
+
+int receive(client *c, status *s, double wait_s) {
+  return receive_with(c, s, wait_s, parse_status);
+}
+
+status expect_status(client *c, uint8_t id, const char *what) {
+  return expect_with(c, id, what, parse_status);
 }
 
 uint32_t le(const uint8_t *p, int n) {
@@ -237,50 +247,36 @@ void ft_send(client *c, uint8_t id, uint8_t inst, const uint8_t *params, size_t 
   send_bytes(c, raw, n + 6);
 }
 
-/* One reply (FF FF ID LEN ERR DATA CHK) off the buffer; 0 when none came within wait_s. */
-int ft_receive(client *c, status *s, double wait_s) {
-  const double until = ts_now() + wait_s;
-  for (;;) {
-    while (c->n >= 2 && (c->buf[0] != 0xFF || c->buf[1] != 0xFF)) {
-      memmove(c->buf, c->buf + 1, --c->n);
-    }
-    if (c->n >= 4 && c->n >= 4u + c->buf[3]) {
-      const size_t total = 4u + c->buf[3];
-      unsigned sum = 0;
-      for (size_t i = 2; i < total - 1; i++) {
-        sum += c->buf[i];
-      }
-      assert_int_equal((uint8_t)~sum, c->buf[total - 1]);
-      s->id = c->buf[2], s->error = c->buf[4];
-      s->ndata = total - 6;
-      memcpy(s->data, c->buf + 5, s->ndata);
-      memcpy(s->raw, c->buf, total);
-      s->raw_len = total;
-      memmove(c->buf, c->buf + total, c->n - total);
-      c->n -= total;
-      return 1;
-    }
-    const double left = until - ts_now();
-    if (left <= 0) {
-      return 0;
-    }
-    struct pollfd p = {c->fd, POLLIN, 0};
-    if (poll(&p, 1, (int)(left * 1000) + 1) > 0) {
-      const ssize_t got = read(c->fd, c->buf + c->n, sizeof c->buf - c->n);
-      c->n += got > 0 ? (size_t)got : 0;
-    }
+/* Takes one reply (FF FF ID LEN ERR DATA CHK) off the front of the buffer, if a whole one is. */
+static int ft_parse(client *c, status *s) {
+  while (c->n >= 2 && (c->buf[0] != 0xFF || c->buf[1] != 0xFF)) {
+    memmove(c->buf, c->buf + 1, --c->n);
   }
+  if (c->n < 4 || c->n < 4u + c->buf[3]) {
+    return 0;
+  }
+  const size_t total = 4u + c->buf[3];
+  unsigned sum = 0;
+  for (size_t i = 2; i < total - 1; i++) {
+    sum += c->buf[i];
+  }
+  assert_int_equal((uint8_t)~sum, c->buf[total - 1]);
+  s->id = c->buf[2], s->error = c->buf[4];
+  s->ndata = total - 6;
+  memcpy(s->data, c->buf + 5, s->ndata);
+  memcpy(s->raw, c->buf, total);
+  s->raw_len = total;
+  memmove(c->buf, c->buf + total, c->n - total);
+  c->n -= total;
+  return 1;
+}
+
+int ft_receive(client *c, status *s, double wait_s) {
+  return receive_with(c, s, wait_s, ft_parse);
 }
 
 status ft_expect(client *c, uint8_t id, const char *what) {
-  status s = {0};
-  if (!ft_receive(c, &s, REPLY_WAIT_S)) {
-    fail_msg("no reply from ID %u after %s", id, what);
-  }
-  if (s.id != id) {
-    fail_msg("%s: reply from ID %u, expected %u", what, s.id, id);
-  }
-  return s;
+  return expect_with(c, id, what, ft_parse);
 }
 
 uint32_t ft_read(client *c, uint8_t id, uint8_t address, uint8_t n) {

@@ -25,6 +25,19 @@ static void near(double a, double b, double tol, const char *what, int line) {
   }
 }
 
+/* a servo of the model at ID id, just powered on (its loop has not run) */
+static void dxl_setup(servo_motor *m, dxl_device *d, servo_state *s, dxl_model model, uint8_t id) {
+  assert_int_equal(servo_motor_of_model(m, model), 0);
+  assert_int_equal(dxl_device_init(d, model, id), 0);
+  memset(s, 0, sizeof *s);
+}
+
+static void sts_setup(servo_motor *m, ft_device *d, servo_state *s, uint8_t id) {
+  assert_int_equal(servo_motor_of_model(m, FT_MODEL_STS3215), 0);
+  assert_int_equal(ft_device_init(d, FT_MODEL_STS3215, id), 0);
+  memset(s, 0, sizeof *s);
+}
+
 static void test_motor_line(void **state) {
   (void)state;
   servo_motor m;
@@ -50,11 +63,9 @@ static void test_motor_line(void **state) {
 static void test_profile_travel_time(void **state) {
   (void)state;
   servo_motor m;
-  servo_motor_of_model(&m, DXL_MODEL_XL430_W250);
   dxl_device d;
-  dxl_device_init(&d, DXL_MODEL_XL430_W250, 1);
   servo_state s;
-  memset(&s, 0, sizeof s);
+  dxl_setup(&m, &d, &s, DXL_MODEL_XL430_W250, 1);
   const double dt = 1e-3;
   servo_feedback fb = {0, 0};
   dxl_servo_step(&d, &s, &m, &fb, dt); /* power-on: goal = present = 2048 */
@@ -85,11 +96,9 @@ static void test_profile_travel_time(void **state) {
 static void test_velocity_estimate_and_presents(void **state) {
   (void)state;
   servo_motor m;
-  servo_motor_of_model(&m, DXL_MODEL_XM430_W350);
   dxl_device d;
-  dxl_device_init(&d, DXL_MODEL_XM430_W350, 1);
   servo_state s;
-  memset(&s, 0, sizeof s);
+  dxl_setup(&m, &d, &s, DXL_MODEL_XM430_W350, 1);
   const double w = 2.0, dt = 1e-3; /* rad/s */
   for (int k = 0; k < 500; k++) {
     const servo_feedback fb = {w * k * dt, w};
@@ -122,11 +131,9 @@ static void test_velocity_estimate_and_presents(void **state) {
 static void test_feetech_loop(void **state) {
   (void)state;
   servo_motor m;
-  assert_int_equal(servo_motor_of_model(&m, FT_MODEL_STS3215), 0);
   ft_device d;
-  assert_int_equal(ft_device_init(&d, FT_MODEL_STS3215, 1), 0);
   servo_state s;
-  memset(&s, 0, sizeof s);
+  sts_setup(&m, &d, &s, 1);
   const double dt = 1e-3;
   for (int k = 0; k < 500; k++) { /* turning backwards at 1 rad/s */
     const servo_feedback fb = {-1.0 * k * dt, -1.0};
@@ -233,11 +240,9 @@ static void test_speed_window_and_moving(void **state) {
 static void test_homing_offset_and_reverse(void **state) {
   (void)state;
   servo_motor m;
-  servo_motor_of_model(&m, DXL_MODEL_XL430_W250);
   dxl_device d;
-  dxl_device_init(&d, DXL_MODEL_XL430_W250, 1);
   servo_state s;
-  memset(&s, 0, sizeof s);
+  dxl_setup(&m, &d, &s, DXL_MODEL_XL430_W250, 1);
   const double dt = 1e-3, angle = 0.25, ticks = 2048 + 0.25 * 4096 / TWO_PI; /* 2210.97 */
   const servo_feedback fb = {angle, 0};
   dxl_servo_step(&d, &s, &m, &fb, dt);
@@ -264,11 +269,9 @@ static void test_homing_offset_and_reverse(void **state) {
 static void test_sts_torque_limit(void **state) {
   (void)state;
   servo_motor m;
-  servo_motor_of_model(&m, FT_MODEL_STS3215);
   ft_device d;
-  ft_device_init(&d, FT_MODEL_STS3215, 1);
   servo_state s;
-  memset(&s, 0, sizeof s);
+  sts_setup(&m, &d, &s, 1);
   const servo_feedback fb = {0, 0};
   ft_servo_step(&d, &s, &m, &fb, 1e-3);
   const uint8_t limit[3] = {FT_TORQUE_LIMIT, 0x2C, 0x01}; /* 300: 30 % */
@@ -292,11 +295,9 @@ static void test_sts_torque_limit(void **state) {
 static void test_overload(void **state) {
   (void)state;
   servo_motor m;
-  servo_motor_of_model(&m, DXL_MODEL_XL430_W250);
   dxl_device d;
-  dxl_device_init(&d, DXL_MODEL_XL430_W250, 1);
   servo_state s;
-  memset(&s, 0, sizeof s);
+  dxl_setup(&m, &d, &s, DXL_MODEL_XL430_W250, 1);
   const double dt = 1e-3;
   const servo_feedback fb = {0, 0}; /* a joint that does not move: stalled */
   dxl_servo_step(&d, &s, &m, &fb, dt);
