@@ -1,0 +1,154 @@
+/* sim/deriv/constraint_deriv.c: derivative of the constraint solution (sim/constraint.c rows,
+ * sim/solver.c's minimum) for joint limits and joint friction, whose Jacobian rows J = ±eₖ are
+ * constant.
+ *
+ * Forward: the solver finds the acceleration a minimizing ½(a − a0)ᵀM(a − a0) + Σ sᵢ(Jᵢa − arefᵢ);
+ * at the minimum
+ *   M·a + C·v + g − τ − Jᵀ·f(a) = 0,
+ *   fᵢ = −Dᵢ·(Jᵢa − arefᵢ) in the quadratic zone, ±Fᵢ at a friction bound, 0 for a limit
+ *   pulling away (the row's state, efc_state).
+ * Holding the active set (each row's state) and differentiating the optimality condition:
+ *   H·∂a = ∂τ − ∂ID|a + ∂(Jᵀf)|a,   H = M + Σ_quadratic Dᵢ·JᵢᵀJᵢ,
+ * so the Jacobians are those of the converged step (an iteration-limited solve is not
+ * differentiated iteration by iteration; a change of state under a perturbation is a kink).
+ * At fixed a, for a quadratic row (J = σ·eₖ, aref = −b·σ·q̇ₖ − k·imp(pos)·pos, pos = σ·qₖ + const
+ * for a limit, pos = 0 for friction; D = imp/((1 − imp)·w), w = invweight0):
+ *   ∂fᵢ = Dᵢ·∂arefᵢ − ∂Dᵢ·(Jᵢa − arefᵢ),
+ *   ∂aref/∂q̇ₖ = −b·σ,   ∂aref/∂qₖ = −k·(imp + imp'·pos)·σ,   ∂D/∂qₖ = imp'·σ/((1 − imp)²·w);
+ * a row at its friction bound contributes ∂f/∂frictionloss = ±1 only. */
+#include "sim/constraint.h"
+#include "sim/deriv/internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define CNSTR_MINVAL 1e-15 /* sim/constraint.c's */
+
+/* d imp/d pos of sim_constraint_impedance (the same branches) */
+static double impedance_slope(const double solimp[SIM_NIMP], double pos) {
+  double dmin = solimp[0], dmax = solimp[1], width = solimp[2], mid = solimp[3], p = solimp[4];
+  if (dmin == dmax || width <= CNSTR_MINVAL) {
+    return 0;
+  }
+  double x = fabs(pos / width), dy;
+  if (x >= 1 || x <= 0) {
+    return 0;
+  }
+  if (p == 1) {
+    dy = 1;
+  } else if (x <= mid) {
+    dy = p * pow(x, p - 1) / pow(mid, p - 1);
+  } else {
+    dy = p * pow(1 - x, p - 1) / pow(1 - mid, p - 1);
+  }
+  return (dmax - dmin) * dy * (pos < 0 ? -1.0 : 1.0) / width;
+}
+
+/* the row's single dof and sign (limits and friction have J = σ·eₖ) */
+static int row_dof(const sim_model *m, const sim_data *d, int i, double *sigma) {
+  int k = d->efc_ind[(size_t)i * m->nv];
+  *sigma = d->efc_J[(size_t)i * m->nv + k];
+  return k;
+}
+
+/* ∂f/∂qₖ and ∂f/∂q̇ₖ of quadratic row i at jar = J·a − aref (top of the file) */
+static void row_slopes(const sim_model *m, const sim_data *d, int i, double jar, double sigma,
+                       double *dq, double *dv) {
+  const sim_joint *jt = &m->joints[d->efc_id[i]];
+  int friction = d->efc_type[i] == SIM_CNSTR_FRICTION_DOF;
+  double ref[SIM_NREF], imp[SIM_NIMP];
+  sim_constraint_sanitize(ref, imp, friction ? jt->solref_friction : jt->solref_limit,
+                          friction ? jt->solimp_friction : jt->solimp_limit, m->opt.timestep);
+  double pos = d->efc_pos[i], I = sim_constraint_impedance(imp, pos), dmax = imp[1];
+  double slope = impedance_slope(imp, pos), D = d->efc_D[i], k, b;
+  if (friction) {
+    k = 0;
+  } else if (ref[0] > 0) {
+    k = 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1]);
+  } else {
+    k = -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
+  }
+  b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
+  double R = (1 - I) * jt->invweight0 / I;
+  double dD = friction || !(R > CNSTR_MINVAL) ? 0 : slope / ((1 - I) * (1 - I) * jt->invweight0);
+  *dv = D * -b * sigma;
+  *dq = friction ? 0 : (D * -k * (I + slope * pos) - dD * jar) * sigma;
+}
+
+void sim__constraint_rows_deriv(sim_deriv *w, const sim_data *d, const double *a, double *Rc) {
+  const sim_model *m = w->m;
+  int nv = w->nv;
+  memset(Rc, 0, (size_t)nv * (size_t)w->ncol * sizeof(double));
+  for (int i = 0; i < d->nefc; i++) {
+    double sigma;
+    int k = row_dof(m, d, i, &sigma), state = d->efc_state[i];
+    if (state == SIM_CSTATE_QUADRATIC) {
+      double dq, dv;
+      w->jar[i] = sigma * a[k] - d->efc_aref[i];
+      row_slopes(m, d, i, w->jar[i], sigma, &dq, &dv);
+      Rc[k * nv + k] += sigma * dq;
+      Rc[(w->cv + k) * nv + k] += sigma * dv;
+    } else if (state == SIM_CSTATE_LINEARNEG || state == SIM_CSTATE_LINEARPOS) {
+      for (int n = 0; n < w->np; n++) {
+        sim_param p = w->params[n];
+        if (p.field == SIM_PARAM_JOINT_frictionloss && p.index == d->efc_id[i]) {
+          Rc[(w->cp + n) * nv + k] += sigma * (state == SIM_CSTATE_LINEARNEG ? 1.0 : -1.0);
+        }
+      }
+    }
+  }
+}
+
+/* H = M + Σ D·JᵀJ (quadratic rows), then its Cholesky factor L (lower triangle of H) */
+void sim__constraint_hessian(sim_deriv *w, const sim_data *d) {
+  const sim_model *m = w->m;
+  int nv = w->nv;
+  double *H = w->H;
+  memcpy(H, w->Mt, (size_t)nv * (size_t)nv * sizeof(double));
+  for (int i = 0; i < d->nefc; i++) {
+    if (d->efc_state[i] == SIM_CSTATE_QUADRATIC) {
+      double sigma;
+      int k = row_dof(m, d, i, &sigma);
+      H[k * nv + k] += d->efc_D[i] * sigma * sigma;
+    }
+  }
+  for (int r = 0; r < nv; r++) {
+    for (int c = 0; c <= r; c++) {
+      double sum = H[r * nv + c];
+      for (int k = 0; k < c; k++) {
+        sum -= H[r * nv + k] * H[c * nv + k];
+      }
+      H[r * nv + c] = r == c ? sqrt(sum) : sum / H[c * nv + c];
+    }
+  }
+}
+
+void sim__constraint_solve(const sim_deriv *w, double *x) {
+  int nv = w->nv;
+  const double *L = w->H;
+  for (int r = 0; r < nv; r++) {
+    double sum = x[r];
+    for (int k = 0; k < r; k++) {
+      sum -= L[r * nv + k] * x[k];
+    }
+    x[r] = sum / L[r * nv + r];
+  }
+  for (int r = nv - 1; r >= 0; r--) {
+    double sum = x[r];
+    for (int k = r + 1; k < nv; k++) {
+      sum -= L[k * nv + r] * x[k];
+    }
+    x[r] = sum / L[r * nv + r];
+  }
+}
+
+void sim__constraint_jtdj(const sim_deriv *w, const sim_data *d, const double *x, double *out,
+                          double s) {
+  for (int i = 0; i < d->nefc; i++) {
+    if (d->efc_state[i] == SIM_CSTATE_QUADRATIC) {
+      double sigma;
+      int k = row_dof(w->m, d, i, &sigma);
+      out[k] += s * d->efc_D[i] * sigma * sigma * x[k];
+    }
+  }
+}
