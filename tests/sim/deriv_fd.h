@@ -17,7 +17,9 @@
  * 1e-13 and truncation near it: the reference of the tests (fd_default_steps). Measured on the
  * random trees of test_deriv_fd, the worst entry's distance to the analytic value falls as ε
  * grows from 1e-4 (1.8 of the tolerance) through 6e-4 (0.47) and 1e-3 (0.25) to 2e-3 (0.15): it
- * is the differences' rounding, not the derivatives. */
+ * is the differences' rounding, not the derivatives. Parameters take 1e-2 relative: with
+ * constraint rows the converged solver's own rounding (about 1e-13 of q̈) divided by a step of
+ * a small parameter (an inertia of 1e-3 kg·m²) otherwise reaches 1e-7 (test_deriv_constraint). */
 #ifndef ACHILLES_TESTS_SIM_DERIV_FD_H
 #define ACHILLES_TESTS_SIM_DERIV_FD_H
 
@@ -29,7 +31,8 @@ typedef struct fd_steps {
   int order;              /* 2: (f(ε) − f(−ε))/2ε; 4: the fourth-order central stencil */
 } fd_steps;
 
-/* The tests' reference: fourth order, 1e-3 for every quantity (ACHILLES_FD_STEP overrides). */
+/* The tests' reference: fourth order, 1e-3 for the state and commands, 1e-2 relative for
+ * parameters (ACHILLES_FD_STEP sets all five). */
 fd_steps fd_default_steps(void);
 /* The plain central differences: second order, 1e-6. */
 fd_steps fd_plain_steps(void);
@@ -39,6 +42,18 @@ fd_steps fd_plain_steps(void);
 int fd_step_jacobians(sim_model *m, const sim_data *d, sim_data *scratch, const sim_param *params,
                       int np, fd_steps eps, double *A, double *B, double *P, char *err,
                       size_t err_sz);
+
+/* The tolerance of the derivative tests: an entry passes when |analytic − FD| <= FD_REL_TOL·|FD|
+ * or <= FD_ABS_TOL (a derivative near 0). */
+#define FD_REL_TOL 1e-6
+#define FD_ABS_TOL 1e-9
+
+/* A, B and P (for the comma-separated parameter list, NULL for none) of one sim_deriv_step from
+ * the state in d, against fd_step_jacobians with fd_default_steps; d is left unchanged. Prints
+ * the worst entry of each (always when verbose, else when it fails) and returns the worst
+ * |analytic − FD| / max(FD_REL_TOL·|FD|, FD_ABS_TOL) (<= 1 passes). Fails the cmocka test when
+ * a step cannot be differentiated. */
+double fd_check_step(sim_model *m, const sim_data *d, const char *params, int verbose);
 
 /* dst's state arrays and time become src's (SIM_STATE_ARRAYS). */
 void fd_copy_state(const sim_model *m, sim_data *dst, const sim_data *src);
