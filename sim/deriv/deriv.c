@@ -3,6 +3,7 @@
  * differentiates each evaluation (dynamics_deriv.c), the integrator's chain rule follows
  * (integrate_deriv.c). */
 #include "sim/deriv/internal.h"
+#include "sim/pool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,4 +159,69 @@ int sim_deriv_step(const sim_model *m, sim_data *d, sim_deriv *w, double *A, dou
     copy_block(w, P, w->cp, w->np);
   }
   return SIM_DERIV_OK;
+}
+
+/* --- forward sensitivities ---------------------------------------------------------------- */
+
+void sim_deriv_sensitivity_init(const sim_deriv *w, double *S) {
+  int n = w->nx + w->np;
+  memset(S, 0, (size_t)w->nx * (size_t)n * sizeof(double));
+  for (int r = 0; r < w->nx; r++) {
+    S[(size_t)r * n + r] = 1;
+  }
+}
+
+int sim_deriv_sensitivity_step(const sim_model *m, sim_data *d, sim_deriv *w, double *S) {
+  int rc = sim_deriv_step(m, d, w, NULL, NULL, NULL);
+  if (rc != SIM_DERIV_OK) {
+    return rc;
+  }
+  int nx = w->nx, n = nx + w->np;
+  for (int r = 0; r < nx; r++) { /* row r of A·S + [0 | P]; A's row r is Xn's entry r of each column */
+    double *out = w->sens + (size_t)r * n;
+    for (int c = 0; c < w->np; c++) {
+      out[nx + c] = w->Xn[(size_t)(w->cp + c) * nx + r];
+    }
+    for (int c = 0; c < nx; c++) {
+      out[c] = 0;
+    }
+    for (int j = 0; j < nx; j++) {
+      const double a = w->Xn[(size_t)j * nx + r];
+      if (a == 0) {
+        continue;
+      }
+      const double *Sj = S + (size_t)j * n;
+      for (int c = 0; c < n; c++) {
+        out[c] += a * Sj[c];
+      }
+    }
+  }
+  memcpy(S, w->sens, (size_t)nx * (size_t)n * sizeof(double));
+  return SIM_DERIV_OK;
+}
+
+/* --- the pool's worlds ---------------------------------------------------------------------- */
+
+typedef struct pool_jacobians {
+  sim_deriv **w;
+  double *A, *B, *P;
+  int *status;
+} pool_jacobians;
+
+static void world_jacobians(void *ctx, const sim_model *m, int i, sim_data *d) {
+  const pool_jacobians *job = ctx;
+  sim_deriv *w = job->w[i];
+  size_t nx = (size_t)sim_deriv_nx(m);
+  int rc = sim_deriv_step(m, d, w, job->A ? job->A + (size_t)i * nx * nx : NULL,
+                          job->B ? job->B + (size_t)i * nx * (size_t)m->nu : NULL,
+                          job->P ? job->P + (size_t)i * nx * (size_t)w->np : NULL);
+  if (job->status) {
+    job->status[i] = rc;
+  }
+}
+
+void sim_deriv_pool_step(sim_pool *p, sim_deriv **w, double *A, double *B, double *P,
+                         int *status) {
+  pool_jacobians job = {w, A, B, P, status};
+  sim_pool_run(p, world_jacobians, &job);
 }

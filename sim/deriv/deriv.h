@@ -145,7 +145,10 @@ void sim_state_difference(const sim_model *m, double *dq, const double *qpos1,
   X(SIM_DERIV_EINTEGRATOR, -1,                                                                 \
     "no derivatives for this integrator (euler and rk4 have them)")                           \
   X(SIM_DERIV_ECONTACT, -2, "the step has contacts, which have no derivatives yet")           \
-  X(SIM_DERIV_EARG, -3, "invalid argument")
+  X(SIM_DERIV_EARG, -3, "invalid argument")                                                   \
+  X(SIM_DERIV_EREPLAY, -4,                                                                     \
+    "a step recomputed in the backward pass left a state other than the forward pass's (the "  \
+    "model or a state changed between the passes, or the loss wrote to its data)")
 
 typedef enum sim_deriv_status {
 #define SIM_DERIV_ENUM(name, value, text) name = value,
@@ -173,5 +176,21 @@ const sim_param *sim_deriv_params(const sim_deriv *w);
  * linearize at a state without moving on, save it first (sim_snapshot_save) and restore it. */
 int sim_deriv_step(const sim_model *m, sim_data *d, sim_deriv *w, double *A, double *B,
                    double *P);
+
+/* Forward sensitivities along a window (fitting parameters to a log): S, nx × (nx + np)
+ * row-major, holds ∂xₜ/∂[x₀ | θ] (columns: the initial state's nx tangent entries, then the np
+ * parameters). One step from the state in d takes the step (as sim_deriv_step) and updates it,
+ *   S ← A·S + [0 | P],
+ * so that after t steps from S = [1 | 0] (sim_deriv_sensitivity_init) it holds ∂xₜ/∂x₀ and
+ * ∂xₜ/∂θ. Returns as sim_deriv_step (S is left unchanged on an error). */
+void sim_deriv_sensitivity_init(const sim_deriv *w, double *S);
+int sim_deriv_sensitivity_step(const sim_model *m, sim_data *d, sim_deriv *w, double *S);
+
+/* The pool's worlds each take one step with its Jacobians, in parallel: world i uses
+ * workspace w[i] (one per world, of the pool's model) and writes A + i·nx·nx, B + i·nx·nu,
+ * P + i·nx·np (any of A, B, P may be NULL); status[i] gets its sim_deriv_step status. */
+struct sim_pool;
+void sim_deriv_pool_step(struct sim_pool *p, sim_deriv **w, double *A, double *B, double *P,
+                         int *status);
 
 #endif

@@ -65,6 +65,7 @@ enum {
   X(dkq, DERIV_STAGES * nv * ncol) /* ... of the stage position rates */                      \
   X(dkv, DERIV_STAGES * nv * ncol) /* ... of the stage accelerations */                       \
   X(Xn, ncol * (2 * nv + na))     /* the step's derivative [∂δq⁺; ∂v⁺; ∂act⁺] by columns */   \
+  X(sens, (2 * nv + na) * (2 * nv + na + np)) /* sim_deriv_sensitivity_step's new S */          \
   X(theta, nv + 1)                /* scratch: a step's or stage's rotation Θ per dof */     \
   X(unit, nv + 1)                 /* scratch: a column of the identity */                   \
   X(dpar, np + 1)                 /* scratch: one actuator's parameter derivatives */       \
