@@ -78,6 +78,8 @@ void sim_mul_m(const sim_model *m, const sim_data *d, double *out, const double 
  * a diagonal, e.g. M + h·B), and the solve x ← H⁻¹·x with the factor it leaves. */
 void sim_factor_ltdl(const sim_model *m, double *H);
 void sim_solve_ltdl(const sim_model *m, const double *H, double *x);
+/* X ← H⁻¹·X for n right-hand sides, X row-major nv × n (row k belongs to dof k). */
+void sim_solve_ltdl_rows(const sim_model *m, const double *H, double *X, int n);
 
 /* constraint.c: the Jacobians of a point p (world) moving with body b: jacp (3×nv, row-major)
  * maps q̇ to the point's velocity, jacr (3×nv, may be NULL) to the body's angular velocity.

@@ -136,33 +136,33 @@ static force_deriv actuator(const sim_actuator *a, const sim_data *d, const sim_
 
 void sim__actuator_deriv(sim_deriv *w, const sim_data *d) {
   const sim_model *m = w->m;
-  int nv = w->nv;
   double *dp = w->dpar;
   for (int i = 0; i < m->nu; i++) {
     const sim_actuator *a = &m->actuators[i];
     force_deriv f = actuator(a, d, w, i, dp);
     int k = a->dof;
-    w->G[k * nv + k] += f.dq;
-    w->G[(w->cv + k) * nv + k] += f.dv;
-    w->G[(w->cu + i) * nv + k] += f.du;
+    double *row = w->G + (size_t)k * w->ncol;
+    row[k] += f.dq;
+    row[w->cv + k] += f.dv;
+    row[w->cu + i] += f.du;
     if (a->actadr >= 0) {
-      w->G[(w->ca + a->actadr) * nv + k] += f.dact;
+      row[w->ca + a->actadr] += f.dact;
     }
     for (int n = 0; n < w->np; n++) {
-      w->G[(w->cp + n) * nv + k] += dp[n];
+      row[w->cp + n] += dp[n];
     }
   }
 }
 
 void sim__actuator_advance_deriv(sim_deriv *w, const sim_data *d, double h, double *X) {
   const sim_model *m = w->m;
-  int nx = w->nx;
   for (int i = 0; i < m->nu; i++) {
     const sim_actuator *a = &m->actuators[i];
     if (a->actadr < 0) {
       continue;
     }
-    int row = 2 * w->nv + a->actadr, vrow = w->nv + a->dof;
+    double *out = X + (size_t)(2 * w->nv + a->actadr) * w->ncol;
+    const double *v1row = X + (size_t)(w->nv + a->dof) * w->ncol;
     double dc, c = command(a, d->ctrl[i], &dc), lim = a->current_limit, v1 = d->qvel[a->dof];
     double raw = (c * volts_per_command(a) - a->ke * a->gear * v1) / a->resistance;
     double s = raw < -lim ? -lim : raw > lim ? lim : raw, free_s = inside(raw, -lim, lim);
@@ -170,8 +170,7 @@ void sim__actuator_advance_deriv(sim_deriv *w, const sim_data *d, double h, doub
     double current = s + (act - s) * e;
     int held = !inside(current, -lim, lim);
     for (int col = 0; col < w->ncol; col++) {
-      double *Xc = X + (size_t)col * nx;
-      double ds = free_s ? -a->ke * a->gear / a->resistance * Xc[vrow] : 0, dact = 0, de = 0;
+      double ds = free_s ? -a->ke * a->gear / a->resistance * v1row[col] : 0, dact = 0, de = 0;
       if (col == w->ca + a->actadr) {
         dact = 1;
       } else if (col == w->cu + i) {
@@ -191,7 +190,7 @@ void sim__actuator_advance_deriv(sim_deriv *w, const sim_data *d, double h, doub
           }
         }
       }
-      Xc[row] = held ? 0 : e * dact + (1 - e) * ds + (act - s) * de;
+      out[col] = held ? 0 : e * dact + (1 - e) * ds + (act - s) * de;
     }
   }
 }

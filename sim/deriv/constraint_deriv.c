@@ -77,8 +77,7 @@ static void row_slopes(const sim_model *m, const sim_data *d, int i, double jar,
 
 void sim__constraint_rows_deriv(sim_deriv *w, const sim_data *d, const double *a, double *Rc) {
   const sim_model *m = w->m;
-  int nv = w->nv;
-  memset(Rc, 0, (size_t)nv * (size_t)w->ncol * sizeof(double));
+  memset(Rc, 0, (size_t)w->nv * (size_t)w->ncol * sizeof(double));
   for (int i = 0; i < d->nefc; i++) {
     double sigma;
     int k = row_dof(m, d, i, &sigma), state = d->efc_state[i];
@@ -86,13 +85,13 @@ void sim__constraint_rows_deriv(sim_deriv *w, const sim_data *d, const double *a
       double dq, dv;
       w->jar[i] = sigma * a[k] - d->efc_aref[i];
       row_slopes(m, d, i, w->jar[i], sigma, &dq, &dv);
-      Rc[k * nv + k] += sigma * dq;
-      Rc[(w->cv + k) * nv + k] += sigma * dv;
+      Rc[(size_t)k * w->ncol + k] += sigma * dq;
+      Rc[(size_t)k * w->ncol + w->cv + k] += sigma * dv;
     } else if (state == SIM_CSTATE_LINEARNEG || state == SIM_CSTATE_LINEARPOS) {
       for (int n = 0; n < w->np; n++) {
         sim_param p = w->params[n];
         if (p.field == SIM_PARAM_JOINT_frictionloss && p.index == d->efc_id[i]) {
-          Rc[(w->cp + n) * nv + k] += sigma * (state == SIM_CSTATE_LINEARNEG ? 1.0 : -1.0);
+          Rc[(size_t)k * w->ncol + w->cp + n] += sigma * (state == SIM_CSTATE_LINEARNEG ? 1.0 : -1.0);
         }
       }
     }
@@ -123,32 +122,48 @@ void sim__constraint_hessian(sim_deriv *w, const sim_data *d) {
   }
 }
 
-void sim__constraint_solve(const sim_deriv *w, double *x) {
-  int nv = w->nv;
+/* X ← H⁻¹·X (nv × ncol): L·Y = X, then Lᵀ·X = Y, row operations over the columns */
+void sim__constraint_solve(const sim_deriv *w, double *X) {
+  int nv = w->nv, n = w->ncol;
   const double *L = w->H;
   for (int r = 0; r < nv; r++) {
-    double sum = x[r];
+    double *xr = X + (size_t)r * n, inv = 1.0 / L[r * nv + r];
     for (int k = 0; k < r; k++) {
-      sum -= L[r * nv + k] * x[k];
+      const double *xk = X + (size_t)k * n, a = L[r * nv + k];
+      for (int c = 0; c < n; c++) {
+        xr[c] -= a * xk[c];
+      }
     }
-    x[r] = sum / L[r * nv + r];
+    for (int c = 0; c < n; c++) {
+      xr[c] *= inv;
+    }
   }
   for (int r = nv - 1; r >= 0; r--) {
-    double sum = x[r];
+    double *xr = X + (size_t)r * n, inv = 1.0 / L[r * nv + r];
     for (int k = r + 1; k < nv; k++) {
-      sum -= L[k * nv + r] * x[k];
+      const double *xk = X + (size_t)k * n, a = L[k * nv + r];
+      for (int c = 0; c < n; c++) {
+        xr[c] -= a * xk[c];
+      }
     }
-    x[r] = sum / L[r * nv + r];
+    for (int c = 0; c < n; c++) {
+      xr[c] *= inv;
+    }
   }
 }
 
-void sim__constraint_jtdj(const sim_deriv *w, const sim_data *d, const double *x, double *out,
+void sim__constraint_jtdj(const sim_deriv *w, const sim_data *d, const double *X, double *Out,
                           double s) {
   for (int i = 0; i < d->nefc; i++) {
     if (d->efc_state[i] == SIM_CSTATE_QUADRATIC) {
       double sigma;
       int k = row_dof(w->m, d, i, &sigma);
-      out[k] += s * d->efc_D[i] * sigma * sigma * x[k];
+      const double scale = s * d->efc_D[i] * sigma * sigma;
+      const double *x = X + (size_t)k * w->ncol;
+      double *out = Out + (size_t)k * w->ncol;
+      for (int c = 0; c < w->ncol; c++) {
+        out[c] += scale * x[c];
+      }
     }
   }
 }

@@ -44,6 +44,7 @@ sim_deriv *sim_deriv_new(const sim_model *m, const sim_param *params, int np, ch
     return NULL;
   }
   const int nv = m->nv, nq = m->nq, na = m->na, nbody = m->nbody, nefc_max = m->nefc_max;
+  const int njnt = m->njnt;
   const int ncol = 2 * nv + na + m->nu + np;
   size_t total = 0;
 #define DERIV_SIZE(name, count) total += (size_t)(count);
@@ -62,6 +63,7 @@ sim_deriv *sim_deriv_new(const sim_model *m, const sim_param *params, int np, ch
   w->buffer = buffer;
   w->m = m;
   w->nv = nv, w->nq = nq, w->na = na, w->nu = m->nu, w->np = np, w->nbody = nbody;
+  w->njnt = m->njnt;
   w->nefc_max = nefc_max;
   w->nx = 2 * nv + na;
   w->ncol = ncol;
@@ -119,9 +121,7 @@ static int any_damping(const sim_model *m) {
 /* row-major out (rows nx, `n` columns) from X's columns first..first+n−1 */
 static void copy_block(const sim_deriv *w, double *out, int first, int n) {
   for (int r = 0; r < w->nx; r++) {
-    for (int c = 0; c < n; c++) {
-      out[(size_t)r * n + c] = w->Xn[(size_t)(first + c) * w->nx + r];
-    }
+    memcpy(out + (size_t)r * n, w->Xn + (size_t)r * w->ncol + first, (size_t)n * sizeof(double));
   }
 }
 
@@ -177,16 +177,15 @@ int sim_deriv_sensitivity_step(const sim_model *m, sim_data *d, sim_deriv *w, do
     return rc;
   }
   int nx = w->nx, n = nx + w->np;
-  for (int r = 0; r < nx; r++) { /* row r of A·S + [0 | P]; A's row r is Xn's entry r of each column */
+  for (int r = 0; r < nx; r++) { /* row r of A·S + [0 | P]: Xn's row r holds A's and P's */
     double *out = w->sens + (size_t)r * n;
-    for (int c = 0; c < w->np; c++) {
-      out[nx + c] = w->Xn[(size_t)(w->cp + c) * nx + r];
-    }
+    const double *X = w->Xn + (size_t)r * w->ncol;
+    memcpy(out + nx, X + w->cp, (size_t)w->np * sizeof(double));
     for (int c = 0; c < nx; c++) {
       out[c] = 0;
     }
     for (int j = 0; j < nx; j++) {
-      const double a = w->Xn[(size_t)j * nx + r];
+      const double a = X[j];
       if (a == 0) {
         continue;
       }

@@ -28,9 +28,8 @@ static void acceleration_parameters(sim_deriv *w, const double *acc, double impl
       continue;
     }
     const sim_joint *j = &m->joints[p.index];
-    double *col = w->G + (w->cp + n) * w->nv;
     for (int k = j->dofadr; k < j->dofadr + sim_joint_nv(j->type); k++) {
-      col[k] -= scale * acc[k];
+      w->G[(size_t)k * w->ncol + w->cp + n] -= scale * acc[k];
     }
   }
 }
@@ -44,7 +43,7 @@ void sim__smooth_deriv(sim_deriv *w, const sim_data *d, const double *acc, doubl
   sim__rnea_mass_matrix(w, d);
 }
 
-/* Q = (M + h·B)⁻¹·G, column by column, with the tree-sparse factor (Mt holds M) */
+/* Q = (M + h·B)⁻¹·G, all columns at once, with the tree-sparse factor (Mt holds M) */
 static void solve_implicit(sim_deriv *w, double *Q) {
   const sim_model *m = w->m;
   int nv = w->nv;
@@ -53,14 +52,12 @@ static void solve_implicit(sim_deriv *w, double *Q) {
   }
   sim_factor_ltdl(m, w->Mt);
   memcpy(Q, w->G, (size_t)nv * (size_t)w->ncol * sizeof(double));
-  for (int c = 0; c < w->ncol; c++) {
-    sim_solve_ltdl(m, w->Mt, Q + (size_t)c * nv);
-  }
+  sim_solve_ltdl_rows(m, w->Mt, Q, w->ncol);
 }
 
 /* with rows: ∂a_c, and for Euler with damping the second solve (top of the file) */
 static void constrained(sim_deriv *w, const sim_data *d, double *Q) {
-  int nv = w->nv, n = nv * w->ncol;
+  int n = w->nv * w->ncol;
   const double *ac = d->qacc_warmstart; /* the solver's solution (sim/solver.c keeps it there) */
   sim__smooth_deriv(w, d, ac, 0.0);
   sim__constraint_rows_deriv(w, d, ac, w->G2);
@@ -69,13 +66,9 @@ static void constrained(sim_deriv *w, const sim_data *d, double *Q) {
   }
   sim__constraint_hessian(w, d);
   memcpy(Q, w->G, (size_t)n * sizeof(double));
-  for (int c = 0; c < w->ncol; c++) {
-    sim__constraint_solve(w, Q + (size_t)c * nv);
-  }
+  sim__constraint_solve(w, Q);
   if (w->implicit_h > 0) { /* ∂qfrc_constraint = ∂(Jᵀf)|a_c − JᵀDJ·∂a_c, into G2 */
-    for (int c = 0; c < w->ncol; c++) {
-      sim__constraint_jtdj(w, d, Q + (size_t)c * nv, w->G2 + (size_t)c * nv, -1.0);
-    }
+    sim__constraint_jtdj(w, d, Q, w->G2, -1.0);
     sim__smooth_deriv(w, d, d->qacc, w->implicit_h);
     for (int r = 0; r < n; r++) {
       w->G[r] += w->G2[r];

@@ -66,58 +66,77 @@ static int rotation_dof(const sim_joint *j) {
   return j->type == SIM_JOINT_BALL ? j->dofadr : j->type == SIM_JOINT_FREE ? j->dofadr + 3 : -1;
 }
 
-/* out = Φ(Θ)·d0 + Ψ(Θ)·dth for one column (vectors over the dofs; d0 may be NULL for 0) */
-static void position_map(const sim_model *m, double *out, const double *theta, const double *d0,
-                         const double *dth) {
-  for (int k = 0; k < m->nv; k++) {
-    out[k] = (d0 ? d0[k] : 0) + dth[k];
+/* Φ = R(Θ)ᵀ and Ψ = Jr(Θ) of every turning joint for the rotation Θ (per dof, in w->theta) */
+static void rotation_maps(sim_deriv *w) {
+  const sim_model *m = w->m;
+  for (int j = 0; j < m->njnt; j++) {
+    int k = rotation_dof(&m->joints[j]);
+    if (k >= 0) {
+      double R[9], *phi = w->rot + 18 * j;
+      sim__so3_exp(R, w->theta + k);
+      for (int r = 0; r < 3; r++) {
+        for (int c = 0; c < 3; c++) {
+          phi[3 * r + c] = R[3 * c + r];
+        }
+      }
+      sim__so3_right_jacobian(phi + 9, w->theta + k);
+    }
+  }
+}
+
+/* Out = Φ(Θ)·[1 | 0 ...] + Ψ(Θ)·dTh: the tangent of q ⊕ Θ when q moves along the δq columns and
+ * Θ by dTh (nv × ncol); the maps from rotation_maps */
+static void position_map(sim_deriv *w, double *Out, const double *dTh) {
+  const sim_model *m = w->m;
+  int n = w->ncol;
+  memcpy(Out, dTh, (size_t)w->nv * (size_t)n * sizeof(double));
+  for (int k = 0; k < w->nv; k++) {
+    Out[(size_t)k * n + k] += 1;
   }
   for (int j = 0; j < m->njnt; j++) {
     int k = rotation_dof(&m->joints[j]);
     if (k < 0) {
       continue;
     }
-    double R[9], J[9], a[3] = {0}, b[3];
-    sim__so3_exp(R, theta + k);
-    sim__so3_right_jacobian(J, theta + k);
-    if (d0) {
-      sim_mat3t_vec(a, R, d0 + k);
-    }
-    sim_mat3_vec(b, J, dth + k);
+    const double *phi = w->rot + 18 * j, *psi = phi + 9;
     for (int r = 0; r < 3; r++) {
-      out[k + r] = a[r] + b[r];
+      double *out = Out + (size_t)(k + r) * n;
+      for (int c = 0; c < n; c++) {
+        out[c] = 0;
+      }
+      for (int s = 0; s < 3; s++) {
+        const double *in = dTh + (size_t)(k + s) * n, a = psi[3 * r + s];
+        for (int c = 0; c < n; c++) {
+          out[c] += a * in[c];
+        }
+        out[k + s] += phi[3 * r + s];
+      }
     }
   }
-}
-
-/* the column of the identity that column c of [δq | v | ...] starts from at a block of nv
- * columns (NULL: none) */
-static const double *unit_column(sim_deriv *w, int c, int block) {
-  if (c < block || c >= block + w->nv) {
-    return NULL;
-  }
-  memset(w->unit, 0, (size_t)w->nv * sizeof(double));
-  w->unit[c - block] = 1;
-  return w->unit;
 }
 
 /* --- Euler ------------------------------------------------------------------------------------ */
 
 static void euler(sim_deriv *w, const sim_data *d, double h, double *X) {
-  int nv = w->nv, nx = w->nx;
+  int nv = w->nv, n = w->ncol;
   const double *Q = w->Q;
-  double *dv = w->Dv;
+  double *dth = w->dth;
   for (int k = 0; k < nv; k++) {
     w->theta[k] = h * d->qvel[k];
   }
-  for (int c = 0; c < w->ncol; c++) {
-    double *Xc = X + (size_t)c * nx;
-    for (int k = 0; k < nv; k++) {
-      Xc[nv + k] = h * Q[c * nv + k] + (c - w->cv == k);
-      dv[k] = h * Xc[nv + k];
+  rotation_maps(w);
+  for (int k = 0; k < nv; k++) { /* ∂v⁺ = [0 | 1 | 0] + h·Q, and h·∂v⁺ the rotation's change */
+    const double *q = Q + (size_t)k * n;
+    double *v = X + (size_t)(nv + k) * n, *t = dth + (size_t)k * n;
+    for (int c = 0; c < n; c++) {
+      v[c] = h * q[c];
     }
-    position_map(w->m, Xc, w->theta, unit_column(w, c, 0), dv);
+    v[w->cv + k] += 1;
+    for (int c = 0; c < n; c++) {
+      t[c] = h * v[c];
+    }
   }
+  position_map(w, X, dth);
 }
 
 /* --- RK4 ---------------------------------------------------------------------------------------- */
@@ -127,22 +146,20 @@ static const double rk_b[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
 
 /* ∂a_s = Q_s·[∂δq_s; ∂v_s] + Q_s's columns of act, u and θ (Dq, Dv hold the stage's tangents) */
 static void stage_acceleration(sim_deriv *w, int s, double *dkv) {
-  int nv = w->nv;
-  const double *Q = w->Q + (size_t)s * nv * w->ncol;
-  for (int c = 0; c < w->ncol; c++) {
-    double *out = dkv + (size_t)c * nv;
-    const double *dq = w->Dq + (size_t)c * nv, *dv = w->Dv + (size_t)c * nv;
-    for (int k = 0; k < nv; k++) {
-      out[k] = c >= w->ca ? Q[c * nv + k] : 0;
+  int nv = w->nv, n = w->ncol;
+  const double *Q = w->Q + (size_t)s * nv * n;
+  for (int k = 0; k < nv; k++) {
+    const double *q = Q + (size_t)k * n;
+    double *out = dkv + (size_t)k * n;
+    for (int c = 0; c < w->ca; c++) {
+      out[c] = 0;
     }
+    memcpy(out + w->ca, q + w->ca, (size_t)(n - w->ca) * sizeof(double));
     for (int r = 0; r < nv; r++) {
-      const double *Qq = Q + r * nv, *Qv = Q + (w->cv + r) * nv;
-      const double a = dq[r], b = dv[r];
-      if (a == 0 && b == 0) {
-        continue;
-      }
-      for (int k = 0; k < nv; k++) {
-        out[k] += Qq[k] * a + Qv[k] * b;
+      const double a = q[r], b = q[w->cv + r];
+      const double *dq = w->Dq + (size_t)r * n, *dv = w->Dv + (size_t)r * n;
+      for (int c = 0; c < n; c++) {
+        out[c] += a * dq[c] + b * dv[c];
       }
     }
   }
@@ -151,8 +168,8 @@ static void stage_acceleration(sim_deriv *w, int s, double *dkv) {
 /* ∂k̃_s from ∂v_s (= ∂k_s) and ∂Θ_s on the rotation dofs (the dexp⁻¹ correction) */
 static void stage_rates(sim_deriv *w, const sim_data *d, int s, double h, double *dkq) {
   const sim_model *m = w->m;
-  int nv = w->nv;
-  memcpy(dkq, w->Dv, (size_t)nv * (size_t)w->ncol * sizeof(double));
+  int nv = w->nv, n = w->ncol;
+  memcpy(dkq, w->Dv, (size_t)nv * (size_t)n * sizeof(double));
   if (s == 0) {
     return;
   }
@@ -175,13 +192,17 @@ static void stage_rates(sim_deriv *w, const sim_data *d, int s, double h, double
     for (int r = 0; r < 9; r++) {
       C2[r] = 0.5 * K[r] + (TXK[r] + TK[r]) / 12;
     }
-    for (int c = 0; c < w->ncol; c++) {
-      const double *dk = w->Dv + (size_t)c * nv + k, *dt = w->dth + (size_t)c * nv + k;
-      double a[3], b[3];
-      sim_mat3_vec(a, C1, dk);
-      sim_mat3_vec(b, C2, dt);
-      for (int r = 0; r < 3; r++) {
-        dkq[(size_t)c * nv + k + r] = a[r] - b[r];
+    for (int r = 0; r < 3; r++) {
+      double *out = dkq + (size_t)(k + r) * n;
+      for (int c = 0; c < n; c++) {
+        out[c] = 0;
+      }
+      for (int t = 0; t < 3; t++) {
+        const double *dk = w->Dv + (size_t)(k + t) * n, *dt = w->dth + (size_t)(k + t) * n;
+        const double a = C1[3 * r + t], b = C2[3 * r + t];
+        for (int c = 0; c < n; c++) {
+          out[c] += a * dk[c] - b * dt[c];
+        }
       }
     }
   }
@@ -189,31 +210,31 @@ static void stage_rates(sim_deriv *w, const sim_data *d, int s, double h, double
 
 /* the tangents of stage s's position and velocity (Θ_s = c_s·h·k̃_(s−1)) */
 static void stage_state(sim_deriv *w, const sim_data *d, int s, double h) {
-  int nv = w->nv;
+  int nv = w->nv, n = w->ncol;
+  size_t stage = (size_t)nv * n;
   for (int k = 0; k < nv; k++) {
     w->theta[k] = s > 0 ? rk_c[s] * h * d->int_kq[(s - 1) * nv + k] : 0;
   }
-  for (int c = 0; c < w->ncol; c++) {
-    double *dth = w->dth + (size_t)c * nv, *dv = w->Dv + (size_t)c * nv;
-    for (int k = 0; k < nv; k++) {
-      dth[k] = 0;
-      dv[k] = c - w->cv == k;
+  if (s == 0) {
+    memset(w->dth, 0, stage * sizeof(double));
+    memset(w->Dv, 0, stage * sizeof(double));
+  } else {
+    const double *kq = w->dkq + (size_t)(s - 1) * stage, *kv = w->dkv + (size_t)(s - 1) * stage;
+    for (size_t e = 0; e < stage; e++) {
+      w->dth[e] = rk_c[s] * h * kq[e];
+      w->Dv[e] = rk_c[s] * h * kv[e];
     }
-    if (s > 0) {
-      const double *kq = w->dkq + ((size_t)(s - 1) * w->ncol + c) * nv;
-      const double *kv = w->dkv + ((size_t)(s - 1) * w->ncol + c) * nv;
-      for (int k = 0; k < nv; k++) {
-        dth[k] = rk_c[s] * h * kq[k];
-        dv[k] += rk_c[s] * h * kv[k];
-      }
-    }
-    position_map(w->m, w->Dq + (size_t)c * nv, w->theta, unit_column(w, c, 0), dth);
   }
+  for (int k = 0; k < nv; k++) {
+    w->Dv[(size_t)k * n + w->cv + k] += 1;
+  }
+  rotation_maps(w);
+  position_map(w, w->Dq, w->dth);
 }
 
 static void rk4(sim_deriv *w, const sim_data *d, double h, double *X) {
-  int nv = w->nv, nx = w->nx;
-  size_t stage = (size_t)nv * w->ncol;
+  int nv = w->nv, n = w->ncol;
+  size_t stage = (size_t)nv * n;
   for (int s = 0; s < 4; s++) {
     stage_state(w, d, s, h);
     stage_acceleration(w, s, w->dkv + s * stage);
@@ -226,19 +247,20 @@ static void rk4(sim_deriv *w, const sim_data *d, double h, double *X) {
     }
     w->theta[k] = h * sum;
   }
-  for (int c = 0; c < w->ncol; c++) {
-    double *Xc = X + (size_t)c * nx, *dth = w->dth + (size_t)c * nv;
-    for (int k = 0; k < nv; k++) {
-      double dq = 0, dv = 0;
-      for (int s = 0; s < 4; s++) {
-        dq += rk_b[s] * w->dkq[s * stage + (size_t)c * nv + k];
-        dv += rk_b[s] * w->dkv[s * stage + (size_t)c * nv + k];
-      }
-      dth[k] = h * dq;
-      Xc[nv + k] = h * dv + (c - w->cv == k);
+  for (size_t e = 0; e < stage; e++) { /* ∂Θ = h·Σ b·∂k̃, ∂v⁺ = [0 | 1 | 0] + h·Σ b·∂a */
+    double dq = 0, dv = 0;
+    for (int s = 0; s < 4; s++) {
+      dq += rk_b[s] * w->dkq[s * stage + e];
+      dv += rk_b[s] * w->dkv[s * stage + e];
     }
-    position_map(w->m, Xc, w->theta, unit_column(w, c, 0), dth);
+    w->dth[e] = h * dq;
+    X[stage + e] = h * dv;
   }
+  for (int k = 0; k < nv; k++) {
+    X[(size_t)(nv + k) * n + w->cv + k] += 1;
+  }
+  rotation_maps(w);
+  position_map(w, X, w->dth);
 }
 
 void sim__integrate_deriv(sim_deriv *w, const sim_data *d, double *X) {

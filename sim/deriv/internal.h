@@ -14,8 +14,9 @@
  *   dynamics_deriv.c    one evaluation: G, then Q = (M + h·B)⁻¹·G (or through the rows)
  *   integrate_deriv.c   the integrators chained over their evaluations into A, B, P
  *
- * Matrices of the workspace are stored by columns (column c of an n-row matrix at c·n), so that
- * a solve with M runs in place on each column; the public A, B, P are row-major.
+ * Matrices of the workspace are row-major with the ncol inputs as columns (row k of Q and G is
+ * dof k, at k·ncol): every solve, product and chain rule below is a row operation over ncol
+ * contiguous entries, which vectorizes; the public A, B, P are blocks of its rows.
  */
 #ifndef ACHILLES_SIM_DERIV_INTERNAL_H
 #define ACHILLES_SIM_DERIV_INTERNAL_H
@@ -41,8 +42,8 @@ enum {
 
 /* Every array of the workspace: name, element count (expressions of the sizes in scope). */
 #define DERIV_ARRAYS(X)                                                                        \
-  X(Q, DERIV_STAGES * nv * ncol)  /* per evaluation ∂q̈/∂[δq|v|act|u|θ], by columns */        \
-  X(G, nv * ncol)                 /* force derivative of the evaluation, by columns */        \
+  X(Q, DERIV_STAGES * nv * ncol)  /* per evaluation ∂q̈/∂[δq|v|act|u|θ], nv × ncol */         \
+  X(G, nv * ncol)                 /* force derivative of the evaluation, nv × ncol */         \
   X(G2, nv * ncol)                /* constraint stage: the rows' part, and the second solve */\
   X(Mt, nv * nv)                  /* M (+ h·B), then its LTDL factor */                       \
   X(H, nv * nv)                   /* M + JᵀDJ, then its Cholesky factor */                    \
@@ -64,7 +65,8 @@ enum {
   X(dth, nv * ncol)               /* ... of the stage's rotation Θ */                         \
   X(dkq, DERIV_STAGES * nv * ncol) /* ... of the stage position rates */                      \
   X(dkv, DERIV_STAGES * nv * ncol) /* ... of the stage accelerations */                       \
-  X(Xn, ncol * (2 * nv + na))     /* the step's derivative [∂δq⁺; ∂v⁺; ∂act⁺] by columns */   \
+  X(Xn, ncol * (2 * nv + na))     /* the step's derivative [∂δq⁺; ∂v⁺; ∂act⁺], nx × ncol */    \
+  X(rot, 18 * njnt + 1)           /* per joint turning: Φ = R(Θ)ᵀ and Ψ = Jr(Θ) of a stage */ \
   X(sens, (2 * nv + na) * (2 * nv + na + np)) /* sim_deriv_sensitivity_step's new S */          \
   X(theta, nv + 1)                /* scratch: a step's or stage's rotation Θ per dof */     \
   X(unit, nv + 1)                 /* scratch: a column of the identity */                   \
@@ -73,7 +75,7 @@ enum {
 
 struct sim_deriv {
   const sim_model *m;
-  int nv, nq, na, nu, np, nbody, nx, ncol, nefc_max;
+  int nv, nq, na, nu, np, nbody, njnt, nx, ncol, nefc_max;
   int cv, ca, cu, cp;  /* first column of v, act, u and θ in Q and G */
   int status;          /* of the evaluations of the current step */
   double implicit_h;   /* Euler's h when its damping is implicit, else 0 */
@@ -97,8 +99,8 @@ void sim__rnea_mass_matrix(sim_deriv *w, const sim_data *d);
 /* passive_deriv.c, actuator_deriv.c: G += ∂τ/∂[δq | v | act | u | θ] at the state in d. */
 void sim__passive_deriv(sim_deriv *w, const sim_data *d);
 void sim__actuator_deriv(sim_deriv *w, const sim_data *d);
-/* actuator_deriv.c: the rows of ∂act⁺ in X (by columns, nx rows) from ∂v⁺ (rows nv.. of X),
- * after the step (d holds v⁺ and act⁺, w->act0 the state before). */
+/* actuator_deriv.c: the rows of ∂act⁺ in X (nx × ncol) from ∂v⁺ (rows nv.. of X), after the
+ * step (d holds v⁺ and act⁺, w->act0 the state before). */
 void sim__actuator_advance_deriv(sim_deriv *w, const sim_data *d, double h, double *X);
 
 /* dynamics_deriv.c: the derivative of one evaluation into Q (the hook of sim_step_observed). */
@@ -108,16 +110,16 @@ void sim__dynamics_deriv(void *ctx, const sim_model *m, const sim_data *d, int s
 void sim__smooth_deriv(sim_deriv *w, const sim_data *d, const double *acc, double implicit_h);
 
 /* constraint_deriv.c (limits and friction, the rows of constant Jacobian):
- * Rc = ∂(Jᵀ·f)/∂[δq|v|act|u|θ] at fixed acceleration a (the solution's forces f), by columns;
+ * Rc = ∂(Jᵀ·f)/∂[δq|v|act|u|θ] at fixed acceleration a (the solution's forces f), nv × ncol;
  * H = M + Σ D·JᵀJ over the rows in their quadratic zone (from Mt = M), factorized; the solve
- * x ← H⁻¹·x; and out += s·JᵀDJ·x. */
+ * X ← H⁻¹·X (nv × ncol); and Out += s·JᵀDJ·X. */
 void sim__constraint_rows_deriv(sim_deriv *w, const sim_data *d, const double *a, double *Rc);
 void sim__constraint_hessian(sim_deriv *w, const sim_data *d);
-void sim__constraint_solve(const sim_deriv *w, double *x);
-void sim__constraint_jtdj(const sim_deriv *w, const sim_data *d, const double *x, double *out,
+void sim__constraint_solve(const sim_deriv *w, double *X);
+void sim__constraint_jtdj(const sim_deriv *w, const sim_data *d, const double *X, double *Out,
                           double s);
 
-/* integrate_deriv.c: the step's derivative X from the evaluations' Q. */
+/* integrate_deriv.c: the step's derivative X (nx × ncol) from the evaluations' Q. */
 void sim__integrate_deriv(sim_deriv *w, const sim_data *d, double *X);
 
 /* SO(3) helpers (integrate_deriv.c): R = exp(θ̂), the right Jacobian Jr(θ) with

@@ -9,13 +9,13 @@
 
 void sim__passive_deriv(sim_deriv *w, const sim_data *d) {
   const sim_model *m = w->m;
-  int nv = w->nv;
-  for (int k = 0; k < nv; k++) {
+  for (int k = 0; k < w->nv; k++) {
     const sim_joint *j = &m->joints[m->dof_joint[k]];
+    double *row = w->G + (size_t)k * w->ncol;
     if (j->stiffness != 0) {
-      w->G[k * nv + k] -= j->stiffness;
+      row[k] -= j->stiffness;
     }
-    w->G[(w->cv + k) * nv + k] -= j->damping;
+    row[w->cv + k] -= j->damping;
   }
   for (int n = 0; n < w->np; n++) {
     sim_param p = w->params[n];
@@ -23,17 +23,17 @@ void sim__passive_deriv(sim_deriv *w, const sim_data *d) {
       continue;
     }
     const sim_joint *j = &m->joints[p.index];
-    double *col = w->G + (w->cp + n) * nv;
     for (int k = j->dofadr; k >= 0 && k < j->dofadr + sim_joint_nv(j->type); k++) {
+      double *entry = w->G + (size_t)k * w->ncol + w->cp + n;
       switch (p.field) {
       case SIM_PARAM_JOINT_stiffness:
-        col[k] -= d->qpos[j->qposadr] - j->springref;
+        *entry -= d->qpos[j->qposadr] - j->springref;
         break;
       case SIM_PARAM_JOINT_springref:
-        col[k] += j->stiffness;
+        *entry += j->stiffness;
         break;
       case SIM_PARAM_JOINT_damping:
-        col[k] -= d->qvel[k];
+        *entry -= d->qvel[k];
         break;
       default: /* armature: dynamics_deriv.c; frictionloss: constraint_deriv.c */
         break;

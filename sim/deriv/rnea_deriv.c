@@ -225,11 +225,10 @@ static void dof_vectors(sim_deriv *w, const sim_data *d) {
 
 /* G(row j, col i) += s·∂τ_j/∂x_i for row j carried by col i (the first formula of the top) */
 static void carried(sim_deriv *w, const sim_data *d, int j, int i, double s) {
-  int nv = w->nv;
   const double *ics = w->dof_ics + 6 * j, *bcs = w->dof_bcs + 6 * j;
-  w->G[i * nv + j] += s * (sim_dot6(ics, w->dof_c + 6 * i) + sim_dot6(bcs, w->dof_sd + 6 * i));
-  w->G[(w->cv + i) * nv + j] +=
-      s * (sim_dot6(ics, w->dof_e + 6 * i) + sim_dot6(bcs, d->cdof + 6 * i));
+  double *row = w->G + (size_t)j * w->ncol;
+  row[i] += s * (sim_dot6(ics, w->dof_c + 6 * i) + sim_dot6(bcs, w->dof_sd + 6 * i));
+  row[w->cv + i] += s * (sim_dot6(ics, w->dof_e + 6 * i) + sim_dot6(bcs, d->cdof + 6 * i));
 }
 
 /* every pair of dofs on a path: row j and its ancestors i (both ways) */
@@ -244,8 +243,9 @@ static void fill_state_columns(sim_deriv *w, const sim_data *d, double s) {
         carried(w, d, i, j, s); /* the dofs of one ball turn each other */
       } else {               /* row i, column j: the ancestor i sees its subtree move */
         const double *Si = d->cdof + 6 * i;
-        w->G[j * nv + i] += s * sim_dot6(Si, w->dof_g + 6 * j);
-        w->G[(w->cv + j) * nv + i] += s * sim_dot6(Si, w->dof_h + 6 * j);
+        double *row = w->G + (size_t)i * w->ncol;
+        row[j] += s * sim_dot6(Si, w->dof_g + 6 * j);
+        row[w->cv + j] += s * sim_dot6(Si, w->dof_h + 6 * j);
       }
     }
   }
@@ -308,7 +308,6 @@ static void inertia_derivative(double c[13], const sim_model *m, const sim_data 
 
 static void fill_body_parameters(sim_deriv *w, const sim_data *d, double s) {
   const sim_model *m = w->m;
-  int nv = w->nv;
   for (int n = 0; n < w->np; n++) {
     sim_param p = w->params[n];
     if (sim_param_kind_of(p.field) != SIM_PARAM_BODY) {
@@ -323,9 +322,8 @@ static void fill_body_parameters(sim_deriv *w, const sim_data *d, double s) {
     for (int r = 0; r < 6; r++) {
       df[r] += Ia[r];
     }
-    double *col = w->G + (w->cp + n) * nv;
     for (int k = last_dof(m, p.index); k >= 0; k = m->dof_parent[k]) {
-      col[k] += s * sim_dot6(d->cdof + 6 * k, df);
+      w->G[(size_t)k * w->ncol + w->cp + n] += s * sim_dot6(d->cdof + 6 * k, df);
     }
   }
 }
