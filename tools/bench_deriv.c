@@ -216,6 +216,7 @@ static double child_peak(void (*fn)(void *), void *ctx) {
   if (pipe(fds) != 0) {
     return -1;
   }
+  fflush(NULL); /* the child must not write the parent's buffered output again */
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
@@ -354,23 +355,44 @@ static double mb(double bytes) {
   return bytes / 1048576.0;
 }
 
-static void rollout_gradients(const int *steps, int nsteps) {
+/* the memory figures, all taken before any timed run (a parent that has run nothing keeps no
+ * resident free memory for a child to reuse) */
+typedef struct memory {
+  double ours[8], adolc[8], interval[4];
+} memory;
+
+static int interval_k(int i, int T) {
+  const int ks[3] = {1, 10, 100};
+  return i < 3 ? ks[i] : (int)ceil(sqrt((double)T));
+}
+
+static void measure_memory(memory *mem, const int *steps, int nsteps) {
+  for (int s = 0; s < nsteps; s++) {
+    rollout_bench r;
+    if (rollout_open(&r, steps[s]) != 0) {
+      return;
+    }
+    mem->ours[s] = child_peak(ours, &r);
+    mem->adolc[s] = child_peak(adolc, &r);
+    rollout_close(&r);
+  }
+  for (int i = 0; i < 4; i++) {
+    rollout_bench r;
+    if (rollout_open(&r, steps[nsteps - 1]) != 0) {
+      return;
+    }
+    r.k = interval_k(i, r.T);
+    mem->interval[i] = child_peak(ours, &r);
+    rollout_close(&r);
+  }
+}
+
+static void rollout_gradients(const int *steps, int nsteps, const memory *mem) {
   printf("## Rollout gradient, 7-link arm, %d inputs per step + 14 + 21 parameters\n\n", 7);
   printf("| steps | ours (s) | ADOL-C tape + gradient (s) | FD (s, 2 rollouts per input) | "
          "ADOL-C / ours | FD / ours | ours: peak MB added | ADOL-C: peak MB added | ADOL-C tape "
          "MB | ADOL-C / ours (memory) | largest gradient difference |\n"
          "|---|---|---|---|---|---|---|---|---|---|---|\n");
-  double m_ours[8], m_adolc[8];
-  for (int s = 0; s < nsteps; s++) { /* memory first, from a parent that has run nothing yet */
-    rollout_bench r;
-    if (rollout_open(&r, steps[s]) != 0) {
-      fprintf(stderr, "bench_deriv: setup failed\n");
-      return;
-    }
-    m_ours[s] = child_peak(ours, &r);
-    m_adolc[s] = child_peak(adolc, &r);
-    rollout_close(&r);
-  }
   for (int s = 0; s < nsteps; s++) {
     rollout_bench r;
     if (rollout_open(&r, steps[s]) != 0) {
@@ -389,8 +411,9 @@ static void rollout_gradients(const int *steps, int nsteps) {
     printf("| %d | %.4f | %.4f (%.4f + %.4f) | %.3g | %.1f | %.0f | %.2f | %.1f | %.1f | %.0f | "
            "%.1e of the largest |",
            r.T, t_ours, t_adolc, r.adolc.tape_seconds, r.adolc.gradient_seconds, t_fd,
-           t_adolc / t_ours, t_fd / t_ours, mb(m_ours[s]), mb(m_adolc[s]),
-           mb((double)r.adolc.tape_bytes), m_adolc[s] / fmax(m_ours[s], 1), diff / fmax(scale, 1e-300));
+           t_adolc / t_ours, t_fd / t_ours, mb(mem->ours[s]), mb(mem->adolc[s]),
+           mb((double)r.adolc.tape_bytes), mem->adolc[s] / fmax(mem->ours[s], 1),
+           diff / fmax(scale, 1e-300));
     printf("\n");
     rollout_close(&r);
   }
@@ -402,25 +425,22 @@ static void rollout_gradients(const int *steps, int nsteps) {
 
 /* --- 3. memory against the checkpoint interval -------------------------------------------------- */
 
-static void checkpoint_interval(int T) {
+static void checkpoint_interval(int T, const memory *mem) {
   printf("## Rollout gradient of %d steps against the checkpoint interval k\n\n", T);
   printf("| k | states kept | their bytes | peak MB added | time (s) |\n|---|---|---|---|---|\n");
-  int sq = (int)ceil(sqrt((double)T));
-  const int ks[4] = {1, 10, 100, sq};
   for (int i = 0; i < 4; i++) {
     rollout_bench r;
     char err[256];
     if (rollout_open(&r, T) != 0) {
       return;
     }
-    r.k = ks[i];
+    r.k = interval_k(i, T);
     sim_rollout *ro = sim_rollout_new(r.m, r.params, r.np, T, r.k, err, sizeof err);
     size_t bytes = sim_rollout_state_bytes(ro), one = sim_rollout_checkpoint_bytes(ro);
     sim_rollout_free(&ro);
-    double peak = child_peak(ours, &r);
     double t = timed(ours, &r, quick ? 1 : 3);
-    printf("| %d%s | %zu | %zu | %.2f | %.4f |\n", r.k, r.k == sq ? " (√T)" : "", bytes / one,
-           bytes, mb(peak), t);
+    printf("| %d%s | %zu | %zu | %.2f | %.4f |\n", r.k, i == 3 ? " (√T)" : "", bytes / one, bytes,
+           mb(mem->interval[i]), t);
     rollout_close(&r);
   }
   printf("\n");
@@ -445,8 +465,13 @@ int main(int argc, char **argv) {
       return strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0 ? 0 : 2;
     }
   }
+  /* large blocks always fresh mappings (glibc would otherwise raise its mmap threshold after
+   * the first large free and serve them from resident heap): their pages count when touched */
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  memory mem = {{0}, {0}, {0}};
+  measure_memory(&mem, steps, nsteps);
   step_jacobians();
-  rollout_gradients(steps, nsteps);
-  checkpoint_interval(steps[nsteps - 1]);
+  rollout_gradients(steps, nsteps, &mem);
+  checkpoint_interval(steps[nsteps - 1], &mem);
   return 0;
 }
