@@ -445,3 +445,8 @@ void sim_constraint_sanitize(double ref[SIM_NREF], double imp[SIM_NIMP], const d
 double sim_constraint_impedance(const double solimp[SIM_NIMP], double pos) {
   return impedance(solimp, pos);
 }
+
+void sim_constraint_contact_params(double *mu, double ref[SIM_NREF], double imp[SIM_NIMP],
+                                   const sim_geom *g1, const sim_geom *g2) {
+  contact_params(mu, ref, imp, g1, g2);
+}

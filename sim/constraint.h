@@ -17,4 +17,9 @@ void sim_constraint_sanitize(double ref[SIM_NREF], double imp[SIM_NIMP], const d
 /* imp(pos) of a sanitized solimp: dmin at 0 rising to dmax at |pos| >= width. */
 double sim_constraint_impedance(const double solimp[SIM_NIMP], double pos);
 
+/* A contact's friction μ and its solref and solimp as mixed from its two geoms (not yet
+ * sanitized), as its rows use them. */
+void sim_constraint_contact_params(double *mu, double ref[SIM_NREF], double imp[SIM_NIMP],
+                                   const sim_geom *g1, const sim_geom *g2);
+
 #endif

@@ -1,6 +1,6 @@
 /* sim/deriv/constraint_deriv.c: derivative of the constraint solution (sim/constraint.c rows,
- * sim/solver.c's minimum) for joint limits and joint friction, whose Jacobian rows J = ±eₖ are
- * constant.
+ * sim/solver.c's minimum): joint limits and joint friction here, whose Jacobian rows J = ±eₖ are
+ * constant, and the solution through any rows (contacts' own terms: contact_deriv.c).
  *
  * Forward: the solver finds the acceleration a minimizing ½(a − a0)ᵀM(a − a0) + Σ sᵢ(Jᵢa − arefᵢ);
  * at the minimum
@@ -25,7 +25,7 @@
 #define CNSTR_MINVAL 1e-15 /* sim/constraint.c's */
 
 /* d imp/d pos of sim_constraint_impedance (the same branches) */
-static double impedance_slope(const double solimp[SIM_NIMP], double pos) {
+double sim__impedance_slope(const double solimp[SIM_NIMP], double pos) {
   double dmin = solimp[0], dmax = solimp[1], width = solimp[2], mid = solimp[3], p = solimp[4];
   if (dmin == dmax || width <= CNSTR_MINVAL) {
     return 0;
@@ -60,7 +60,7 @@ static void row_slopes(const sim_model *m, const sim_data *d, int i, double jar,
   sim_constraint_sanitize(ref, imp, friction ? jt->solref_friction : jt->solref_limit,
                           friction ? jt->solimp_friction : jt->solimp_limit, m->opt.timestep);
   double pos = d->efc_pos[i], I = sim_constraint_impedance(imp, pos), dmax = imp[1];
-  double slope = impedance_slope(imp, pos), D = d->efc_D[i], k, b;
+  double slope = sim__impedance_slope(imp, pos), D = d->efc_D[i], k, b;
   if (friction) {
     k = 0;
   } else if (ref[0] > 0) {
@@ -78,13 +78,16 @@ static void row_slopes(const sim_model *m, const sim_data *d, int i, double jar,
 void sim__constraint_rows_deriv(sim_deriv *w, const sim_data *d, const double *a, double *Rc) {
   const sim_model *m = w->m;
   memset(Rc, 0, (size_t)w->nv * (size_t)w->ncol * sizeof(double));
+  sim__contact_rows_deriv(w, d, a, Rc);
   for (int i = 0; i < d->nefc; i++) {
+    if (d->efc_type[i] == SIM_CNSTR_CONTACT_PYRAMIDAL) {
+      continue; /* contact_deriv.c */
+    }
     double sigma;
     int k = row_dof(m, d, i, &sigma), state = d->efc_state[i];
     if (state == SIM_CSTATE_QUADRATIC) {
       double dq, dv;
-      w->jar[i] = sigma * a[k] - d->efc_aref[i];
-      row_slopes(m, d, i, w->jar[i], sigma, &dq, &dv);
+      row_slopes(m, d, i, sigma * a[k] - d->efc_aref[i], sigma, &dq, &dv);
       Rc[(size_t)k * w->ncol + k] += sigma * dq;
       Rc[(size_t)k * w->ncol + w->cv + k] += sigma * dv;
     } else if (state == SIM_CSTATE_LINEARNEG || state == SIM_CSTATE_LINEARPOS) {
@@ -98,17 +101,22 @@ void sim__constraint_rows_deriv(sim_deriv *w, const sim_data *d, const double *a
   }
 }
 
-/* H = M + Σ D·JᵀJ (quadratic rows), then its Cholesky factor L (lower triangle of H) */
+/* H = M + Σ D·JᵀJ over the quadratic rows (each row's nonzeros), then its Cholesky factor L
+ * (lower triangle of H) */
 void sim__constraint_hessian(sim_deriv *w, const sim_data *d) {
-  const sim_model *m = w->m;
   int nv = w->nv;
   double *H = w->H;
   memcpy(H, w->Mt, (size_t)nv * (size_t)nv * sizeof(double));
   for (int i = 0; i < d->nefc; i++) {
-    if (d->efc_state[i] == SIM_CSTATE_QUADRATIC) {
-      double sigma;
-      int k = row_dof(m, d, i, &sigma);
-      H[k * nv + k] += d->efc_D[i] * sigma * sigma;
+    if (d->efc_state[i] != SIM_CSTATE_QUADRATIC) {
+      continue;
+    }
+    const double *J = d->efc_J + (size_t)i * nv, D = d->efc_D[i];
+    const int *ind = d->efc_ind + (size_t)i * nv;
+    for (int u = 0; u < d->efc_nnz[i]; u++) {
+      for (int v = 0; v < d->efc_nnz[i]; v++) {
+        H[ind[u] * nv + ind[v]] += D * J[ind[u]] * J[ind[v]];
+      }
     }
   }
   for (int r = 0; r < nv; r++) {
@@ -122,9 +130,9 @@ void sim__constraint_hessian(sim_deriv *w, const sim_data *d) {
   }
 }
 
-/* X ← H⁻¹·X (nv × ncol): L·Y = X, then Lᵀ·X = Y, row operations over the columns */
-void sim__constraint_solve(const sim_deriv *w, double *X) {
-  int nv = w->nv, n = w->ncol;
+/* X ← H⁻¹·X (nv × n): L·Y = X, then Lᵀ·X = Y, row operations over the columns */
+void sim__constraint_solve(const sim_deriv *w, double *X, int n) {
+  int nv = w->nv;
   const double *L = w->H;
   for (int r = 0; r < nv; r++) {
     double *xr = X + (size_t)r * n, inv = 1.0 / L[r * nv + r];
@@ -152,18 +160,59 @@ void sim__constraint_solve(const sim_deriv *w, double *X) {
   }
 }
 
+/* Out += s·Σ Dᵢ·Jᵢᵀ(Jᵢ·X) over the quadratic rows */
 void sim__constraint_jtdj(const sim_deriv *w, const sim_data *d, const double *X, double *Out,
                           double s) {
+  int nv = w->nv, n = w->ncol;
+  double *y = w->rowtmp;
   for (int i = 0; i < d->nefc; i++) {
-    if (d->efc_state[i] == SIM_CSTATE_QUADRATIC) {
-      double sigma;
-      int k = row_dof(w->m, d, i, &sigma);
-      const double scale = s * d->efc_D[i] * sigma * sigma;
-      const double *x = X + (size_t)k * w->ncol;
-      double *out = Out + (size_t)k * w->ncol;
-      for (int c = 0; c < w->ncol; c++) {
-        out[c] += scale * x[c];
+    if (d->efc_state[i] != SIM_CSTATE_QUADRATIC) {
+      continue;
+    }
+    const double *J = d->efc_J + (size_t)i * nv;
+    const int *ind = d->efc_ind + (size_t)i * nv;
+    memset(y, 0, (size_t)n * sizeof(double));
+    for (int u = 0; u < d->efc_nnz[i]; u++) {
+      const double *x = X + (size_t)ind[u] * n, a = J[ind[u]];
+      for (int c = 0; c < n; c++) {
+        y[c] += a * x[c];
       }
     }
+    for (int u = 0; u < d->efc_nnz[i]; u++) {
+      double *out = Out + (size_t)ind[u] * n, a = s * d->efc_D[i] * J[ind[u]];
+      for (int c = 0; c < n; c++) {
+        out[c] += a * y[c];
+      }
+    }
+  }
+}
+
+void sim__constraint_polish(sim_deriv *w, const sim_data *d) {
+  int nv = w->nv;
+  double *a = w->acc_exact;
+  sim_mul_m(w->m, d, a, d->qacc_smooth); /* M·a0 (qM: sim_forward_dynamics made it) */
+  for (int i = 0; i < d->nefc; i++) {
+    const double *J = d->efc_J + (size_t)i * nv;
+    const int *ind = d->efc_ind + (size_t)i * nv;
+    int state = d->efc_state[i];
+    double f = state == SIM_CSTATE_QUADRATIC ? d->efc_D[i] * d->efc_aref[i]
+               : state == SIM_CSTATE_SATISFIED ? 0
+                                               : d->efc_force[i];
+    for (int u = 0; u < d->efc_nnz[i]; u++) {
+      a[ind[u]] += J[ind[u]] * f;
+    }
+  }
+  sim__constraint_solve(w, a, 1);
+  for (int i = 0; i < d->nefc; i++) { /* the forces there, as update_rows in sim/solver.c */
+    const double *J = d->efc_J + (size_t)i * nv;
+    const int *ind = d->efc_ind + (size_t)i * nv;
+    double jar = -d->efc_aref[i];
+    for (int u = 0; u < d->efc_nnz[i]; u++) {
+      jar += J[ind[u]] * a[ind[u]];
+    }
+    w->jar[i] = jar;
+    w->efc_f[i] = d->efc_state[i] == SIM_CSTATE_QUADRATIC ? -d->efc_D[i] * jar
+                  : d->efc_state[i] == SIM_CSTATE_SATISFIED ? 0
+                                                            : d->efc_force[i];
   }
 }

@@ -32,9 +32,10 @@
  * joint damping included) and RK4 (with its dexp⁻¹-corrected rotation stages); hinge, slide,
  * ball and free joints; joint springs and dampers, armature, every actuator type (clamps of
  * ctrlrange, current_limit and force_limit hold their value: derivative 0 beyond them); joint
- * limits and joint friction through the constraint solver's optimality condition with the active
- * set held (the solution it converged to: an iteration-limited solve is differentiated as if
- * converged). Verlet and midpoint, and steps with contacts, return an error code, never a zero.
+ * limits, joint friction and contacts of a plane with a sphere, a capsule or a box through the
+ * constraint solver's optimality condition with the active set held (at the minimum of the
+ * solver's active set: an iteration-limited solve is differentiated as if converged). Verlet and
+ * midpoint, and steps with other contacts, return an error code, never a zero.
  * docs/derivatives.md explains the layouts, the kinks at changes of active set and the checks.
  *
  * Ownership: sim_deriv_new allocates everything the derivatives need, sized for the model and
@@ -144,7 +145,9 @@ void sim_state_difference(const sim_model *m, double *dq, const double *qpos1,
   X(SIM_DERIV_OK, 0, "ok")                                                                     \
   X(SIM_DERIV_EINTEGRATOR, -1,                                                                 \
     "no derivatives for this integrator (euler and rk4 have them)")                           \
-  X(SIM_DERIV_ECONTACT, -2, "the step has contacts, which have no derivatives yet")           \
+  X(SIM_DERIV_ECONTACT, -2,                                                                    \
+    "the step has a contact without derivatives yet (only a plane's with a sphere, a capsule "  \
+    "or a box has them)")                                                                      \
   X(SIM_DERIV_EARG, -3, "invalid argument")                                                   \
   X(SIM_DERIV_EREPLAY, -4,                                                                     \
     "a step recomputed in the backward pass left a state other than the forward pass's (the "  \

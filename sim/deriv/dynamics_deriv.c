@@ -6,8 +6,10 @@
  * (ID inverse dynamics with armature, B the joint damping, h > 0 only for Euler's implicit
  * damping). Differentiating at the solution, with G = ∂τ − ∂ID|q̈ − h·∂B·q̈:
  *   Q = (M + h·B)⁻¹·G.
- * With rows the solver's solution a_c enters first (constraint_deriv.c), then, for Euler with
- * damping, the second solve (M + h·B)·q̈ = τ − C·v − g + Jᵀf(a_c) as sim/forward.c does:
+ * With rows the solver's solution a_c enters first (constraint_deriv.c; polished on its active
+ * set by one exact solve, so that the derivatives are the converged minimum's however early the
+ * CG stopped), then, for Euler with damping, the second solve (M + h·B)·q̈ = τ − C·v − g +
+ * Jᵀf(a_c) as sim/forward.c does:
  *   ∂a_c = H⁻¹·(∂τ − ∂ID|a_c + ∂(Jᵀf)|a_c),   H = M + JᵀDJ,
  *   ∂q̈  = (M + h·B)⁻¹·(∂τ − ∂ID|q̈ − h·∂B·q̈ + ∂(Jᵀf)|a_c − JᵀDJ·∂a_c).
  * Parameters that scale the acceleration: ∂ID/∂armature = q̈ₖ, ∂(h·B·q̈)/∂damping = h·q̈ₖ on the
@@ -55,18 +57,21 @@ static void solve_implicit(sim_deriv *w, double *Q) {
   sim_solve_ltdl_rows(m, w->Mt, Q, w->ncol);
 }
 
-/* with rows: ∂a_c, and for Euler with damping the second solve (top of the file) */
+/* with rows: ∂a_c, and for Euler with damping the second solve (top of the file); a_c is the
+ * solver's solution polished on its active set (sim__constraint_polish) */
 static void constrained(sim_deriv *w, const sim_data *d, double *Q) {
   int n = w->nv * w->ncol;
-  const double *ac = d->qacc_warmstart; /* the solver's solution (sim/solver.c keeps it there) */
+  memcpy(w->Mt, d->qM, (size_t)w->nv * (size_t)w->nv * sizeof(double)); /* M, CRBA's */
+  sim__constraint_hessian(w, d);
+  sim__constraint_polish(w, d);
+  const double *ac = w->acc_exact;
   sim__smooth_deriv(w, d, ac, 0.0);
   sim__constraint_rows_deriv(w, d, ac, w->G2);
   for (int r = 0; r < n; r++) {
     w->G[r] += w->G2[r];
   }
-  sim__constraint_hessian(w, d);
   memcpy(Q, w->G, (size_t)n * sizeof(double));
-  sim__constraint_solve(w, Q);
+  sim__constraint_solve(w, Q, w->ncol);
   if (w->implicit_h > 0) { /* ∂qfrc_constraint = ∂(Jᵀf)|a_c − JᵀDJ·∂a_c, into G2 */
     sim__constraint_jtdj(w, d, Q, w->G2, -1.0);
     sim__smooth_deriv(w, d, d->qacc, w->implicit_h);
@@ -79,12 +84,11 @@ static void constrained(sim_deriv *w, const sim_data *d, double *Q) {
 
 void sim__dynamics_deriv(void *ctx, const sim_model *m, const sim_data *d, int stage) {
   sim_deriv *w = ctx;
-  (void)m;
   if (stage >= DERIV_STAGES || w->status != SIM_DERIV_OK) {
     return;
   }
   memcpy(w->stage_v + stage * w->nv, d->qvel, (size_t)w->nv * sizeof(double));
-  if (d->ncon > 0) {
+  if (d->ncon > 0 && !sim__contact_supported(m, d)) {
     w->status = SIM_DERIV_ECONTACT;
     return;
   }

@@ -11,6 +11,7 @@
  *   passive_deriv.c     ∂τ of springs and dampers
  *   actuator_deriv.c    ∂τ of the actuators, and the winding current's advance after the step
  *   constraint_deriv.c  limits and friction: the solver's optimality condition at its solution
+ *   contact_deriv.c     contacts of a plane with a sphere, a capsule or a box
  *   dynamics_deriv.c    one evaluation: G, then Q = (M + h·B)⁻¹·G (or through the rows)
  *   integrate_deriv.c   the integrators chained over their evaluations into A, B, P
  *
@@ -71,7 +72,11 @@ enum {
   X(theta, nv + 1)                /* scratch: a step's or stage's rotation Θ per dof */     \
   X(unit, nv + 1)                 /* scratch: a column of the identity */                   \
   X(dpar, np + 1)                 /* scratch: one actuator's parameter derivatives */       \
-  X(jar, nefc_max + 1)            /* constraint rows: J·a − aref at the solution */
+  X(jar, nefc_max + 1)            /* constraint rows: J·a − aref at the solution */          \
+  X(efc_f, nefc_max + 1)          /* constraint rows: their forces at the polished solution */\
+  X(acc_exact, nv + 1)            /* the solver's solution polished on its active set */      \
+  X(rowtmp, ncol + 1)             /* scratch: one row's J·X over the columns */              \
+  X(con_work, 22 * nv + 22)       /* contact_deriv.c: one contact's per-dof terms */
 
 struct sim_deriv {
   const sim_model *m;
@@ -110,14 +115,25 @@ void sim__dynamics_deriv(void *ctx, const sim_model *m, const sim_data *d, int s
 void sim__smooth_deriv(sim_deriv *w, const sim_data *d, const double *acc, double implicit_h);
 
 /* constraint_deriv.c (limits and friction, the rows of constant Jacobian):
- * Rc = ∂(Jᵀ·f)/∂[δq|v|act|u|θ] at fixed acceleration a (the solution's forces f), nv × ncol;
+ * Rc = ∂(Jᵀ·f)/∂[δq|v|act|u|θ] at fixed acceleration a (forces f in efc_f), nv × ncol;
  * H = M + Σ D·JᵀJ over the rows in their quadratic zone (from Mt = M), factorized; the solve
- * X ← H⁻¹·X (nv × ncol); and Out += s·JᵀDJ·X. */
+ * X ← H⁻¹·X (nv × n); and Out += s·JᵀDJ·X. */
 void sim__constraint_rows_deriv(sim_deriv *w, const sim_data *d, const double *a, double *Rc);
 void sim__constraint_hessian(sim_deriv *w, const sim_data *d);
-void sim__constraint_solve(const sim_deriv *w, double *X);
+void sim__constraint_solve(const sim_deriv *w, double *X, int n);
+/* The minimum with the solver's active set, solved exactly (the solver stops where its cost can
+ * no longer resolve an improvement): acc_exact = H⁻¹·(M·a0 + Σ_Q D·Jᵀ·aref + Σ_bound Jᵀ·f), and
+ * the rows' forces there in efc_f. Needs sim__constraint_hessian from Mt = M. */
+void sim__constraint_polish(sim_deriv *w, const sim_data *d);
 void sim__constraint_jtdj(const sim_deriv *w, const sim_data *d, const double *X, double *Out,
                           double s);
+/* d imp/d pos of the impedance curve (constraint_deriv.c). */
+double sim__impedance_slope(const double solimp[SIM_NIMP], double pos);
+
+/* contact_deriv.c: 1 when every contact is a plane's against a sphere, a capsule or a box (the
+ * pairs with derivatives); the contact rows' part of Rc (sim__constraint_rows_deriv's). */
+int sim__contact_supported(const sim_model *m, const sim_data *d);
+void sim__contact_rows_deriv(sim_deriv *w, const sim_data *d, const double *a, double *Rc);
 
 /* integrate_deriv.c: the step's derivative X (nx × ncol) from the evaluations' Q. */
 void sim__integrate_deriv(sim_deriv *w, const sim_data *d, double *X);

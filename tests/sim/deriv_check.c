@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "deriv_fd.h"
 
@@ -42,7 +43,8 @@ static void report(const char *what, const sim_model *m, mismatch w, const char 
          w.excess, row, colname, w.a, w.f);
 }
 
-double fd_check_step(sim_model *m, const sim_data *d, const char *params, int verbose) {
+double fd_check_step_with(sim_model *m, const sim_data *d, const char *params, fd_steps eps,
+                          int verbose) {
   char err[512];
   int np = params ? sim_param_parse(m, params, NULL, 0, err, sizeof err) : 0;
   if (np < 0) fprintf(stderr, "%s\n", err);
@@ -60,7 +62,7 @@ double fd_check_step(sim_model *m, const sim_data *d, const char *params, int ve
   int rc = sim_deriv_step(m, work, w, A, B, P);
   if (rc != 0) fprintf(stderr, "sim_deriv_step: %s\n", sim_deriv_strerror(rc));
   assert_int_equal(rc, 0);
-  rc = fd_step_jacobians(m, d, scratch, list, np, fd_default_steps(), FA, FB, FP, err, sizeof err);
+  rc = fd_step_jacobians(m, d, scratch, list, np, eps, FA, FB, FP, err, sizeof err);
   if (rc != 0) fprintf(stderr, "fd_step_jacobians: %s\n", err);
   assert_int_equal(rc, 0);
   mismatch wa = compare(A, FA, nx, nx), wb = compare(B, FB, nx, nu), wp = compare(P, FP, nx, np);
@@ -83,3 +85,47 @@ double fd_check_step(sim_model *m, const sim_data *d, const char *params, int ve
   return worst;
 }
 
+
+double fd_check_step(sim_model *m, const sim_data *d, const char *params, int verbose) {
+  return fd_check_step_with(m, d, params, fd_default_steps(), verbose);
+}
+
+void fd_row_states(const sim_model *m, const sim_data *d, char *out) {
+  sim_data *probe = sim_data_new(m);
+  fd_copy_state(m, probe, d);
+  sim_forward(m, probe);
+  int n = 0;
+  for (int i = 0; i < probe->nefc; i++) {
+    static const char code[] = "sQ-+";
+    out[n++] = code[probe->efc_state[i]];
+  }
+  out[n] = '\0';
+  sim_data_free(probe);
+}
+
+int fd_one_active_set(const sim_model *m, const sim_data *d, const char *rows, fd_steps eps) {
+  sim_data *p = sim_data_new(m);
+  int same = 1;
+  for (int c = 0; c < 2 * m->nv && same; c++) {
+    for (int sign = -1; sign <= 1 && same; sign += 2) {
+      char moved[1024];
+      fd_copy_state(m, p, d);
+      if (c < m->nv) {
+        double dq[128] = {0};
+        dq[c] = 1;
+        sim_state_perturb(m, p->qpos, dq, 2 * sign * eps.q);
+      } else {
+        p->qvel[c - m->nv] += 2 * sign * eps.v;
+      }
+      fd_row_states(m, p, moved);
+      same = strcmp(moved, rows) == 0;
+    }
+  }
+  sim_data_free(p);
+  return same;
+}
+
+void fd_assert_one_active_set(const sim_model *m, const sim_data *d, const char *rows,
+                              fd_steps eps) {
+  assert_true(fd_one_active_set(m, d, rows, eps));
+}

@@ -55,6 +55,21 @@ int fd_step_jacobians(sim_model *m, const sim_data *d, sim_data *scratch, const 
  * a step cannot be differentiated. */
 double fd_check_step(sim_model *m, const sim_data *d, const char *params, int verbose);
 
+/* The same with the given steps. */
+double fd_check_step_with(sim_model *m, const sim_data *d, const char *params, fd_steps eps,
+                          int verbose);
+
+/* The active set at the state in d (after sim_forward), as a string, per row: Q (quadratic),
+ - and + (friction at its bound, force +F and −F), s (satisfied); a contact's four edges
+ * among them, so a contact found or lost changes it too. out holds 4·nefc_max + 1 chars. */
+void fd_row_states(const sim_model *m, const sim_data *d, char *out);
+/* Fails the test unless every point the stencil of eps reaches (each q and v moved by ±2ε) has
+ * the active set `rows` (at most 1023 rows). */
+void fd_assert_one_active_set(const sim_model *m, const sim_data *d, const char *rows,
+                              fd_steps eps);
+/* The same as a test: 1 when every point has that active set. */
+int fd_one_active_set(const sim_model *m, const sim_data *d, const char *rows, fd_steps eps);
+
 /* dst's state arrays and time become src's (SIM_STATE_ARRAYS). */
 void fd_copy_state(const sim_model *m, sim_data *dst, const sim_data *src);
 

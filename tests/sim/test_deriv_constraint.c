@@ -47,57 +47,20 @@ static sim_model *load_chain(double friction_b) {
   return m;
 }
 
-/* the rows' states at the state in d, as a string of Q (quadratic), - and + (friction at its
- * bound), s (satisfied), by row */
-static void row_states(const sim_model *m, sim_data *d, char *out) {
-  sim_data *probe = sim_data_new(m);
-  fd_copy_state(m, probe, d);
-  sim_forward(m, probe);
-  int n = 0;
-  for (int i = 0; i < probe->nefc; i++) {
-    static const char code[] = "sQ-+";
-    out[n++] = code[probe->efc_state[i]];
-  }
-  out[n] = '\0';
-  sim_data_free(probe);
-}
-
 static const char params[] =
     "joint/*/frictionloss,joint/ja/damping,joint/jc/damping,joint/jb/armature,body/*/mass,"
     "body/b/com_x,body/b/iyy";
-
-/* every point of the FD stencil (each q and v moved by ±2ε) in the state's active set */
-static void assert_one_active_set(const sim_model *m, const sim_data *d, const char *rows) {
-  fd_steps eps = fd_default_steps();
-  sim_data *p = sim_data_new(m);
-  for (int c = 0; c < 2 * m->nv; c++) {
-    for (int sign = -1; sign <= 1; sign += 2) {
-      char moved[64];
-      fd_copy_state(m, p, d);
-      if (c < m->nv) {
-        double dq[3] = {0};
-        dq[c] = 1;
-        sim_state_perturb(m, p->qpos, dq, 2 * sign * eps.q);
-      } else {
-        p->qvel[c - m->nv] += 2 * sign * eps.v;
-      }
-      row_states(m, p, moved);
-      assert_string_equal(moved, rows);
-    }
-  }
-  sim_data_free(p);
-}
 
 static double check(sim_model *m, const double *q, const double *v, const char *expect_rows) {
   sim_data *d = sim_data_new(m);
   memcpy(d->qpos, q, 3 * sizeof(double));
   memcpy(d->qvel, v, 3 * sizeof(double));
   char rows[64];
-  row_states(m, d, rows);
+  fd_row_states(m, d, rows);
   printf("%s, q = (%g, %g, %g), v = (%g, %g, %g): rows %s\n",
          sim_integrator_name(m->opt.integrator), q[0], q[1], q[2], v[0], v[1], v[2], rows);
   assert_string_equal(rows, expect_rows);
-  assert_one_active_set(m, d, rows);
+  fd_assert_one_active_set(m, d, rows, fd_default_steps());
   double e = fd_check_step(m, d, params, 1);
   sim_data_free(d);
   return e;
