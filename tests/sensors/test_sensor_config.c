@@ -13,12 +13,17 @@
 #include "sensors/sensors.h"
 #include "support/model.h"
 #include "support/skip.h"
+#include "support/tmp.h"
 
 static sim_model *model;
 
 static int setup(void **state) {
   *state = model = ts_config("club_arm");
-  return 0;
+  return ts_tmp_setup(NULL);
+}
+
+static int teardown(void **state) {
+  return ts_model_teardown(state) | ts_tmp_teardown(NULL);
 }
 
 static int load_text(const char *text, char *err, size_t err_sz) {
@@ -139,25 +144,17 @@ static void test_block_errors(void **state) {
   assert_int_equal(load_text("{\"list\": []}", err, sizeof err), 0);
 }
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-}
-
 /* a robot file names its sensors inline or through a file relative to itself */
 static void test_robot_forms(void **state) {
   (void)state;
   char err[512] = "";
   sens_set *set = NULL;
-  const char *dir = ACHILLES_BINARY_DIR;
   char robot[512], sensors[512];
-  snprintf(robot, sizeof robot, "%s/sens_cfg_robot.json", dir);
-  snprintf(sensors, sizeof sensors, "%s/sens_cfg_sensors.json", dir);
-  write_file(sensors, "{\"seed\": 5, \"list\": [{\"name\": \"t\", \"type\": \"torque\", "
+  ts_tmp_path(robot, sizeof robot, "sens_cfg_robot.json");
+  ts_tmp_path(sensors, sizeof sensors, "sens_cfg_sensors.json");
+  ts_write_file(sensors, "{\"seed\": 5, \"list\": [{\"name\": \"t\", \"type\": \"torque\", "
                       "\"joint\": \"j\"}]}");
-  write_file(robot, "{\"name\": \"r\", \"timestep\": 0.001, \"sensors\": \"sens_cfg_sensors.json\","
+  ts_write_file(robot, "{\"name\": \"r\", \"timestep\": 0.001, \"sensors\": \"sens_cfg_sensors.json\","
                     " \"bodies\": [{\"name\": \"b\", \"parent\": \"world\", \"joint\": {\"name\": "
                     "\"j\", \"type\": \"hinge\", \"axis\": [0, 0, 1]}, \"inertial\": {\"mass\": 1,"
                     " \"inertia\": [1, 1, 1, 0, 0, 0]}}]}");
@@ -171,21 +168,21 @@ static void test_robot_forms(void **state) {
   assert_true(sens_set_seed(set) == 5);
   sens_set_free(&set);
   /* inline form, with an error: the message names the robot file and the key */
-  write_file(robot, "{\"name\": \"r\", \"sensors\": {\"list\": [{\"name\": \"t\", \"type\": "
+  ts_write_file(robot, "{\"name\": \"r\", \"sensors\": {\"list\": [{\"name\": \"t\", \"type\": "
                     "\"torque\", \"joint\": \"x\"}]}}");
   assert_int_equal(sens_set_load_robot(&set, m, robot, err, sizeof err), SENS_EINVAL);
   assert_non_null(strstr(err, "sens_cfg_robot.json: sensors: list[0].joint: no joint named"));
   /* a missing sensors file and malformed JSON */
-  write_file(robot, "{\"sensors\": \"missing.json\"}");
+  ts_write_file(robot, "{\"sensors\": \"missing.json\"}");
   assert_int_equal(sens_set_load_robot(&set, m, robot, err, sizeof err), SENS_EIO);
   /* the message names the robot file that referenced the sensors file */
   assert_non_null(strstr(err, "sens_cfg_robot.json: sensors: "));
   assert_non_null(strstr(err, "missing.json: cannot open"));
   /* standard input is only for the command line's CONFIG: a robot file cannot make us wait on it */
-  write_file(robot, "{\"sensors\": \"/dev/stdin\"}");
+  ts_write_file(robot, "{\"sensors\": \"/dev/stdin\"}");
   assert_int_equal(sens_set_load_robot(&set, m, robot, err, sizeof err), SENS_EINVAL);
   assert_non_null(strstr(err, "sensors: \"/dev/stdin\" is standard input (expected a file)"));
-  write_file(sensors, "{\"list\": [}");
+  ts_write_file(sensors, "{\"list\": [}");
   assert_int_equal(sens_set_load_file(&set, m, sensors, err, sizeof err), SENS_EJSON);
   assert_non_null(strstr(err, "line 1, column 11: invalid JSON"));
   assert_null(set);
@@ -197,12 +194,12 @@ static void test_text_after_the_json(void **state) {
   (void)state;
   char err[512] = "", path[512];
   sens_set *set = NULL;
-  snprintf(path, sizeof path, "%s/sens_cfg_trailing.json", ACHILLES_BINARY_DIR);
-  write_file(path, "{\"list\": []}\n{\"list\": [1]}\n");
+  ts_tmp_path(path, sizeof path, "sens_cfg_trailing.json");
+  ts_write_file(path, "{\"list\": []}\n{\"list\": [1]}\n");
   assert_int_equal(sens_set_load_file(&set, model, path, err, sizeof err), SENS_EJSON);
   assert_non_null(strstr(err, "sens_cfg_trailing.json: line 2, column 1: invalid JSON (text after"));
   assert_null(set);
-  write_file(path, "{\"list\": []}\n\t \n");
+  ts_write_file(path, "{\"list\": []}\n\t \n");
   assert_int_equal(sens_set_load_file(&set, model, path, err, sizeof err), 0);
   sens_set_free(&set);
 }
@@ -238,6 +235,6 @@ static void test_no_latency_anywhere(void **state) {
   sim_model_free(m);
 }
 
-TS_MAIN_WITH(setup, ts_model_teardown, test_shipped_config, test_bad_parameters, test_block_errors,
+TS_MAIN_WITH(setup, teardown, test_shipped_config, test_bad_parameters, test_block_errors,
                               test_robot_forms, test_text_after_the_json, test_names_are_utf8_text,
                               test_no_latency_anywhere)

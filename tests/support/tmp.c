@@ -159,3 +159,39 @@ char *ts_slurp(const char *path) {
   }
   return text;
 }
+
+int ts_count_lines(const char *text) {
+  int n = 0;
+  for (const char *c = text; *c; c++) {
+    n += *c == '\n';
+  }
+  return n;
+}
+
+int ts_file_lines(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fail_msg("cannot read %s", path);
+  }
+  int n = 0, c;
+  while ((c = fgetc(f)) != EOF) {
+    n += c == '\n';
+  }
+  fclose(f);
+  return n;
+}
+
+long ts_line_offset(const char *path, int line) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fail_msg("cannot read %s", path);
+  }
+  long off = 0;
+  int at = 1, c;
+  while (at < line && (c = fgetc(f)) != EOF) {
+    off++;
+    at += c == '\n';
+  }
+  fclose(f);
+  return off;
+}

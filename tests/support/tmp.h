@@ -46,4 +46,10 @@ char *ts_read_file(const char *path, size_t *n);
  * overwrites (the caller may change it): for reading one output at a time. */
 char *ts_slurp(const char *path);
 
+/* Lines of text (its '\n' characters), and of a file (fails the test when it cannot be read). */
+int ts_count_lines(const char *text);
+int ts_file_lines(const char *path);
+/* The byte offset at which line `line` (from 1) of a file starts; its size when it has fewer. */
+long ts_line_offset(const char *path, int line);
+
 #endif

@@ -116,10 +116,7 @@ static void test_non_regular_and_oversized_files(void **state) {
   char *oversized[] = {ACHILLES_BIN, "run", big, NULL};
   expect_run(oversized, NULL, 2, "big.json: 4194305 bytes, more than the limit of 4194304 bytes");
   snprintf(nul, sizeof nul, "%s/nul.json", dir);
-  f = fopen(nul, "w");
-  assert_non_null(f);
-  fwrite("{}\0{}", 1, 5, f);
-  fclose(f);
+  ts_write_bytes(nul, "{}\0{}", 5);
   char *with_nul[] = {ACHILLES_BIN, "run", nul, NULL};
   expect_run(with_nul, NULL, 2, "nul.json: byte 2: a NUL byte");
 }

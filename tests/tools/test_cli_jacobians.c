@@ -107,10 +107,7 @@ static void test_csv_layout(void **state) {
   assert_int_equal(rc, 0);
   const char *expect = "time,matrix,row,column,value\n0.02,A,swing.q,swing.q,";
   assert_memory_equal(output, expect, strlen(expect));
-  int rows = 0;
-  for (const char *c = output; *c; c++) {
-    rows += *c == '\n';
-  }
+  const int rows = ts_count_lines(output);
   assert_int_equal(rows, 1 + 4 + 2); /* the header, A's four entries, B's two */
   assert_non_null(strstr(output, "0.02,B,swing.qd,motor,"));
 }

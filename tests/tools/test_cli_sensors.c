@@ -31,10 +31,7 @@ static void test_true_and_measured_side_by_side(void **state) {
       fail_msg("header lacks %s", columns[i]);
     }
   }
-  int rows = 0;
-  for (const char *c = first; *c; c++) {
-    rows += *c == '\n';
-  }
+  const int rows = ts_count_lines(first);
   assert_true(rows >= 51); /* a header and a row per physics step with a sample (1 kHz) */
 }
 

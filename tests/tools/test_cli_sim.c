@@ -28,10 +28,7 @@ static void test_csv_layout(void **state) {
   assert_int_equal(rc, 0);
   const char *header = "time,shoulder.q,elbow.q,shoulder.qd,elbow.qd,energy\n";
   assert_memory_equal(output, header, strlen(header));
-  int rows = 0;
-  for (const char *c = output; *c; c++) {
-    rows += *c == '\n';
-  }
+  const int rows = ts_count_lines(output);
   assert_int_equal(rows, 1 + 1 + 50); /* header, t = 0, then 0.1 s / 2 ms steps */
   /* the last row: 17 significant digits and the time of the 50th step */
   const char *last = output + strlen(output) - 2;
@@ -52,10 +49,7 @@ static void test_every_and_qpos(void **state) {
                             " --duration 1 --every 100 --qpos hinge2=0.5 --integrator rk4",
                     output, sizeof output);
   assert_int_equal(rc, 0);
-  int rows = 0;
-  for (const char *c = output; *c; c++) {
-    rows += *c == '\n';
-  }
+  const int rows = ts_count_lines(output);
   assert_int_equal(rows, 1 + 1 + 5); /* 500 steps written every 100th */
   double t, q1, q2;
   const char *second = strchr(output, '\n') + 1;

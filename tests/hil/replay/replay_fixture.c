@@ -132,19 +132,6 @@ void put(hil_log_writer *w, int i, double t, double t_truth, uint64_t seq) {
   assert_int_equal(hil_log_write_sample(w, &test_sensor[i], &smp, 0), 0);
 }
 
-long line_offset(const char *path, int record) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  long off = 0;
-  int line = 1, c;
-  while (line < record && (c = fgetc(f)) != EOF) {
-    off++;
-    line += c == '\n';
-  }
-  fclose(f);
-  return off;
-}
-
 void expected(int i, long k, int truth, char *topic, char *body) {
   sens_sample smp;
   assert_true(sample_of(i, k, &smp));

@@ -42,8 +42,6 @@ void put(hil_log_writer *w, int i, double t, double t_truth, uint64_t seq);
  * NULL) and loaded into s, with a topics pattern when not NULL ("enc/": the encoder alone). */
 void load_test_log(hil_replay_schedule *s, char *path, size_t path_sz, const char *name,
                    long nsteps, const char *topics);
-/* byte offset of the first byte of line `record` (1-based) */
-long line_offset(const char *path, int record);
 /* the message the live simulator would publish for sensor i at step k */
 void expected(int i, long k, int truth, char *topic, char *body);
 

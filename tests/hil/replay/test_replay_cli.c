@@ -217,14 +217,9 @@ static void test_unusable_cpu_plays_on(void **state) {
 static void test_damaged_log_exit_1(void **state) {
   (void)state;
   write_log(damaged_path);
+  const long off = ts_line_offset(damaged_path, 51);
   FILE *f = fopen(damaged_path, "r+b");
   assert_non_null(f);
-  long off = 0;
-  int line = 1, c;
-  while (line < 51 && (c = fgetc(f)) != EOF) {
-    off++;
-    line += c == '\n';
-  }
   fseek(f, off + 40, SEEK_SET);
   fputc('#', f);
   fclose(f);
@@ -282,19 +277,7 @@ static void test_wait_hello_gap_and_end_record(void **state) {
   assert_int_equal(replay(log_path, "--max-gap", "0", NULL), 2);
   assert_non_null(strstr(errors, "--max-gap"));
   /* the end record is the last line: cut it off (as a killed recorder leaves a log) */
-  FILE *f = fopen(log_path, "rb");
-  assert_non_null(f);
-  long last = 0, off = 0;
-  int c;
-  while ((c = fgetc(f)) != EOF) {
-    off++;
-    if (c == '\n' && fgetc(f) != EOF) {
-      last = off;
-      fseek(f, off, SEEK_SET);
-    }
-  }
-  fclose(f);
-  assert_int_equal(truncate(log_path, last), 0);
+  assert_int_equal(truncate(log_path, ts_line_offset(log_path, ts_file_lines(log_path))), 0);
   char ep[160];
   snprintf(ep, sizeof ep, "ipc://%s/pub-end", ts_tmp_dir());
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", NULL), 0);
@@ -303,10 +286,7 @@ static void test_wait_hello_gap_and_end_record(void **state) {
   assert_non_null(strstr(errors, "replay: done: 100/100 samples"));
   /* a pause of 0.05 s is longer than --max-gap 0.01: damage, or played across with --skip-gaps */
   snprintf(log_path + strlen(log_path) - 4, 5, ".csv");
-  f = fopen(log_path, "w");
-  assert_non_null(f);
-  fprintf(f, "time,enc.counts\n0,1\n0.001,2\n0.051,3\n0.052,4\n");
-  fclose(f);
+  ts_write_file(log_path, "time,enc.counts\n0,1\n0.001,2\n0.051,3\n0.052,4\n");
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--max-gap", "0.01", NULL), 1);
   assert_non_null(strstr(errors, "good.csv: line 4 at byte 28: t jumps from 0.001 s to 0.051 s"));
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--max-gap", "0.01", "--skip-gaps",

@@ -54,7 +54,7 @@ static void test_damaged_record(void **state) {
   ts_tmp_path(path, sizeof path, "damaged.log");
   write_log(path, 50);
   const int k = 40;
-  const long at = line_offset(path, k);
+  const long at = ts_line_offset(path, k);
   flip_byte(path, at + 30); /* inside the JSON: the CRC no longer matches */
   hil_replay_select sel = {0};
   hil_replay_schedule s;
@@ -90,14 +90,8 @@ static void test_truncated_tail(void **state) {
   ts_tmp_path(path, sizeof path, "truncated.log");
   write_log(path, 30);
   /* cut the file in the middle of the last sample record (the end record goes too) */
-  FILE *f = fopen(path, "rb");
-  int lines = 0, c;
-  while ((c = fgetc(f)) != EOF) {
-    lines += c == '\n';
-  }
-  fclose(f);
-  const int last_sample = lines - 1; /* the end record is the last line */
-  const long at = line_offset(path, last_sample);
+  const int last_sample = ts_file_lines(path) - 1; /* the end record is the last line */
+  const long at = ts_line_offset(path, last_sample);
   assert_int_equal(truncate(path, at + 25), 0);
   hil_replay_select sel = {0};
   hil_replay_schedule s;
@@ -120,16 +114,13 @@ static void test_csv(void **state) {
   (void)state;
   char path[128];
   ts_tmp_path(path, sizeof path, "import.csv");
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fprintf(f, "time,enc.seq,enc.counts.true,enc.counts.meas,enc.angle.true,enc.angle.meas,"
-             "pot.volts\n");
-  fprintf(f, "0,0,10,11,0.5,0.25,1.5\n");
-  fprintf(f, "0.001,1,12,,0.75,,\n");   /* enc not valid; pot has no sample */
-  fprintf(f, "0.002,,,,,,2.5\n");       /* only pot */
-  fprintf(f, "0.003,3,14,15,1,1.125,x\n"); /* damaged: "x" */
-  fprintf(f, "0.004,4,16,17,1.5,1.25,3\n");
-  fclose(f);
+  ts_write_file(path, "time,enc.seq,enc.counts.true,enc.counts.meas,enc.angle.true,enc.angle.meas,"
+                      "pot.volts\n"
+                      "0,0,10,11,0.5,0.25,1.5\n"
+                      "0.001,1,12,,0.75,,\n"      /* enc not valid; pot has no sample */
+                      "0.002,,,,,,2.5\n"          /* only pot */
+                      "0.003,3,14,15,1,1.125,x\n" /* damaged: "x" */
+                      "0.004,4,16,17,1.5,1.25,3\n");
   hil_replay_select sel = {0};
   hil_replay_schedule s;
   load(&s, path, &sel);
@@ -166,10 +157,7 @@ static void test_csv(void **state) {
   hil_replay_free(&s);
 
   /* a touch sensor's columns: its live topic and units */
-  f = fopen(path, "w");
-  assert_non_null(f);
-  fprintf(f, "time,pad.normal,pad.force.z\n0,19.62,19.62\n0.001,19.6,19.6\n");
-  fclose(f);
+  ts_write_file(path, "time,pad.normal,pad.force.z\n0,19.62,19.62\n0.001,19.6,19.6\n");
   load(&s, path, &sel);
   assert_int_equal(s.nsensors, 1);
   assert_string_equal(s.sensor[0].topic, "tch/pad");
@@ -179,19 +167,13 @@ static void test_csv(void **state) {
   hil_replay_free(&s);
 
   /* a column given twice is an error of the header, not a damaged row */
-  f = fopen(path, "w");
-  assert_non_null(f);
-  fprintf(f, "time,enc.counts,enc.angle,enc.counts.meas\n0,1,2,3\n");
-  fclose(f);
+  ts_write_file(path, "time,enc.counts,enc.angle,enc.counts.meas\n0,1,2,3\n");
   char err[512];
   assert_int_equal(hil_replay_load(&s, path, &sel, err, sizeof err), HIL_LOG_EFORMAT);
   assert_non_null(strstr(err, "import.csv: line 1: columns 2 and 4 are the same: enc.counts"));
 
   /* a name that is not UTF-8 would reach the JSON messages: refused with its column */
-  f = fopen(path, "w");
-  assert_non_null(f);
-  fprintf(f, "time,enc.counts,pot\xe2\x82.v\n0,1,2\n");
-  fclose(f);
+  ts_write_file(path, "time,enc.counts,pot\xe2\x82.v\n0,1,2\n");
   assert_int_equal(hil_replay_load(&s, path, &sel, err, sizeof err), HIL_LOG_EFORMAT);
   assert_non_null(strstr(err, "import.csv: line 1: column 3: name is not valid UTF-8 (at byte 3)"));
 }
@@ -264,7 +246,7 @@ static void test_time_checks_at_load(void **state) {
   char want[256];
   /* record 1 is the header; k = 0..5 are records 2..7, the imu record 8, k = 12 record 15 */
   snprintf(want, sizeof want, "times.log: record 15 at byte %ld: t jumps from 0.011 s to 1e+09 s",
-           line_offset(path, 15));
+           ts_line_offset(path, 15));
   print_message("%s\n", s.damage);
   assert_non_null(strstr(s.damage, want));
   assert_non_null(strstr(s.damage, "longer than the 10 s limit"));
@@ -307,7 +289,7 @@ static void test_time_checks_at_load(void **state) {
   print_message("%s\n", s.damage);
   snprintf(want, sizeof want, "back.log: record 8 at byte %ld: t = 0.0025 s goes back from "
            "t = 0.005 s of an earlier sample by more than one physics period (0.001 s)",
-           line_offset(path, 8));
+           ts_line_offset(path, 8));
   assert_string_equal(s.damage + strlen(s.damage) - strlen(want), want);
   assert_int_equal(s.n, 6);
   hil_replay_free(&s);
@@ -325,14 +307,8 @@ static void test_incomplete_log_and_csv_time_back(void **state) {
   load(&s, path, &sel);
   assert_false(s.incomplete);
   hil_replay_free(&s);
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  int lines = 0, c;
-  while ((c = fgetc(f)) != EOF) {
-    lines += c == '\n';
-  }
-  fclose(f);
-  assert_int_equal(truncate(path, line_offset(path, lines)), 0); /* the end record goes */
+  /* the end record goes */
+  assert_int_equal(truncate(path, ts_line_offset(path, ts_file_lines(path))), 0);
   load(&s, path, &sel);
   assert_true(s.incomplete);
   assert_int_equal(s.damage[0], '\0');
@@ -340,10 +316,7 @@ static void test_incomplete_log_and_csv_time_back(void **state) {
   hil_replay_free(&s);
 
   ts_tmp_path(path, sizeof path, "back.csv");
-  f = fopen(path, "w");
-  assert_non_null(f);
-  fprintf(f, "time,enc.counts\n0,1\n0.001,2\n0.001,3\n0.0005,4\n0.002,5\n");
-  fclose(f);
+  ts_write_file(path, "time,enc.counts\n0,1\n0.001,2\n0.001,3\n0.0005,4\n0.002,5\n");
   load(&s, path, &sel);
   print_message("%s\n", s.damage);
   assert_non_null(strstr(s.damage, "back.csv: line 5 at byte 36: time 0.0005 goes back (an "

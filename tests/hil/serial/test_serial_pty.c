@@ -507,9 +507,7 @@ static void test_link_replaces_stale_symlink_not_files(void **state) {
   assert_string_equal(target, hil_serial_transport_path(t));
   hil_runtime_destroy(&rt);
   /* a regular file is not ours to replace */
-  FILE *f = fopen(link, "w");
-  assert_non_null(f);
-  fclose(f);
+  ts_write_file(link, "");
   hil_serial_options so;
   hil_serial_options_default(&so);
   snprintf(so.link, sizeof so.link, "%s", link);

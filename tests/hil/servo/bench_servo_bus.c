@@ -126,8 +126,4 @@ static void test_bus_cost_on_the_loop(void **state) {
   assert_int_equal(unanswered, 0);
 }
 
-int main(void) {
-  make_crc_table();
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_bus_cost_on_the_loop)};
-  return ts_run(tests);
-}
+TS_MAIN(test_bus_cost_on_the_loop)

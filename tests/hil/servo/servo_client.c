@@ -24,13 +24,12 @@
 #include "support/runtime.h"
 #include "support/wait.h"
 
-
 /* --- the controller, from the e-manual -------------------------------------------------------- */
 
 /* CRC-16 of Protocol 2.0 (polynomial 0x8005), table-driven as the e-manual's update_crc. */
 static uint16_t crc_table[256];
 
-void make_crc_table(void) {
+static void make_crc_table(void) {
   for (int i = 0; i < 256; i++) {
     uint16_t c = (uint16_t)(i << 8);
     for (int b = 0; b < 8; b++) {
@@ -41,6 +40,9 @@ void make_crc_table(void) {
 }
 
 uint16_t manual_crc(const uint8_t *p, size_t n) {
+  if (crc_table[1] == 0) { /* the table's first use */
+    make_crc_table();
+  }
   uint16_t crc = 0;
   for (size_t j = 0; j < n; j++) {
     crc = (uint16_t)((crc << 8) ^ crc_table[((crc >> 8) ^ p[j]) & 0xFF]);
@@ -66,8 +68,6 @@ size_t build(uint8_t *out, uint8_t id, uint8_t inst, const uint8_t *params, size
   out[k++] = (uint8_t)crc, out[k++] = (uint8_t)(crc >> 8);
   return k;
 }
-
-
 
 void client_open(client *c, const char *path) {
   c->fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK);
@@ -195,7 +195,6 @@ uint32_t read_field(client *c, uint8_t id, uint16_t address, int size) {
 }
 
 /* --- the simulator ---------------------------------------------------------------------------- */
-
 
 void start_with(fixture *f, const char *config, long baud, int run) {
   f->rt = ts_runtime(config, HIL_MODE_REALTIME, 0);

@@ -18,7 +18,6 @@ double median(double *t, int n); /* sorts t */
 
 /* --- Dynamixel Protocol 2.0, from the e-manual ------------------------------------------------ */
 
-void make_crc_table(void); /* once, before manual_crc */
 uint16_t manual_crc(const uint8_t *p, size_t n);
 /* An instruction packet: header, ID, length, instruction, stuffed parameters, CRC. */
 size_t build(uint8_t *out, uint8_t id, uint8_t inst, const uint8_t *params, size_t n);

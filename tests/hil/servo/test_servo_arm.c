@@ -151,11 +151,4 @@ static void test_xl430_arm(void **state) {
   arm_settles(&k);
 }
 
-int main(void) {
-  make_crc_table();
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sts3215_arm),
-      cmocka_unit_test(test_xl430_arm),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_sts3215_arm, test_xl430_arm)

@@ -510,19 +510,6 @@ static void test_device_mode(void **state) {
   ts_rmtree(dir);
 }
 
-int main(void) {
-  make_crc_table();
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_ping_read_write_sync),
-      cmocka_unit_test(test_position_modes),
-      cmocka_unit_test(test_bad_input),
-      cmocka_unit_test(test_collision),
-      cmocka_unit_test(test_request_bytes_on_the_wire),
-      cmocka_unit_test(test_reopen_first_ping_answered),
-      cmocka_unit_test(test_overload_and_reboot),
-      cmocka_unit_test(test_encoder_chain_feeds_present_position),
-      cmocka_unit_test(test_feetech_bus),
-      cmocka_unit_test(test_device_mode),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_ping_read_write_sync, test_position_modes, test_bad_input, test_collision,
+        test_request_bytes_on_the_wire, test_reopen_first_ping_answered, test_overload_and_reboot,
+        test_encoder_chain_feeds_present_position, test_feetech_bus, test_device_mode)

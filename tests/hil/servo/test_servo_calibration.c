@@ -152,10 +152,4 @@ static void test_calibration(void **state) {
   ts_rmtree(dir);
 }
 
-int main(void) {
-  make_crc_table();
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_calibration),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_calibration)

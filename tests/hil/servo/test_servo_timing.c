@@ -89,11 +89,4 @@ static void test_reopen_timing(void **state) {
   assert_true(worst <= 2e-3);
 }
 
-int main(void) {
-  make_crc_table();
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_ping_and_sync_read_timing),
-      cmocka_unit_test(test_reopen_timing),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_ping_and_sync_read_timing, test_reopen_timing)

@@ -309,10 +309,7 @@ static void test_escapes_control_characters(void **state) {
   ts_tmp_path(csv, sizeof csv, "escape.csv");
   ts_tmp_path(out, sizeof out, "escape.txt");
   ts_tmp_path(errp, sizeof errp, "escape.err");
-  FILE *f = fopen(csv, "w");
-  assert_non_null(f);
-  fprintf(f, "\x1b[2J\x1b]0;owned\x07time,enc.angle\n0,1\n");
-  fclose(f);
+  ts_write_file(csv, "\x1b[2J\x1b]0;owned\x07time,enc.angle\n0,1\n");
   char *argv[] = {"noise-fit", csv, "--sensor", "enc\x1b[31m.angle", NULL};
   assert_int_equal(run_cmd2(out, errp, 4, argv), 1);
   char *text = slurp(errp);
@@ -338,10 +335,7 @@ static void test_end_missing_and_mismatch(void **state) {
   last = strrchr(text, '\n');
   assert_non_null(strstr(last, "\"end\""));
   last[1] = '\0';
-  FILE *f = fopen(cut, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
+  ts_write_file(cut, text);
   free(text);
   char *argv[] = {"noise-fit", cut, "--sensor", "enc", NULL};
   assert_int_equal(run_cmd2(out, errp, 4, argv), 0);
