@@ -170,7 +170,7 @@ void sim__actuator_advance_deriv(sim_deriv *w, const sim_data *d, double h, doub
     double current = s + (act - s) * e;
     int held = !inside(current, -lim, lim);
     for (int col = 0; col < w->ncol; col++) {
-      double ds = free_s ? -a->ke * a->gear / a->resistance * v1row[col] : 0, dact = 0, de = 0;
+      double ds = free_s != 0 ? -a->ke * a->gear / a->resistance * v1row[col] : 0, dact = 0, de = 0;
       if (col == w->ca + a->actadr) {
         dact = 1;
       } else if (col == w->cu + i) {
