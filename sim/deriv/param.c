@@ -206,9 +206,10 @@ int sim_param_parse(const sim_model *m, const char *list, sim_param *out, int ma
  * the lower one equal) */
 static double *field_address(sim_model *m, sim_param p) {
   static const int entry[6] = {0, 4, 8, 1, 2, 5};
-  sim_body *b = &m->bodies[p.index];
-  sim_joint *j = &m->joints[p.index];
-  sim_actuator *a = &m->actuators[p.index];
+  /* a model without actuators (or joints) has NULL arrays: no offset from NULL (UBSan) */
+  sim_body *b = m->bodies ? &m->bodies[p.index] : NULL;
+  sim_joint *j = m->joints ? &m->joints[p.index] : NULL;
+  sim_actuator *a = m->actuators ? &m->actuators[p.index] : NULL;
   switch (p.field) {
   case SIM_PARAM_BODY_mass: return &b->mass;
   case SIM_PARAM_BODY_com_x: return &b->com[0];
