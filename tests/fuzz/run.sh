@@ -2,6 +2,7 @@
 # tests/fuzz/run.sh: builds the libFuzzer harnesses (clang, ASan + UBSan) and runs each target.
 #
 #   tests/fuzz/run.sh [SECONDS] [TARGET...]   SECONDS per target (default 30); all seven by default
+#   (side by side, one a core: ACHILLES_FUZZ_JOBS=1 runs them one after the other)
 #
 # Targets: serial_rx config zmq_messages log_reader replay client_decoder (tests/hil/client/
 # fuzz_decoder.c) stl (the mesh reader, seeded with the KR5's STL files from dart-doc). Seed corpora come
@@ -49,21 +50,36 @@ dict_of() {
   esac
 }
 
-status=0
-for t in "${targets[@]}"; do
-  found=$build/corpus-found/$t
+# the targets run side by side, as many at once as the machine has cores (ACHILLES_FUZZ_JOBS):
+# each gets a core for its SECONDS, and the stage takes SECONDS per round, not per target
+jobs=${ACHILLES_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+fuzz_one() {
+  local t=$1 found=$build/corpus-found/$1 dict
   mkdir -p "$found"
   dict=$(dict_of "$t")
-  log "fuzzing $t for ${seconds} s"
   # the config target runs in configs/, where the shipped robot files find their sensors files
-  if ! (cd "$here/configs" && "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
-          -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-          -artifact_prefix="$build/artifacts/$t-" ${dict:+-dict="$dict"} "$found" "$seeds/$t" \
-          >"$build/artifacts/$t.log" 2>&1); then
+  cd "$here/configs" && "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="$build/artifacts/$t-" ${dict:+-dict="$dict"} "$found" "$seeds/$t" \
+    >"$build/artifacts/$t.log" 2>&1
+}
+declare -A pid_of
+log "fuzzing ${targets[*]} for ${seconds} s each, $jobs at a time"
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+    wait -n || true
+  done
+  (fuzz_one "$t") &
+  pid_of[$t]=$!
+done
+status=0
+for t in "${targets[@]}"; do
+  if ! wait "${pid_of[$t]}"; then
     tail -n 40 "$build/artifacts/$t.log" >&2
     log "fuzz_$t FAILED (input in $build/artifacts/, log $build/artifacts/$t.log)"
     status=1
   else
+    printf '%-16s ' "$t" >&2
     grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/artifacts/$t.log" |
       tr '\n' ' ' >&2
     echo >&2
