@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "sim/import/import_internal.h"
+#include "sim/file_read.h"
 #include "sim/json_read.h"
 
 static int ends_with(const char *s, const char *suffix) {
@@ -27,12 +28,12 @@ sim_import_format sim_import_detect(const char *path) {
     return SIM_IMPORT_JSON;
   }
   /* .xml: ROS tools write URDF as .xml too; the root element tells */
-  FILE *f = fopen(path, "rb");
-  char head[4096] = "";
+  char head[4096] = "", why[16];
+  FILE *f = sim_file_open(path, 0, 0, why, sizeof why); /* not a file: the reader says so */
   if (f) {
     size_t n = fread(head, 1, sizeof head - 1, f);
     head[n] = '\0';
-    fclose(f);
+    sim_file_close(f);
   }
   return strstr(head, "<robot") && !strstr(head, "<mujoco") ? SIM_IMPORT_URDF : SIM_IMPORT_MJCF;
 }

@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "sim/file_read.h"
+#include "sim/json_read.h"
 
 void imp__init(imp_ctx *c, const char *file, const sim_import_options *o, char *err,
                size_t err_sz) {
@@ -109,12 +113,21 @@ xmlDoc *imp__parse(imp_ctx *c) {
     imp__fail(c, NULL, "out of memory");
     return NULL;
   }
+  /* the bytes through the one reader of files (a FIFO would block libxml2's own open) */
+  size_t size = 0;
+  char *text = sim_file_read(c->file, 0, SIM_JSON_FILE_MAX, &size, c->err, c->err_sz);
+  if (!text) {
+    xmlFreeParserCtxt(p);
+    c->failed = 1;
+    return NULL;
+  }
   xmlSetStructuredErrorFunc(c, on_xml_error_compat);
   /* no network, no entity expansion from outside the file, no DTD loading */
-  xmlDoc *doc = xmlCtxtReadFile(p, c->file, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                                      XML_PARSE_NOERROR);
+  xmlDoc *doc = xmlCtxtReadMemory(p, text, (int)size, c->file, NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
   xmlSetStructuredErrorFunc(NULL, NULL);
   xmlFreeParserCtxt(p);
+  free(text);
   if (!doc) {
     if (!c->failed) {
       imp__fail(c, NULL, "cannot read or parse the file");
@@ -290,20 +303,20 @@ static void dir_of(char *out, size_t out_sz, const char *path) {
   }
 }
 
-/* 0 and the absolute path into out when dir/name is a readable file */
+/* 0 and the absolute path into out when dir/name exists and may be read (not opened here: the
+ * mesh reader, sim_file_open, refuses what is not a regular file, with its name) */
 static int try_file(char *out, size_t out_sz, const char *dir, const char *name) {
   char joined[4096];
   if (snprintf(joined, sizeof joined, "%s/%s", dir, name) >= (int)sizeof joined) {
     return -1;
   }
   char *real = realpath(joined, NULL);
-  FILE *f = real ? fopen(real, "rb") : NULL;
-  if (f) {
-    fclose(f);
+  const int found = real && access(real, R_OK) == 0;
+  if (found) {
     snprintf(out, out_sz, "%s", real);
   }
   free(real);
-  return f ? 0 : -1;
+  return found ? 0 : -1;
 }
 
 int imp__mesh_file(char *out, size_t out_sz, const char *model_file, const char *dir,

@@ -207,7 +207,7 @@ static void test_missing_file_exit_1(void **state) {
   char path[128];
   snprintf(path, sizeof path, "%s/none.log", tmp);
   assert_int_equal(replay(path, NULL), 1);
-  assert_non_null(strstr(errors, "none.log: No such file or directory"));
+  assert_non_null(strstr(errors, "none.log: cannot open: No such file or directory"));
 }
 
 static void test_plays_and_summarises(void **state) {
