@@ -107,6 +107,54 @@ static void on_xml_error(void *ctx, const xmlError *e) {
 
 static void on_xml_error_compat(void *ctx, xmlErrorPtr e) { on_xml_error(ctx, e); }
 
+/* An attribute value holding an entity reference (model="x&n;y", n declared in the document's
+ * DTD) is a list of nodes: text "x", the reference, text "y". The importers read an attribute
+ * as one text, so each such list becomes the one text node of its expanded value. */
+static int whole_value(xmlDoc *doc, xmlAttr *a) {
+  const xmlNode *t = a->children;
+  if (!t || (t->type == XML_TEXT_NODE && !t->next)) {
+    return 0;
+  }
+  xmlChar *value = xmlNodeListGetString(doc, a->children, 1);
+  xmlNode *text = xmlNewDocText(doc, value ? value : (const xmlChar *)"");
+  xmlFree(value);
+  if (!text) {
+    return -1;
+  }
+  xmlFreeNodeList(a->children);
+  text->parent = (xmlNode *)a;
+  a->children = a->last = text;
+  return 0;
+}
+
+/* every element of the document, in document order, without recursion (bodies nest deeply) */
+static int whole_attribute_values(xmlDoc *doc) {
+  xmlNode *n = xmlDocGetRootElement(doc);
+  while (n) {
+    if (n->type == XML_ELEMENT_NODE) {
+      for (xmlAttr *a = n->properties; a; a = a->next) {
+        if (whole_value(doc, a)) {
+          return -1;
+        }
+      }
+    }
+    if (n->children && n->type == XML_ELEMENT_NODE) {
+      n = n->children;
+      continue;
+    }
+    while (n && !n->next) {
+      n = n->parent;
+      if (n && n->type == XML_DOCUMENT_NODE) {
+        n = NULL;
+      }
+    }
+    if (n) {
+      n = n->next;
+    }
+  }
+  return 0;
+}
+
 xmlDoc *imp__parse(imp_ctx *c) {
   xmlParserCtxt *p = xmlNewParserCtxt();
   if (!p) {
@@ -136,6 +184,11 @@ xmlDoc *imp__parse(imp_ctx *c) {
   }
   if (c->failed) { /* recovered from an error: still refuse the file */
     xmlFreeDoc(doc);
+    return NULL;
+  }
+  if (whole_attribute_values(doc)) {
+    xmlFreeDoc(doc);
+    imp__fail(c, NULL, "out of memory");
     return NULL;
   }
   return doc;
