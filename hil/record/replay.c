@@ -1109,16 +1109,13 @@ static void send_instant(hil_replay *r, size_t i, size_t j, long long pass) {
   }
 }
 
-/* Instant [i, j) of pass `pass`, `cut` s of gaps before it (skip_gaps). Its due time is that of
- * its t; one earlier than the latest t (a sensor on its own clock) is due with the latest, so it
- * goes out right after it and its timing error is measured from there. */
-static void play_instant(hil_replay *r, size_t i, size_t j, long long pass, double cut,
-                         double *deadline) {
+/* Instant [i, j) of pass `pass`. Its due time is that of its t, less the gaps played across
+ * (hil_replay_due_offset); one earlier than the latest t (a sensor on its own clock) is due with
+ * the latest, so it goes out right after it and its timing error is measured from there. */
+static void play_instant(hil_replay *r, size_t i, size_t j, long long pass, double *deadline) {
   const hil_replay_schedule *s = r->s;
   const double t = s->entry[i].t + (double)pass * hil_replay_pass_length(s);
-  const double on_clock = s->entry[i].t - s->t_first +
-                          (double)pass * (hil_replay_pass_length(s) - s->gap_cut) - cut;
-  const double due = r->start + r->rep.behind + on_clock / r->o.rate;
+  const double due = r->start + r->rep.behind + hil_replay_due_offset(s, i, pass) / r->o.rate;
   *deadline = fmax(*deadline, due);
   prepare(r, i, j, pass);
   wait_deadline(r, *deadline);
@@ -1153,17 +1150,12 @@ static void play(hil_replay *r) {
   double deadline = r->start;
   for (long long pass = 0; !r->stop; pass++) {
     r->rep.passes = pass + 1;
-    double cut = 0;
-    size_t g = 0;
     for (size_t i = 0; i < s->n && !r->stop;) {
       size_t j = i + 1;
       while (j < s->n && s->entry[j].t == s->entry[i].t) {
         j++;
       }
-      for (; g < s->ngaps && s->gap[g].entry <= i; g++) {
-        cut += s->gap[g].cut;
-      }
-      play_instant(r, i, j, pass, cut, &deadline);
+      play_instant(r, i, j, pass, &deadline);
       i = j;
     }
     if (!r->o.loop || (r->o.loops > 0 && pass + 1 >= r->o.loops)) {
