@@ -271,6 +271,9 @@ static void run_lockstep(hil_runtime *rt) {
   double wall_origin = hil__monotonic_now(), sim_origin = rt->data->time;
   while (!rt->stop && !duration_reached(rt)) {
     wait_for_input(rt, IDLE_WAIT_MS);
+    if (rt->paused) { /* a pause is not banked: the pace starts again at the resume */
+      wall_origin = hil__monotonic_now(), sim_origin = rt->data->time;
+    }
     hil__poll_transports(rt);
     while (!rt->stop && !duration_reached(rt) && lockstep_may_step(rt)) {
       timed_step(rt);
@@ -286,7 +289,7 @@ static void run_fast(hil_runtime *rt) {
   double wall_origin = hil__monotonic_now(), sim_origin = rt->data->time;
   while (!rt->stop && !duration_reached(rt)) {
     hil__poll_transports(rt);
-    if (rt->paused) {
+    if (rt->paused) { /* as in lockstep: the pace starts again at the resume */
       wait_for_input(rt, IDLE_WAIT_MS);
       wall_origin = hil__monotonic_now(), sim_origin = rt->data->time;
     } else {
