@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch_inputs.h"
 #include "cli.h"
 #include "commands.h"
 #include "sensors/sensors.h"
@@ -13,15 +14,12 @@
 #include "sim/json_read.h"
 #include "sim/sim.h"
 
-#define SENSORS_MAX_TORQUES 64
-
 typedef struct sensors_args {
   const char *config, *sensors, *csv;
   double duration;
   int has_duration, has_seed;
   unsigned long long seed;
-  const char *torque[SENSORS_MAX_TORQUES];
-  int ntorque;
+  batch_inputs inputs; /* --torque, --qpos, --qvel, --ctrl */
 } sensors_args;
 
 static void sensors_usage(FILE *out) {
@@ -41,6 +39,10 @@ static void sensors_usage(FILE *out) {
           "  --sensors FILE        sensors file, instead of the \"sensors\" key of CONFIG\n"
           "  --seed N              noise seed, overriding the file's \"seed\"\n"
           "  --torque JOINT=VALUE  constant generalized force on JOINT (N·m or N); repeatable\n"
+          "  --ctrl ACTUATOR=VALUE constant command of ACTUATOR (its unit: docs/robot-format.md,\n"
+          "                        within its ctrlrange); repeatable\n"
+          "  --qpos JOINT=VALUE    initial position of JOINT (rad or m); repeatable\n"
+          "  --qvel JOINT=VALUE    initial velocity of JOINT (rad/s or m/s); repeatable\n"
           "  --csv FILE|-          output file (default -, standard output)\n"
           "  -h, --help            this text\n");
 }
@@ -70,11 +72,16 @@ static int sensors_option(sensors_args *a, int opt, const char *arg) {
     a->csv = arg;
     break;
   case 'T':
-    if (a->ntorque >= SENSORS_MAX_TORQUES) {
-      snprintf(err, sizeof err, "at most %d --torque options", SENSORS_MAX_TORQUES);
-    } else {
-      a->torque[a->ntorque++] = arg;
-    }
+    batch_inputs_add(&a->inputs, BATCH_TORQUE, arg, err, sizeof err);
+    break;
+  case 'Q':
+    batch_inputs_add(&a->inputs, BATCH_QPOS, arg, err, sizeof err);
+    break;
+  case 'V':
+    batch_inputs_add(&a->inputs, BATCH_QVEL, arg, err, sizeof err);
+    break;
+  case 'C':
+    batch_inputs_add(&a->inputs, BATCH_CTRL, arg, err, sizeof err);
     break;
   default:
     return -1;
@@ -92,7 +99,8 @@ static int sensors_parse(sensors_args *a, int argc, char **argv) {
       {"duration", required_argument, NULL, 'd'}, {"seed", required_argument, NULL, 's'},
       {"sensors", required_argument, NULL, 'S'},  {"csv", required_argument, NULL, 'c'},
       {"torque", required_argument, NULL, 'T'},   {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+      {"qpos", required_argument, NULL, 'Q'},     {"qvel", required_argument, NULL, 'V'},
+      {"ctrl", required_argument, NULL, 'C'},     {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
   a->csv = "-";
   optind = 1;
@@ -120,16 +128,11 @@ static int sensors_parse(sensors_args *a, int argc, char **argv) {
   return 0;
 }
 
-static int sensors_apply_torques(const sensors_args *a, const sim_model *m, sim_data *d) {
+static int sensors_apply_inputs(const sensors_args *a, const sim_model *m, sim_data *d) {
   char err[768];
-  for (int k = 0; k < a->ntorque; k++) {
-    int j;
-    double value;
-    if (cli_parse_joint_value(m, "--torque", a->torque[k], &j, &value, err, sizeof err)) {
-      fprintf(stderr, "achilles sensors: %s\n", err);
-      return -1;
-    }
-    d->qfrc_applied[m->joints[j].dofadr] = value;
+  if (batch_inputs_apply(&a->inputs, m, d, err, sizeof err)) {
+    fprintf(stderr, "achilles sensors: %s\n", err);
+    return -1;
   }
   return 0;
 }
@@ -167,13 +170,27 @@ static void sensors_row(FILE *out, const sens_set *set, double time) {
   fputc('\n', out);
 }
 
+/* what a torque sensor reads here: the generalized force that drives each dof, --torque and the
+ * actuators' (--ctrl) together (`achilles run` has only the actuators') */
+static void driving_force(double *out, const sim_model *m, const sim_data *d) {
+  for (int k = 0; k < m->nv; k++) {
+    out[k] = d->qfrc_applied[k] + d->qfrc_actuator[k];
+  }
+}
+
 /* sim_step, then sim_forward so that velocities and accelerations match the new state */
 static int sensors_run(const sensors_args *a, const sim_model *m, sim_data *d, sens_set *set,
                        FILE *out) {
   const long long steps = llround(a->duration / m->opt.timestep);
+  double *torque = calloc((size_t)m->nv + 1, sizeof *torque);
+  if (!torque) {
+    return -1;
+  }
+  sens_set_torque_source(set, torque);
   sensors_header(out, set);
   sim_forward(m, d);
   for (long long n = 0;; n++) {
+    driving_force(torque, m, d);
     if (sens_set_update(set, m, d) > 0) {
       sensors_row(out, set, d->time);
     }
@@ -183,6 +200,7 @@ static int sensors_run(const sensors_args *a, const sim_model *m, sim_data *d, s
     sim_step(m, d);
     sim_forward(m, d);
   }
+  free(torque);
   return ferror(out) ? -1 : 0;
 }
 
@@ -232,7 +250,7 @@ int achilles_cmd_sensors(int argc, char **argv) {
   int status = 1;
   if (!d) {
     fprintf(stderr, "achilles sensors: out of memory\n");
-  } else if (set && sensors_apply_torques(&a, m, d) != 0) {
+  } else if (set && sensors_apply_inputs(&a, m, d) != 0) {
     status = 2;
   } else if (set && !(out = cli_open_output(a.csv, err, sizeof err))) {
     fprintf(stderr, "achilles sensors: %s\n", err);

@@ -5,20 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch_inputs.h"
 #include "cli.h"
 #include "commands.h"
 #include "sim/import/import.h"
 #include "sim/sim.h"
-
-#define MAX_ASSIGNMENTS 64
 
 typedef struct sim_args {
   const char *config;
   const char *csv;
   double duration, dt;
   int has_duration, has_dt, integrator, every, solver;
-  const char *torque[MAX_ASSIGNMENTS], *qpos[MAX_ASSIGNMENTS];
-  int ntorque, nqpos;
+  batch_inputs inputs; /* --torque, --qpos, --qvel, --ctrl */
 } sim_args;
 
 static void usage(FILE *out) {
@@ -34,7 +32,10 @@ static void usage(FILE *out) {
           "  --dt S                timestep, overriding the config\n"
           "  --integrator NAME     euler | verlet | midpoint | rk4, overriding the config\n"
           "  --torque JOINT=VALUE  constant generalized force on JOINT (N·m or N); repeatable\n"
+          "  --ctrl ACTUATOR=VALUE constant command of ACTUATOR (its unit: docs/robot-format.md,\n"
+          "                        within its ctrlrange); repeatable\n"
           "  --qpos JOINT=VALUE    initial position of JOINT (rad or m); repeatable\n"
+          "  --qvel JOINT=VALUE    initial velocity of JOINT (rad/s or m/s); repeatable\n"
           "  --every K             write every K-th step (default 1)\n"
           "  --solver              add the constraint solver's columns after energy:\n"
           "                        contacts,rows,active,iterations,cost (the last step's:\n"
@@ -42,15 +43,6 @@ static void usage(FILE *out) {
           "                        iterations, final cost; docs/architecture.md)\n"
           "  --csv FILE|-          output file (default -, standard output)\n"
           "  -h, --help            this text\n");
-}
-
-static int add_assignment(const char **list, int *n, const char *value) {
-  if (*n >= MAX_ASSIGNMENTS) {
-    fprintf(stderr, "achilles sim: at most %d --torque/--qpos options\n", MAX_ASSIGNMENTS);
-    return -1;
-  }
-  list[(*n)++] = value;
-  return 0;
 }
 
 static int parse_option(sim_args *a, int opt, const char *arg) {
@@ -91,9 +83,17 @@ static int parse_option(sim_args *a, int opt, const char *arg) {
     a->solver = 1;
     break;
   case 'T':
-    return add_assignment(a->torque, &a->ntorque, arg);
+    batch_inputs_add(&a->inputs, BATCH_TORQUE, arg, err, sizeof err);
+    break;
   case 'Q':
-    return add_assignment(a->qpos, &a->nqpos, arg);
+    batch_inputs_add(&a->inputs, BATCH_QPOS, arg, err, sizeof err);
+    break;
+  case 'V':
+    batch_inputs_add(&a->inputs, BATCH_QVEL, arg, err, sizeof err);
+    break;
+  case 'C':
+    batch_inputs_add(&a->inputs, BATCH_CTRL, arg, err, sizeof err);
+    break;
   default:
     return -1;
   }
@@ -111,7 +111,8 @@ static int parse_args(sim_args *a, int argc, char **argv) {
       {"integrator", required_argument, NULL, 'i'}, {"torque", required_argument, NULL, 'T'},
       {"qpos", required_argument, NULL, 'Q'},       {"every", required_argument, NULL, 'e'},
       {"csv", required_argument, NULL, 'c'},        {"help", no_argument, NULL, 'h'},
-      {"solver", no_argument, NULL, 'S'},
+      {"solver", no_argument, NULL, 'S'},           {"qvel", required_argument, NULL, 'V'},
+      {"ctrl", required_argument, NULL, 'C'},
       {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
   a->csv = "-";
@@ -142,7 +143,8 @@ static int parse_args(sim_args *a, int argc, char **argv) {
   return 0;
 }
 
-/* Applies --dt, --integrator, --torque and --qpos to the model and the initial state. */
+/* Applies --dt, --integrator, --torque, --ctrl, --qpos and --qvel to the model and the initial
+ * state. */
 static int apply_args(const sim_args *a, sim_model *m, sim_data *d) {
   char err[768];
   if (a->has_dt) {
@@ -151,23 +153,10 @@ static int apply_args(const sim_args *a, sim_model *m, sim_data *d) {
   if (a->integrator >= 0) {
     m->opt.integrator = (sim_integrator)a->integrator;
   }
-  int j;
-  double value;
-  for (int k = 0; k < a->ntorque; k++) {
-    if (cli_parse_joint_value(m, "--torque", a->torque[k], &j, &value, err, sizeof err)) {
-      fprintf(stderr, "achilles sim: %s\n", err);
-      return -1;
-    }
-    d->qfrc_applied[m->joints[j].dofadr] = value;
+  if (batch_inputs_apply(&a->inputs, m, d, err, sizeof err)) {
+    fprintf(stderr, "achilles sim: %s\n", err);
+    return -1;
   }
-  for (int k = 0; k < a->nqpos; k++) {
-    if (cli_parse_joint_value(m, "--qpos", a->qpos[k], &j, &value, err, sizeof err)) {
-      fprintf(stderr, "achilles sim: %s\n", err);
-      return -1;
-    }
-    d->qpos[m->joints[j].qposadr] = value;
-  }
-  sim_forward(m, d);
   return 0;
 }
 
