@@ -6,6 +6,8 @@
 #   tools/bootstrap.sh test   install what is missing, build (plain with gcc, ASan+UBSan with
 #                             clang), run every test, run each fuzz target for a short while
 #   tools/bootstrap.sh deps   only install what is missing
+#   tools/bootstrap.sh demo   only the main job of `run`, from an existing build
+#                             (ACHILLES_BUILD, default build/)
 #
 # Idempotent: packages already installed are left alone; builds are incremental.
 set -euo pipefail
@@ -72,31 +74,39 @@ run_tests() { # run_tests DIR LABEL
 
 # The first thing a new user sees: the club arm in real time with the live view on, and the example
 # firmware holding set points over a pseudo-terminal. Ctrl-C stops both. ACHILLES_VIEW=ADDR:PORT
-# moves the view (default 127.0.0.1:8080); ACHILLES_RUN_SECONDS ends the run by itself.
+# moves the view (default 127.0.0.1:8080); ACHILLES_RUN_SECONDS ends the run by itself;
+# ACHILLES_RUN_OPTIONS adds options to `achilles run` (for example --no-zmq). The exit
+# status is the simulator's (0 when the run ended by itself or by Ctrl-C), and the temporary
+# folder of the pty link goes either way. The traps never fail: under `set -e` a `kill` of a
+# process that has already ended would end the EXIT trap before its `rm -rf`, with status 1.
 run_view_demo() {
-  local tmp view=${ACHILLES_VIEW:-127.0.0.1:8080} sim_pid fw_pid
+  local tmp view=${ACHILLES_VIEW:-127.0.0.1:8080} sim_pid fw_pid="" status=0
+  local bin=${ACHILLES_BUILD:-$here/build}
   tmp=$(mktemp -d)
   local duration=()
   [ -n "${ACHILLES_RUN_SECONDS:-}" ] && duration=(--duration "$ACHILLES_RUN_SECONDS")
+  local extra=()
+  read -r -a extra <<< "${ACHILLES_RUN_OPTIONS:-}"
   log "running: achilles run configs/club_arm.json --serial pty --view $view, and the example firmware (Ctrl-C stops both)"
-  "$here/build/tools/achilles" run "$here/configs/club_arm.json" --serial pty --pty-link "$tmp/arm" \
-    --view "$view" "${duration[@]}" &
+  "$bin/tools/achilles" run "$here/configs/club_arm.json" --serial pty --pty-link "$tmp/arm" \
+    --view "$view" "${duration[@]}" "${extra[@]}" &
   sim_pid=$!
   # shellcheck disable=SC2064 # expand now: the trap must know these pids and paths
-  trap "kill $sim_pid 2>/dev/null; rm -rf '$tmp'" EXIT
-  trap "kill $sim_pid 2>/dev/null" INT TERM
+  trap "kill $sim_pid 2>/dev/null || true; rm -rf '$tmp'" EXIT
+  trap "kill $sim_pid 2>/dev/null || true" INT TERM
   for _ in $(seq 100); do [ -e "$tmp/arm" ] || ! kill -0 $sim_pid 2>/dev/null && break; sleep 0.05; done
-  if [ ! -e "$tmp/arm" ]; then
-    wait $sim_pid
-    return
+  if [ -e "$tmp/arm" ]; then
+    "$bin/hil/client/examples/pd_firmware" "$tmp/arm" --setpoint 1=0.5 --setpoint 2=-0.4 &
+    fw_pid=$!
+    trap "kill $sim_pid $fw_pid 2>/dev/null || true" INT TERM
+    trap "kill $sim_pid $fw_pid 2>/dev/null || true; rm -rf '$tmp'" EXIT
   fi
-  "$here/build/hil/client/examples/pd_firmware" "$tmp/arm" --setpoint 1=0.5 --setpoint 2=-0.4 &
-  fw_pid=$!
-  trap "kill $sim_pid $fw_pid 2>/dev/null" INT TERM
-  trap "kill $sim_pid $fw_pid 2>/dev/null; rm -rf '$tmp'" EXIT
-  wait $sim_pid || true
-  kill $fw_pid 2>/dev/null || true
-  wait $fw_pid 2>/dev/null || true
+  wait $sim_pid || status=$?
+  if [ -n "$fw_pid" ]; then
+    kill $fw_pid 2>/dev/null || true
+    wait $fw_pid 2>/dev/null || true
+  fi
+  return $status
 }
 
 case "${1:-}" in
@@ -107,6 +117,9 @@ case "${1:-}" in
     install_missing
     # warnings stay warnings here: a new user's compiler must not stop the main job
     build "$here/build" -DCMAKE_BUILD_TYPE=Release -DACHILLES_WERROR=OFF
+    run_view_demo
+    ;;
+  demo)
     run_view_demo
     ;;
   test)
@@ -128,7 +141,7 @@ case "${1:-}" in
     log "all tests passed (plain and sanitizer builds)"
     ;;
   *)
-    sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
