@@ -17,6 +17,48 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= k && strcasecmp(s + n - k, suffix) == 0;
 }
 
+/* Skips what may stand before the root element: the XML declaration and processing
+ * instructions, comments, a DOCTYPE with its internal subset, whitespace. NULL when the text
+ * ends first. */
+static const char *skip_prolog(const char *s) {
+  for (;;) {
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') {
+      s++;
+    }
+    const char *end = NULL;
+    if (strncmp(s, "\xef\xbb\xbf", 3) == 0) { /* a UTF-8 byte order mark */
+      s += 3;
+      continue;
+    }
+    if (strncmp(s, "<?", 2) == 0) {
+      end = strstr(s, "?>");
+      s = end ? end + 2 : NULL;
+    } else if (strncmp(s, "<!--", 4) == 0) {
+      end = strstr(s + 4, "-->");
+      s = end ? end + 3 : NULL;
+    } else if (strncmp(s, "<!", 2) == 0) { /* <!DOCTYPE name [ ... ]> */
+      int depth = 0;
+      for (s += 2; *s && !(*s == '>' && depth == 0); s++) {
+        depth += *s == '[' ? 1 : *s == ']' ? -1 : 0;
+      }
+      s = *s ? s + 1 : NULL;
+    } else {
+      return *s == '<' ? s : NULL;
+    }
+    if (!s) {
+      return NULL;
+    }
+  }
+}
+
+/* 1 when the root element of the text is <name> */
+static int root_is(const char *text, const char *name) {
+  const char *root = skip_prolog(text);
+  const size_t n = strlen(name);
+  return root && strncmp(root + 1, name, n) == 0 &&
+         strchr(" \t\r\n/>", root[1 + n]) != NULL && root[1 + n] != '\0';
+}
+
 sim_import_format sim_import_detect(const char *path) {
   if (ends_with(path, ".urdf")) {
     return SIM_IMPORT_URDF;
@@ -27,15 +69,19 @@ sim_import_format sim_import_detect(const char *path) {
   if (!ends_with(path, ".xml")) {
     return SIM_IMPORT_JSON;
   }
-  /* .xml: ROS tools write URDF as .xml too; the root element tells */
-  char head[4096] = "", why[16];
-  FILE *f = sim_file_open(path, 0, 0, why, sizeof why); /* not a file: the reader says so */
-  if (f) {
-    size_t n = fread(head, 1, sizeof head - 1, f);
+  /* .xml: ROS tools write URDF as .xml too; the root element tells (not a mention of <robot in
+   * a comment: what comes before the root is skipped, in the first 64 KiB) */
+  enum { HEAD = 64 * 1024 };
+  char why[16], *head = malloc(HEAD);
+  FILE *f = head ? sim_file_open(path, 0, 0, why, sizeof why) : NULL; /* the reader says why */
+  size_t n = f ? fread(head, 1, HEAD - 1, f) : 0;
+  sim_file_close(f);
+  if (head) {
     head[n] = '\0';
-    sim_file_close(f);
   }
-  return strstr(head, "<robot") && !strstr(head, "<mujoco") ? SIM_IMPORT_URDF : SIM_IMPORT_MJCF;
+  const int urdf = head && root_is(head, "robot");
+  free(head);
+  return urdf ? SIM_IMPORT_URDF : SIM_IMPORT_MJCF;
 }
 
 static cJSON *convert_xml(const char *path, sim_import_format format,
