@@ -12,7 +12,7 @@ typedef struct actuator_kind {
 } actuator_kind;
 
 #define COMMON_KEYS "name", "joint", "type", "ctrlrange", "comment"
-static const char *const motor_keys[] = {COMMON_KEYS, "gear", NULL};
+static const char *const motor_keys[] = {COMMON_KEYS, "gear", "force_limit", NULL};
 static const char *const dc_keys[] = {COMMON_KEYS,  "input",      "supply_voltage", "resistance",
                                       "inductance", "kt",         "ke",             "gear",
                                       "efficiency", "current_limit", "force_limit",  NULL};

@@ -194,7 +194,7 @@ typedef struct sim_actuator {
   double kp;               /* position gain, N·m/rad */
   double kd;               /* damping gain of the position servo, N·m·s/rad */
   double kv;               /* velocity gain, N·m·s/rad */
-  double force_limit;      /* output limit of the servo or DC motor at the joint, N·m or N (0: none) */
+  double force_limit;      /* output limit of a motor, servo or DC motor at the joint, N·m or N (0: none) */
 } sim_actuator;
 
 typedef struct sim_model {
