@@ -15,6 +15,7 @@
  * Semantics follow MuJoCo 2.2.2 (mj_instantiateFriction, mj_instantiateLimit, mj_diagApprox,
  * mj_makeImpedance, mj_referenceConstraint); see docs/architecture.md.
  */
+#include "sim/inverse_weights.h"
 #include "sim/sim.h"
 
 #include <math.h>
@@ -73,74 +74,6 @@ void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *
   }
 }
 
-/* body_invweight0: mean diagonal blocks of J·M⁻¹·Jᵀ for the body's COM Jacobian J = [jacp;
- * jacr], as MuJoCo's mj_setConst (for contact rows' regularisation). */
-static int set_body_weights(sim_model *m, sim_data *d) {
-  int nv = m->nv;
-  double *jac = calloc(12 * (size_t)nv + 1, sizeof(double));
-  if (!jac) {
-    return -1;
-  }
-  double *sol = jac + 6 * nv;
-  for (int b = 1; b < m->nbody; b++) {
-    sim_jac_point(m, d, jac, jac + 3 * nv, b, d->xipos + 3 * b);
-    double diag[6];
-    for (int r = 0; r < 6; r++) {
-      memcpy(sol + r * nv, jac + r * nv, (size_t)nv * sizeof(double));
-      sim_solve_m(m, d, sol + r * nv);
-      diag[r] = 0;
-      for (int k = 0; k < nv; k++) {
-        diag[r] += jac[r * nv + k] * sol[r * nv + k];
-      }
-    }
-    m->bodies[b].invweight0[0] = (diag[0] + diag[1] + diag[2]) / 3;
-    m->bodies[b].invweight0[1] = (diag[3] + diag[4] + diag[5]) / 3;
-  }
-  free(jac);
-  return 0;
-}
-
-/* (M⁻¹)ₖₖ and the mean of diag(M) at q = 0, where MuJoCo computes them (its qpos0 is 0 for
- * the models the MJCF writer produces). */
-static int set_inverse_weights(sim_model *m) {
-  int nefc_max = m->nefc_max;
-  m->nefc_max = 0; /* the scratch data needs no rows */
-  sim_data *d = sim_data_new(m);
-  m->nefc_max = nefc_max;
-  if (!d) {
-    return -1;
-  }
-  /* MuJoCo's qpos0: 0 for hinges and slides, the identity for a ball, the placement for a
-   * free joint */
-  memset(d->qpos, 0, (size_t)m->nq * sizeof(double));
-  for (int j = 0; j < m->njnt; j++) {
-    const sim_joint *jt = &m->joints[j];
-    const sim_body *b = &m->bodies[jt->body];
-    if (jt->type == SIM_JOINT_BALL) {
-      d->qpos[jt->qposadr] = 1;
-    } else if (jt->type == SIM_JOINT_FREE) {
-      memcpy(d->qpos + jt->qposadr, b->pos, 3 * sizeof(double));
-      memcpy(d->qpos + jt->qposadr + 3, b->quat, 4 * sizeof(double));
-    }
-  }
-  memset(d->qvel, 0, (size_t)m->nv * sizeof(double));
-  sim_kinematics(m, d);
-  sim_crba(m, d);
-  sim_factor_m(m, d);
-  double trace = 0;
-  for (int k = 0; k < m->nv; k++) {
-    trace += d->qM[k * m->nv + k];
-    memset(d->scratch, 0, (size_t)m->nv * sizeof(double));
-    d->scratch[k] = 1;
-    sim_solve_m(m, d, d->scratch);
-    m->joints[m->dof_joint[k]].invweight0 = d->scratch[k];
-  }
-  m->meaninertia = m->nv > 0 ? trace / m->nv : 1.0;
-  int rc = set_body_weights(m, d);
-  sim_data_free(d);
-  return rc;
-}
-
 /* MuJoCo's weld bodies: a body on a fixed joint moves with its parent (the contact filter) */
 static void set_welds(sim_model *m) {
   m->bodies[0].weld = 0;
@@ -168,7 +101,7 @@ int sim_constraint_setconst(sim_model *m) {
     }
   }
   m->nefc_max += 4 * m->max_contacts; /* condim 3, pyramidal: four edges per contact */
-  return set_inverse_weights(m);
+  return sim__inverse_weights(m);
 }
 
 /* --- impedance and reference ---------------------------------------------------------------- */

@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/model_load.h"
+#include "sim/name_index.h"
+
 void sim_model_free(sim_model *m) {
   if (!m) {
     return;
@@ -20,10 +23,26 @@ void sim_model_free(sim_model *m) {
   free(m->dof_body);
   free(m->qpos0);
   free(m->dof_parent);
+  if (m->names) {
+    sim_name_index_free(&m->names[0]);
+    sim_name_index_free(&m->names[1]);
+    free(m->names);
+  }
   free(m);
 }
 
+int sim__model_names_init(sim_model *m, size_t nbody, size_t njnt) {
+  m->names = (sim_name_index *)calloc(2, sizeof *m->names);
+  return m->names && sim_name_index_init(&m->names[0], nbody) == 0 &&
+                 sim_name_index_init(&m->names[1], njnt) == 0
+             ? 0
+             : -1;
+}
+
 int sim_model_body(const sim_model *m, const char *name) {
+  if (m->names && name[0]) {
+    return sim_name_index_find(&m->names[0], name);
+  }
   for (int i = 0; i < m->nbody; i++) {
     if (strcmp(m->bodies[i].name, name) == 0) {
       return i;
@@ -33,6 +52,9 @@ int sim_model_body(const sim_model *m, const char *name) {
 }
 
 int sim_model_joint(const sim_model *m, const char *name) {
+  if (m->names && name[0]) {
+    return sim_name_index_find(&m->names[1], name);
+  }
   for (int i = 0; i < m->njnt; i++) {
     if (strcmp(m->joints[i].name, name) == 0) {
       return i;

@@ -47,6 +47,14 @@ typedef enum sim_integrator {
 
 #define SIM_NAME_MAX 64
 
+/* What one robot file may describe (docs/robot-format.md, "Limits"), whatever its format: at
+ * most this many bodies besides the world, and a tree whose load-time constants (each dof's
+ * solve along its path to the root, sim/inverse_weights.c) cost at most SIM_TREE_WORK_MAX: the
+ * sum over dofs of the number of dofs from it to the root, squared. A chain of about 1 060 dofs,
+ * or 10 000 bodies 200 dofs deep, reaches it; wide trees never do. */
+#define SIM_BODIES_MAX 10000
+#define SIM_TREE_WORK_MAX 4e8
+
 typedef struct sim_option {
   double timestep;         /* s, > 0 */
   double gravity[3];       /* m/s², world frame */
@@ -222,6 +230,8 @@ typedef struct sim_model {
   int *dof_joint;        /* [nv] joint of each degree of freedom */
   int *dof_body;         /* [nv] body of each degree of freedom */
   double *qpos0;         /* [nq] initial positions from the description */
+  struct sim_name_index *names; /* [2]: bodies and joints by name, made by the loader, so that
+                                   the lookups below take constant time (NULL: they search) */
   /* derived by the loader (sim_constraint_setconst) */
   int *dof_parent;       /* [nv] dof of the nearest moving ancestor, -1 at a root: the
                             sparsity of M along the tree */
@@ -240,7 +250,8 @@ sim_model *sim_model_load_string(const char *json, const char *source, char *err
 /* Releases a model; accepts NULL. */
 void sim_model_free(sim_model *m);
 
-/* Index lookups by name; -1 when absent. */
+/* Index lookups by name; -1 when absent. Bodies and joints through the loader's name index (a
+ * caller that renames them by hand frees m->names and sets it NULL). */
 int sim_model_body(const sim_model *m, const char *name);
 int sim_model_joint(const sim_model *m, const char *name);
 int sim_model_site(const sim_model *m, const char *name);

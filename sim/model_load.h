@@ -38,6 +38,9 @@ int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
 int sim_geoms_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
 /* "exclude" (sim/geom_load.c): body pairs whose geoms never touch */
 int sim_excludes_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
+/* the model's name indices for nbody bodies and njnt joints (sim/model.c): the loader adds each
+ * body and named joint as it places them. 0, or -1 when out of memory. */
+int sim__model_names_init(sim_model *m, size_t nbody, size_t njnt);
 /* refuses boxes that may touch each other (sim/geom_load.c), once the welds are known */
 int sim_box_pairs_check(const sim_json_ctx *L, const sim_model *m);
 

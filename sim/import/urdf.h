@@ -7,11 +7,13 @@
 #include <libxml/tree.h>
 
 #include "sim/import/xml_read.h"
+#include "sim/model.h"
 #include "sim/name_index.h"
 
-/* Links and joints a URDF may hold (docs/robot-format.md, "Limits"): counted before anything is
- * converted, so a file far over it is refused at its first link or joint too many. */
-#define URDF_LINKS_MAX 10000
+/* Links, joints and transmissions a URDF may hold (docs/robot-format.md, "Limits"): a body per
+ * link and a root world link; counted before anything is converted, so a file far over it is
+ * refused at its first element too many. */
+#define URDF_LINKS_MAX (SIM_BODIES_MAX + 1)
 
 typedef struct urdf {
   imp_ctx *c;
