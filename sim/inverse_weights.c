@@ -173,22 +173,100 @@ static void mujoco_qpos0(const sim_model *m, sim_data *d) {
   memset(d->qvel, 0, (size_t)m->nv * sizeof(double));
 }
 
-int sim__inverse_weights(sim_model *m) {
+/* the scratch data at MuJoCo's qpos0 (mujoco 1) or at the description's initial pose
+ * (m->qpos0) with its kinematics, and M there in the tree layout; NULL when out of memory */
+static sim_data *tree_at(sim_model *m, tree_m *t, int mujoco) {
   const int nefc_max = m->nefc_max;
   m->nefc_max = 0; /* the scratch data needs no rows */
   sim_data *d = sim_data_new(m);
   m->nefc_max = nefc_max;
-  tree_m t;
-  if (!d || tree_alloc(&t, m)) {
+  if (!d || tree_alloc(t, m)) {
     if (d) {
-      tree_free(&t);
+      tree_free(t);
     }
     sim_data_free(d);
+    return NULL;
+  }
+  if (mujoco) {
+    mujoco_qpos0(m, d);
+  } /* else sim_data_new left qpos = m->qpos0, qvel = 0 */
+  sim_kinematics(m, d);
+  tree_crba(m, d, t);
+  return d;
+}
+
+/* the descendant dof c of dof k whose motion is closest to k's: the largest
+ * M[c][k]² / (M[c][c]·M[k][k]), in t before it is factored */
+static int closest_below(const sim_model *m, const tree_m *t, int k) {
+  int best = -1;
+  double most = -1;
+  for (int c = k + 1; c < m->nv; c++) { /* descendants come after */
+    int a = m->dof_parent[c];
+    for (int u = 1; a >= 0 && a >= k; u++, a = m->dof_parent[a]) {
+      if (a == k) {
+        const double x = t->H[t->adr[c] + (size_t)u];
+        const double r = x * x / (t->H[t->adr[c]] * t->H[t->adr[k]]);
+        if (r > most) {
+          most = r, best = c;
+        }
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+int sim__singular_dof(sim_model *m, int *no_inertia, int *partner) {
+  tree_m t;
+  sim_data *d = tree_at(m, &t, 0);
+  if (!d) {
+    return -2;
+  }
+  double largest = 0;
+  for (int k = 0; k < m->nv; k++) {
+    largest = t.H[t.adr[k]] > largest ? t.H[t.adr[k]] : largest;
+  }
+  int bad = -1;
+  *no_inertia = 0;
+  for (int k = 0; k < m->nv && bad < 0; k++) { /* a dof that moves (next to) nothing */
+    if (!(t.H[t.adr[k]] > 1e-16 * largest)) {
+      bad = k, *no_inertia = 1;
+    }
+  }
+  if (bad < 0) {
+    double *own = malloc(((size_t)m->nv + 1) * sizeof *own);
+    if (!own) {
+      tree_free(&t);
+      sim_data_free(d);
+      return -2;
+    }
+    for (int k = 0; k < m->nv; k++) {
+      own[k] = t.H[t.adr[k]];
+    }
+    tree_factor(m, &t);
+    for (int k = m->nv - 1; k >= 0; k--) { /* the factor runs from the leaves: the deepest */
+      if (!(t.H[t.adr[k]] > 1e-13 * own[k])) { /* pivot of a dependent motion: rounding only */
+        bad = k;
+      }
+    }
+    free(own);
+  }
+  *partner = -1;
+  if (bad >= 0 && !*no_inertia) {
+    tree_crba(m, d, &t); /* M again, unfactored */
+    *partner = closest_below(m, &t, bad);
+  }
+  tree_free(&t);
+  sim_data_free(d);
+  return bad;
+}
+
+int sim__inverse_weights(sim_model *m) {
+  tree_m t;
+  sim_data *d = tree_at(m, &t, 1);
+  if (!d) {
     return -1;
   }
-  mujoco_qpos0(m, d);
-  sim_kinematics(m, d);
-  tree_crba(m, d, &t);
   double trace = 0;
   for (int k = 0; k < m->nv; k++) {
     trace += t.H[t.adr[k]];

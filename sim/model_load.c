@@ -5,6 +5,7 @@
  * model ever escapes. Each section has its loader (sim/model_load.h); this file reads them in
  * order and assembles the bodies into the model's arrays.
  */
+#include "sim/inverse_weights.h"
 #include "sim/model_load.h"
 #include "sim/name_index.h"
 #include "sim/spatial.h"
@@ -189,6 +190,43 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
   return m;
 }
 
+/* the JSON path of joint j, for messages: bodies[i].joint or bodies[i].joints[a] */
+static void joint_path(char p[SIM_JSON_PATH_MAX], const sim_model *m, int j) {
+  const sim_body *b = &m->bodies[m->joints[j].body];
+  if (b->jntnum > 1) {
+    snprintf(p, SIM_JSON_PATH_MAX, "bodies[%d].joints[%d]", b->described, j - b->joint);
+  } else {
+    snprintf(p, SIM_JSON_PATH_MAX, "bodies[%d].joint", b->described);
+  }
+}
+
+/* A model whose joint-space inertia is singular at the initial pose steps to NaN at once: it is
+ * refused here, naming the joints (sim__singular_dof). */
+static int check_regular(const sim_json_ctx *L, sim_model *m) {
+  int no_inertia = 0, partner = -1;
+  const int k = sim__singular_dof(m, &no_inertia, &partner);
+  if (k == -2) {
+    return sim_json_fail(L, "", "out of memory");
+  }
+  if (k < 0) {
+    return 0;
+  }
+  char p[SIM_JSON_PATH_MAX];
+  const int j = m->dof_joint[k];
+  joint_path(p, m, j);
+  if (no_inertia) {
+    return sim_json_fail(L, p, "joint \"%s\" moves no inertia (the bodies it carries have none "
+                         "about its motion), so the joint-space inertia is singular and the "
+                         "first step would be NaN: give the joint an armature, or its bodies "
+                         "inertia", m->joints[j].name);
+  }
+  const char *other = partner >= 0 ? m->joints[m->dof_joint[partner]].name : "?";
+  return sim_json_fail(L, p, "joints \"%s\" and \"%s\" move the same way at the initial pose "
+                       "(their motion subspaces are dependent), so the joint-space inertia is "
+                       "singular and the first step would be NaN: remove one, change an axis, or "
+                       "give them an armature", m->joints[j].name, other);
+}
+
 /* The constants derived from the assembled model, once the JSON tree is gone (it is the largest
  * part of a load's memory): the constraint stage's (sim_constraint_setconst), then the box pairs
  * (after the welds are known). NULL, with the model freed, on failure. */
@@ -200,7 +238,7 @@ static sim_model *finish_model(const sim_json_ctx *L, sim_model *m) {
   if (sim_constraint_setconst(m)) {
     ok = sim_json_fail(L, "", "out of memory") == 0;
   }
-  ok = ok && sim_box_pairs_check(L, m) == 0;
+  ok = ok && check_regular(L, m) == 0 && sim_box_pairs_check(L, m) == 0;
   if (!ok) {
     sim_model_free(m);
     return NULL;

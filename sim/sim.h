@@ -114,6 +114,12 @@ void sim_forward(const sim_model *m, sim_data *d);
 /* integrate.c: advances the state by m->opt.timestep with m->opt.integrator. */
 void sim_step(const sim_model *m, sim_data *d);
 
+/* state_check.c: the first joint (in model order) whose position or velocity is NaN or
+ * infinite, or -1 when the whole state is finite. A state that turned non-finite (a model
+ * singular at the pose reached, an integration that blew up) stays so: the runtime and the
+ * batch commands stop on it and name the joint and the time. */
+int sim_state_nonfinite(const sim_model *m, const sim_data *d);
+
 /* --- energy.c ----------------------------------------------------------------------------- */
 
 /* Kinetic energy ½·qd'·M·qd (armature included). Needs sim_kinematics. */

@@ -457,6 +457,11 @@ static int run_main(int argc, char **argv) {
     fprintf(stderr, "achilles run: --record %s: records were lost (said above)\n", a.record);
     return 1;
   }
+  if (rc == HIL_ENONFINITE) {
+    fprintf(stderr, "achilles run: the simulation stopped: its state turned non-finite (said "
+                    "above)\n");
+    return RUN_EXIT_FAILURE;
+  }
   if (rc != HIL_OK) {
     fprintf(stderr, "achilles run: %s\n", hil_strerror(rc));
     return RUN_EXIT_FAILURE;

@@ -199,6 +199,14 @@ static int sensors_run(const sensors_args *a, const sim_model *m, sim_data *d, s
     }
     sim_step(m, d);
     sim_forward(m, d);
+    const int j = sim_state_nonfinite(m, d);
+    if (j >= 0) { /* what the sensors would read of it is garbage: stop, as the runtime does */
+      fprintf(stderr, "achilles sensors: t=%.17g s: joint \"%s\": the state is not finite: "
+                      "stopped (a model singular at this pose, or a step too large for it)\n",
+              d->time, m->joints[j].name);
+      free(torque);
+      return -2;
+    }
   }
   free(torque);
   return ferror(out) ? -1 : 0;
@@ -247,15 +255,17 @@ int achilles_cmd_sensors(int argc, char **argv) {
   sens_set *set = d ? sensors_load(&a, m) : NULL;
   sim_json_unpin();
   FILE *out = NULL;
-  int status = 1;
+  int status = 1, run = 0;
   if (!d) {
     fprintf(stderr, "achilles sensors: out of memory\n");
   } else if (set && sensors_apply_inputs(&a, m, d) != 0) {
     status = 2;
   } else if (set && !(out = cli_open_output(a.csv, err, sizeof err))) {
     fprintf(stderr, "achilles sensors: %s\n", err);
-  } else if (set && sensors_run(&a, m, d, set, out) != 0) {
-    fprintf(stderr, "achilles sensors: write error on %s\n", a.csv);
+  } else if (set && (run = sensors_run(&a, m, d, set, out)) != 0) {
+    if (run == -1) {
+      fprintf(stderr, "achilles sensors: write error on %s\n", a.csv);
+    }
   } else if (set) {
     status = 0;
   }

@@ -226,6 +226,19 @@ static void write_row(FILE *out, const sim_model *m, sim_data *d, const int *joi
   fputc('\n', out);
 }
 
+/* a state that turned NaN or infinite is not written: the run stops, naming the time and the
+ * first joint (-2) */
+static int stop_if_nonfinite(const sim_model *m, const sim_data *d) {
+  const int j = sim_state_nonfinite(m, d);
+  if (j < 0) {
+    return 0;
+  }
+  fprintf(stderr, "achilles sim: t=%.17g s: joint \"%s\": the state is not finite: stopped (a "
+                  "model singular at this pose, or a step too large for it)\n",
+          d->time, m->joints[j].name);
+  return -2;
+}
+
 static int simulate(const sim_args *a, sim_model *m, sim_data *d, FILE *out) {
   /* round so that 4 s at 2 ms is exactly 2000 steps despite binary fractions */
   long long steps = llround(a->duration / m->opt.timestep);
@@ -236,14 +249,16 @@ static int simulate(const sim_args *a, sim_model *m, sim_data *d, FILE *out) {
   order_as_described(m, joints);
   write_header(out, m, joints, a->solver);
   write_row(out, m, d, joints, a->solver);
-  for (long long s = 1; s <= steps; s++) {
+  int rc = 0;
+  for (long long s = 1; s <= steps && rc == 0; s++) {
     sim_step(m, d);
-    if (s % a->every == 0) {
+    rc = stop_if_nonfinite(m, d);
+    if (rc == 0 && s % a->every == 0) {
       write_row(out, m, d, joints, a->solver);
     }
   }
   free(joints);
-  return ferror(out) ? -1 : 0;
+  return rc ? rc : ferror(out) ? -1 : 0;
 }
 
 int achilles_cmd_sim(int argc, char **argv) {
@@ -262,15 +277,17 @@ int achilles_cmd_sim(int argc, char **argv) {
   }
   sim_data *d = sim_data_new(m);
   FILE *out = NULL;
-  int status = 1;
+  int status = 1, run = 0;
   if (!d) {
     fprintf(stderr, "achilles sim: out of memory\n");
   } else if (apply_args(&a, m, d) == 0) {
     out = cli_open_output(a.csv, err, sizeof err);
     if (!out) {
       fprintf(stderr, "achilles sim: %s\n", err);
-    } else if (simulate(&a, m, d, out) != 0) {
-      fprintf(stderr, "achilles sim: write error on %s\n", a.csv);
+    } else if ((run = simulate(&a, m, d, out)) != 0) {
+      if (run == -1) {
+        fprintf(stderr, "achilles sim: write error on %s\n", a.csv);
+      }
     } else {
       status = 0;
     }

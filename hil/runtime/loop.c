@@ -380,5 +380,5 @@ int hil_runtime_run(hil_runtime *rt) {
   }
   shut_down(rt);
   hil_cpu_awake_stop(&awake);
-  return rt->record_errors > 0 ? HIL_EIO : HIL_OK;
+  return rt->nonfinite ? HIL_ENONFINITE : rt->record_errors > 0 ? HIL_EIO : HIL_OK;
 }

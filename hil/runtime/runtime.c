@@ -281,11 +281,32 @@ void hil__sense(hil_runtime *rt) {
   }
 }
 
+/* The last line of defence against a state that turned NaN or infinite (a model singular at a
+ * pose it reached, an integration that blew up): it would stay so, and every sensor would read
+ * garbage. The run stops there, naming the time and the first joint; nothing of that state is
+ * sensed. 1 when stopped. */
+static int stop_if_nonfinite(hil_runtime *rt) {
+  const int j = sim_state_nonfinite(rt->model, rt->data);
+  if (j < 0) {
+    return 0;
+  }
+  const sim_joint *jt = &rt->model->joints[j];
+  fprintf(stderr, "[achilles] t=%.6f s: joint \"%s\": the state is not finite (q %g, qd %g): the "
+                  "run stops (a model singular at this pose, or a step too large for it)\n",
+          rt->data->time, jt->name, rt->data->qpos[jt->qposadr], rt->data->qvel[jt->dofadr]);
+  rt->nonfinite = 1;
+  rt->stop = 1;
+  return 1;
+}
+
 void hil__step(hil_runtime *rt) {
   hil_commands_apply(&rt->commands, rt->data, hil_runtime_loop_time(rt));
   sim_step(rt->model, rt->data);
   sim_forward(rt->model, rt->data); /* derived values (sensors read them) match the new state */
   rt->steps++;
+  if (stop_if_nonfinite(rt)) {
+    return;
+  }
   hil__sense(rt);
   flush_log(rt);
 }

@@ -112,8 +112,9 @@ int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_
 
 /* Runs the loop until stopped, the duration is reached, or a fatal error. On the way out the
  * commands go to zero, the final status is published and the log (if any) is closed with its
- * end record. Returns HIL_OK, or HIL_EIO when the recording lost records (see
- * hil_record_error_action). */
+ * end record. Returns HIL_OK, HIL_ENONFINITE when the state turned NaN or infinite (the run
+ * stopped at that step, said on stderr with the time and the first joint; sim_state_nonfinite),
+ * or HIL_EIO when the recording lost records (see hil_record_error_action). */
 int hil_runtime_run(hil_runtime *rt);
 
 /* Asks the loop to stop at the next tick; async-signal-safe. */

@@ -34,6 +34,7 @@ struct hil_runtime {
   double log_next_flush;         /* monotonic s */
   char log_path[256];            /* for messages */
   uint64_t record_errors;        /* records lost to write, flush or close errors */
+  int nonfinite;                 /* the state turned NaN or infinite: the run stopped there */
   int status_due;                /* publish a status now (an error to tell), whatever the period */
   double input_until;            /* monotonic s: the current input pass's budget ends */
   uint64_t input_deferred;
