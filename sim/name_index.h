@@ -10,10 +10,6 @@
 
 #include <stddef.h>
 
-#ifdef __cplusplus
-extern "C" { /* sim/model.c is also compiled as C++ (tests/flops) and calls these */
-#endif
-
 typedef struct sim_name_index {
   const char **key; /* [cap], NULL for an empty slot */
   int *value;       /* [cap] */
@@ -30,9 +26,5 @@ int sim_name_index_add(sim_name_index *ix, const char *name, int value);
 
 /* The value of name, -1 when absent. */
 int sim_name_index_find(const sim_name_index *ix, const char *name);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif
