@@ -219,8 +219,11 @@ int ach_cobs_decode(uint8_t *out, size_t out_sz, const uint8_t *in, size_t n) {
 #define STATUS_SIZE (8 + 4 + 8 * 4)
 #define ERROR_FIXED_SIZE 5
 #define STEP_REQUEST_SIZE 4
-#define DESCRIBE_SIZE 1
-#define SENSOR_INFO_FIXED_SIZE 14 /* id, kind, type, joint, cpr u32, rate f32, two lengths */
+#define DESCRIBE_SIZE 1           /* 1.1; 1.2 appends `what` when it is not sensors */
+#define SENSOR_INFO_FIXED_SIZE 18 /* id, kind, type, joint, cpr u32, rate f32, two lengths, and
+                                     (1.2) latency u32 after the name */
+#define JOINT_INFO_FIXED_SIZE 13  /* id, mode, type, two f32, two lengths */
+#define REQUEST_SIZE 1
 
 /* length of a string in a char array of cap bytes, cap if not terminated */
 static size_t bounded_len(const char *s, size_t cap) {
@@ -258,6 +261,19 @@ static int size_error(const ach_error *m) {
   return m->text_len > ACH_ERROR_TEXT_MAX ? ACH_E_RANGE : ERROR_FIXED_SIZE + (int)m->text_len;
 }
 
+static int size_describe(const ach_describe *m) {
+  return m->what == ACH_DESCRIBE_SENSORS ? DESCRIBE_SIZE : DESCRIBE_SIZE + 1;
+}
+
+static int size_joint_info(const ach_joint_info *m) {
+  size_t name = bounded_len(m->name, sizeof m->name);
+  size_t actuator = bounded_len(m->actuator, sizeof m->actuator);
+  if (name > ACH_INFO_NAME_LEN || actuator > ACH_ACTUATOR_NAME_LEN) {
+    return ACH_E_RANGE;
+  }
+  return JOINT_INFO_FIXED_SIZE + (int)name + (int)actuator;
+}
+
 static int size_sensor_info(const ach_sensor_info *m) {
   size_t units = bounded_len(m->units, sizeof m->units);
   size_t name = bounded_len(m->name, sizeof m->name);
@@ -289,9 +305,13 @@ int ach_payload_size(const ach_message *msg) {
   case ACH_MSG_STEP_REQUEST:
     return STEP_REQUEST_SIZE;
   case ACH_MSG_DESCRIBE:
-    return DESCRIBE_SIZE;
+    return size_describe(&msg->u.describe);
   case ACH_MSG_SENSOR_INFO:
     return size_sensor_info(&msg->u.sensor_info);
+  case ACH_MSG_JOINT_INFO:
+    return size_joint_info(&msg->u.joint_info);
+  case ACH_MSG_REQUEST:
+    return REQUEST_SIZE;
   default:
     return ACH_E_TYPE;
   }
@@ -456,11 +476,14 @@ int ach_encode_step_request(uint8_t *out, size_t out_sz, uint16_t seq,
 
 int ach_encode_describe(uint8_t *out, size_t out_sz, uint16_t seq, const ach_describe *msg) {
   writer w;
-  int rc = begin_frame(&w, out, out_sz, msg, DESCRIBE_SIZE, ACH_MSG_DESCRIBE, seq);
+  int rc = begin_frame(&w, out, out_sz, msg, msg ? size_describe(msg) : 0, ACH_MSG_DESCRIBE, seq);
   if (rc) {
     return rc;
   }
   w_u8(&w, msg->sensor_id);
+  if (msg->what != ACH_DESCRIBE_SENSORS) { /* 1.1's one byte for sensors, as before */
+    w_u8(&w, msg->what);
+  }
   return w_finish(&w);
 }
 
@@ -488,6 +511,34 @@ int ach_encode_sensor_info(uint8_t *out, size_t out_sz, uint16_t seq, const ach_
   w_f32(&w, msg->rate_hz);
   w_string(&w, msg->units, sizeof msg->units);
   w_string(&w, msg->name, sizeof msg->name);
+  w_u32(&w, msg->latency_ns);
+  return w_finish(&w);
+}
+
+int ach_encode_joint_info(uint8_t *out, size_t out_sz, uint16_t seq, const ach_joint_info *msg) {
+  writer w;
+  int rc = begin_frame(&w, out, out_sz, msg, msg ? size_joint_info(msg) : 0, ACH_MSG_JOINT_INFO,
+                       seq);
+  if (rc) {
+    return rc;
+  }
+  w_u8(&w, msg->joint_id);
+  w_u8(&w, msg->mode);
+  w_u8(&w, msg->joint_type);
+  w_f32(&w, msg->ctrl_min);
+  w_f32(&w, msg->ctrl_max);
+  w_string(&w, msg->name, sizeof msg->name);
+  w_string(&w, msg->actuator, sizeof msg->actuator);
+  return w_finish(&w);
+}
+
+int ach_encode_request(uint8_t *out, size_t out_sz, uint16_t seq, const ach_request *msg) {
+  writer w;
+  int rc = begin_frame(&w, out, out_sz, msg, REQUEST_SIZE, ACH_MSG_REQUEST, seq);
+  if (rc) {
+    return rc;
+  }
+  w_u8(&w, msg->what);
   return w_finish(&w);
 }
 
@@ -516,6 +567,10 @@ int ach_encode(uint8_t *out, size_t out_sz, uint16_t seq, const ach_message *msg
     return ach_encode_describe(out, out_sz, seq, &msg->u.describe);
   case ACH_MSG_SENSOR_INFO:
     return ach_encode_sensor_info(out, out_sz, seq, &msg->u.sensor_info);
+  case ACH_MSG_JOINT_INFO:
+    return ach_encode_joint_info(out, out_sz, seq, &msg->u.joint_info);
+  case ACH_MSG_REQUEST:
+    return ach_encode_request(out, out_sz, seq, &msg->u.request);
   default:
     return ACH_E_TYPE;
   }
@@ -700,6 +755,7 @@ static int read_step_request(reader *r, ach_step_request *m) {
 
 static int read_describe(reader *r, ach_describe *m) {
   m->sensor_id = r_u8(r);
+  m->what = r->n > DESCRIBE_SIZE ? r_u8(r) : ACH_DESCRIBE_SENSORS; /* 1.2 appended it */
   return 0;
 }
 
@@ -723,14 +779,27 @@ static int read_sensor_info(reader *r, ach_sensor_info *m) {
   m->joint = r_u8(r);
   m->counts_per_rev = r_u32(r);
   m->rate_hz = r_f32(r);
-  if (read_string(r, m->units, ACH_UNITS_LEN)) {
+  if (read_string(r, m->units, ACH_UNITS_LEN) || read_string(r, m->name, ACH_INFO_NAME_LEN)) {
     return ACH_E_PAYLOAD;
   }
-  return read_string(r, m->name, ACH_INFO_NAME_LEN);
+  m->latency_ns = r->pos + 4 <= r->n ? r_u32(r) : 0; /* 1.2 appended it; a 1.1 simulator not */
+  return 0;
+}
+
+static int read_joint_info(reader *r, ach_joint_info *m) {
+  m->joint_id = r_u8(r);
+  m->mode = r_u8(r);
+  m->joint_type = r_u8(r);
+  m->ctrl_min = r_f32(r);
+  m->ctrl_max = r_f32(r);
+  if (read_string(r, m->name, ACH_INFO_NAME_LEN)) {
+    return ACH_E_PAYLOAD;
+  }
+  return read_string(r, m->actuator, ACH_ACTUATOR_NAME_LEN);
 }
 
 static int known_type(uint8_t type) {
-  return type >= ACH_MSG_HELLO && type <= ACH_MSG_SENSOR_INFO;
+  return type >= ACH_MSG_HELLO && type <= ACH_MSG_REQUEST;
 }
 
 static int read_payload(reader *r, ach_message *m) {
@@ -765,6 +834,13 @@ static int read_payload(reader *r, ach_message *m) {
     break;
   case ACH_MSG_SENSOR_INFO:
     rc = read_sensor_info(r, &m->u.sensor_info);
+    break;
+  case ACH_MSG_JOINT_INFO:
+    rc = read_joint_info(r, &m->u.joint_info);
+    break;
+  case ACH_MSG_REQUEST:
+    m->u.request.what = r_u8(r);
+    rc = 0;
     break;
   default:
     return ACH_E_TYPE;
