@@ -537,6 +537,7 @@ static int parse_options(const sim_json_ctx *L, const cJSON *root, sim_option *o
   opt->midpoint_iterations = 4;
   opt->solver_iterations = 20;
   opt->solver_tolerance = 1e-8;
+  opt->impratio = 1;
   double iterations = 4, solver_iterations = 20;
   if (sim_json_read_number(L, root, "", "timestep", &opt->timestep, 0) ||
       sim_json_check_min(L, "", "timestep", opt->timestep, SIM_JSON_TIMESTEP_MIN, 0) ||
@@ -766,6 +767,7 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
   const double identity[4] = {1, 0, 0, 0}, friction[3] = {1, 0.005, 0.0001};
   memcpy(g->quat, identity, sizeof identity);
   memcpy(g->friction, friction, sizeof friction);
+  g->condim = 3;
   if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
       sim_json_read_name(L, obj, path, "name", g->name, 1) ||
       sim_json_read_name(L, obj, path, "body", body, 1) || parse_geom_type(L, obj, path, g) ||

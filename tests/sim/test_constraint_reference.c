@@ -295,6 +295,7 @@ static void check_states(mjtSolver solver, const char *name) {
   /* both solvers to convergence */
   pair_solver(&p, 1000, 1e-15);
   p.mm->opt.solver = solver;
+  p.m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
   int nv = p.m->nv;
   double q[8], qd[8], tau[8];
   state_errors e = {0};
@@ -396,6 +397,7 @@ static void check_contact_states_on(int shape, mjtSolver solver, int block) {
   pair_open_json(&p, json);
   pair_solver(&p, 1000, 1e-15);
   p.mm->opt.solver = solver;
+  p.m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
   double q[4], qd[4], tau[4];
   state_errors e = {0};
   uint64_t s = 0x7a5bd2e1f3c9ull + (uint64_t)shape;
@@ -448,6 +450,7 @@ static double drop(int shape, int iterations, double tolerance, mjtSolver solver
   pair_open_json(&p, json);
   pair_solver(&p, iterations, tolerance);
   p.mm->opt.solver = solver;
+  p.m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
   double q[4] = {0, 0.1, -0.05 + tan(0.2) * 0.1 + reach[shape] + 0.03, 0.2};
   double qd[4] = {0.8, -0.3, 0, 0};
   pair_set(&p, q, qd, NULL);
@@ -503,6 +506,7 @@ static double drop_free(int shape) {
   pair_open_json(&p, json);
   pair_solver(&p, 1000, 1e-15);
   p.mm->opt.solver = mjSOL_NEWTON;
+  p.m->opt.solver = SIM_SOLVER_NEWTON;
   const double qd[6] = {0.8, -0.3, 0, 2.0, -1.0, 3.0};
   pair_set(&p, NULL, qd, NULL);
   double eq = 0;
@@ -569,6 +573,7 @@ static void check_club_states(mjtSolver solver) {
   club_open(&p);
   pair_solver(&p, 1000, 1e-15);
   p.mm->opt.solver = solver;
+  p.m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
   double q[4], qd[4], tau[4];
   state_errors e = {0};
   uint64_t s = 0x243f6a8885a308d3ull;
@@ -623,6 +628,7 @@ static double strike(int iterations, double tolerance, int perturb) {
   }
   pair_solver(&p, iterations, tolerance);
   p.mm->opt.solver = mjSOL_CG;
+  p.m->opt.solver = SIM_SOLVER_CG;
   double q[4] = {0.3, 0, 0.6, 0.2}, qd[4] = {0.5, 0, 0, 0};
   pair_set(&p, q, qd, NULL);
   memset(p.d->qacc_warmstart, 0, sizeof(double) * 4);
