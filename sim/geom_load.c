@@ -1,7 +1,6 @@
 /* sim/geom_load.c: the collision geometry of a robot description: "geoms" (meshes through
  * their convex hulls, sim/mesh.c), "max_contacts" and the "exclude" filter (docs/robot-format.md). */
 #include "sim/model_load.h"
-#include "sim/collision.h"
 #include "sim/mesh.h"
 #include "sim/spatial.h"
 
@@ -273,23 +272,5 @@ int sim_excludes_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
     m->exclude[2 * i + 1] = x < y ? y : x;
   }
   qsort(m->exclude, (size_t)m->nexclude, 2 * sizeof *m->exclude, cmp_pair);
-  return 0;
-}
-
-/* Box–box contacts are not detected: a model where two boxes could touch is refused rather than
- * let them pass through each other silently. */
-int sim_box_pairs_check(const sim_json_ctx *L, const sim_model *m) {
-  for (int i = 0; i < m->ngeom; i++) {
-    for (int j = i + 1; j < m->ngeom && m->geoms[i].type == SIM_GEOM_BOX; j++) {
-      if (m->geoms[j].type == SIM_GEOM_BOX && !sim_collision_filtered(m, i, j)) {
-        char p[SIM_JSON_PATH_MAX];
-        sim_json_path_index(p, "geoms", j);
-        return sim_json_fail(L, p, "box \"%s\" may touch box \"%s\" (geoms[%d]), but box–box "
-                             "contacts are not supported yet: list their bodies in \"exclude\" "
-                             "or give them disjoint contype/conaffinity",
-                             m->geoms[j].name, m->geoms[i].name, i);
-      }
-    }
-  }
   return 0;
 }

@@ -131,7 +131,6 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
   if (ok && sim_constraint_setconst(m)) {
     ok = sim_json_fail(L, "", "out of memory") == 0;
   }
-  ok = ok && sim_box_pairs_check(L, m) == 0; /* after the welds are known (setconst) */
   free(rb);
   free(order);
   if (!ok) {

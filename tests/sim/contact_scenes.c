@@ -65,8 +65,8 @@ static const char gripper_json[] =
     "    \"inertial\": { \"mass\": 0.05, \"inertia\": [2e-5, 2e-5, 1e-5, 0, 0, 0] } } ],\n"
     "  \"actuators\": [\n"
     "    { \"name\": \"lift\", \"joint\": \"lift\", \"type\": \"position_servo\", \"kp\": 3000, \"kd\": 100 },\n"
-    "    { \"name\": \"left\", \"joint\": \"left\", \"type\": \"position_servo\", \"kp\": 200, \"kd\": 5 },\n"
-    "    { \"name\": \"right\", \"joint\": \"right\", \"type\": \"position_servo\", \"kp\": 200, \"kd\": 5 } ] }\n";
+    "    { \"name\": \"left\", \"joint\": \"left\", \"type\": \"position_servo\", \"kp\": 500, \"kd\": 8 },\n"
+    "    { \"name\": \"right\", \"joint\": \"right\", \"type\": \"position_servo\", \"kp\": 500, \"kd\": 8 } ] }\n";
 
 static const char chain_json[] =
     "{ \"name\": \"chain\", \"timestep\": 0.002, \"bodies\": [\n"
@@ -184,9 +184,9 @@ void scene_start(int k, const sim_model *m, double *qpos, double *qvel) {
 
 void scene_control(int k, const sim_model *m, double t, double *ctrl) {
   memset(ctrl, 0, (size_t)m->nu * sizeof(double));
-  if (k == 3) { /* close the fingers 5 mm past the capsule, then lift 5 cm after 0.6 s */
+  if (k == 3) { /* close the fingers 10 mm past the capsule, then lift 5 cm after 0.6 s */
     ctrl[0] = t < 0.6 ? 0 : 0.05 * fmin(1, (t - 0.6) / 0.5);
-    ctrl[1] = 0.035;
-    ctrl[2] = -0.035;
+    ctrl[1] = 0.04;
+    ctrl[2] = -0.04;
   }
 }

@@ -18,13 +18,8 @@
 
 #include "sim/collision.h"
 #include "sim/sim.h"
-
-#if !defined(ACHILLES_HAVE_MUJOCO)
-#define ACHILLES_HAVE_MUJOCO 0
-#endif
-#if ACHILLES_HAVE_MUJOCO
-#include <mujoco/mujoco.h>
-#endif
+#include "support/mujoco.h"
+#include "support/skip.h"
 
 #define PI 3.14159265358979323846
 
@@ -173,23 +168,13 @@ static void compare_pose(tally *t, const mjModel *mm, mjData *md, const double p
 
 static void test_against_mujoco(void **state) {
   (void)state;
+  TS_REQUIRE_MUJOCO();
   static const char xml[] =
       "<mujoco><worldbody>"
       "<body><freejoint/><geom type=\"box\" size=\"0.2 0.15 0.1\"/></body>"
       "<body><freejoint/><geom type=\"box\" size=\"0.12 0.25 0.07\"/></body>"
       "</worldbody></mujoco>";
-  char err[1000] = "";
-  mjVFS *vfs = malloc(sizeof *vfs);
-  assert_non_null(vfs);
-  mj_defaultVFS(vfs);
-  assert_int_equal(mj_makeEmptyFileVFS(vfs, "m.xml", (int)strlen(xml)), 0);
-  memcpy(vfs->filedata[mj_findFileVFS(vfs, "m.xml")], xml, strlen(xml));
-  mjModel *mm = mj_loadXML("m.xml", vfs, err, sizeof err);
-  mj_deleteVFS(vfs);
-  free(vfs);
-  if (!mm) {
-    fail_msg("%s", err);
-  }
+  mjModel *mm = ts_mj_load_xml(xml);
   mjData *md = mj_makeData(mm);
   uint64_t s = 0x9e3779b97f4a7c15ull;
   tally t = {0};
@@ -235,8 +220,7 @@ static void test_against_mujoco(void **state) {
 
 static void test_against_mujoco(void **state) {
   (void)state;
-  print_message("MuJoCo (libmujoco-dev) not found: comparison skipped\n");
-  skip();
+  TS_REQUIRE_MUJOCO();
 }
 
 #endif
@@ -247,5 +231,5 @@ int main(void) {
       cmocka_unit_test(test_edge_on_face),
       cmocka_unit_test(test_against_mujoco),
   };
-  return cmocka_run_group_tests_name("box_box", tests, NULL, NULL);
+  return ts_run(tests);
 }
