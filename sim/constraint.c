@@ -173,10 +173,14 @@ int sim_constraint_setconst(sim_model *m) {
 
 /* --- impedance and reference ---------------------------------------------------------------- */
 
-/* solref safety and solimp clamps as MuJoCo applies them before use */
+/* solref and solimp as MuJoCo uses them (getsolparam): a solref mixing its two forms is
+ * replaced by the default, a time constant is at least two steps, and solimp is clamped */
 static void sanitize(double ref[SIM_NREF], double imp[SIM_NIMP], const double *solref,
                      const double *solimp, double timestep) {
   ref[0] = solref[0], ref[1] = solref[1];
+  if ((ref[0] > 0) != (ref[1] > 0)) {
+    ref[0] = 0.02, ref[1] = 1;
+  }
   if (ref[0] > 0) { /* a time constant below two steps cannot be integrated: impose 2h */
     ref[0] = fmax(ref[0], 2 * timestep);
   }

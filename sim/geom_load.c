@@ -153,7 +153,7 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
                       const sim_model *m, sim_geom *g) {
   static const char *const keys[] = {"name",   "body",   "type",    "pos",         "quat",
                                      "size",   "friction", "solref", "solimp",     "contype",
-                                     "conaffinity", "comment", "file", "scale", NULL};
+                                     "conaffinity", "condim", "comment", "file", "scale", NULL};
   char body[SIM_NAME_MAX] = "", p[SIM_JSON_PATH_MAX];
   const double identity[4] = {1, 0, 0, 0}, friction[3] = {1, 0.005, 0.0001};
   memcpy(g->quat, identity, sizeof identity);
@@ -172,8 +172,14 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
       sim_json_read_solref(L, obj, path, "solref", g->solref) ||
       sim_json_read_solimp(L, obj, path, "solimp", g->solimp) ||
       read_mask(L, obj, path, "contype", &g->contype) ||
-      read_mask(L, obj, path, "conaffinity", &g->conaffinity)) {
+      read_mask(L, obj, path, "conaffinity", &g->conaffinity) ||
+      sim_json_read_int(L, obj, path, "condim", 1, 6, &g->condim)) {
     return -1;
+  }
+  if (g->condim != 1 && g->condim != 3) {
+    sim_json_path_join(p, path, "condim");
+    return sim_json_fail(L, p, "expected 1 (frictionless) or 3 (sliding friction); condim %d "
+                         "(torsional or rolling friction) is not modelled", g->condim);
   }
   g->body = sim_model_body(m, body);
   sim_json_path_join(p, path, "body");

@@ -94,7 +94,8 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
 
 static const char *const root_keys[] = {
     "name", "comment", "timestep", "integrator", "midpoint_iterations", "solver_iterations",
-    "solver_tolerance", "max_contacts", "gravity", "bodies", "geoms", "exclude",
+    "solver_tolerance", "solver", "cone", "impratio", "max_contacts", "gravity", "bodies",
+    "geoms", "exclude",
     "sites", "actuators",
     /* sections owned by other modules, validated there */
     "sensors", "runtime", "transports", NULL};
