@@ -129,6 +129,16 @@ static int collide_moving(sim_contact *con, const sim_model *m, const sim_data *
   return sim_collide_capsule_capsule(con, 0, p1, m1, a->size, p2, m2, b->size);
 }
 
+int sim_collide_geom_pair(const sim_model *m, const sim_data *d, int g1, int g2,
+                          sim_contact *con) {
+  if (m->geoms[g1].type == SIM_GEOM_PLANE || m->geoms[g2].type == SIM_GEOM_PLANE) {
+    return 0;
+  }
+  const int lo = g1 < g2 ? g1 : g2, hi = g1 < g2 ? g2 : g1;
+  const int swap = sim_geom_order(m->geoms[lo].type) > sim_geom_order(m->geoms[hi].type);
+  return collide_moving(con, m, d, swap ? hi : lo, swap ? lo : hi);
+}
+
 /* keeps the penetrating contacts of a pair (MuJoCo leaves dist >= margin − gap = 0 out) */
 static void keep(const sim_model *m, sim_data *d, const sim_contact *con, int n, int g1, int g2) {
   for (int c = 0; c < n && d->ncon < m->max_contacts; c++) {

@@ -125,6 +125,13 @@ struct sim_model;
  * or on a body pair listed in the model's `exclude`. */
 int sim_collision_filtered(const struct sim_model *m, int g1, int g2);
 
+struct sim_data;
+/* The contacts of geoms g1 and g2 (neither a plane; margin 0) at the poses of d (after
+ * sim_kinematics), the pair worked in MuJoCo's order as sim_collide does, the filter not
+ * applied; returns their number (at most SIM_COLLIDE_MAX). */
+int sim_collide_geom_pair(const struct sim_model *m, const struct sim_data *d, int g1, int g2,
+                          sim_contact *con);
+
 /* Completes a contact frame from its normal (frame[0..2], normalized here) and an optional
  * first tangent hint (frame[3..5], zero for none): MuJoCo's mju_makeFrame. Returns -1 when the
  * normal has length below 0.5 (undefined), else 0. */

@@ -114,6 +114,21 @@ void sim_forward(const sim_model *m, sim_data *d);
 /* integrate.c: advances the state by m->opt.timestep with m->opt.integrator. */
 void sim_step(const sim_model *m, sim_data *d);
 
+/* --- overlap.c ----------------------------------------------------------------------------- */
+
+/* A pair of bodies of one robot that touch at its initial pose. */
+typedef struct sim_overlap {
+  int body1, body2; /* the bodies, the smaller index first */
+  int geom1, geom2; /* their geoms that overlap most (geom1 on body1) */
+  double depth;     /* how far those overlap, m (> 0) */
+} sim_overlap;
+
+/* The body pairs of one tree (below the same child of the world; the world's own geoms left out)
+ * whose geoms overlap at qpos0 although the contact filter lets them touch: self-contact at
+ * rest, which pushes the robot apart from its first step. At most max pairs into out, in geom
+ * order; returns their number, or -1 when out of memory. Allocates (a load-time check). */
+int sim_overlaps_at_rest(const sim_model *m, sim_overlap *out, int max);
+
 /* --- energy.c ----------------------------------------------------------------------------- */
 
 /* Kinetic energy ½·qd'·M·qd (armature included). Needs sim_kinematics. */
