@@ -66,13 +66,10 @@ static void cg(const sim_model *m, sim_data *d) {
     if (alpha == 0) {
       break;
     }
-    for (int k = 0; k < nv; k++) {
-      d->qacc[k] += alpha * d->sol_search[k];
-    }
     memcpy(d->sol_gradold, d->sol_grad, (size_t)nv * sizeof(double));
     memcpy(d->sol_Mgradold, d->sol_Mgrad, (size_t)nv * sizeof(double));
     const double oldcost = ctx.cost;
-    sim__solver_evaluate(m, d, &ctx, 0);
+    sim__solver_move(m, d, &ctx, alpha, 0);
     preconditioned_gradient(m, d);
     iter++;
     d->solver.improvement = sim__solver_rescale(m, oldcost - ctx.cost);

@@ -162,15 +162,9 @@ double sim__constraint_update(const sim_model *m, sim_data *d, const double *jar
   return cost;
 }
 
-void sim__solver_evaluate(const sim_model *m, sim_data *d, sim__solver_ctx *ctx, int hessian) {
+/* the rows, the cost and the gradient at δ (scratch), M·δ and jar as they stand */
+static void rows_and_gradient(const sim_model *m, sim_data *d, sim__solver_ctx *ctx, int hessian) {
   const int nv = m->nv;
-  /* recomputed rather than updated by α·Jv and α·Mv: stiff rows (D up to 1e9) turn drift of a
-   * few ulps in J·a into visible force errors */
-  for (int k = 0; k < nv; k++) {
-    d->scratch[k] = d->qacc[k] - d->qacc_smooth[k];
-  }
-  sim_mul_m(m, d, d->sol_Mdelta, d->scratch);
-  sim__mul_j(m, d, d->efc_jar, d->qacc, d->efc_aref);
   ctx->gauss[0] = 0.5 * dot(d->sol_Mdelta, d->scratch, nv);
   ctx->cost = sim__constraint_update(m, d, d->efc_jar, hessian) + ctx->gauss[0];
   ctx->ncone = 0;
@@ -181,6 +175,31 @@ void sim__solver_evaluate(const sim_model *m, sim_data *d, sim__solver_ctx *ctx,
   for (int k = 0; k < nv; k++) {
     d->sol_grad[k] = d->sol_Mdelta[k] - d->qfrc_constraint[k];
   }
+}
+
+void sim__solver_evaluate(const sim_model *m, sim_data *d, sim__solver_ctx *ctx, int hessian) {
+  for (int k = 0; k < m->nv; k++) {
+    d->scratch[k] = d->qacc[k] - d->qacc_smooth[k];
+  }
+  sim_mul_m(m, d, d->sol_Mdelta, d->scratch);
+  sim__mul_j(m, d, d->efc_jar, d->qacc, d->efc_aref);
+  rows_and_gradient(m, d, ctx, hessian);
+}
+
+/* the products are updated by the search's, not recomputed, as MuJoCo does: the two engines'
+ * iterations then agree to rounding (a recomputed J·a differs from MuJoCo's updated one by a
+ * few ulps, which CG stopped after 20 iterations carries into the next steps) */
+void sim__solver_move(const sim_model *m, sim_data *d, sim__solver_ctx *ctx, double alpha,
+                      int hessian) {
+  for (int k = 0; k < m->nv; k++) {
+    d->qacc[k] += alpha * d->sol_search[k];
+    d->scratch[k] += alpha * d->sol_search[k];
+    d->sol_Mdelta[k] += alpha * d->sol_Mv[k];
+  }
+  for (int i = 0; i < d->nefc; i++) {
+    d->efc_jar[i] += alpha * d->efc_Jv[i];
+  }
+  rows_and_gradient(m, d, ctx, hessian);
 }
 
 /* --- the line search -------------------------------------------------------------------------- */

@@ -23,9 +23,14 @@ void sim__mul_j(const sim_model *m, const sim_data *d, double *out, const double
  * con_H (MuJoCo's mj_constraintUpdate). */
 double sim__constraint_update(const sim_model *m, sim_data *d, const double *jar, int hessian);
 
-/* Everything at the current d->qacc: sol_Mdelta = M·δ, efc_jar, the rows (as above), ctx->cost,
- * and sol_grad = M·δ − qfrc_constraint. */
+/* Everything at the current d->qacc: δ (in d->scratch, kept until the next move), sol_Mdelta =
+ * M·δ, efc_jar, the rows (as above), ctx->cost, and sol_grad = M·δ − qfrc_constraint. */
 void sim__solver_evaluate(const sim_model *m, sim_data *d, sim__solver_ctx *ctx, int hessian);
+
+/* Moves d->qacc by alpha along sol_search, updating M·δ, δ and jar by the search's products
+ * (sol_Mv, efc_Jv) as MuJoCo does, then the rows, cost and gradient as sim__solver_evaluate. */
+void sim__solver_move(const sim_model *m, sim_data *d, sim__solver_ctx *ctx, double alpha,
+                      int hessian);
 
 /* MuJoCo's line search along sol_search from d->qacc (engine_solver.c's CGsearch): Newton
  * steps on the one-dimensional cost, bracketed, until its slope is below 1 % of the tolerance

@@ -245,12 +245,9 @@ void sim__solve_newton(const sim_model *m, sim_data *d) {
     if (alpha == 0) {
       break;
     }
-    for (int k = 0; k < nv; k++) {
-      d->qacc[k] += alpha * d->sol_search[k];
-    }
     memcpy(d->efc_oldstate, d->efc_state, (size_t)d->nefc * sizeof(int));
     const double oldcost = ctx.cost;
-    sim__solver_evaluate(m, d, &ctx, 1);
+    sim__solver_move(m, d, &ctx, alpha, 1);
     hessian_incremental(m, d);
     if (ctx.ncone) {
       hessian_cone(m, d);

@@ -333,10 +333,11 @@ static void test_states(void **state) {
   check_states(mjSOL_NEWTON, "Newton");
 }
 
-/* Why 1e-6 rad: both engines run the same CG (MuJoCo's line search and stop rules) from the
- * same warm start, so with Euler the steps differ by rounding only (measured 1e-14); under RK4
- * the warm start of each stage differs (2e-8 measured), which CG at 20 iterations does not wash
- * out at the stiff stops. A modelling error (test_detects_softer_limit) is far above it. */
+/* Why 1e-6 rad: both engines run the same CG (MuJoCo's line search, updates and stop rules)
+ * from the same warm start, so the steps differ by rounding only (measured 2e-14 with Euler,
+ * 4e-15 with RK4), and the stops are critically damped, so differences add up rather than grow;
+ * the bound leaves room for another machine's rounding. A modelling error
+ * (test_detects_softer_limit) is far above it. */
 #define TRAJ_TOL 1e-6
 /* The club arm striking its table with CG at 20 iterations: the same CG on both sides, rounding
  * only (measured 8e-14 rad), and the one contact is damped, not chaotic: 1e-9 rad bounds it
