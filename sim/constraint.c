@@ -9,11 +9,13 @@
  *   ½(a − a0)ᵀM(a − a0) + Σ s_i(J_i·a − aref_i)
  * with s_i the row's cost: for a limit ½D·x² when x < 0 and 0 otherwise (it can only push);
  * for friction ½D·x² while |x| < R·F and F·|x| − ½R·F² beyond (|force| <= F).
- * Rows are made only for limits that are reached (margin 0: pos < 0) and for joints with
- * friction, so limits that stay inactive cost one comparison each.
+ * Rows are made only for limits that are reached (margin 0: pos < 0), for joints with
+ * friction and for contacts (whose rows and costs depend on condim and the cone: make_contact,
+ * solver_cost.c), so limits that stay inactive cost one comparison each.
  *
- * Semantics follow MuJoCo 2.2.2 (mj_instantiateFriction, mj_instantiateLimit, mj_diagApprox,
- * mj_makeImpedance, mj_referenceConstraint); see docs/architecture.md.
+ * Semantics follow MuJoCo 2.2.2 (mj_instantiateFriction, mj_instantiateLimit,
+ * mj_instantiateContact, mj_diagApprox, mj_makeImpedance, mj_referenceConstraint); see
+ * docs/architecture.md.
  */
 #include "sim/sim.h"
 

@@ -1,7 +1,8 @@
 /* sim/model.h: the immutable description of a robot (a kinematic tree of rigid bodies).
  *
  * A model is built once by the loader and never changes while data made from it is stepped,
- * except for `opt` (timestep, integrator, iterations), which a caller may change between steps.
+ * except for `opt` (timestep, integrator, the solver's settings) and a geom's `condim`, which a
+ * caller may change between steps.
  * Ownership: sim_model_load_*() allocates, sim_model_free() releases.
  *
  * Conventions (used everywhere in sim/):
