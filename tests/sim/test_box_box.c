@@ -86,6 +86,32 @@ static void test_edge_on_face(void **state) {
   assert_int_equal(ends, 3);
 }
 
+/* The same pose through the contact stage (sim_collide): the repeated corner is kept once, as
+ * MuJoCo's driver keeps it, so the edge rests on its two ends. */
+static void test_repeats_dropped(void **state) {
+  (void)state;
+  char json[1024], err[512];
+  snprintf(json, sizeof json,
+           "{ \"bodies\": [ { \"name\": \"cube\", \"parent\": \"world\", \"pos\": [0, 0, %.17g],\n"
+           "    \"quat\": [%.17g, 0, %.17g, 0], \"joint\": { \"name\": \"f\", \"type\": \"free\" },\n"
+           "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ],\n"
+           "  \"geoms\": [ { \"name\": \"block\", \"body\": \"world\", \"type\": \"box\",\n"
+           "    \"size\": [0.1, 0.1, 0.1] },\n"
+           "    { \"name\": \"cube\", \"body\": \"cube\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }",
+           0.1 + 0.1 * sqrt(2.0) - 0.003, cos(PI / 8), sin(PI / 8));
+  sim_model *m = sim_model_load_string(json, "edge", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  sim_data *d = sim_data_new(m);
+  sim_kinematics(m, d);
+  sim_collide(m, d);
+  assert_int_equal(d->ncon, 2);
+  assert_true(fabs(d->con_pos[1] + d->con_pos[4]) < 1e-12); /* at y = −0.1 and +0.1 */
+  sim_data_free(d);
+  sim_model_free(m);
+}
+
 #if ACHILLES_HAVE_MUJOCO
 
 static double rnd(uint64_t *s, double lo, double hi) {
@@ -229,6 +255,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_face_on_face),
       cmocka_unit_test(test_edge_on_face),
+      cmocka_unit_test(test_repeats_dropped),
       cmocka_unit_test(test_against_mujoco),
   };
   return ts_run(tests);
