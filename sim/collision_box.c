@@ -25,22 +25,12 @@
  * (clipping finds a corner twice): the contact stage keeps one of each (collision.c), as
  * MuJoCo's driver does. Nothing here allocates. */
 #include "sim/collision.h"
+#include "sim/spatial.h"
 
 #include <math.h>
 #include <string.h>
 
 #define BOX_MINVAL 1e-15
-
-static double dot3(const double a[3], const double b[3]) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-/* world vector v in the axes of rotation mat (matᵀ·v) */
-static void to_local(double out[3], const double mat[9], const double v[3]) {
-  for (int k = 0; k < 3; k++) {
-    out[k] = mat[k] * v[0] + mat[3 + k] * v[1] + mat[6 + k] * v[2];
-  }
-}
 
 /* out = a + s·b */
 static void add_scaled(double out[3], const double a[3], const double b[3], double s) {
@@ -150,14 +140,14 @@ static int edge_axes(box_axis *best, const box_axes *a, const double s1[3], cons
       const int u = (i + 1) % 3, w = (i + 2) % 3;
       n[u] = -b[w];
       n[w] = b[u];
-      const double len = sqrt(dot3(n, n));
+      const double len = sqrt(sim_dot3(n, n));
       if (len < BOX_MINVAL) {
         continue;
       }
       for (int k = 0; k < 3; k++) {
         n[k] *= 1 / len;
       }
-      const double centre = dot3(a->pos21, n);
+      const double centre = sim_dot3(a->pos21, n);
       /* box 2's edge k ≠ j projects on n as |e1ᵢ·(e2ⱼ × e2ₖ)| = |rot[i][3 − j − k]| / len */
       double overlap = 0;
       for (int k = 0; k < 3; k++) {
@@ -462,7 +452,7 @@ static int edge_contacts(sim_contact *con, const box_axes *a, const box_pose *b1
     for (int k = 0; k < 3; k++) {
       gap[k] = corner[k] - on[k];
     }
-    const double g2 = dot3(gap, gap);
+    const double g2 = sim_dot3(gap, gap);
     det = g2;
     if (on[2] > 0 && g2 > margin * margin) {
       continue;
@@ -518,8 +508,8 @@ int sim_collide_box_box(sim_contact *con, double margin, const double pos1[3],
   box_axes a;
   const double d21[3] = {pos2[0] - pos1[0], pos2[1] - pos1[1], pos2[2] - pos1[2]};
   const double d12[3] = {-d21[0], -d21[1], -d21[2]};
-  to_local(a.pos21, mat1, d21);
-  to_local(a.pos12, mat2, d12);
+  sim_mat3t_vec(a.pos21, mat1, d21);
+  sim_mat3t_vec(a.pos12, mat2, d12);
   for (int i = 0; i < 3; i++) {
     for (int j = 0; j < 3; j++) {
       a.rot[3 * i + j] = mat1[i] * mat2[j] + mat1[3 + i] * mat2[3 + j] + mat1[6 + i] * mat2[6 + j];

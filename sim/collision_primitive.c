@@ -3,27 +3,12 @@
  * and capsules against boxes, each as MuJoCo 2.2.2 builds them (engine_collision_primitive.c,
  * engine_collision_box.c). Depends on contact_frame.c only. */
 #include "sim/collision.h"
+#include "sim/spatial.h"
 
 #include <math.h>
 #include <string.h>
 
 #define COLLIDE_MINVAL 1e-15
-
-static double dot3(const double a[3], const double b[3]) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-/* v / |v| in place (v = [1 0 0] when |v| is below 1e-15); returns |v| */
-static double normalize3(double v[3]) {
-  double norm = sqrt(dot3(v, v));
-  if (norm < COLLIDE_MINVAL) {
-    v[0] = 1, v[1] = 0, v[2] = 0;
-  } else {
-    double inv = 1 / norm;
-    v[0] *= inv, v[1] *= inv, v[2] *= inv;
-  }
-  return norm;
-}
 
 /* column k of a row-major rotation: the frame's k-th axis in world coordinates */
 static void axis_of(double out[3], const double mat[9], int k) {
@@ -37,7 +22,7 @@ static int plane_sphere(sim_contact *con, double margin, const double plane_pos[
                         const double normal[3], const double c[3], double radius,
                         const double *tangent_hint) {
   double rel[3] = {c[0] - plane_pos[0], c[1] - plane_pos[1], c[2] - plane_pos[2]};
-  double cdist = dot3(rel, normal);
+  double cdist = sim_dot3(rel, normal);
   if (cdist > margin + radius) {
     return 0;
   }
@@ -83,7 +68,7 @@ int sim_collide_plane_box(sim_contact *con, double margin, const double plane_po
   double normal[3];
   axis_of(normal, plane_mat, 2);
   double rel[3] = {pos[0] - plane_pos[0], pos[1] - plane_pos[1], pos[2] - plane_pos[2]};
-  double dist = dot3(rel, normal);
+  double dist = sim_dot3(rel, normal);
   int n = 0;
   for (int i = 0; i < 8 && n < 4; i++) {
     double local[3] = {i & 1 ? size[0] : -size[0], i & 2 ? size[1] : -size[1],
@@ -92,7 +77,7 @@ int sim_collide_plane_box(sim_contact *con, double margin, const double plane_po
     for (int r = 0; r < 3; r++) {
       corner[r] = mat[3 * r] * local[0] + mat[3 * r + 1] * local[1] + mat[3 * r + 2] * local[2];
     }
-    double ldist = dot3(normal, corner);
+    double ldist = sim_dot3(normal, corner);
     if (dist + ldist > margin || ldist > 0) {
       continue;
     }
@@ -118,16 +103,16 @@ int sim_collide_plane_box(sim_contact *con, double margin, const double plane_po
 static int sphere_pair(sim_contact *con, double margin, const double c1[3], const double z1[3],
                        double r1, const double c2[3], const double z2[3], double r2) {
   double n[3] = {c2[0] - c1[0], c2[1] - c1[1], c2[2] - c1[2]};
-  double centres = sqrt(dot3(n, n));
+  double centres = sqrt(sim_dot3(n, n));
   if (centres > margin + r1 + r2) {
     return 0;
   }
   con->dist = centres - r1 - r2;
-  if (normalize3(n) < 1e-15) {
+  if (sim_normalize3(n) < 1e-15) {
     n[0] = z1[1] * z2[2] - z1[2] * z2[1];
     n[1] = z1[2] * z2[0] - z1[0] * z2[2];
     n[2] = z1[0] * z2[1] - z1[1] * z2[0];
-    normalize3(n);
+    sim_normalize3(n);
   }
   const double s = r1 + con->dist / 2;
   for (int k = 0; k < 3; k++) {
@@ -159,7 +144,7 @@ int sim_collide_sphere_capsule(sim_contact *con, double margin, const double pos
     half[k] = z2[k] * size2[1];
     rel[k] = pos1[k] - pos2[k];
   }
-  double x = dot3(half, rel) / dot3(half, half);
+  double x = sim_dot3(half, rel) / sim_dot3(half, half);
   x = x > 1 ? 1 : x < -1 ? -1 : x;
   for (int k = 0; k < 3; k++) {
     near[k] = pos2[k] + half[k] * x;
@@ -197,8 +182,8 @@ int sim_collide_capsule_capsule(sim_contact *con, double margin, const double po
     dif[k] = pos1[k] - pos2[k];
   }
   /* minimise |dif + x1·h1 − x2·h2|²: [a b; b c]·[x1; x2] = [u; v] */
-  const double a = dot3(h1, h1), b = -dot3(h1, h2), c = dot3(h2, h2);
-  const double u = -dot3(h1, dif), v = dot3(h2, dif), det = a * c - b * b;
+  const double a = sim_dot3(h1, h1), b = -sim_dot3(h1, h2), c = sim_dot3(h2, h2);
+  const double u = -sim_dot3(h1, dif), v = sim_dot3(h2, dif), det = a * c - b * b;
   if (fabs(det) >= 1e-15) {
     double x1, x2;
     segment_params(&x1, &x2, a, b, c, u, v, det);
@@ -236,20 +221,6 @@ int sim_collide_capsule_capsule(sim_contact *con, double margin, const double po
  * one or two spheres on its segment (the point nearest the box, and a second one chosen by the
  * capsule's attitude to the nearest face, edge or corner). Everything is worked in box axes. */
 
-/* world vector v in the axes of rotation mat (matᵀ·v) */
-static void to_local(double out[3], const double mat[9], const double v[3]) {
-  for (int k = 0; k < 3; k++) {
-    out[k] = mat[k] * v[0] + mat[3 + k] * v[1] + mat[6 + k] * v[2];
-  }
-}
-
-/* vector v in the axes of mat, in world axes (mat·v) */
-static void to_world(double out[3], const double mat[9], const double v[3]) {
-  for (int k = 0; k < 3; k++) {
-    out[k] = mat[3 * k] * v[0] + mat[3 * k + 1] * v[1] + mat[3 * k + 2] * v[2];
-  }
-}
-
 /* a centre inside the box: the face nearest it (first of −x, +x, −y, +y, −z, +z on ties); the
  * normal points from the sphere into the box, through that face */
 static double inside_face(double normal[3], const double c[3], const double half[3]) {
@@ -271,12 +242,12 @@ int sim_collide_sphere_box(sim_contact *con, double margin, const double pos1[3]
                            const double pos2[3], const double mat2[9], const double size2[3]) {
   double rel[3] = {pos1[0] - pos2[0], pos1[1] - pos2[1], pos1[2] - pos2[2]};
   double c[3], near[3], dir[3], local[3];
-  to_local(c, mat2, rel);
+  sim_mat3t_vec(c, mat2, rel);
   for (int k = 0; k < 3; k++) {
     near[k] = c[k] < -size2[k] ? -size2[k] : c[k] > size2[k] ? size2[k] : c[k];
     dir[k] = near[k] - c[k];
   }
-  const double dist = normalize3(dir);
+  const double dist = sim_normalize3(dir);
   if (dist - r1 > margin) {
     return 0;
   }
@@ -290,8 +261,8 @@ int sim_collide_sphere_box(sim_contact *con, double margin, const double pos1[3]
       local[k] = near[k] * 0.5 + (c[k] + dir[k] * r1) * 0.5;
     }
   }
-  to_world(con->frame, mat2, dir);
-  to_world(con->pos, mat2, local);
+  sim_mat3_vec(con->frame, mat2, dir);
+  sim_mat3_vec(con->pos, mat2, local);
   for (int k = 0; k < 3; k++) {
     con->pos[k] += pos2[k];
     con->frame[3 + k] = 0;
@@ -327,7 +298,7 @@ static void nearest_face(box_feature *f, double *best, const double p[3], const 
       }
       clamped[k] -= end[k];
     }
-    const double dist2 = dot3(clamped, clamped);
+    const double dist2 = sim_dot3(clamped, clamped);
     if (nout <= 1 && dist2 < *best) {
       *best = dist2;
       f->seg = side;
@@ -366,7 +337,7 @@ static void nearest_edge(box_feature *f, double *best, const double p[3], const 
         dif[k] = mid[k] - p[k];
       }
       const double a = size[j] * size[j], b = -size[j] * h[j], c = half_len * half_len;
-      const double u = -size[j] * dif[j], v = dot3(h, dif), det = a * c - b * b;
+      const double u = -size[j] * dif[j], v = sim_dot3(h, dif), det = a * c - b * b;
       if (fabs(det) < COLLIDE_MINVAL) {
         continue;
       }
@@ -387,7 +358,7 @@ static void nearest_edge(box_feature *f, double *best, const double p[3], const 
         dif[k] += h[k] * -x2;
       }
       dif[j] += size[j] * x1;
-      const double dist2 = dot3(dif, dif);
+      const double dist2 = sim_dot3(dif, dif);
       /* the 1e-15 keeps a face found above when the segment is parallel to the box (rounding) */
       if (dist2 < *best - COLLIDE_MINVAL) {
         *best = dist2;
@@ -484,7 +455,7 @@ static int capsule_sphere_box(sim_contact *con, double margin, const double p[3]
   for (int k = 0; k < 3; k++) {
     local[k] = p[k] + h[k] * x;
   }
-  to_world(world, mat2, local);
+  sim_mat3_vec(world, mat2, local);
   for (int k = 0; k < 3; k++) {
     world[k] += pos2[k];
   }
@@ -496,9 +467,9 @@ int sim_collide_capsule_box(sim_contact *con, double margin, const double pos1[3
                             const double mat2[9], const double size2[3]) {
   double rel[3] = {pos1[0] - pos2[0], pos1[1] - pos2[1], pos1[2] - pos2[2]};
   double p[3], z[3], axis[3], h[3];
-  to_local(p, mat2, rel);
+  sim_mat3t_vec(p, mat2, rel);
   axis_of(z, mat1, 2);
-  to_local(axis, mat2, z);
+  sim_mat3t_vec(axis, mat2, z);
   int axisdir = 0;
   for (int k = 0; k < 3; k++) {
     h[k] = axis[k] * size1[1];

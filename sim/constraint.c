@@ -220,6 +220,15 @@ static double impedance(const double solimp[SIM_NIMP], double pos) {
   return dmin + y * (dmax - dmin);
 }
 
+/* the spring k and damper b of a sanitized solref: standard [timeconst, dampratio] gives
+ * k = 1/(dmax²·timeconst²·dampratio²), b = 2/(dmax·timeconst); direct [−k', −b'] gives
+ * k = k'/dmax², b = b'/dmax */
+static void spring_damper(double *k, double *b, const double ref[SIM_NREF], double dmax) {
+  *k = ref[0] > 0 ? 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1])
+                  : -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
+  *b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
+}
+
 /* R, D and aref of row i from its solref/solimp, violation and velocity J·v */
 static void row_impedance(const sim_model *m, sim_data *d, int i, const double *solref,
                           const double *solimp, double invweight, double vel, int friction) {
@@ -228,18 +237,23 @@ static void row_impedance(const sim_model *m, sim_data *d, int i, const double *
   double pos = d->efc_pos[i], I = impedance(imp, pos), dmax = imp[1], k, b;
   d->efc_R[i] = fmax(CNSTR_MINVAL, (1 - I) * invweight / I);
   d->efc_D[i] = 1 / d->efc_R[i];
-  if (friction) {
-    k = 0;
-  } else if (ref[0] > 0) { /* k = 1/(dmax²·timeconst²·dampratio²) */
-    k = 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1]);
-  } else { /* direct: k = −solref[0]/dmax² */
-    k = -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
-  }
-  b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
+  spring_damper(&k, &b, ref, dmax);
+  k = friction ? 0 : k;
   d->efc_aref[i] = -b * vel - k * I * pos;
 }
 
 /* --- rows ----------------------------------------------------------------------------------- */
+
+/* the fields every new row i starts with (its Jacobian and its nonzeros are the caller's) */
+static void row_header(sim_data *d, int i, int nnz, double pos, sim_constraint_type type, int id) {
+  d->efc_nnz[i] = nnz;
+  d->efc_pos[i] = pos;
+  d->efc_type[i] = type;
+  d->efc_id[i] = id;
+  d->efc_frictionloss[i] = 0;
+  d->efc_force[i] = 0;
+  d->efc_state[i] = SIM_CSTATE_SATISFIED;
+}
 
 /* a row J = sign·e_dof; returns its index */
 static int add_row(const sim_model *m, sim_data *d, int dof, double sign, double pos,
@@ -251,13 +265,7 @@ static int add_row(const sim_model *m, sim_data *d, int dof, double sign, double
   /* its one nonzero: the products visit only the dofs a row lists (contact rows list their
    * bodies' chains), in ascending order, so every sum is the dense one bit for bit */
   d->efc_ind[(size_t)i * m->nv] = dof;
-  d->efc_nnz[i] = 1;
-  d->efc_pos[i] = pos;
-  d->efc_type[i] = type;
-  d->efc_id[i] = joint;
-  d->efc_frictionloss[i] = 0;
-  d->efc_force[i] = 0;
-  d->efc_state[i] = SIM_CSTATE_SATISFIED;
+  row_header(d, i, 1, pos, type, joint);
   return i;
 }
 
@@ -396,13 +404,7 @@ static int contact_row(const sim_model *m, sim_data *d, const contact_rows *cr, 
     vel += J[q] * d->qvel[q];
     ind[t] = q;
   }
-  d->efc_nnz[i] = cr->n;
-  d->efc_pos[i] = pos;
-  d->efc_type[i] = type;
-  d->efc_id[i] = c;
-  d->efc_frictionloss[i] = 0;
-  d->efc_force[i] = 0;
-  d->efc_state[i] = SIM_CSTATE_SATISFIED;
+  row_header(d, i, cr->n, pos, type, c);
   d->efc_R[i] = R;
   d->efc_D[i] = 1 / R;
   d->efc_aref[i] = -cr->b * vel - spring * cr->I * pos;
@@ -422,9 +424,7 @@ static void make_contact(const sim_model *m, sim_data *d, int c) {
   contact_rows cr = {.jn = d->con_jac + 6 * nv, .dofs = dofs, .n = n, .dist = d->con_dist[c]};
   cr.I = impedance(imp, cr.dist);
   const double dmax = imp[1];
-  cr.k = ref[0] > 0 ? 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1])
-                    : -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
-  cr.b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
+  spring_damper(&cr.k, &cr.b, ref, dmax);
   const double tran = m->bodies[g1->body].invweight0[0] + m->bodies[g2->body].invweight0[0];
   const int dim = g1->condim > g2->condim ? g1->condim : g2->condim;
   d->con_dim[c] = dim > 1 ? 3 : 1;

@@ -2,33 +2,16 @@
  * piece of geometry every narrow-phase file shares (collision.h). It calls nothing else in sim/:
  * the collision files depend on it, never the other way. */
 #include "sim/collision.h"
+#include "sim/spatial.h"
 
 #include <math.h>
 
-#define FRAME_MINVAL 1e-15
-
-static double dot3(const double a[3], const double b[3]) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-/* v / |v| in place (v = [1 0 0] when |v| is below 1e-15); returns |v| */
-static double normalize3(double v[3]) {
-  double norm = sqrt(dot3(v, v));
-  if (norm < FRAME_MINVAL) {
-    v[0] = 1, v[1] = 0, v[2] = 0;
-  } else {
-    double inv = 1 / norm;
-    v[0] *= inv, v[1] *= inv, v[2] *= inv;
-  }
-  return norm;
-}
-
 int sim_contact_frame(double f[9]) {
-  if (normalize3(f) < 0.5) {
+  if (sim_normalize3(f) < 0.5) {
     return -1;
   }
   /* no tangent hint: world y, or world z when the normal is close to y */
-  if (sqrt(dot3(f + 3, f + 3)) < 0.5) {
+  if (sqrt(sim_dot3(f + 3, f + 3)) < 0.5) {
     f[3] = f[4] = f[5] = 0;
     if (f[1] < 0.5 && f[1] > -0.5) {
       f[4] = 1;
@@ -37,11 +20,11 @@ int sim_contact_frame(double f[9]) {
     }
   }
   /* tangent 1 ⟂ normal (Gram–Schmidt), tangent 2 = normal × tangent 1 */
-  double s = dot3(f, f + 3);
+  double s = sim_dot3(f, f + 3);
   for (int k = 0; k < 3; k++) {
     f[3 + k] -= f[k] * s;
   }
-  normalize3(f + 3);
+  sim_normalize3(f + 3);
   f[6] = f[1] * f[5] - f[2] * f[4];
   f[7] = f[2] * f[3] - f[0] * f[5];
   f[8] = f[0] * f[4] - f[1] * f[3];

@@ -57,10 +57,7 @@ static void cg(const sim_model *m, sim_data *d) {
   sim__solver_ctx ctx;
   sim__solver_evaluate(m, d, &ctx, 0);
   preconditioned_gradient(m, d);
-  for (int k = 0; k < nv; k++) {
-    d->sol_search[k] = -d->sol_Mgrad[k];
-  }
-  d->solver.improvement = d->solver.gradient = 0;
+  sim__solver_start(m, d);
   while (iter < m->opt.solver_iterations) {
     const double alpha = sim__line_search(m, d, &ctx);
     if (alpha == 0) {
@@ -72,10 +69,7 @@ static void cg(const sim_model *m, sim_data *d) {
     sim__solver_move(m, d, &ctx, alpha, 0);
     preconditioned_gradient(m, d);
     iter++;
-    d->solver.improvement = sim__solver_rescale(m, oldcost - ctx.cost);
-    d->solver.gradient = sim__solver_rescale(m, sqrt(dot(d->sol_grad, d->sol_grad, nv)));
-    if (d->solver.improvement < m->opt.solver_tolerance ||
-        d->solver.gradient < m->opt.solver_tolerance) {
+    if (sim__solver_done(m, d, oldcost, &ctx)) {
       break;
     }
     const double beta = polak_ribiere(m, d);

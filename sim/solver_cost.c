@@ -202,6 +202,20 @@ void sim__solver_move(const sim_model *m, sim_data *d, sim__solver_ctx *ctx, dou
   rows_and_gradient(m, d, ctx, hessian);
 }
 
+void sim__solver_start(const sim_model *m, sim_data *d) {
+  for (int k = 0; k < m->nv; k++) {
+    d->sol_search[k] = -d->sol_Mgrad[k];
+  }
+  d->solver.improvement = d->solver.gradient = 0;
+}
+
+int sim__solver_done(const sim_model *m, sim_data *d, double oldcost, const sim__solver_ctx *ctx) {
+  d->solver.improvement = sim__solver_rescale(m, oldcost - ctx->cost);
+  d->solver.gradient = sim__solver_rescale(m, sqrt(dot(d->sol_grad, d->sol_grad, m->nv)));
+  return d->solver.improvement < m->opt.solver_tolerance ||
+         d->solver.gradient < m->opt.solver_tolerance;
+}
+
 /* --- the line search -------------------------------------------------------------------------- */
 
 typedef struct search_point {

@@ -38,6 +38,13 @@ void sim__solver_move(const sim_model *m, sim_data *d, sim__solver_ctx *ctx, dou
  * α (0: no improvement); leaves M·search in sol_Mv and J·search in efc_Jv. */
 double sim__line_search(const sim_model *m, sim_data *d, sim__solver_ctx *ctx);
 
+/* The first search direction, −sol_Mgrad, and the statistics cleared. */
+void sim__solver_start(const sim_model *m, sim_data *d);
+
+/* After a step from a point of cost oldcost: records the scaled improvement and gradient in
+ * d->solver and returns 1 when either is below the tolerance (MuJoCo's termination). */
+int sim__solver_done(const sim_model *m, sim_data *d, double oldcost, const sim__solver_ctx *ctx);
+
 /* a cost or gradient figure scaled as MuJoCo's tolerance is: x / (meaninertia · max(1, nv)) */
 double sim__solver_rescale(const sim_model *m, double x);
 

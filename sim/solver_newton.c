@@ -25,14 +25,6 @@
 
 #define NEWTON_MINVAL 1e-15 /* MuJoCo's mjMINVAL: the floor of a pivot */
 
-static double dot(const double *a, const double *b, int n) {
-  double s = 0;
-  for (int i = 0; i < n; i++) {
-    s += a[i] * b[i];
-  }
-  return s;
-}
-
 /* --- Cholesky within a profile ----------------------------------------------------------------
  * L is lower triangular, row-major nv × nv; row i holds columns first[i]..i. */
 
@@ -236,10 +228,7 @@ void sim__solve_newton(const sim_model *m, sim_data *d) {
     hessian_cone(m, d);
   }
   newton_direction(m, d, &ctx);
-  for (int k = 0; k < nv; k++) {
-    d->sol_search[k] = -d->sol_Mgrad[k];
-  }
-  d->solver.improvement = d->solver.gradient = 0;
+  sim__solver_start(m, d);
   while (iter < m->opt.solver_iterations) {
     const double alpha = sim__line_search(m, d, &ctx);
     if (alpha == 0) {
@@ -254,10 +243,7 @@ void sim__solve_newton(const sim_model *m, sim_data *d) {
     }
     newton_direction(m, d, &ctx);
     iter++;
-    d->solver.improvement = sim__solver_rescale(m, oldcost - ctx.cost);
-    d->solver.gradient = sim__solver_rescale(m, sqrt(dot(d->sol_grad, d->sol_grad, nv)));
-    if (d->solver.improvement < m->opt.solver_tolerance ||
-        d->solver.gradient < m->opt.solver_tolerance) {
+    if (sim__solver_done(m, d, oldcost, &ctx)) {
       break;
     }
     for (int k = 0; k < nv; k++) {
