@@ -121,7 +121,9 @@ static void public_arm(const char *file, const char *pair1, const char *pair2) {
   /* the same model with each pair excluded (as convert --exclude-overlapping writes them) */
   int *exclude = malloc(2 * (size_t)(m->nexclude + n) * sizeof *exclude);
   assert_non_null(exclude);
-  memcpy(exclude, m->exclude, 2 * (size_t)m->nexclude * sizeof *exclude);
+  if (m->nexclude > 0) {
+    memcpy(exclude, m->exclude, 2 * (size_t)m->nexclude * sizeof *exclude);
+  }
   for (int k = 0; k < n; k++) {
     exclude[2 * (m->nexclude + k)] = pairs[k].body1;
     exclude[2 * (m->nexclude + k) + 1] = pairs[k].body2;
