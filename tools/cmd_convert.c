@@ -9,13 +9,14 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "hil/servo/servo_file.h"
 #include "sim/import/import.h"
 #include "sim/sim.h"
 
 static void usage(FILE *out) {
   fprintf(out,
           "usage: achilles convert FILE.xml|FILE.urdf [--out robot.json] [--strict]\n"
-          "                        [--exclude-overlapping]\n\n"
+          "                        [--exclude-overlapping] [--servos FILE]\n\n"
           "Converts a MuJoCo MJCF or a URDF robot description into the native robot JSON\n"
           "(docs/robot-format.md), checks that it loads, and writes it. Everything in the file\n"
           "that the model does not take (visual elements, contact settings, unsupported\n"
@@ -27,6 +28,8 @@ static void usage(FILE *out) {
           "  --exclude-overlapping\n"
           "                 write an exclude for each pair of the robot's bodies that overlap at\n"
           "                 the initial pose (listed as notes either way)\n"
+          "  --servos FILE  put smart servos on the joints (a servos file: joint -> model,\n"
+          "                 ID; docs/servo-bus.md): \"servo\" actuators and a servo bus\n"
           "  --quiet        do not list what was ignored\n"
           "  -h, --help     this text\n\n"
           "`achilles sim` reads MJCF and URDF files directly too.\n");
@@ -107,6 +110,24 @@ static int add_excludes(cJSON *json, const sim_model *m) {
   return 0;
 }
 
+/* The servos file's servos on the converted robot, which must still load. */
+static int with_servos(cJSON *json, const char *path, const char *servos, char *err,
+                       size_t err_sz) {
+  if (servo_file_apply(json, servos, err, err_sz) != 0) {
+    return -1;
+  }
+  char *text = cJSON_PrintUnformatted(json), source[PATH_MAX + 32];
+  servo_file_source_name(source, sizeof source, path);
+  sim_model *m = text ? sim_model_load_string(text, source, err, err_sz) : NULL;
+  if (!text) {
+    snprintf(err, err_sz, "%s: out of memory", path);
+  }
+  free(text);
+  const int rc = m ? 0 : -1;
+  sim_model_free(m);
+  return rc;
+}
+
 static void print_report(void *ctx, const char *message) {
   (void)ctx;
   fprintf(stderr, "achilles convert: note: %s\n", message);
@@ -117,9 +138,10 @@ int achilles_cmd_convert(int argc, char **argv) {
                                           {"strict", no_argument, NULL, 's'},
                                           {"quiet", no_argument, NULL, 'q'},
                                           {"exclude-overlapping", no_argument, NULL, 'x'},
+                                          {"servos", required_argument, NULL, 'S'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
-  const char *out_path = "-";
+  const char *out_path = "-", *servos = NULL;
   sim_import_options o = {0, print_report, NULL};
   int opt, exclude_overlapping = 0;
   optind = 1;
@@ -136,6 +158,9 @@ int achilles_cmd_convert(int argc, char **argv) {
       break;
     case 'x':
       exclude_overlapping = 1;
+      break;
+    case 'S':
+      servos = optarg;
       break;
     case 'h':
       usage(stdout);
@@ -171,6 +196,11 @@ int achilles_cmd_convert(int argc, char **argv) {
     snprintf(err, sizeof err, "out of memory");
   }
   sim_model_free(m);
+  if (json && servos && with_servos(json, path, servos, err, sizeof err) != 0) {
+    fprintf(stderr, "achilles convert: %s\n", err);
+    cJSON_Delete(json);
+    return 1;
+  }
   if (json && strcmp(out_path, "-") != 0) {
     relative_meshes(json, out_path);
   }
