@@ -114,6 +114,15 @@ void sim_forward(const sim_model *m, sim_data *d);
 /* integrate.c: advances the state by m->opt.timestep with m->opt.integrator. */
 void sim_step(const sim_model *m, sim_data *d);
 
+/* --- reset.c ------------------------------------------------------------------------------ */
+
+/* Allocates data for m (data.h) and resets it. Returns NULL when out of memory. */
+sim_data *sim_data_new(const sim_model *m);
+
+/* Sets time 0, qpos = qpos0, qvel = 0, applied forces 0, and recomputes derived values
+ * (sim_forward). */
+void sim_data_reset(const sim_model *m, sim_data *d);
+
 /* --- energy.c ----------------------------------------------------------------------------- */
 
 /* Kinetic energy ½·qd'·M·qd (armature included). Needs sim_kinematics. */
