@@ -16,8 +16,9 @@
 
 #include <zmq.h>
 
-#include "hil/runtime/cpu.h"
+#include "hil/clock.h"
 #include "hil/error.h"
+#include "hil/runtime/cpu.h"
 
 static void sleep_until(double t) {
   struct timespec ts;
@@ -200,7 +201,7 @@ static int wait_for_peer(hil_replay *r) {
     const int fd = hil_serial_port_fd(r->port);
     struct pollfd pfd = {.fd = fd, .events = POLLIN, .revents = 0};
     if (fd < 0 || poll(&pfd, 1, (int)(SERVICE_S * 1000)) < 0 || (pfd.revents & POLLHUP)) {
-      sleep_until(hil__replay_now() + 0.01);
+      sleep_until(hil_monotonic_s() + 0.01);
     }
   }
   return -1;
@@ -220,7 +221,7 @@ static void service_sides(hil_replay *r, double now, int slept) {
 static void wait_deadline(hil_replay *r, double deadline) {
   for (int slept = 0;; slept = 1) {
     service_input(r);
-    const double now = hil__replay_now(), wake = deadline - r->o.spin_s;
+    const double now = hil_monotonic_s(), wake = deadline - r->o.spin_s;
     if (r->pub) {
       service_sides(r, now, slept);
     }
@@ -229,7 +230,7 @@ static void wait_deadline(hil_replay *r, double deadline) {
     }
     sleep_until(fmin(wake, now + SERVICE_S));
   }
-  while (!r->stop && hil__replay_now() < deadline) {
+  while (!r->stop && hil_monotonic_s() < deadline) {
     sched_yield(); /* threads of the same priority on this CPU (the I/O thread) still run */
   }
 }
@@ -356,7 +357,7 @@ static void play_instant(hil_replay *r, size_t i, size_t j, long long pass, doub
     return;
   }
   send_instant(r, i, j, pass);
-  const double now = hil__replay_now(), late = fmax(now - *deadline, 0.0);
+  const double now = hil_monotonic_s(), late = fmax(now - *deadline, 0.0);
   hil_histogram_add(&r->all, late);
   hil_histogram_add(&r->period, late);
   r->rep.late_1ms += late > 1e-3;
@@ -378,7 +379,7 @@ static void play_instant(hil_replay *r, size_t i, size_t j, long long pass, doub
 /* the passes, then the final status and the summary */
 static void play(hil_replay *r) {
   const hil_replay_schedule *s = r->s;
-  r->start = hil__replay_now() + r->o.lead_s;
+  r->start = hil_monotonic_s() + r->o.lead_s;
   r->next_status = r->start + r->o.status_period_s;
   double deadline = r->start;
   for (long long pass = 0; !r->stop; pass++) {
