@@ -1,6 +1,6 @@
 /* sensors/fit_internal.h: what the files of the noise fit share (internal to sensors/).
  *
- *   fit.c            the whole fit: sample rate, the reference's cases, τ from the
+ *   fit_series.c     the whole fit: sample rate, the reference's cases, τ from the
  *                    autocovariance, the spectrum figure
  *   fit_reference.c  scale, offset, lag and a filter's cutoff against a reference
  *   fit_choice.c     the six noise models fitted, the lowest BIC chosen, and the report

@@ -1,5 +1,6 @@
-/* sensors/fit.c: noise parameters from a recorded series (method: sensors/fit.h and
- * docs/noise-fit.md). */
+/* sensors/fit_series.c: noise parameters from a recorded series, the whole fit (method:
+ * sensors/fit.h and docs/noise-fit.md): the sample rate, the cases of the reference, τ from the
+ * autocovariance and the spectrum, around the stages of fit_internal.h. */
 #include "sensors/fit_internal.h"
 
 #include <float.h>
