@@ -1,6 +1,6 @@
 /* hil/record/replay_internal.h: the player's state, shared by its files (internal to hil/record).
  *
- *   replay.c         the player: creation, pacing on absolute deadlines, loops, figures
+ *   player.c         the player: creation, pacing on absolute deadlines, loops, figures
  *   replay_zmq.c     the ZeroMQ side: PUB samples and status, REP control, PULL commands
  *   replay_serial.c  the serial side: the protocol's handshake, descriptions and sample frames
  * The player calls the two sides; the sides call nothing of the player.

@@ -1,4 +1,4 @@
-/* hil/record/replay.c: the player: sends a schedule (schedule.c) with its original timing on the
+/* hil/record/player.c: the player: sends a schedule (schedule.c) with its original timing on the
  * live wire formats, ZeroMQ JSON (replay_zmq.c) or the serial protocol (replay_serial.c); see
  * replay.h and docs/replay.md. */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
