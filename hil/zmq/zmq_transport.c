@@ -1,5 +1,6 @@
 /* hil/zmq/zmq_transport.c: the ZeroMQ transport — PUB sensor streams, PULL commands, REP control;
  * see zmq_transport.h and docs/messages.md. */
+#include "hil/zmq/zmq_transport.h"
 #include "hil/zmq/zmq_internal.h"
 
 #include <stdio.h>
