@@ -1,12 +1,12 @@
-/* sim/model_load.h: the section loaders of a robot description, called by sim/model_load.c.
+/* sim/load_internal.h: the section loaders of a robot description, called by sim/model_load.c.
  * Internal to the loader (format: docs/robot-format.md).
  *
  * Each loader reads one section of the JSON root, checks it and writes it into the model (or, for
  * the bodies, into raw bodies that sim/model_load.c assembles); on the first error it writes one
  * message naming the source, the JSON path and what was expected, and returns -1.
  */
-#ifndef ACHILLES_SIM_MODEL_LOAD_H
-#define ACHILLES_SIM_MODEL_LOAD_H
+#ifndef ACHILLES_SIM_LOAD_INTERNAL_H
+#define ACHILLES_SIM_LOAD_INTERNAL_H
 
 #include <cjson/cJSON.h>
 
