@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/tools/servo_bus_example.sh ACHILLES CONFIG PROTOCOL: `achilles run CONFIG --servo-bus pty`
-# with tools/servo_bus_example.py (the example of docs/servo-bus.md) driving it. Fails when the
-# pty is not announced within 10 s, or the example does not get servo 1 to its goal.
+# with tools/scripts/servo_bus_example.py (the example of docs/servo-bus.md) driving it. Fails when
+# the pty is not announced within 10 s, or the example does not get servo 1 to its goal.
 set -u
 achilles=$1 config=$2 protocol=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +19,7 @@ if [ -z "$pty" ]; then
   echo "achilles run did not announce its servo bus within 10 s:"; cat "$log"
   kill "$pid"; rm -f "$log"; exit 1
 fi
-/usr/bin/python3 "$here/../../tools/servo_bus_example.py" "$protocol" "$pty"
+/usr/bin/python3 "$here/../../tools/scripts/servo_bus_example.py" "$protocol" "$pty"
 status=$?
 kill "$pid"
 wait "$pid"
