@@ -1,4 +1,5 @@
-/* sim/import/mjcf.h: the MJCF converter behind sim_import_file (import.c). Internal to sim/import. */
+/* sim/import/mjcf.h: the MJCF converter behind sim_import_file (import.c). Internal to
+ * sim/import. */
 #ifndef ACHILLES_SIM_IMPORT_MJCF_H
 #define ACHILLES_SIM_IMPORT_MJCF_H
 

@@ -3,8 +3,8 @@
  * sim/import/mjcf.c (the entry, imp__mjcf of mjcf.h) reads the file's top level and calls the
  * stages: class defaults (mjcf_defaults.c), orientations and frames (mjcf_frame.c), compiler and
  * option settings (mjcf_option.c), the body tree (mjcf_body.c) with its joints (mjcf_joint.c)
- * and geoms (mjcf_geom.c), and the actuators (mjcf_actuator.c). Every stage reports through m->c and
- * returns -1 on the first error (NULL for a converted object).
+ * and geoms (mjcf_geom.c), and the actuators (mjcf_actuator.c). Every stage reports through m->c
+ * and returns -1 on the first error (NULL for a converted object).
  */
 #ifndef ACHILLES_SIM_IMPORT_MJCF_STATE_H
 #define ACHILLES_SIM_IMPORT_MJCF_STATE_H

@@ -1,4 +1,5 @@
-/* sim/import/urdf.h: the URDF converter behind sim_import_file (import.c). Internal to sim/import. */
+/* sim/import/urdf.h: the URDF converter behind sim_import_file (import.c). Internal to
+ * sim/import. */
 #ifndef ACHILLES_SIM_IMPORT_URDF_H
 #define ACHILLES_SIM_IMPORT_URDF_H
 
