@@ -88,6 +88,8 @@ static void usage(FILE *out) {
           "                       on ADDR:PORT (default 127.0.0.1:8080; port 0: a free one);\n"
           "                       prints the URL (docs/view.md)\n"
           "  --view-rate HZ       display rate of the view (default 60)\n"
+          "  --view-host NAME     a name the view answers to besides ADDR and localhost (the\n"
+          "                       Host header; repeatable; others are refused: docs/view.md)\n"
           "  --status-period S    console status line period (default 1, 0 = never)\n"
           "  --quiet              no console status lines\n"
           "  -h, --help           this text\n");
@@ -190,6 +192,8 @@ static int apply_option(run_args *a, int opt, const char *arg) {
     return cli_view_option("achilles run", &a->view, &a->view_opt, arg);
   case 'v':
     return number("--view-rate", arg, 1e-3, &a->view_opt.rate_hz);
+  case 0x110:
+    return cli_view_host("achilles run", &a->view_opt, arg);
   case 'E':
     rc = choice("--on-record-error", arg, record_actions, &k);
     a->opt.on_record_error = (hil_record_error_action)k;
@@ -218,6 +222,7 @@ static const struct option long_options[] = {
     {"bus-baud", required_argument, NULL, 0x102},
     {"view", optional_argument, NULL, 'V'},
     {"view-rate", required_argument, NULL, 'v'},
+    {"view-host", required_argument, NULL, 0x110},
     {NULL, 0, NULL, 0}};
 
 /* Two passes: find CONFIG and --help first, read the config's runtime section, then let the
