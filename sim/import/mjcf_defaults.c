@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 /* the <default class=name> at or below d (a top-level <default> is class "main") */
 static xmlNode *find_class_below(xmlNode *d, const char *name) {
