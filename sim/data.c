@@ -1,7 +1,6 @@
 /* sim/data.c: one allocation for all mutable arrays, laid out from SIM_STATE_ARRAYS and
- * SIM_WORK_ARRAYS. */
+ * SIM_WORK_ARRAYS. The initial state in it: reset.c. */
 #include "sim/data.h"
-#include "sim/sim.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,15 +15,7 @@
   d->name = next_int;                                                                          \
   next_int += (size_t)m->rows * (size_t)(cols);
 
-/* Zeroes an array, unless it is one of the dense joint-space matrices (qM, qLD: nv² doubles
- * each, written whole before every read): a model of many dofs whose steps make no constraint
- * row then never touches their pages (10 000 dofs: 1.6 GB that stay unused). */
-#define SIM_X_ZERO(name, rows, cols)                                                           \
-  if (strcmp(#name, "qM") != 0 && strcmp(#name, "qLD") != 0) {                                 \
-    memset(d->name, 0, (size_t)m->rows * (size_t)(cols) * sizeof *d->name);                    \
-  }
-
-sim_data *sim_data_new(const sim_model *m) {
+sim_data *sim__data_alloc(const sim_model *m) {
   size_t total = 0;
   SIM_STATE_ARRAYS(SIM_X_SIZE)
   SIM_WORK_ARRAYS(SIM_X_SIZE)
@@ -47,7 +38,6 @@ sim_data *sim_data_new(const sim_model *m) {
   SIM_WORK_ARRAYS(SIM_X_ASSIGN)
   int *next_int = (int *)(buffer + ndouble);
   SIM_INT_ARRAYS(SIM_X_INT_ASSIGN)
-  sim_data_reset(m, d);
   return d;
 }
 
@@ -57,17 +47,4 @@ void sim_data_free(sim_data *d) {
   }
   free(d->buffer);
   free(d);
-}
-
-void sim_data_reset(const sim_model *m, sim_data *d) {
-  SIM_STATE_ARRAYS(SIM_X_ZERO)
-  SIM_WORK_ARRAYS(SIM_X_ZERO)
-  SIM_INT_ARRAYS(SIM_X_ZERO)
-  memcpy(d->qpos, m->qpos0, (size_t)m->nq * sizeof(double));
-  d->time = 0;
-  d->nstep = 0;
-  d->midpoint_residual = 0;
-  d->nefc = d->nf = 0;
-  memset(&d->solver, 0, sizeof d->solver);
-  sim_forward(m, d);
 }

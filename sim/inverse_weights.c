@@ -178,7 +178,7 @@ static void mujoco_qpos0(const sim_model *m, sim_data *d) {
 static sim_data *tree_at(sim_model *m, tree_m *t, int mujoco) {
   const int nefc_max = m->nefc_max;
   m->nefc_max = 0; /* the scratch data needs no rows */
-  sim_data *d = sim_data_new(m);
+  sim_data *d = sim__data_alloc(m); /* every value 0 (no stage runs on it but the kinematics) */
   m->nefc_max = nefc_max;
   if (!d || tree_alloc(t, m)) {
     if (d) {
@@ -189,7 +189,9 @@ static sim_data *tree_at(sim_model *m, tree_m *t, int mujoco) {
   }
   if (mujoco) {
     mujoco_qpos0(m, d);
-  } /* else sim_data_new left qpos = m->qpos0, qvel = 0 */
+  } else {
+    memcpy(d->qpos, m->qpos0, (size_t)m->nq * sizeof(double));
+  }
   sim_kinematics(m, d);
   tree_crba(m, d, t);
   return d;

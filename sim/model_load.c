@@ -2,11 +2,11 @@
  *
  * Everything is validated before anything is built: on the first error the loader writes one
  * message naming the source, the JSON path and what was expected, and returns NULL. No partial
- * model ever escapes. Each section has its loader (sim/model_load.h); this file reads them in
+ * model ever escapes. Each section has its loader (sim/load_internal.h); this file reads them in
  * order and assembles the bodies into the model's arrays.
  */
 #include "sim/inverse_weights.h"
-#include "sim/model_load.h"
+#include "sim/load_internal.h"
 #include "sim/name_index.h"
 #include "sim/spatial.h"
 
@@ -140,7 +140,8 @@ static size_t njoints(const raw_body *rb, int n) {
 
 static const char *const root_keys[] = {
     "name", "comment", "timestep", "integrator", "midpoint_iterations", "solver_iterations",
-    "solver_tolerance", "max_contacts", "gravity", "bodies", "geoms", "exclude",
+    "solver_tolerance", "solver", "cone", "impratio", "max_contacts", "gravity", "bodies",
+    "geoms", "exclude",
     "sites", "actuators",
     /* sections owned by other modules, validated there */
     "sensors", "runtime", "transports", NULL};
@@ -228,8 +229,9 @@ static int check_regular(const sim_json_ctx *L, sim_model *m) {
 }
 
 /* The constants derived from the assembled model, once the JSON tree is gone (it is the largest
- * part of a load's memory): the constraint stage's (sim_constraint_setconst), then the box pairs
- * (after the welds are known). NULL, with the model freed, on failure. */
+ * part of a load's memory): the constraint stage's (sim_constraint_setconst), then the check
+ * that the joint-space inertia is regular at the initial pose. NULL, with the model freed, on
+ * failure. */
 static sim_model *finish_model(const sim_json_ctx *L, sim_model *m) {
   if (!m) {
     return NULL;
@@ -238,7 +240,7 @@ static sim_model *finish_model(const sim_json_ctx *L, sim_model *m) {
   if (sim_constraint_setconst(m)) {
     ok = sim_json_fail(L, "", "out of memory") == 0;
   }
-  ok = ok && check_regular(L, m) == 0 && sim_box_pairs_check(L, m) == 0;
+  ok = ok && check_regular(L, m) == 0;
   if (!ok) {
     sim_model_free(m);
     return NULL;

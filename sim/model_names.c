@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "sim/model.h"
-#include "sim/model_load.h"
+#include "sim/load_internal.h"
 #include "sim/name_index.h"
 
 void sim_model_free(sim_model *m) {

@@ -1,5 +1,6 @@
-/* sim/import/urdf.h: the state shared by the URDF converter's files (urdf.c: links and joints
- * into bodies; urdf_transmission.c: transmissions into actuators). Internal to sim/import. */
+/* sim/import/urdf.h: the URDF converter behind sim_import_file (import.c), and the state its
+ * files share (urdf.c: links and joints into bodies; urdf_transmission.c: transmissions into
+ * actuators). Internal to sim/import. */
 #ifndef ACHILLES_SIM_IMPORT_URDF_H
 #define ACHILLES_SIM_IMPORT_URDF_H
 
@@ -36,5 +37,8 @@ const xmlNode *urdf__child(const xmlNode *el, const char *name);
  * cannot be converted (position or velocity interfaces, other transmission types, a fixed or
  * planar joint) is reported with its line. 0, or -1 on an error. */
 int urdf__transmissions(urdf *u);
+
+/* The root element <robot> into a native robot JSON tree; NULL with c->err set. */
+cJSON *imp__urdf(imp_ctx *c, const xmlNode *top);
 
 #endif

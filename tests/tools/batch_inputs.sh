@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/tools/batch_inputs.sh ACHILLES SOURCE_DIR: the initial state and constant inputs of the
-# batch commands (tools/batch_inputs.h): `achilles sim` and `achilles sensors` take --qpos,
+# batch commands (tools/cli/batch_inputs.h): `achilles sim` and `achilles sensors` take --qpos,
 # --qvel, --torque and --ctrl, so a touch sensor's reading under a gripper's squeeze is computed
 # without a running loop.
 set -u

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/tools/bootstrap_demo.sh SOURCE_DIR BUILD_DIR: the main job of `tools/bootstrap.sh run`
+# tests/tools/bootstrap_demo.sh SOURCE_DIR BUILD_DIR: the main job of `tools/scripts/bootstrap.sh run`
 # (its `demo` part: the club arm with the live view and the example firmware over a pty), ended
 # by ACHILLES_RUN_SECONDS, exits 0 and removes its temporary folder. Its EXIT trap used to
 # `kill` the simulator that had already ended: under `set -e` that ended the trap with status 1
@@ -10,11 +10,11 @@ dir=$(mktemp -d /tmp/achilles-bootstrap-demo-XXXXXX)
 mkdir "$dir/tmp"
 TMPDIR="$dir/tmp" ACHILLES_BUILD="$build" ACHILLES_RUN_SECONDS=1 ACHILLES_VIEW=127.0.0.1:0 \
   ACHILLES_RUN_OPTIONS=--no-zmq \
-  timeout 120 bash "$src/tools/bootstrap.sh" demo > "$dir/out" 2>&1
+  timeout 120 bash "$src/tools/scripts/bootstrap.sh" demo > "$dir/out" 2>&1
 status=$?
 failed=0
 if [ $status -ne 0 ]; then
-  echo "FAILED: tools/bootstrap.sh demo with ACHILLES_RUN_SECONDS=1 exited $status:"
+  echo "FAILED: tools/scripts/bootstrap.sh demo with ACHILLES_RUN_SECONDS=1 exited $status:"
   cat "$dir/out"
   failed=1
 fi
