@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "sim/import/import.h"
+#include "support/tmp.h"
 
-static char dir[64];
 
 static const char mjcf_body[] =
     "<mujoco model=\"arm\">\n  <worldbody>\n    <body name=\"b\">\n"
@@ -32,7 +32,7 @@ static const char urdf_body[] =
 /* writes PROLOG then BODY to dir/NAME; the format detected, and the file converts as it */
 static sim_import_format detect(const char *name, const char *prolog, const char *body) {
   char path[128], err[512] = "";
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+  ts_tmp_path(path, sizeof path, name);
   FILE *f = fopen(path, "w");
   assert_non_null(f);
   fputs(prolog, f);
@@ -85,24 +85,11 @@ static void test_prolog_kinds(void **state) {
   assert_int_equal(detect("plain_mjcf.xml", "", mjcf_body), SIM_IMPORT_MJCF);
 }
 
-static int setup(void **state) {
-  (void)state;
-  snprintf(dir, sizeof dir, "/tmp/achilles-detect-XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[96];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mjcf_mentioning_robot),
       cmocka_unit_test(test_urdf_mentioning_mujoco),
       cmocka_unit_test(test_prolog_kinds),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, ts_tmp_setup, ts_tmp_teardown);
 }

@@ -15,17 +15,14 @@
 #include <unistd.h>
 
 #include "sim/import/import.h"
+#include "support/tmp.h"
 
-static char dir[64];
 
 /* the converted JSON of TEXT written to dir/NAME; fails the test with the importer's error */
 static cJSON *convert(const char *name, const char *text) {
   char path[128], err[512] = "";
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
+  ts_tmp_path(path, sizeof path, name);
+  ts_write_file(path, text);
   cJSON *json = sim_import_file(path, NULL, err, sizeof err);
   if (!json) {
     fail_msg("%s: %s", name, err);
@@ -89,23 +86,10 @@ static void test_urdf_values_with_entities(void **state) {
   cJSON_Delete(json);
 }
 
-static int setup(void **state) {
-  (void)state;
-  snprintf(dir, sizeof dir, "/tmp/achilles-entities-XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[96];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mjcf_names_with_entities),
       cmocka_unit_test(test_urdf_values_with_entities),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, ts_tmp_setup, ts_tmp_teardown);
 }

@@ -20,8 +20,8 @@
 
 #include "sim/import/import.h"
 #include "sim/sim.h"
+#include "support/tmp.h"
 
-static char dir[64];
 
 typedef struct notes {
   char text[4096];
@@ -35,11 +35,8 @@ static void collect(void *ctx, const char *message) {
 
 static const char *write_urdf(const char *name, const char *text) {
   static char path[128];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
+  ts_tmp_path(path, sizeof path, name);
+  ts_write_file(path, text);
   return path;
 }
 
@@ -186,24 +183,11 @@ static void test_equal_limits_and_old_layout(void **state) {
   sim_model_free(m);
 }
 
-static int setup(void **state) {
-  (void)state;
-  snprintf(dir, sizeof dir, "/tmp/achilles-urdf-checks-XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[96];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_errors_name_the_line),
       cmocka_unit_test(test_transmission_makes_a_motor),
       cmocka_unit_test(test_equal_limits_and_old_layout),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, ts_tmp_setup, ts_tmp_teardown);
 }

@@ -25,8 +25,8 @@
 
 #include "sim/import/import.h"
 #include "sim/sim.h"
+#include "support/tmp.h"
 
-static char dir[64];
 
 typedef enum format { JSON, MJCF, URDF } format;
 static const char *const suffix[] = {"json", "xml", "urdf"};
@@ -98,11 +98,10 @@ static const char *write_robot(format f, int n, const char *name) {
     put(&t, "</robot>\n");
   }
   static char path[160];
-  snprintf(path, sizeof path, "%s/%s.%s", dir, name, suffix[f]);
-  FILE *out = fopen(path, "w");
-  assert_non_null(out);
-  fwrite(t.s, 1, t.n, out);
-  fclose(out);
+  char file[64];
+  snprintf(file, sizeof file, "%s.%s", name, suffix[f]);
+  ts_tmp_path(path, sizeof path, file);
+  ts_write_bytes(path, t.s, t.n);
   free(t.s);
   return path;
 }
@@ -213,11 +212,8 @@ static void test_urdf_of_100000_links(void **state) {
   }
   put(&t, "</robot>\n");
   char path[160];
-  snprintf(path, sizeof path, "%s/bare.urdf", dir);
-  FILE *out = fopen(path, "w");
-  assert_non_null(out);
-  fwrite(t.s, 1, t.n, out);
-  fclose(out);
+  ts_tmp_path(path, sizeof path, "bare.urdf");
+  ts_write_bytes(path, t.s, t.n);
   free(t.s);
   expect_refused(path, "bare.urdf:10003: more than 10001 <link> elements", 64 * 1024);
 }
@@ -240,26 +236,10 @@ static void test_json_limits(void **state) {
   }
   put(&t, "] }\n");
   char path[160];
-  snprintf(path, sizeof path, "%s/chain.json", dir);
-  FILE *out = fopen(path, "w");
-  assert_non_null(out);
-  fwrite(t.s, 1, t.n, out);
-  fclose(out);
+  ts_tmp_path(path, sizeof path, "chain.json");
+  ts_write_bytes(path, t.s, t.n);
   free(t.s);
   expect_refused(path, "bodies[1062]: the tree is too deep", 64 * 1024);
-}
-
-static int setup(void **state) {
-  (void)state;
-  snprintf(dir, sizeof dir, "/tmp/achilles-load-size-XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[96];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void) {
@@ -270,5 +250,5 @@ int main(void) {
       cmocka_unit_test(test_urdf_of_100000_links),
       cmocka_unit_test(test_json_limits),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, ts_tmp_setup, ts_tmp_teardown);
 }

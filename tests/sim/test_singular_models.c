@@ -23,16 +23,14 @@
 #include "../sensors/sens_fixture.h"
 #include "sim/import/import.h"
 #include "sim/sim.h"
+#include "support/spawn.h"
+#include "support/tmp.h"
 
-static char dir[64];
 
 static const char *write_file(const char *name, const char *text) {
   static char path[160];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
+  ts_tmp_path(path, sizeof path, name);
+  ts_write_file(path, text);
   return path;
 }
 
@@ -139,36 +137,18 @@ static void test_sensors_refuse_nonfinite_truth(void **state) {
   fixture_free(&f);
 }
 
-/* runs ACHILLES ARGS (a NULL-terminated list after the program), stderr into dir/err; the exit
- * status */
+/* runs ARGS (ACHILLES and its arguments, NULL-terminated), stderr into the suite folder's
+ * "err"; the exit status */
 static int run(const char *const *args) {
   char err_path[160];
-  snprintf(err_path, sizeof err_path, "%s/err", dir);
-  const pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    FILE *e = freopen(err_path, "w", stderr);
-    FILE *o = freopen("/dev/null", "w", stdout);
-    (void)e, (void)o;
-    execv(ACHILLES_BIN, (char *const *)args);
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  ts_tmp_path(err_path, sizeof err_path, "err");
+  return ts_wait_exit(ts_spawn((char *const *)args, NULL, "/dev/null", err_path), 120);
 }
 
 static const char *stderr_text(void) {
-  static char text[4096];
   char path[160];
-  snprintf(path, sizeof path, "%s/err", dir);
-  FILE *f = fopen(path, "r");
-  const size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-  text[n] = '\0';
-  if (f) {
-    fclose(f);
-  }
-  return text;
+  ts_tmp_path(path, sizeof path, "err");
+  return ts_slurp(path);
 }
 
 /* A stiff spring on a light link stepped far too coarsely blows up to infinity and NaN: each
@@ -200,24 +180,11 @@ static void test_commands_stop_on_nonfinite_state(void **state) {
   assert_non_null(strstr(stderr_text(), "its state turned non-finite"));
 }
 
-static int setup(void **state) {
-  (void)state;
-  snprintf(dir, sizeof dir, "/tmp/achilles-singular-XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[96];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dependent_axes_refused),
       cmocka_unit_test(test_sensors_refuse_nonfinite_truth),
       cmocka_unit_test(test_commands_stop_on_nonfinite_state),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, ts_tmp_setup, ts_tmp_teardown);
 }

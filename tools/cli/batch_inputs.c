@@ -20,6 +20,17 @@ int batch_inputs_add(batch_inputs *b, batch_input_kind kind, const char *arg, ch
   return 0;
 }
 
+int batch_inputs_option(batch_inputs *b, int opt, const char *arg, char *err, size_t err_sz) {
+  static const char letters[BATCH_KINDS] = {'T', 'Q', 'V', 'C'};
+  for (int kind = 0; kind < BATCH_KINDS; kind++) {
+    if (opt == letters[kind]) {
+      batch_inputs_add(b, (batch_input_kind)kind, arg, err, err_sz);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static void list_actuators(const sim_model *m, char *out, size_t out_sz) {
   out[0] = '\0';
   for (int a = 0; a < m->nu; a++) {

@@ -28,6 +28,15 @@ typedef struct batch_inputs {
 int batch_inputs_add(batch_inputs *b, batch_input_kind kind, const char *arg, char *err,
                      size_t err_sz);
 
+/* getopt_long entries of the four options, with their letters 'T', 'Q', 'V' and 'C' */
+#define BATCH_INPUTS_OPTIONS                                                                     \
+  {"torque", required_argument, NULL, 'T'}, {"qpos", required_argument, NULL, 'Q'},             \
+      {"qvel", required_argument, NULL, 'V'}, {"ctrl", required_argument, NULL, 'C'}
+
+/* Keeps the argument of option letter opt when it is one of the four: 1 (err set when the list
+ * is full), else 0 (not one of them). */
+int batch_inputs_option(batch_inputs *b, int opt, const char *arg, char *err, size_t err_sz);
+
 /* Applies every kept argument to d (then sim_forward, so derived values match the state): a
  * joint must be a hinge or a slide, an actuator one of the model's, a command within its
  * ctrlrange. -1 with a message naming the option and what was expected, for example

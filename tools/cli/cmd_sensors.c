@@ -71,20 +71,10 @@ static int sensors_option(sensors_args *a, int opt, const char *arg) {
   case 'c':
     a->csv = arg;
     break;
-  case 'T':
-    batch_inputs_add(&a->inputs, BATCH_TORQUE, arg, err, sizeof err);
-    break;
-  case 'Q':
-    batch_inputs_add(&a->inputs, BATCH_QPOS, arg, err, sizeof err);
-    break;
-  case 'V':
-    batch_inputs_add(&a->inputs, BATCH_QVEL, arg, err, sizeof err);
-    break;
-  case 'C':
-    batch_inputs_add(&a->inputs, BATCH_CTRL, arg, err, sizeof err);
-    break;
   default:
-    return -1;
+    if (!batch_inputs_option(&a->inputs, opt, arg, err, sizeof err)) {
+      return -1;
+    }
   }
   if (err[0]) {
     fprintf(stderr, "achilles sensors: %s\n", err);
@@ -98,9 +88,8 @@ static int sensors_parse(sensors_args *a, int argc, char **argv) {
   static const struct option options[] = {
       {"duration", required_argument, NULL, 'd'}, {"seed", required_argument, NULL, 's'},
       {"sensors", required_argument, NULL, 'S'},  {"csv", required_argument, NULL, 'c'},
-      {"torque", required_argument, NULL, 'T'},   {"help", no_argument, NULL, 'h'},
-      {"qpos", required_argument, NULL, 'Q'},     {"qvel", required_argument, NULL, 'V'},
-      {"ctrl", required_argument, NULL, 'C'},     {NULL, 0, NULL, 0}};
+      {"help", no_argument, NULL, 'h'},           BATCH_INPUTS_OPTIONS,
+      {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
   a->csv = "-";
   optind = 1;

@@ -99,20 +99,10 @@ static int parse_option(sim_args *a, int opt, const char *arg) {
   case 'P':
     a->params = arg;
     break;
-  case 'T':
-    batch_inputs_add(&a->inputs, BATCH_TORQUE, arg, err, sizeof err);
-    break;
-  case 'Q':
-    batch_inputs_add(&a->inputs, BATCH_QPOS, arg, err, sizeof err);
-    break;
-  case 'V':
-    batch_inputs_add(&a->inputs, BATCH_QVEL, arg, err, sizeof err);
-    break;
-  case 'C':
-    batch_inputs_add(&a->inputs, BATCH_CTRL, arg, err, sizeof err);
-    break;
   default:
-    return -1;
+    if (!batch_inputs_option(&a->inputs, opt, arg, err, sizeof err)) {
+      return -1;
+    }
   }
   if (err[0]) {
     fprintf(stderr, "achilles sim: %s\n", err);
@@ -125,13 +115,11 @@ static int parse_option(sim_args *a, int opt, const char *arg) {
 static int parse_args(sim_args *a, int argc, char **argv) {
   static const struct option options[] = {
       {"duration", required_argument, NULL, 'd'}, {"dt", required_argument, NULL, 't'},
-      {"integrator", required_argument, NULL, 'i'}, {"torque", required_argument, NULL, 'T'},
-      {"qpos", required_argument, NULL, 'Q'},       {"every", required_argument, NULL, 'e'},
+      {"integrator", required_argument, NULL, 'i'}, {"every", required_argument, NULL, 'e'},
       {"csv", required_argument, NULL, 'c'},        {"help", no_argument, NULL, 'h'},
       {"solver", no_argument, NULL, 'S'},          {"jacobians", required_argument, NULL, 'J'},
       {"jacobians-at", required_argument, NULL, 'W'}, {"params", required_argument, NULL, 'P'},
-      {"qvel", required_argument, NULL, 'V'},     {"ctrl", required_argument, NULL, 'C'},
-      {NULL, 0, NULL, 0}};
+      BATCH_INPUTS_OPTIONS,                         {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
   a->csv = "-";
   a->every = 1;

@@ -25,10 +25,12 @@
 #include "hil/record/log.h"
 #include "hil/record/replay.h"
 #include "hil/zmq/json_messages.h"
+#include "support/tmp.h"
+#include "support/wait.h"
 
 int achilles_cmd_replay(int argc, char **argv); /* tools/commands.h */
 
-static char dir[64], log_path[128];
+static char log_path[160];
 static const double PAUSE1 = 20, PAUSE2 = 30, PERIOD = 1e-3;
 
 /* t of sample k: three runs of 10 at 1 kHz, the pauses between them */
@@ -107,7 +109,7 @@ static void test_two_gaps_and_loops_due_times(void **state) {
 /* runs `achilles replay ARGS...`, its output to a file; the exit status */
 static int replay(char **argv, int argc) {
   char path[128];
-  snprintf(path, sizeof path, "%s/out.txt", dir);
+  ts_tmp_path(path, sizeof path, "out.txt");
   fflush(stdout);
   fflush(stderr);
   const int saved_out = dup(1), saved_err = dup(2);
@@ -126,22 +128,16 @@ static int replay(char **argv, int argc) {
   return rc;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The command plays two passes across both gaps without waiting any of them. */
 static void test_looped_replay_waits_no_gap(void **state) {
   (void)state;
   char ep[128];
-  snprintf(ep, sizeof ep, "ipc://%s/pub", dir);
+  snprintf(ep, sizeof ep, "ipc://%s/pub", ts_tmp_dir());
   char *argv[] = {"replay", log_path, "--zmq", ep, "--no-wait", "--skip-gaps", "--loop",
                   "--loops", "2", "--quiet", NULL};
-  const double t0 = now_s();
+  const double t0 = ts_now();
   const int rc = replay(argv, (int)(sizeof argv / sizeof argv[0]) - 1);
-  const double took = now_s() - t0;
+  const double took = ts_now() - t0;
   print_message("2 passes of 30 samples across gaps of %g s and %g s played in %.3f s\n", PAUSE1,
                 PAUSE2, took);
   assert_int_equal(rc, 0);
@@ -149,21 +145,12 @@ static void test_looped_replay_waits_no_gap(void **state) {
 }
 
 static int setup(void **state) {
-  (void)state;
-  snprintf(dir, sizeof dir, "/tmp/achilles-replay-gaps-XXXXXX");
-  if (!mkdtemp(dir)) {
+  if (ts_tmp_setup(state) != 0) {
     return -1;
   }
-  snprintf(log_path, sizeof log_path, "%s/gaps.log", dir);
+  ts_tmp_path(log_path, sizeof log_path, "gaps.log");
   write_gapped_log(log_path);
   return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[96];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void) {
@@ -171,5 +158,5 @@ int main(void) {
       cmocka_unit_test(test_two_gaps_and_loops_due_times),
       cmocka_unit_test(test_looped_replay_waits_no_gap),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, setup, ts_tmp_teardown);
 }

@@ -27,19 +27,10 @@
 
 #include "hil/runtime/runtime.h"
 #include "hil/transport.h"
+#include "support/tmp.h"
+#include "support/wait.h"
 
-static char dir[64], robot[128];
-
-static double monotonic_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s) {
-  const struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-  nanosleep(&ts, NULL);
-}
+static char robot[160];
 
 /* a quiet runtime of the test robot at 100 Hz */
 static hil_runtime *make(hil_mode mode, double duration_s, hil_overrun overrun, int max_catchup,
@@ -84,14 +75,14 @@ static void stall_step(hil_transport *t, hil_runtime *rt, uint64_t steps, double
   hil_runtime_status(rt, &st);
   const double period = hil_runtime_model(rt)->opt.timestep;
   if (steps == s->stall_at) {
-    sleep_s(s->stall_s);
+    ts_sleep(s->stall_s);
     s->stalled = s->n;
   }
   if (s->n < TICKS_MAX) {
     s->deadline[s->n] = sim_time - period + st.deadline_offset;
     s->offset[s->n] = st.deadline_offset;
     s->skipped[s->n] = st.skipped;
-    s->ended[s->n] = monotonic_now();
+    s->ended[s->n] = ts_now();
     s->n++;
   }
 }
@@ -149,7 +140,7 @@ typedef struct pacer {
 
 static void pacer_poll(hil_transport *t, hil_runtime *rt) {
   pacer *p = (pacer *)t;
-  const double now = monotonic_now();
+  const double now = ts_now();
   if (!p->granted) { /* lockstep: steps granted as by a controller, all at once */
     hil_runtime_request_steps(rt, 1000000);
     p->granted = 1;
@@ -168,7 +159,7 @@ static void pacer_step(hil_transport *t, hil_runtime *rt, uint64_t steps, double
   (void)rt, (void)steps;
   pacer *p = (pacer *)t;
   if (p->n < SAMPLES_MAX) {
-    p->wall[p->n] = monotonic_now();
+    p->wall[p->n] = ts_now();
     p->t[p->n] = sim_time;
     p->n++;
   }
@@ -188,9 +179,9 @@ static void speed_across_a_pause(hil_mode mode) {
   p.pause_t = 0.1;
   p.pause_s = 0.4;
   assert_int_equal(hil_runtime_add_transport(rt, &p.base), HIL_OK);
-  const double start = monotonic_now();
+  const double start = ts_now();
   assert_int_equal(hil_runtime_run(rt), HIL_OK);
-  const double took = monotonic_now() - start;
+  const double took = ts_now() - start;
   assert_true(p.paused_at > 0 && p.resumed_at > 0);
   /* ahead of S × the wall time since the start (before the pause) or since the resume */
   double ahead_before = -INFINITY, ahead_after = -INFINITY, during = 0;
@@ -231,32 +222,19 @@ static void test_lockstep_speed_holds_after_pause_and_resume(void **state) {
 }
 
 static void write_robot(const char *path) {
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs("{ \"name\": \"ticker\", \"timestep\": 0.01, \"gravity\": [0, 0, 0],\n"
+  ts_write_file(path, "{ \"name\": \"ticker\", \"timestep\": 0.01, \"gravity\": [0, 0, 0],\n"
         "  \"bodies\": [ { \"name\": \"link\", \"parent\": \"world\",\n"
         "    \"joint\": { \"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
-        "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n",
-        f);
-  fclose(f);
+        "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n");
 }
 
 static int setup(void **state) {
-  (void)state;
-  snprintf(dir, sizeof dir, "/tmp/achilles-overrun-XXXXXX");
-  if (!mkdtemp(dir)) {
+  if (ts_tmp_setup(state) != 0) {
     return -1;
   }
-  snprintf(robot, sizeof robot, "%s/ticker.json", dir);
+  ts_tmp_path(robot, sizeof robot, "ticker.json");
   write_robot(robot);
   return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[96];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void) {
@@ -265,5 +243,5 @@ int main(void) {
       cmocka_unit_test(test_fast_speed_holds_after_pause_and_resume),
       cmocka_unit_test(test_lockstep_speed_holds_after_pause_and_resume),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, setup, ts_tmp_teardown);
 }
