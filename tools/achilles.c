@@ -19,6 +19,7 @@ static const subcommand subcommands[] = {
     {"noise-fit", achilles_cmd_noise_fit,
      "noise parameters of a sensor from a log or CSV, as sensor JSON, with plots"},
     {"convert", achilles_cmd_convert, "an MJCF or URDF robot file into the native robot JSON"},
+    {"test", achilles_cmd_test, "a firmware test: a scenario's events and checks, a verdict"},
 };
 
 static void usage(FILE *out) {

@@ -10,6 +10,9 @@ standard library: the two protocols written out from their manuals (docs/servo-b
 
 Pings servos 1-4, turns torque on, sends servo 1 (the base) a quarter turn from where it is and
 prints its present position until it is there. Exit status 0 when it arrived.
+
+    --planted-bug wrong-direction   the quarter turn the other way: a deliberate bug, for the
+                                    failing twin of configs/scenarios/servo_bus_turn.json
 """
 import os
 import select
@@ -77,7 +80,7 @@ def dxl_main(fd):
     for sid in range(1, 5):
         dxl_transact(fd, sid, 0x03, bytes([64, 0, 1]))  # Torque Enable (64) = 1
     _, data = dxl_transact(fd, 1, 0x02, bytes([132, 0, 4, 0]))  # Present Position (132)
-    goal = int.from_bytes(data, "little", signed=True) + 1024
+    goal = int.from_bytes(data, "little", signed=True) + QUARTER
     dxl_transact(fd, 1, 0x03, bytes([112, 0]) + (60).to_bytes(4, "little"))  # Profile Velocity
     dxl_transact(fd, 1, 0x03, bytes([116, 0]) + goal.to_bytes(4, "little", signed=True))
     until = time.monotonic() + 10
@@ -121,7 +124,7 @@ def ft_main(fd):
     for sid in range(1, 5):
         ft_transact(fd, sid, 0x03, bytes([40, 1]))  # Torque Enable (40) = 1
     _, data = ft_transact(fd, 1, 0x02, bytes([56, 2]))  # Present Position (56)
-    goal = (int.from_bytes(data, "little") + 1024) % 4096
+    goal = (int.from_bytes(data, "little") + QUARTER) % 4096
     speed = sign_magnitude(1500)  # steps/s
     ft_transact(fd, 1, 0x03, bytes([42]) + goal.to_bytes(2, "little") + bytes([0, 0]) +
                 speed.to_bytes(2, "little"))  # Goal Position (42), Goal Time, Goal Speed
@@ -136,7 +139,13 @@ def ft_main(fd):
     return 1
 
 
+QUARTER = 1024  # ticks: a quarter of the 4096 a turn
+
+
 if __name__ == "__main__":
+    if sys.argv[3:] == ["--planted-bug", "wrong-direction"]:
+        QUARTER = -1024
+        del sys.argv[3:]
     if len(sys.argv) != 3 or sys.argv[1] not in ("dynamixel2", "feetech"):
         sys.exit(__doc__)
     port = open_port(sys.argv[2])

@@ -27,9 +27,9 @@
  *
  * Planted bugs (--planted-bug NAME), for the shipped scenarios' failing twins (configs/scenarios):
  * wrong-sign (the position error taken the wrong way round: the arm is pushed away from its set
- * point), no-feed (a command is sent only when one changed by more than 0.02 since the last one
- * sent; other frames get a STEP_REQUEST, so the simulator's watchdog starves while the arm holds
- * still), stop-sign (homing on a stop takes the stop's angle with the wrong sign).
+ * point), no-feed (a command goes out at most every 0.15 s of simulation time, as
+ * if the firmware believed the watchdog's timeout were longer; other frames get a STEP_REQUEST,
+ * so the simulator's 0.1 s watchdog starves between them), stop-sign (homing on a stop takes the stop's angle with the wrong sign).
  *
  * Defaults fit the club arm (configs/club_arm.json): its encoder counts at sensor ids 0, 4, 7,
  * 10 with 8192, 16384, 16384 and 4096 counts per turn (configs/club_arm.sensors.json), its DC
@@ -83,7 +83,7 @@ typedef struct firmware {
   char line[256];    /* a partial line from standard input */
   size_t line_len;
   int bug;           /* --planted-bug */
-  double sent[MAX_J]; /* the last command sent (no-feed) */
+  double sent_at;    /* simulation time of the last command sent (no-feed) */
   int have_sent;
   const char *name;
   int fd;
@@ -189,16 +189,6 @@ static int send_hello(firmware *f) {
 
 /* --- control ---------------------------------------------------------------------------------- */
 
-/* no-feed: whether a joint's command moved by more than 0.02 since the last one sent */
-static int changed(const firmware *f) {
-  for (int i = 0; i < f->n; i++) {
-    if (fabs(f->u[i] - f->sent[i]) > 0.02) {
-      return 1;
-    }
-  }
-  return 0;
-}
-
 static int send_command(firmware *f) {
   ach_message m;
   memset(&m, 0, sizeof m);
@@ -220,13 +210,13 @@ static int send_command(firmware *f) {
     c->mode = (uint8_t)f->mode;
     c->value = (float)u;
   }
-  if (f->bug == BUG_NO_FEED && f->have_sent && !changed(f)) {
-    memset(&m, 0, sizeof m); /* the planted bug: nothing new to say, so only ask for a step */
+  if (f->bug == BUG_NO_FEED && f->have_sent && f->sim_time < f->sent_at + 0.15) {
+    memset(&m, 0, sizeof m); /* the planted bug: too soon to feed again, only ask for a step */
     m.type = ACH_MSG_STEP_REQUEST;
     m.u.step_request.steps = 1;
     return send_message(f, &m);
   }
-  memcpy(f->sent, f->u, sizeof f->sent);
+  f->sent_at = f->sim_time;
   f->have_sent = 1;
   f->commands++;
   return send_message(f, &m);
