@@ -387,6 +387,7 @@ static void after_sense(void *user, hil_runtime *rt) {
   r->digest = fnv(r->digest, d->qpos, (size_t)m->nq * sizeof(double));
   r->digest = fnv(r->digest, d->qvel, (size_t)m->nv * sizeof(double));
   const hil_command_counters *counters = &hil_runtime_commands(rt)->counters;
+  r->counters = *counters; /* as of the last state: what arrives after it is no step's */
   for (int i = 0; i < r->s->nchecks; i++) {
     scn_check_observe(&r->checks[i], m, d, counters, m->opt.timestep);
   }
@@ -487,13 +488,13 @@ static cJSON *make_result(scn_run *r, const hil_scenario_run_options *opt, const
   add_firmware(res, r, o);
   cJSON_AddNumberToObject(res, "end_time", o->end_time);
   cJSON_AddNumberToObject(res, "steps", (double)st->steps);
-  cJSON *c = cJSON_AddObjectToObject(res, "commands");
-  cJSON_AddNumberToObject(c, "accepted", (double)st->commands.accepted);
-  cJSON_AddNumberToObject(c, "clamped", (double)st->commands.clamped);
-  cJSON_AddNumberToObject(c, "rejected", (double)(st->commands.rejected_nonfinite +
-                                                  st->commands.rejected_unknown +
-                                                  st->commands.rejected_malformed));
-  cJSON_AddNumberToObject(c, "watchdog_trips", (double)st->commands.watchdog_trips);
+  cJSON *c = cJSON_AddObjectToObject(res, "commands"); /* up to the last state (after_sense) */
+  const hil_command_counters *k = &r->counters;
+  cJSON_AddNumberToObject(c, "accepted", (double)k->accepted);
+  cJSON_AddNumberToObject(c, "clamped", (double)k->clamped);
+  cJSON_AddNumberToObject(c, "rejected", (double)(k->rejected_nonfinite + k->rejected_unknown +
+                                                  k->rejected_malformed));
+  cJSON_AddNumberToObject(c, "watchdog_trips", (double)k->watchdog_trips);
   cJSON *fin = cJSON_AddObjectToObject(res, "final");
   cJSON_AddItemToObject(fin, "qpos", numbers(q, nq));
   cJSON_AddItemToObject(fin, "qvel", numbers(qd, nv));

@@ -281,6 +281,7 @@ typedef struct scn_run {
   double exited_at;
   double end_time;           /* simulation s, once the loop ended */
   uint64_t digest;           /* FNV-1a of every state's qpos and qvel */
+  hil_command_counters counters; /* the command counters at the last state */
   cJSON *applied;            /* the events as applied: [{t, event}] */
   char err[512];             /* the first failure inside the loop (a swap refused) */
 } scn_run;
