@@ -519,6 +519,12 @@ static void absolute_paths(cJSON *base, const char *dir) {
 
 /* The scenario at path, "extends" resolved: this file merged over its base (and the base's over
  * its own, at most four deep). NULL with a message. */
+static cJSON *read_scenario(const char *path, int depth, char *err, size_t err_sz);
+
+cJSON *hil_scenario_read(const char *path, char *err, size_t err_sz) {
+  return read_scenario(path, 0, err, err_sz);
+}
+
 static cJSON *read_scenario(const char *path, int depth, char *err, size_t err_sz) {
   char *text = sim_json_read_file(path, err, err_sz);
   cJSON *root = text ? sim_json_parse_text(text, path, err, err_sz) : NULL;
@@ -627,4 +633,8 @@ int hil_scenario_set_command(hil_scenario *s, int argc, char *const *argv, char 
 
 const char *hil_scenario_name(const hil_scenario *s) {
   return s->name;
+}
+
+double hil_scenario_time_limit(const hil_scenario *s) {
+  return s->time_limit_s;
 }

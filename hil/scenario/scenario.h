@@ -37,11 +37,19 @@ typedef struct hil_scenario hil_scenario;
 int hil_scenario_load(hil_scenario **out, const char *path, char *err, size_t err_sz);
 void hil_scenario_free(hil_scenario **s);
 
+/* A scenario file's JSON with "extends" resolved (merged over its base, whose own relative paths
+ * are made absolute; relative paths left are the file's own): what a campaign changes per run
+ * and writes back with "base_dir" set to the file's folder. NULL with a message. */
+cJSON *hil_scenario_read(const char *path, char *err, size_t err_sz);
+
 /* The firmware command from the command line (after `--`), in place of the scenario's. */
 int hil_scenario_set_command(hil_scenario *s, int argc, char *const *argv, char *err,
                              size_t err_sz);
 
 const char *hil_scenario_name(const hil_scenario *s);
+/* The wall-clock limit of a run (s): "time_limit_s", else 10 s plus 20 times the duration
+ * (lockstep, fast) or twice the duration (realtime). */
+double hil_scenario_time_limit(const hil_scenario *s);
 
 /* A digest of everything the run depends on: the scenario's text, the robot and sensors files,
  * the firmware command and the firmware program's bytes (found as the run would find it), a
