@@ -70,6 +70,8 @@ typedef struct task {
   int first, count;  /* runs todo[first .. first + count) */
   int state;         /* 0 unknown/pending/running, 1 completed, 2 failed */
   int attempts;
+  int seen;          /* listed by the last scontrol */
+  int missing;       /* polls in a row that did not list it (cancelled while pending) */
   char why[96];      /* the state and exit code Slurm gave */
 } task;
 
@@ -163,7 +165,8 @@ static long submit(const campaign *c, const char *array, const char *script, cha
 
 /* --- the tasks' states ------------------------------------------------------------------------ */
 
-/* "3", "3-9", "3-9%2", "1,4,7-9": sets state for each task id listed */
+/* "3", "3-9", "3-9%2", "1,4,7-9": marks each task id listed as seen, and sets the state of
+ * those still open when state is not 0 */
 static void set_range(const char *list, task *tasks, int ntasks, int state, const char *why) {
   for (const char *p = list; *p && *p != ' ';) {
     char *end;
@@ -176,7 +179,11 @@ static void set_range(const char *list, task *tasks, int ntasks, int state, cons
       b = strtol(end + 1, &end, 10);
     }
     for (long k = a; k <= b && k < ntasks; k++) {
-      if (k >= 0 && tasks[k].state == 0) {
+      if (k < 0) {
+        continue;
+      }
+      tasks[k].seen = 1;
+      if (tasks[k].state == 0 && state != 0) {
         tasks[k].state = state;
         snprintf(tasks[k].why, sizeof tasks[k].why, "%s", why);
       }
@@ -198,8 +205,9 @@ static const char *field(const char *line, const char *key, char *out, size_t ou
   return out;
 }
 
-/* Reads the job's tasks from scontrol (one line per task, or per group of pending ones).
- * Returns 0, or -1 when Slurm no longer knows the job. */
+/* Reads the job's tasks from scontrol (one line per task, or per group of pending ones). A task
+ * cancelled while pending leaves the list: missing twice in a row, it failed. Returns 0, or -1
+ * when Slurm no longer knows the job. */
 static int read_states(long job, task *tasks, int ntasks) {
   char id[32], out[1 << 16];
   snprintf(id, sizeof id, "%ld", job);
@@ -221,14 +229,27 @@ static int read_states(long job, task *tasks, int ntasks) {
                          strcmp(state, "NODE_FAIL") == 0 || strcmp(state, "OUT_OF_MEMORY") == 0 ||
                          strcmp(state, "PREEMPTED") == 0 || strcmp(state, "BOOT_FAIL") == 0 ||
                          strcmp(state, "DEADLINE") == 0;
-    if (tid[0] && terminal) {
-      snprintf(why, sizeof why, "%s, exit code %s", state, code);
+    snprintf(why, sizeof why, "%s, exit code %s", state, code);
+    if (tid[0]) {
       set_range(tid, tasks, ntasks,
-                strcmp(state, "COMPLETED") == 0 && strcmp(code, "0:0") == 0 ? 1 : 2, why);
+                !terminal ? 0
+                : strcmp(state, "COMPLETED") == 0 && strcmp(code, "0:0") == 0 ? 1 : 2, why);
     }
     line = next ? next + 1 : line + strlen(line);
   }
   return 0;
+}
+
+/* after a poll that listed the job: tasks it did not list were cancelled before they ran */
+static void missing_tasks(task *tasks, int ntasks) {
+  for (int k = 0; k < ntasks; k++) {
+    tasks[k].missing = tasks[k].seen ? 0 : tasks[k].missing + 1;
+    if (tasks[k].state == 0 && tasks[k].missing >= 2) {
+      tasks[k].state = 2;
+      snprintf(tasks[k].why, sizeof tasks[k].why, "CANCELLED before it ran");
+    }
+    tasks[k].seen = 0;
+  }
 }
 
 /* Slurm forgot the job (MinJobAge): the tasks' own markers say how they ended */
@@ -252,10 +273,15 @@ static void read_markers(const campaign *c, task *tasks, int ntasks) {
   }
 }
 
-static int count_done(const campaign *c, const int *todo, int n) {
+/* runs of todo with a result now (and, of those, how many failed) */
+static int count_done(const campaign *c, const int *todo, int n, int *failed) {
   int done = 0;
+  *failed = 0;
   for (int i = 0; i < n; i++) {
-    done += campaign_run_done(c, todo[i]);
+    if (campaign_run_done(c, todo[i])) {
+      done++;
+      *failed += !campaign_run_passed(c, todo[i]);
+    }
   }
   return done;
 }
@@ -263,7 +289,8 @@ static int count_done(const campaign *c, const int *todo, int n) {
 /* waits until every task of the job listed in `which` ended (or an interrupt: scancel) */
 static int wait_job(const campaign *c, long job, task *tasks, int ntasks, const int *todo, int n,
                     campaign_progress *p) {
-  const int base = p->done - count_done(c, todo, n);
+  int failed;
+  const int base = p->done - count_done(c, todo, n, &failed), base_failed = p->failed - failed;
   for (;;) {
     if (campaign_interrupted) {
       char id[32];
@@ -274,12 +301,16 @@ static int wait_job(const campaign *c, long job, task *tasks, int ntasks, const 
     }
     if (read_states(job, tasks, ntasks) != 0) {
       read_markers(c, tasks, ntasks);
+    } else {
+      missing_tasks(tasks, ntasks);
     }
     int pending = 0;
     for (int k = 0; k < ntasks; k++) {
       pending += tasks[k].state == 0;
     }
-    campaign_progress_step(p, base + count_done(c, todo, n), 0);
+    const int done = count_done(c, todo, n, &failed);
+    p->failed = base_failed + failed;
+    campaign_progress_step(p, base + done, 0);
     if (pending == 0) {
       return 0;
     }
@@ -336,6 +367,13 @@ static int slurm_run(campaign *c, const int *todo, int n, campaign_progress *p, 
     if (job < 0) {
       rc = -1;
       break;
+    }
+    char jobs[CAMPAIGN_PATH_MAX]; /* for people (and tests) who want to look at the job */
+    snprintf(jobs, sizeof jobs, "%s/slurm/jobs.txt", c->out);
+    FILE *jf = fopen(jobs, attempt == 0 ? "w" : "a");
+    if (jf) {
+      fprintf(jf, "%ld %s\n", job, array);
+      fclose(jf);
     }
     rc = wait_job(c, job, tasks, ntasks, todo, n, p);
   }
