@@ -17,15 +17,15 @@ skip() { echo "slurm_cluster: $*" >&2; exit 77; }
 stop() {
   for p in slurmd slurmctld munged; do
     f="$dir/run/$p.pid"
-    [ -s "$f" ] && kill "$(cat "$f")" 2>/dev/null
+    [ -s "$f" ] && kill "$(cat "$f" 2>/dev/null)" 2>/dev/null
   done
   for p in slurmd slurmctld munged; do # wait for them (a second at most each)
     f="$dir/run/$p.pid"
     i=0
-    while [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && [ $i -lt 20 ]; do
+    while [ -s "$f" ] && kill -0 "$(cat "$f" 2>/dev/null)" 2>/dev/null && [ $i -lt 20 ]; do
       sleep 0.05; i=$((i + 1))
     done
-    [ -s "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+    [ -s "$f" ] && kill -9 "$(cat "$f" 2>/dev/null)" 2>/dev/null
     rm -f "$f"
   done
   return 0
