@@ -1,5 +1,5 @@
 /* sim/actuator_load.c: the "actuators" section of a robot description (docs/robot-format.md). */
-#include "sim/json_read.h"
+#include "sim/model_load.h"
 
 #include <float.h>
 #include <stdlib.h>

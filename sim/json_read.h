@@ -102,7 +102,12 @@ cJSON *sim_json_parse_text(const char *text, const char *source, char *err, size
  * cJSON_Delete. */
 cJSON *sim_json_parse_file(const char *path, char *err, size_t err_sz);
 
-/* Section loaders of the robot description, called by the model loader. */
-int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
+/* Soft-constraint parameters at obj.key (absent: MuJoCo's defaults, a critically damped 20 ms
+ * spring and impedance 0.9 -> 0.95 over 1 mm). solref: [timeconst > 0, dampratio > 0] or
+ * [-stiffness <= 0, -damping <= 0]; solimp: [dmin, dmax, width, midpoint, power]. */
+int sim_json_read_solref(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                         const char *key, double ref[SIM_NREF]);
+int sim_json_read_solimp(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                         const char *key, double imp[SIM_NIMP]);
 
 #endif

@@ -7,8 +7,9 @@
  * 2. One sample message, the way the ZeroMQ transport encodes it (hil_msg_encode_sample_form:
  *    names, keys and units written once per sensor) and the general encoder it must match byte
  *    for byte (hil_msg_encode_sample), each with the library's and with Grisu2's numbers. The
- *    encoders are hil/json_messages.c compiled again (tools/bench_messages_copy.c) with the
- *    formatter behind one switch, so both formatters pay the same indirect call.
+ *    encoders are hil/json_writer.c and hil/zmq/json_messages.c compiled again
+ *    (tools/bench_messages_copy.c) with the formatter behind one switch, so both formatters pay
+ *    the same indirect call.
  * 3. Where the texts of the two formatters differ, on 10^6 random doubles: the library's is
  *    never longer.
  * Samples come from the robot's own sensors after 1 s of simulation. Not a test: prints
@@ -80,8 +81,8 @@ static int format_snprintf(char *out, double v) {
 }
 
 /* The encoders of bench_messages_copy.c call this instead of hil_num_format; the count tells
- * whether they still do (if json_messages.c moves its number writing to another file, the copy
- * no longer covers it and the comparison would be void). */
+ * whether they still do (if the writer or the encoders move their number writing to another
+ * file, the copy no longer covers it and the comparison would be void). */
 int bench_num_format(char out[HIL_NUM_MAX], double v);
 static format_fn bench_formatter = hil_num_format;
 static long bench_num_calls;

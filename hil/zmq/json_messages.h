@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hil/json_writer.h"
 #include "hil/runtime/command.h"
 #include "hil/runtime/status.h"
 #include "sensors/sensors.h"
@@ -32,36 +33,6 @@
 #define HIL_MSG_SAMPLE_MAX 2048                 /* enough for any sensor sample message */
 #define HIL_MSG_PATH_MAX 96                     /* parameter path in control requests */
 #define HIL_MSG_UNIT_MAX 16
-#define HIL_JW_DEPTH 16
-
-/* --- JSON writer ------------------------------------------------------------------------------ */
-
-/* Writes JSON text into a fixed buffer, placing commas itself. The first overflow sticks:
- * hil_jw_finish() then returns HIL_ENOMEM. Value object, no allocation. */
-typedef struct hil_jw {
-  char *buf;
-  size_t cap, len;
-  int overflow;
-  int depth;
-  int after_key;
-  unsigned char first[HIL_JW_DEPTH + 1]; /* no element written yet at this depth */
-} hil_jw;
-
-void hil_jw_init(hil_jw *w, char *buf, size_t cap);
-void hil_jw_begin_object(hil_jw *w);
-void hil_jw_end_object(hil_jw *w);
-void hil_jw_begin_array(hil_jw *w);
-void hil_jw_end_array(hil_jw *w);
-void hil_jw_key(hil_jw *w, const char *key);
-void hil_jw_string(hil_jw *w, const char *s); /* escaped as JSON requires */
-void hil_jw_number(hil_jw *w, double v);      /* hil_num_format: round-trip digits or null */
-void hil_jw_uint(hil_jw *w, uint64_t v);
-void hil_jw_bool(hil_jw *w, int v);
-void hil_jw_null(hil_jw *w);
-/* A value already encoded as JSON (a sample message inside a snapshot), copied as it is. */
-void hil_jw_raw(hil_jw *w, const char *json, size_t len);
-/* Length of the text written (NUL-terminated), or HIL_ENOMEM when it did not fit. */
-int hil_jw_finish(hil_jw *w);
 
 /* --- sensor samples --------------------------------------------------------------------------- */
 

@@ -3,9 +3,9 @@
  * then the control handlers with their JSON reply) on a real runtime (the club arm in lockstep),
  * which then ticks; and the sample decoder that clients use. The first byte picks the path.
  *
- * The transport's file is included to reach its handlers; its sockets are bound once, on Unix
- * sockets in /tmp, and never receive anything. */
-#include "hil/zmq/zmq_transport.c"
+ * The control replies' file is included to reach their handler (execute); the transport's sockets
+ * are bound once, on Unix sockets in /tmp, and never receive anything. */
+#include "hil/zmq/zmq_control.c"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -17,10 +17,8 @@
 #include <string.h>
 
 #include "sim/sim.h"
-
-#if !defined(ACHILLES_HAVE_MUJOCO)
-#define ACHILLES_HAVE_MUJOCO 0
-#endif
+#include "support/mujoco.h"
+#include "support/skip.h"
 
 /* Two hinges under gravity, both placements and both axes typed to 7 digits (none unit). */
 static const char robot_json[] =
@@ -82,8 +80,6 @@ static void test_loader_normalises(void **state) {
 }
 
 #if ACHILLES_HAVE_MUJOCO
-#include <mujoco/mujoco.h>
-
 /* The same robot in MJCF, written by hand with the same typed digits: MuJoCo normalises them. */
 static const char robot_xml[] =
     "<mujoco model=\"typed\">\n"
@@ -100,31 +96,15 @@ static const char robot_xml[] =
     "  </worldbody>\n"
     "</mujoco>\n";
 
-static mjModel *load_mujoco(void) {
-  char path[] = "/tmp/achilles_typed_XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  FILE *f = fdopen(fd, "w");
-  assert_non_null(f);
-  fputs(robot_xml, f);
-  fclose(f);
-  char err[1000] = "";
-  mjModel *mm = mj_loadXML(path, NULL, err, sizeof err);
-  remove(path);
-  if (!mm) {
-    fail_msg("MuJoCo: %s", err);
-  }
-  return mm;
-}
-
 /* 4 s from a tilted start under gravity: both engines see the same normalised geometry, so
  * only rounding separates them (bound as for the other arms of test_mujoco_reference: 1e-9 rad);
  * unnormalised vectors put them 1e-7 to 1e-4 rad apart. */
 static void test_trajectory_matches_mujoco(void **state) {
   (void)state;
+  TS_REQUIRE_MUJOCO();
   sim_model *m = load_typed();
   sim_data *d = sim_data_new(m);
-  mjModel *mm = load_mujoco();
+  mjModel *mm = ts_mj_load_xml(robot_xml);
   mjData *md = mj_makeData(mm);
   assert_non_null(d);
   assert_non_null(md);
@@ -152,8 +132,7 @@ static void test_trajectory_matches_mujoco(void **state) {
 #else
 static void test_trajectory_matches_mujoco(void **state) {
   (void)state;
-  print_message("MuJoCo (libmujoco-dev) not found: comparison skipped\n");
-  skip();
+  TS_REQUIRE_MUJOCO();
 }
 #endif
 
@@ -162,5 +141,5 @@ int main(void) {
       cmocka_unit_test(test_loader_normalises),
       cmocka_unit_test(test_trajectory_matches_mujoco),
   };
-  return cmocka_run_group_tests_name("typed_units", tests, NULL, NULL);
+  return ts_run(tests);
 }

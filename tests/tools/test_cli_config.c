@@ -18,92 +18,39 @@
 #include <unistd.h>
 
 #include "sim/json_read.h"
+#include "support/skip.h"
+#include "support/spawn.h"
+#include "support/tmp.h"
 
 #define CLUB ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 #define PROBE ACHILLES_SOURCE_DIR "/configs/latency_probe.json"
 
-static char dir[64];
+static const char *dir; /* the suite's folder */
 static char out_path[128], err_path[128];
 
-/* Starts argv with standard input from in_path (or /dev/null), output into files; the pid. */
+/* argv with standard input from in_path (NULL: /dev/null), its output into the suite's files */
 static pid_t spawn_in(char *const argv[], const char *in_path) {
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int in = open(in_path ? in_path : "/dev/null", O_RDONLY);
-    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  return pid;
-}
-
-/* The exit status within `seconds`; a process still running then is killed and the test fails. */
-static int wait_exit_within(pid_t pid, double seconds) {
-  int status = 0;
-  for (double waited = 0; waited < seconds; waited += 0.01) {
-    pid_t got = waitpid(pid, &status, WNOHANG);
-    assert_true(got >= 0);
-    if (got == pid) {
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    const struct timespec ts = {0, 10000000};
-    nanosleep(&ts, NULL);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  fail_msg("the command did not exit within %g s", seconds);
-  return -1;
-}
-
-static const char *slurp(const char *path) {
-  static char text[1 << 16];
-  FILE *f = fopen(path, "r");
-  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-  text[n] = '\0';
-  if (f) {
-    fclose(f);
-  }
-  return text;
+  return ts_spawn(argv, in_path, out_path, err_path);
 }
 
 /* Runs argv (stdin from in_path) and checks its exit status and a fragment of its stderr. */
 static void expect_run(char *const argv[], const char *in_path, int status, const char *message) {
-  const int rc = wait_exit_within(spawn_in(argv, in_path), 60);
-  const char *text = slurp(err_path);
+  const int rc = ts_wait_exit(spawn_in(argv, in_path), 60);
+  const char *text = ts_slurp(err_path);
   if (rc != status || (message && !strstr(text, message))) {
     fail_msg("%s %s: exit %d (expected %d), expected '%s' in:\n%s", argv[1], argv[2], rc, status,
              message ? message : "", text);
   }
 }
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-}
-
 static int setup(void **state) {
-  (void)state;
-  snprintf(dir, sizeof dir, "/tmp/achilles-cli-config-XXXXXX");
-  if (!mkdtemp(dir)) {
+  if (ts_tmp_setup(state) != 0) {
     return -1;
   }
-  snprintf(out_path, sizeof out_path, "%s/out", dir);
-  snprintf(err_path, sizeof err_path, "%s/err", dir);
+  dir = ts_tmp_dir();
+  ts_tmp_path(out_path, sizeof out_path, "out");
+  ts_tmp_path(err_path, sizeof err_path, "err");
   return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
 }
 
 /* The runtime parses its sections from the config one after another; from a pipe, the second
@@ -130,8 +77,8 @@ static void test_config_from_a_pipe(void **state) {
   expect_run(substituted, NULL, 0, "whole run: t=0.100 s");
   char *sensors[] = {ACHILLES_BIN, "sensors", "/dev/stdin", "--duration", "0.01", NULL};
   expect_run(sensors, PROBE, 0, NULL);
-  if (!strstr(slurp(out_path), "time,probe.seq")) {
-    fail_msg("no CSV from achilles sensors /dev/stdin:\n%s", slurp(out_path));
+  if (!strstr(ts_slurp(out_path), "time,probe.seq")) {
+    fail_msg("no CSV from achilles sensors /dev/stdin:\n%s", ts_slurp(out_path));
   }
 }
 
@@ -143,7 +90,7 @@ static void test_non_regular_and_oversized_files(void **state) {
   assert_int_equal(mkfifo(fifo, 0600), 0);
   char *zero[] = {ACHILLES_BIN, "run", "/dev/zero", NULL};
   char *named_pipe[] = {ACHILLES_BIN, "run", fifo, NULL};
-  char *directory[] = {ACHILLES_BIN, "run", dir, NULL};
+  char *directory[] = {ACHILLES_BIN, "run", (char *)dir, NULL};
   char *sensors_fifo[] = {ACHILLES_BIN, "sensors", fifo, "--duration", "1", NULL};
   expect_run(zero, NULL, 2, "/dev/zero: is a character device, not a regular file");
   expect_run(named_pipe, NULL, 2, "fifo: is a named pipe, not a regular file");
@@ -185,11 +132,11 @@ static void test_run_exit_status(void **state) {
   snprintf(bad_model, sizeof bad_model, "%s/bad_model.json", dir);
   snprintf(bad_zmq, sizeof bad_zmq, "%s/bad_zmq.json", dir);
   snprintf(bad_rate, sizeof bad_rate, "%s/bad_rate.json", dir);
-  write_file(bad_model, "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":0,"
+  ts_write_file(bad_model, "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":0,"
                         "\"inertia\":[1,1,1,0,0,0]}}]}");
-  write_file(bad_zmq, "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+  ts_write_file(bad_zmq, "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
                       "\"inertia\":[1,1,1,0,0,0]}}],\"transports\":{\"zmq\":{\"pub\":\"\"}}}");
-  write_file(bad_rate, "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+  ts_write_file(bad_rate, "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
                        "\"inertia\":[1,1,1,0,0,0]}}],\"runtime\":{\"rate_hz\":1e9}}");
   char *model[] = {ACHILLES_BIN, "run", bad_model, NULL};
   char *zmq[] = {ACHILLES_BIN, "run", bad_zmq, NULL};
@@ -207,8 +154,8 @@ static void test_run_exit_status(void **state) {
   expect_run(json, NULL, 2, "-: line 1, column 1: invalid JSON");
   /* outside the files: a port that does not exist; said once, with one "serial:" */
   expect_run(serial, NULL, 1, "achilles run: serial: /nonexistent/tty: ");
-  if (strstr(slurp(err_path), "serial: serial:")) {
-    fail_msg("doubled prefix:\n%s", slurp(err_path));
+  if (strstr(ts_slurp(err_path), "serial: serial:")) {
+    fail_msg("doubled prefix:\n%s", ts_slurp(err_path));
   }
 }
 
@@ -218,5 +165,5 @@ int main(void) {
       cmocka_unit_test(test_non_regular_and_oversized_files),
       cmocka_unit_test(test_run_exit_status),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, setup, ts_tmp_teardown);
 }

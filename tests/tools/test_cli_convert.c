@@ -11,16 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-static int run(const char *cmd, char *out, size_t out_sz) {
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t n = fread(out, 1, out_sz - 1, p);
-  out[n] = '\0';
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+#include "support/skip.h"
+#include "support/spawn.h"
+#include "support/tmp.h"
+#include <unistd.h>
 
 static const char urdf[] =
     "<robot name=\"pendulum\">\n"
@@ -39,48 +34,42 @@ static char out_direct[1 << 16], out_converted[1 << 16], text[1 << 16];
 
 static void test_convert_then_sim(void **state) {
   (void)state;
-  char dir[] = "/tmp/achilles_convert_XXXXXX";
-  assert_non_null(mkdtemp(dir));
+  char dir[128];
+  ts_tmpdir(dir, sizeof dir, "convert");
   char path[256], json[256], cmd[1024];
   snprintf(path, sizeof path, "%s/pendulum.urdf", dir);
   snprintf(json, sizeof json, "%s/pendulum.json", dir);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(urdf, f);
-  fclose(f);
+  ts_write_file(path, urdf);
   /* the note names the line of what was ignored; the JSON goes to --out */
   snprintf(cmd, sizeof cmd, "%s convert %s --out %s 2>&1", ACHILLES_BIN, path, json);
-  assert_int_equal(run(cmd, text, sizeof text), 0);
+  assert_int_equal(ts_shell(cmd, text, sizeof text), 0);
   assert_non_null(strstr(text, "pendulum.urdf:7: <visual> ignored: visual only"));
   /* the converted file and the URDF simulate to the same digits */
   snprintf(cmd, sizeof cmd, "%s sim %s --duration 1 --qpos pivot=0.5 --every 100", ACHILLES_BIN,
            path);
-  assert_int_equal(run(cmd, out_direct, sizeof out_direct), 0);
+  assert_int_equal(ts_shell(cmd, out_direct, sizeof out_direct), 0);
   snprintf(cmd, sizeof cmd, "%s sim %s --duration 1 --qpos pivot=0.5 --every 100", ACHILLES_BIN,
            json);
-  assert_int_equal(run(cmd, out_converted, sizeof out_converted), 0);
+  assert_int_equal(ts_shell(cmd, out_converted, sizeof out_converted), 0);
   assert_string_equal(out_direct, out_converted);
   assert_non_null(strstr(out_direct, "time,pivot.q,pivot.qd,energy\n"));
   /* achilles sensors on the URDF: sensors from --sensors (an URDF has none of its own) */
   char sensors[256];
   snprintf(sensors, sizeof sensors, "%s/pendulum.sensors.json", dir);
-  f = fopen(sensors, "w");
-  assert_non_null(f);
-  fputs("{\"list\": [{\"name\": \"enc\", \"type\": \"encoder\", \"joint\": \"pivot\","
-        " \"counts_per_rev\": 1000}]}\n", f);
-  fclose(f);
+  ts_write_file(sensors, "{\"list\": [{\"name\": \"enc\", \"type\": \"encoder\", \"joint\": "
+                         "\"pivot\", \"counts_per_rev\": 1000}]}\n");
   snprintf(cmd, sizeof cmd, "%s sensors %s --sensors %s --duration 0.01 2>&1", ACHILLES_BIN, path,
            sensors);
-  assert_int_equal(run(cmd, text, sizeof text), 0);
+  assert_int_equal(ts_shell(cmd, text, sizeof text), 0);
   assert_non_null(strstr(text, "enc.counts.meas"));
   snprintf(cmd, sizeof cmd, "%s sensors %s --duration 0.01 2>&1", ACHILLES_BIN, path);
-  assert_int_not_equal(run(cmd, text, sizeof text), 0);
+  assert_int_not_equal(ts_shell(cmd, text, sizeof text), 0);
   assert_non_null(strstr(text, "an MJCF or URDF file has no sensors: pass --sensors FILE"));
   /* achilles run on the URDF with those sensors: fast, no sockets */
   snprintf(cmd, sizeof cmd,
            "%s run %s --sensors %s --mode fast --duration 0.5 --no-zmq 2>&1", ACHILLES_BIN, path,
            sensors);
-  assert_int_equal(run(cmd, text, sizeof text), 0);
+  assert_int_equal(ts_shell(cmd, text, sizeof text), 0);
   if (!strstr(text, "pendulum: 1 joints, 0 actuators, 1 sensors") || !strstr(text, "steps=500")) {
     fail_msg("achilles run on a URDF printed '%s'", text);
   }
@@ -88,19 +77,18 @@ static void test_convert_then_sim(void **state) {
   /* --strict: the visual element is an error, exit 1, nothing written */
   remove(json);
   snprintf(cmd, sizeof cmd, "%s convert %s --strict --out %s 2>&1", ACHILLES_BIN, path, json);
-  assert_int_equal(run(cmd, text, sizeof text), 1);
+  assert_int_equal(ts_shell(cmd, text, sizeof text), 1);
   assert_non_null(strstr(text, "pendulum.urdf:7: <visual> ignored: visual only (an error with "
                                "--strict)"));
   assert_int_not_equal(access(json, F_OK), 0);
   /* a JSON file is not converted; a missing argument is a usage error */
   snprintf(cmd, sizeof cmd, "%s convert %s 2>&1", ACHILLES_BIN, ACHILLES_SOURCE_DIR "/configs/club_arm.json");
-  assert_int_equal(run(cmd, text, sizeof text), 2);
+  assert_int_equal(ts_shell(cmd, text, sizeof text), 2);
   assert_non_null(strstr(text, "expected an MJCF (.xml, .mjcf) or URDF (.urdf) file"));
   snprintf(cmd, sizeof cmd, "%s convert --help", ACHILLES_BIN);
-  assert_int_equal(run(cmd, text, sizeof text), 0);
+  assert_int_equal(ts_shell(cmd, text, sizeof text), 0);
   assert_non_null(strstr(text, "usage: achilles convert"));
-  remove(path);
-  rmdir(dir);
+  ts_rmtree(dir);
 }
 
 /* A URDF whose link collides through a mesh beside it: the JSON written into another folder
@@ -108,8 +96,8 @@ static void test_convert_then_sim(void **state) {
  * importer resolves mesh names to absolute paths; standard output keeps them absolute). */
 static void test_convert_names_meshes_relative(void **state) {
   (void)state;
-  char dir[] = "/tmp/achilles_convert_mesh_XXXXXX";
-  assert_non_null(mkdtemp(dir));
+  char dir[128];
+  ts_tmpdir(dir, sizeof dir, "convert-mesh");
   char path[512], cmd[2048], moved[600];
   snprintf(cmd, sizeof cmd, "mkdir -p %s/robot/meshes %s/out", dir, dir);
   assert_int_equal(system(cmd), 0);
@@ -141,9 +129,9 @@ static void test_convert_names_meshes_relative(void **state) {
   fclose(f);
   snprintf(cmd, sizeof cmd, "%s convert %s --out %s/out/arm.json --quiet 2>&1", ACHILLES_BIN,
            path, dir);
-  assert_int_equal(run(cmd, text, sizeof text), 0);
+  assert_int_equal(ts_shell(cmd, text, sizeof text), 0);
   snprintf(cmd, sizeof cmd, "cat %s/out/arm.json", dir);
-  assert_int_equal(run(cmd, text, sizeof text), 0);
+  assert_int_equal(ts_shell(cmd, text, sizeof text), 0);
   if (!strstr(text, "\"file\":\t\"../robot/meshes/tet.stl\"")) {
     fail_msg("the mesh is not named relative to the JSON's folder:\n%s", text);
   }
@@ -151,16 +139,15 @@ static void test_convert_names_meshes_relative(void **state) {
   snprintf(moved, sizeof moved, "%s_moved", dir);
   snprintf(cmd, sizeof cmd, "mv %s %s && %s sim %s/out/arm.json --duration 0.01 2>&1", dir, moved,
            ACHILLES_BIN, moved);
-  if (run(cmd, text, sizeof text) != 0) {
+  if (ts_shell(cmd, text, sizeof text) != 0) {
     fail_msg("the moved JSON does not load:\n%s", text);
   }
   /* on standard output the path stays absolute */
   snprintf(cmd, sizeof cmd, "%s convert %s/robot/arm.urdf --quiet 2>&1", ACHILLES_BIN, moved);
-  assert_int_equal(run(cmd, text, sizeof text), 0);
+  assert_int_equal(ts_shell(cmd, text, sizeof text), 0);
   snprintf(path, sizeof path, "\"file\":\t\"%s/robot/meshes/tet.stl\"", moved);
   assert_non_null(strstr(text, path));
-  snprintf(cmd, sizeof cmd, "rm -rf %s", moved);
-  assert_int_equal(system(cmd), 0);
+  assert_int_equal(ts_rmtree(moved), 0);
 }
 
 int main(void) {
@@ -168,5 +155,5 @@ int main(void) {
       cmocka_unit_test(test_convert_then_sim),
       cmocka_unit_test(test_convert_names_meshes_relative),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -22,198 +22,22 @@
 
 #include "hil/record/log.h"
 
-static char dir[64];
+#include "support/skip.h"
+#include "support/spawn.h"
+#include "support/tmp.h"
+#include "support/wait.h"
 
-static void sleep_s(double s) {
-  struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-  nanosleep(&ts, NULL);
-}
+/* a run's exit status within a minute (a loaded machine included) */
+#define EXIT_S 60.0
 
-/* Starts argv with stdout and stderr redirected to files; returns the pid. */
-static pid_t spawn(char *const argv[], const char *out_path, const char *err_path) {
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(out, 1);
-    dup2(err, 2);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  return pid;
-}
-
-static int wait_exit(pid_t pid) {
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static char *slurp(const char *path) {
-  static char text[1 << 20];
-  FILE *f = fopen(path, "r");
-  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-  text[n] = '\0';
-  if (f) {
-    fclose(f);
-  }
-  return text;
-}
-
-static int wait_for_file(const char *path, double seconds) {
-  struct stat st;
-  for (double waited = 0; waited < seconds; waited += 0.01) {
-    if (lstat(path, &st) == 0) {
-      return 0;
-    }
-    sleep_s(0.01);
-  }
-  return -1;
-}
+static const char *dir; /* the suite's folder (ts_tmp_setup) */
 
 static int setup(void **state) {
-  (void)state;
-  snprintf(dir, sizeof dir, "/tmp/achilles-cli-run-XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
-static void test_fast_run_finishes(void **state) {
-  (void)state;
-  char out[128], err[128];
-  snprintf(out, sizeof out, "%s/fast.out", dir);
-  snprintf(err, sizeof err, "%s/fast.err", dir);
-  char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json", "--mode",
-                  "fast", "--duration", "0.5", "--no-zmq", "--status-period", "0", NULL};
-  assert_int_equal(wait_exit(spawn(argv, out, err)), 0);
-  const char *text = slurp(err);
-  if (!strstr(text, "whole run: t=0.500 s") || !strstr(text, "steps=500 fast")) {
-    fail_msg("unexpected output:\n%s", text);
+  if (ts_tmp_setup(state) != 0) {
+    return -1;
   }
-}
-
-static void expect_usage_error(char *const argv[], const char *message) {
-  char out[128], err[128];
-  snprintf(out, sizeof out, "%s/err.out", dir);
-  snprintf(err, sizeof err, "%s/err.err", dir);
-  int rc = wait_exit(spawn(argv, out, err));
-  const char *text = slurp(err);
-  if (rc == 0 || !strstr(text, message)) {
-    fail_msg("exit %d, expected '%s' in:\n%s", rc, message, text);
-  }
-}
-
-static void test_errors(void **state) {
-  (void)state;
-  char *bad_mode[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
-                      "--mode", "turbo", NULL};
-  expect_usage_error(bad_mode, "--mode: unknown value 'turbo'");
-  char *bad_rate[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
-                      "--rate", "-5", NULL};
-  expect_usage_error(bad_rate, "--rate: must be >=");
-  char path[128];
-  snprintf(path, sizeof path, "%s/typo.json", dir);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs("{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,\"inertia\":"
-        "[1,1,1,0,0,0]}}],\"runtime\":{\"rate\":500}}",
-        f);
-  fclose(f);
-  char *typo[] = {ACHILLES_BIN, "run", path, "--mode", "fast", "--duration", "0.1", NULL};
-  expect_usage_error(typo, "runtime.rate: unknown key");
-  char *awake[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
-                   "--keep-awake", "--cpu", "0", NULL};
-  expect_usage_error(awake, "--keep-awake needs --rt and --cpu N");
-  char *missing[] = {ACHILLES_BIN, "run", "/nonexistent.json", NULL};
-  expect_usage_error(missing, "/nonexistent.json: cannot open");
-}
-
-/* --rt with a CPU that does not exist: said once each, and the run goes on to its end. */
-static void test_rt_refusals_are_said_and_survived(void **state) {
-  (void)state;
-  char out[128], err[128];
-  snprintf(out, sizeof out, "%s/rt.out", dir);
-  snprintf(err, sizeof err, "%s/rt.err", dir);
-  char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json", "--rt",
-                  "--cpu", "1000", "--keep-awake", "--duration", "0.05", "--status-period", "0",
-                  NULL};
-  assert_int_equal(wait_exit(spawn(argv, out, err)), 0);
-  const char *text = slurp(err);
-  if (!strstr(text, "--rt: CPU 1000 refused") ||
-      !strstr(text, "keep-awake: CPU 1000 is not available to this process; running on") ||
-      !strstr(text, "whole run: t=0.050 s")) {
-    fail_msg("unexpected output:\n%s", text);
-  }
-}
-
-/* A realtime run with a pty stops cleanly on SIGINT: exit 0, the final status, the link gone. */
-static void test_sigint_stops_cleanly(void **state) {
-  (void)state;
-  char out[128], err[128], link[128];
-  snprintf(out, sizeof out, "%s/int.out", dir);
-  snprintf(err, sizeof err, "%s/int.err", dir);
-  snprintf(link, sizeof link, "%s/int.pty", dir);
-  char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
-                  "--serial", "pty", "--pty-link", link, "--no-zmq", NULL};
-  pid_t pid = spawn(argv, out, err);
-  assert_int_equal(wait_for_file(link, 10.0), 0);
-  sleep_s(0.3);
-  kill(pid, SIGINT);
-  assert_int_equal(wait_exit(pid), 0);
-  const char *text = slurp(err);
-  if (!strstr(text, "whole run:")) {
-    fail_msg("no final status in:\n%s", text);
-  }
-  struct stat st;
-  assert_int_not_equal(lstat(link, &st), 0); /* the symlink was removed */
-}
-
-/* The example firmware, a separate process on the pty, holds two set points in real time. */
-static void test_firmware_holds_setpoints_in_realtime(void **state) {
-  (void)state;
-  char sim_out[128], sim_err[128], fw_out[128], fw_err[128], link[128];
-  snprintf(sim_out, sizeof sim_out, "%s/sim.out", dir);
-  snprintf(sim_err, sizeof sim_err, "%s/sim.err", dir);
-  snprintf(fw_out, sizeof fw_out, "%s/fw.out", dir);
-  snprintf(fw_err, sizeof fw_err, "%s/fw.err", dir);
-  snprintf(link, sizeof link, "%s/fw.pty", dir);
-  char *sim_argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
-                      "--serial", "pty", "--pty-link", link, "--no-zmq", "--duration", "30",
-                      NULL};
-  pid_t sim = spawn(sim_argv, sim_out, sim_err);
-  assert_int_equal(wait_for_file(link, 10.0), 0);
-  char *fw_argv[] = {PD_FIRMWARE_BIN, link, "--setpoint", "1=0.5", "--setpoint", "2=-0.4",
-                     "--duration", "4", NULL};
-  int fw_rc = wait_exit(spawn(fw_argv, fw_out, fw_err));
-  kill(sim, SIGINT);
-  assert_int_equal(wait_exit(sim), 0);
-  assert_int_equal(fw_rc, 0);
-  /* the firmware's last status line: "t=4.000  j0 q=... e=... u=...  j1 q=... e=..." */
-  char *text = slurp(fw_out), *last = NULL;
-  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-    last = line;
-  }
-  assert_non_null(last);
-  double e[4];
-  for (int j = 0; j < 4; j++) {
-    char key[16];
-    snprintf(key, sizeof key, "j%d q=", j);
-    char *at = strstr(last, key);
-    assert_non_null(at);
-    assert_int_equal(sscanf(strstr(at, "e=") + 2, "%lf", &e[j]), 1);
-  }
-  /* P control against gravity leaves a small steady error (about 0.01 rad at these gains,
-   * docs/serial-transport.md); 0.05 rad also absorbs the realtime jitter of a loaded CI VM */
-  if (fabs(e[1]) > 0.05 || fabs(e[2]) > 0.05 || fabs(e[0]) > 0.05 || fabs(e[3]) > 0.05) {
-    fail_msg("set points not held: %s\nsimulator:\n%s", last, slurp(sim_err));
-  }
+  dir = ts_tmp_dir();
+  return 0;
 }
 
 /* Reads the log at `path` as far as it goes: how many samples, the wall time of the last;
@@ -239,6 +63,145 @@ static int read_log_samples(const char *path, long long *samples, double *last_w
   return rc;
 }
 
+/* Waits until a run recording to log has written a sample: its loop runs, so its stop signals
+ * are handled (the command installs them just before the loop starts). */
+static void wait_running(const char *log) {
+  long long samples = 0;
+  double wall = 0;
+  char msg[512];
+  TS_WAIT_FOR((read_log_samples(log, &samples, &wall, msg, sizeof msg), samples > 0),
+              "the run's first recorded sample");
+}
+
+static void test_fast_run_finishes(void **state) {
+  (void)state;
+  char out[128], err[128];
+  snprintf(out, sizeof out, "%s/fast.out", dir);
+  snprintf(err, sizeof err, "%s/fast.err", dir);
+  char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json", "--mode",
+                  "fast", "--duration", "0.5", "--no-zmq", "--status-period", "0", NULL};
+  assert_int_equal(ts_wait_exit(ts_spawn(argv, NULL, out, err), EXIT_S), 0);
+  const char *text = ts_slurp(err);
+  if (!strstr(text, "whole run: t=0.500 s") || !strstr(text, "steps=500 fast")) {
+    fail_msg("unexpected output:\n%s", text);
+  }
+}
+
+static void expect_usage_error(char *const argv[], const char *message) {
+  char out[128], err[128];
+  snprintf(out, sizeof out, "%s/err.out", dir);
+  snprintf(err, sizeof err, "%s/err.err", dir);
+  int rc = ts_wait_exit(ts_spawn(argv, NULL, out, err), EXIT_S);
+  const char *text = ts_slurp(err);
+  if (rc == 0 || !strstr(text, message)) {
+    fail_msg("exit %d, expected '%s' in:\n%s", rc, message, text);
+  }
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  char *bad_mode[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
+                      "--mode", "turbo", NULL};
+  expect_usage_error(bad_mode, "--mode: unknown value 'turbo'");
+  char *bad_rate[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
+                      "--rate", "-5", NULL};
+  expect_usage_error(bad_rate, "--rate: must be >=");
+  char path[128];
+  snprintf(path, sizeof path, "%s/typo.json", dir);
+  ts_write_file(path, "{\"bodies\":[{\"name\":\"a\",\"parent\":\"world\",\"inertial\":{\"mass\":1,"
+                      "\"inertia\":[1,1,1,0,0,0]}}],\"runtime\":{\"rate\":500}}");
+  char *typo[] = {ACHILLES_BIN, "run", path, "--mode", "fast", "--duration", "0.1", NULL};
+  expect_usage_error(typo, "runtime.rate: unknown key");
+  char *awake[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
+                   "--keep-awake", "--cpu", "0", NULL};
+  expect_usage_error(awake, "--keep-awake needs --rt and --cpu N");
+  char *missing[] = {ACHILLES_BIN, "run", "/nonexistent.json", NULL};
+  expect_usage_error(missing, "/nonexistent.json: cannot open");
+}
+
+/* --rt with a CPU that does not exist: said once each, and the run goes on to its end. */
+static void test_rt_refusals_are_said_and_survived(void **state) {
+  (void)state;
+  char out[128], err[128];
+  snprintf(out, sizeof out, "%s/rt.out", dir);
+  snprintf(err, sizeof err, "%s/rt.err", dir);
+  char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json", "--rt",
+                  "--cpu", "1000", "--keep-awake", "--duration", "0.05", "--status-period", "0",
+                  NULL};
+  assert_int_equal(ts_wait_exit(ts_spawn(argv, NULL, out, err), EXIT_S), 0);
+  const char *text = ts_slurp(err);
+  if (!strstr(text, "--rt: CPU 1000 refused") ||
+      !strstr(text, "keep-awake: CPU 1000 is not available to this process; running on") ||
+      !strstr(text, "whole run: t=0.050 s")) {
+    fail_msg("unexpected output:\n%s", text);
+  }
+}
+
+/* A realtime run with a pty stops cleanly on SIGINT: exit 0, the final status, the link gone. */
+static void test_sigint_stops_cleanly(void **state) {
+  (void)state;
+  char out[128], err[128], link[128], log[128];
+  snprintf(out, sizeof out, "%s/int.out", dir);
+  snprintf(err, sizeof err, "%s/int.err", dir);
+  snprintf(link, sizeof link, "%s/int.pty", dir);
+  snprintf(log, sizeof log, "%s/int.log", dir);
+  char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json", "--serial",
+                  "pty", "--pty-link", link, "--no-zmq", "--record", log, NULL};
+  pid_t pid = ts_spawn(argv, NULL, out, err);
+  assert_true(ts_wait_file(link, TS_DEADLINE_S));
+  wait_running(log);
+  kill(pid, SIGINT);
+  assert_int_equal(ts_wait_exit(pid, EXIT_S), 0);
+  const char *text = ts_slurp(err);
+  if (!strstr(text, "whole run:")) {
+    fail_msg("no final status in:\n%s", text);
+  }
+  struct stat st;
+  assert_int_not_equal(lstat(link, &st), 0); /* the symlink was removed */
+}
+
+/* The example firmware, a separate process on the pty, holds two set points in real time. */
+static void test_firmware_holds_setpoints_in_realtime(void **state) {
+  (void)state;
+  char sim_out[128], sim_err[128], fw_out[128], fw_err[128], link[128];
+  snprintf(sim_out, sizeof sim_out, "%s/sim.out", dir);
+  snprintf(sim_err, sizeof sim_err, "%s/sim.err", dir);
+  snprintf(fw_out, sizeof fw_out, "%s/fw.out", dir);
+  snprintf(fw_err, sizeof fw_err, "%s/fw.err", dir);
+  snprintf(link, sizeof link, "%s/fw.pty", dir);
+  char *sim_argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
+                      "--serial", "pty", "--pty-link", link, "--no-zmq", "--duration", "30",
+                      NULL};
+  pid_t sim = ts_spawn(sim_argv, NULL, sim_out, sim_err);
+  assert_true(ts_wait_file(link, TS_DEADLINE_S));
+  char *fw_argv[] = {PD_FIRMWARE_BIN, link, "--setpoint", "1=0.5", "--setpoint", "2=-0.4",
+                     "--duration", "4", NULL};
+  int fw_rc = ts_wait_exit(ts_spawn(fw_argv, NULL, fw_out, fw_err), EXIT_S);
+  kill(sim, SIGINT);
+  assert_int_equal(ts_wait_exit(sim, EXIT_S), 0);
+  assert_int_equal(fw_rc, 0);
+  /* the firmware's last status line: "t=4.000  j0 q=... e=... u=...  j1 q=... e=..." */
+  char *text = ts_slurp(fw_out), *last = NULL;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    last = line;
+  }
+  assert_non_null(last);
+  double e[4];
+  for (int j = 0; j < 4; j++) {
+    char key[16];
+    snprintf(key, sizeof key, "j%d q=", j);
+    char *at = strstr(last, key);
+    assert_non_null(at);
+    assert_int_equal(sscanf(strstr(at, "e=") + 2, "%lf", &e[j]), 1);
+  }
+  /* P control against gravity leaves a small steady error (about 0.01 rad at these gains,
+   * docs/serial-transport.md); 0.05 rad also absorbs the realtime jitter of a loaded CI VM */
+  if (fabs(e[1]) > 0.05 || fabs(e[2]) > 0.05 || fabs(e[0]) > 0.05 || fabs(e[3]) > 0.05) {
+    fail_msg("set points not held: %s\nsimulator:\n%s", last, ts_slurp(sim_err));
+  }
+}
+
+
 /* A recorded realtime run killed with SIGKILL: every record flushed before the cut reads back
  * and the log has no end record. */
 static void test_record_survives_kill(void **state) {
@@ -249,18 +212,18 @@ static void test_record_survives_kill(void **state) {
   snprintf(log, sizeof log, "%s/run.log", dir);
   char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json", "--no-zmq",
                   "--record", log, NULL};
-  pid_t pid = spawn(argv, out, err);
-  assert_int_equal(wait_for_file(log, 10.0), 0);
+  pid_t pid = ts_spawn(argv, NULL, out, err);
+  assert_true(ts_wait_file(log, TS_DEADLINE_S));
   /* kill once the log holds 0.6 s of samples (flushes every 0.1 s; a slow machine waits more) */
   char msg[512];
   long long seen = 0, samples = 0;
   double seen_wall = 0, last_wall = 0;
   for (int tries = 0; seen_wall < 0.6 && tries < 200; tries++) {
-    sleep_s(0.05);
+    ts_sleep(0.05);
     read_log_samples(log, &seen, &seen_wall, msg, sizeof msg);
   }
   kill(pid, SIGKILL);
-  assert_int_equal(wait_exit(pid), 128 + SIGKILL);
+  assert_int_equal(ts_wait_exit(pid, EXIT_S), 128 + SIGKILL);
 
   int rc = read_log_samples(log, &samples, &last_wall, msg, sizeof msg);
   /* the end: the file ends after a complete record, or inside one cut by the kill */
@@ -276,22 +239,15 @@ static void test_record_survives_kill(void **state) {
 /* Like spawn, with the child's file size limited to fsize bytes (RLIMIT_FSIZE) and SIGXFSZ
  * ignored, so a write past the limit fails with EFBIG as a full disk fails with ENOSPC: a
  * failing disk without root or a small file system. */
+static void limit_file_size(void *fsize) {
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = {*(rlim_t *)fsize, *(rlim_t *)fsize};
+  setrlimit(RLIMIT_FSIZE, &lim);
+}
+
 static pid_t spawn_limited(char *const argv[], const char *out_path, const char *err_path,
                            rlim_t fsize) {
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(out, 1);
-    dup2(err, 2);
-    signal(SIGXFSZ, SIG_IGN);
-    struct rlimit lim = {fsize, fsize};
-    setrlimit(RLIMIT_FSIZE, &lim);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  return pid;
+  return ts_spawn_with(argv, NULL, out_path, err_path, limit_file_size, &fsize);
 }
 
 /* A recording that cannot be written is never silent: the first failed write is said on stderr
@@ -308,8 +264,8 @@ static void test_failed_recording_is_reported(void **state) {
     char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
                     "--mode", "fast", "--duration", "3", "--no-zmq", "--status-period", "0",
                     "--record", log, "--on-record-error", (char *)policies[k], NULL};
-    const int rc = wait_exit(spawn_limited(argv, out, err, 200 * 1024));
-    const char *text = slurp(err);
+    const int rc = ts_wait_exit(spawn_limited(argv, out, err, 200 * 1024), EXIT_S);
+    const char *text = ts_slurp(err);
     if (rc != 1 || !strstr(text, "recording to") || !strstr(text, "File too large") ||
         !strstr(text, "record errors")) {
       fail_msg("%s: exit %d, stderr:\n%s", policies[k], rc, text);
@@ -334,14 +290,15 @@ static void test_hangup_stops_cleanly(void **state) {
     snprintf(err, sizeof err, "%s/hup.err", dir);
     snprintf(link, sizeof link, "%s/hup.pty", dir);
     snprintf(log, sizeof log, "%s/hup.log", dir);
+    unlink(log); /* the last signal's log: wait_running must see this run's */
     char *argv[] = {ACHILLES_BIN, "run", ACHILLES_SOURCE_DIR "/configs/club_arm.json",
                     "--serial", "pty", "--pty-link", link, "--no-zmq", "--record", log, NULL};
-    pid_t pid = spawn(argv, out, err);
-    assert_int_equal(wait_for_file(link, 10.0), 0);
-    sleep_s(0.2);
+    pid_t pid = ts_spawn(argv, NULL, out, err);
+    assert_true(ts_wait_file(link, TS_DEADLINE_S));
+    wait_running(log);
     kill(pid, sigs[k]);
-    const int rc = wait_exit(pid);
-    const char *text = slurp(err);
+    const int rc = ts_wait_exit(pid, EXIT_S);
+    const char *text = ts_slurp(err);
     if (rc != 0 || !strstr(text, "whole run:")) {
       fail_msg("signal %d: exit %d, stderr:\n%s", sigs[k], rc, text);
     }
@@ -419,15 +376,11 @@ static void test_rt_loop_outranks_io_thread(void **state) {
   snprintf(err, sizeof err, "%s/rtprio.err", dir);
   /* the club arm with its sockets on ipc:// endpoints of this test (other tests use the TCP
    * defaults) */
-  FILE *f = fopen(ACHILLES_SOURCE_DIR "/configs/club_arm.json", "r");
-  assert_non_null(f);
-  size_t n = fread(text, 1, sizeof text - 1, f);
-  fclose(f);
-  text[n] = '\0';
+  snprintf(text, sizeof text, "%s", ts_slurp(ACHILLES_SOURCE_DIR "/configs/club_arm.json"));
   char *brace = strrchr(text, '}');
   assert_non_null(brace);
   *brace = '\0';
-  f = fopen(cfg, "w");
+  FILE *f = fopen(cfg, "w");
   assert_non_null(f);
   fprintf(f, "%s, \"transports\": {\"zmq\": {\"pub\": \"ipc://%s/pub\", \"cmd\": \"ipc://%s/cmd\","
           " \"ctl\": \"ipc://%s/ctl\"}}}\n", text, dir, dir, dir);
@@ -438,19 +391,19 @@ static void test_rt_loop_outranks_io_thread(void **state) {
   assert_int_equal(system(sensors), 0);
   char *argv[] = {ACHILLES_BIN, "run", cfg, "--rt", "--duration", "30", "--status-period", "0",
                   NULL};
-  pid_t pid = spawn(argv, out, err);
+  pid_t pid = ts_spawn(argv, NULL, out, err);
   int loop = -1, io = -1;
   for (double waited = 0; waited < 20 && (loop <= 0 || io < 0); waited += 0.02) {
-    sleep_s(0.02);
+    ts_sleep(0.02);
     loop = rt_priority_of(pid, "achilles");
     io = rt_priority_of(pid, "ZMQbg/IO");
   }
   kill(pid, SIGTERM);
-  assert_int_equal(wait_exit(pid), 0);
-  const char *said = slurp(err);
+  assert_int_equal(ts_wait_exit(pid, EXIT_S), 0);
+  const char *said = ts_slurp(err);
   print_message("--rt: loop thread priority %d, ZeroMQ I/O thread %d\n", loop, io);
   if (strstr(said, "SCHED_FIFO refused")) {
-    skip(); /* not privileged here: nothing to compare */
+    TS_SKIP("SCHED_FIFO refused (not privileged here): no priorities to compare");
   }
   if (loop != 80 || io != 79) {
     fail_msg("--rt: loop priority %d, I/O thread %d (expected 80 and 79); stderr:\n%s", loop, io,
@@ -470,5 +423,5 @@ int main(void) {
       cmocka_unit_test(test_hangup_stops_cleanly),
       cmocka_unit_test(test_rt_loop_outranks_io_thread),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, setup, ts_tmp_teardown);
 }

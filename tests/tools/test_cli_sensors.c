@@ -10,14 +10,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static int run(const char *cmd, char *out, size_t out_sz) {
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t n = fread(out, 1, out_sz - 1, p);
-  out[n] = '\0';
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+#include "support/skip.h"
+#include "support/spawn.h"
+#include "support/tmp.h"
 
 static char first[1 << 20], second[1 << 20];
 
@@ -25,8 +20,8 @@ static char first[1 << 20], second[1 << 20];
 
 static void test_true_and_measured_side_by_side(void **state) {
   (void)state;
-  assert_int_equal(run(ACHILLES_BIN " sensors " CONFIG " --duration 0.05 --seed 4", first,
-                       sizeof first), 0);
+  assert_int_equal(ts_shell(ACHILLES_BIN " sensors " CONFIG " --duration 0.05 --seed 4", first,
+                            sizeof first), 0);
   /* every channel of the club arm's sensors, truth next to measurement */
   const char *columns[] = {"time,enc_base_yaw.seq,enc_base_yaw.counts.true,enc_base_yaw.counts.meas",
                            "imu_wrist.accel.z.true,imu_wrist.accel.z.meas",
@@ -45,25 +40,25 @@ static void test_true_and_measured_side_by_side(void **state) {
 
 static void test_seed_decides_the_stream(void **state) {
   (void)state;
-  assert_int_equal(run(ACHILLES_BIN " sensors " CONFIG " --duration 0.05 --seed 4", first,
-                       sizeof first), 0);
-  assert_int_equal(run(ACHILLES_BIN " sensors " CONFIG " --duration 0.05 --seed 4", second,
-                       sizeof second), 0);
+  assert_int_equal(ts_shell(ACHILLES_BIN " sensors " CONFIG " --duration 0.05 --seed 4", first,
+                            sizeof first), 0);
+  assert_int_equal(ts_shell(ACHILLES_BIN " sensors " CONFIG " --duration 0.05 --seed 4", second,
+                            sizeof second), 0);
   assert_string_equal(first, second); /* same seed: byte-identical */
-  assert_int_equal(run(ACHILLES_BIN " sensors " CONFIG " --duration 0.05 --seed 5", second,
-                       sizeof second), 0);
+  assert_int_equal(ts_shell(ACHILLES_BIN " sensors " CONFIG " --duration 0.05 --seed 5", second,
+                            sizeof second), 0);
   assert_true(strcmp(first, second) != 0); /* another seed: another stream */
 }
 
 static void test_errors(void **state) {
   (void)state;
-  int rc = run(ACHILLES_BIN " sensors " CONFIG " --duration 0.05 --torque nope=1 2>&1", first,
-               sizeof first);
+  int rc = ts_shell(ACHILLES_BIN " sensors " CONFIG " --duration 0.05 --torque nope=1 2>&1", first,
+                    sizeof first);
   assert_int_not_equal(rc, 0);
   assert_non_null(strstr(first, "nope"));
-  rc = run(ACHILLES_BIN " sensors " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
+  rc = ts_shell(ACHILLES_BIN " sensors " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
                         " --duration 0.05 2>&1",
-           first, sizeof first);
+                first, sizeof first);
   assert_int_not_equal(rc, 0); /* a robot without sensors says so */
   assert_non_null(strstr(first, "sensors"));
 }
@@ -74,5 +69,5 @@ int main(void) {
       cmocka_unit_test(test_seed_decides_the_stream),
       cmocka_unit_test(test_errors),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -11,24 +11,20 @@
 #include <string.h>
 #include <sys/wait.h>
 
-/* Runs a shell command, captures up to out_sz bytes of stdout (stderr too when merged by the
- * caller) and returns the exit status. */
-static int run(const char *cmd, char *out, size_t out_sz) {
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t n = fread(out, 1, out_sz - 1, p);
-  out[n] = '\0';
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+#include "support/skip.h"
+#include "support/spawn.h"
+#include "support/tmp.h"
+
+/* a 1 kg box dropped from 5 cm onto the floor */
+#define BOX ACHILLES_SOURCE_DIR "/tests/support/robots/box_on_floor.json"
 
 static char output[1 << 20];
 
 static void test_csv_layout(void **state) {
   (void)state;
-  int rc = run(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
+  int rc = ts_shell(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
                             " --duration 0.1 --torque shoulder=1 --integrator rk4 --csv -",
-               output, sizeof output);
+                    output, sizeof output);
   assert_int_equal(rc, 0);
   const char *header = "time,shoulder.q,elbow.q,shoulder.qd,elbow.qd,energy\n";
   assert_memory_equal(output, header, strlen(header));
@@ -52,9 +48,9 @@ static void test_csv_layout(void **state) {
 
 static void test_every_and_qpos(void **state) {
   (void)state;
-  int rc = run(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/double_pendulum.json"
+  int rc = ts_shell(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/double_pendulum.json"
                             " --duration 1 --every 100 --qpos hinge2=0.5 --integrator rk4",
-               output, sizeof output);
+                    output, sizeof output);
   assert_int_equal(rc, 0);
   int rows = 0;
   for (const char *c = output; *c; c++) {
@@ -70,7 +66,7 @@ static void test_every_and_qpos(void **state) {
 static void expect_failure(const char *args, const char *message) {
   char cmd[1024];
   snprintf(cmd, sizeof cmd, "%s sim %s 2>&1", ACHILLES_BIN, args);
-  int rc = run(cmd, output, sizeof output);
+  int rc = ts_shell(cmd, output, sizeof output);
   assert_int_not_equal(rc, 0);
   if (!strstr(output, message)) {
     fail_msg("'%s' printed '%s', expected '%s'", args, output, message);
@@ -96,33 +92,31 @@ static void test_errors(void **state) {
   expect_failure(args, "expected a finite number");
 }
 
+/* a child listed before its parent */
+static const char child_first[] =
+    "{ \"name\": \"child_first\", \"timestep\": 0.002, \"gravity\": [0, 0, 0],\n"
+    "  \"bodies\": [\n"
+    "    { \"name\": \"lower\", \"parent\": \"upper\", \"pos\": [0.5, 0, 0],\n"
+    "      \"joint\": { \"name\": \"elbow\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
+    "      \"inertial\": { \"mass\": 0.5, \"com\": [0.2, 0, 0],\n"
+    "                    \"inertia\": [0.001, 0.01, 0.01, 0, 0, 0] } },\n"
+    "    { \"name\": \"upper\", \"parent\": \"world\",\n"
+    "      \"joint\": { \"name\": \"shoulder\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
+    "      \"inertial\": { \"mass\": 1, \"com\": [0.25, 0, 0],\n"
+    "                    \"inertia\": [0.001, 0.02, 0.02, 0, 0, 0] } }\n"
+    "  ] }\n";
+
 /* A file that lists a child before its parent: columns still follow the file, and each column
  * holds its own joint's value (the model itself orders parents first). */
 static void test_columns_in_file_order(void **state) {
   (void)state;
   char path[] = "/tmp/achilles_order_XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  FILE *f = fdopen(fd, "w");
-  assert_non_null(f);
-  fputs("{ \"name\": \"child_first\", \"timestep\": 0.002, \"gravity\": [0, 0, 0],\n"
-        "  \"bodies\": [\n"
-        "    { \"name\": \"lower\", \"parent\": \"upper\", \"pos\": [0.5, 0, 0],\n"
-        "      \"joint\": { \"name\": \"elbow\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
-        "      \"inertial\": { \"mass\": 0.5, \"com\": [0.2, 0, 0],\n"
-        "                    \"inertia\": [0.001, 0.01, 0.01, 0, 0, 0] } },\n"
-        "    { \"name\": \"upper\", \"parent\": \"world\",\n"
-        "      \"joint\": { \"name\": \"shoulder\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
-        "      \"inertial\": { \"mass\": 1, \"com\": [0.25, 0, 0],\n"
-        "                    \"inertia\": [0.001, 0.02, 0.02, 0, 0, 0] } }\n"
-        "  ] }\n",
-        f);
-  fclose(f);
+  ts_write_temp(path, child_first);
   char cmd[512];
   snprintf(cmd, sizeof cmd,
            "%s sim %s --duration 0.002 --qpos elbow=0.3 --qpos shoulder=-0.2 --csv -",
            ACHILLES_BIN, path);
-  int rc = run(cmd, output, sizeof output);
+  int rc = ts_shell(cmd, output, sizeof output);
   remove(path);
   assert_int_equal(rc, 0);
   const char *header = "time,elbow.q,shoulder.q,elbow.qd,shoulder.qd,energy\n";
@@ -132,35 +126,33 @@ static void test_columns_in_file_order(void **state) {
   assert_true(t == 0 && q_elbow == 0.3 && q_shoulder == -0.2);
 }
 
+/* a ball, a free body and a body with several joints */
+static const char multi_dof[] =
+    "{ \"name\": \"multi\", \"timestep\": 0.002, \"gravity\": [0, 0, 0],\n"
+    "  \"bodies\": [\n"
+    "    { \"name\": \"base\", \"parent\": \"world\", \"pos\": [1, 2, 3],\n"
+    "      \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
+    "      \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
+    "    { \"name\": \"arm\", \"parent\": \"base\",\n"
+    "      \"joint\": { \"name\": \"sh\", \"type\": \"ball\" },\n"
+    "      \"inertial\": { \"mass\": 1, \"com\": [0.2, 0, 0],\n"
+    "                    \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
+    "    { \"name\": \"cart\", \"parent\": \"world\",\n"
+    "      \"joints\": [ { \"name\": \"x\", \"type\": \"slide\", \"axis\": [1, 0, 0] },\n"
+    "                  { \"name\": \"ry\", \"type\": \"hinge\", \"axis\": [0, 1, 0] } ],\n"
+    "      \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } }\n"
+    "  ] }\n";
+
 /* ball, free and several joints per body: one column per coordinate, named by its meaning; the
  * free body starts at its placement with a unit quaternion; --qpos on a ball is refused */
 static void test_multi_dof_columns(void **state) {
   (void)state;
   char path[] = "/tmp/achilles_multi_XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  FILE *f = fdopen(fd, "w");
-  assert_non_null(f);
-  fputs("{ \"name\": \"multi\", \"timestep\": 0.002, \"gravity\": [0, 0, 0],\n"
-        "  \"bodies\": [\n"
-        "    { \"name\": \"base\", \"parent\": \"world\", \"pos\": [1, 2, 3],\n"
-        "      \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
-        "      \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
-        "    { \"name\": \"arm\", \"parent\": \"base\",\n"
-        "      \"joint\": { \"name\": \"sh\", \"type\": \"ball\" },\n"
-        "      \"inertial\": { \"mass\": 1, \"com\": [0.2, 0, 0],\n"
-        "                    \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
-        "    { \"name\": \"cart\", \"parent\": \"world\",\n"
-        "      \"joints\": [ { \"name\": \"x\", \"type\": \"slide\", \"axis\": [1, 0, 0] },\n"
-        "                  { \"name\": \"ry\", \"type\": \"hinge\", \"axis\": [0, 1, 0] } ],\n"
-        "      \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } }\n"
-        "  ] }\n",
-        f);
-  fclose(f);
+  ts_write_temp(path, multi_dof);
   char cmd[512];
   snprintf(cmd, sizeof cmd, "%s sim %s --duration 0.002 --qpos x=0.25 --csv -", ACHILLES_BIN,
            path);
-  int rc = run(cmd, output, sizeof output);
+  int rc = ts_shell(cmd, output, sizeof output);
   assert_int_equal(rc, 0);
   const char *header =
       "time,root.x,root.y,root.z,root.qw,root.qx,root.qy,root.qz,sh.qw,sh.qx,sh.qy,sh.qz,x.q,"
@@ -177,7 +169,7 @@ static void test_multi_dof_columns(void **state) {
     assert_true(v[k] == expect[k]);
   }
   snprintf(cmd, sizeof cmd, "%s sim %s --duration 0.002 --qpos sh=0.25 2>&1", ACHILLES_BIN, path);
-  rc = run(cmd, output, sizeof output);
+  rc = ts_shell(cmd, output, sizeof output);
   remove(path);
   assert_int_not_equal(rc, 0);
   assert_non_null(strstr(output, "joint 'sh' has several coordinates"));
@@ -187,23 +179,9 @@ static void test_multi_dof_columns(void **state) {
  * pyramid rows, iterations run); a robot without constraints reports zeros */
 static void test_solver_columns(void **state) {
   (void)state;
-  char path[] = "/tmp/achilles_box_XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  FILE *f = fdopen(fd, "w");
-  assert_non_null(f);
-  fputs("{ \"name\": \"box\", \"timestep\": 0.002,\n"
-        "  \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\", \"pos\": [0, 0, 0.15],\n"
-        "    \"joint\": { \"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1] },\n"
-        "    \"inertial\": { \"mass\": 1, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } } ],\n"
-        "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
-        "    { \"name\": \"cube\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }\n",
-        f);
-  fclose(f);
   char cmd[512];
-  snprintf(cmd, sizeof cmd, "%s sim %s --duration 1 --every 500 --solver", ACHILLES_BIN, path);
-  int rc = run(cmd, output, sizeof output);
-  remove(path);
+  snprintf(cmd, sizeof cmd, "%s sim %s --duration 1 --every 500 --solver", ACHILLES_BIN, BOX);
+  int rc = ts_shell(cmd, output, sizeof output);
   assert_int_equal(rc, 0);
   const char *header = "time,z.q,z.qd,energy,contacts,rows,active,iterations,cost\n";
   assert_memory_equal(output, header, strlen(header));
@@ -219,18 +197,18 @@ static void test_solver_columns(void **state) {
   assert_int_equal(rows, 16);
   assert_true(active > 0 && iterations > 0);
   assert_true(q < -0.04 && q > -0.06); /* resting on the floor: centre near 0.1 m up */
-  rc = run(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
+  rc = ts_shell(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
                         " --duration 0.01 --solver",
-           output, sizeof output);
+                output, sizeof output);
   assert_int_equal(rc, 0);
   assert_non_null(strstr(output, ",0,0,0,0,0\n"));
 }
 
 static void test_help(void **state) {
   (void)state;
-  assert_int_equal(run(ACHILLES_BIN " sim --help", output, sizeof output), 0);
+  assert_int_equal(ts_shell(ACHILLES_BIN " sim --help", output, sizeof output), 0);
   assert_non_null(strstr(output, "usage: achilles sim CONFIG --duration SECONDS"));
-  assert_int_equal(run(ACHILLES_BIN " --help", output, sizeof output), 0);
+  assert_int_equal(ts_shell(ACHILLES_BIN " --help", output, sizeof output), 0);
   assert_non_null(strstr(output, "sim"));
 }
 
@@ -244,5 +222,5 @@ int main(void) {
       cmocka_unit_test(test_multi_dof_columns),
       cmocka_unit_test(test_help),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -1,4 +1,4 @@
-/* tests/hil/log/test_log.c: the recording log (hil/log.c): CRC-32 check value, a round trip of
+/* tests/hil/log/test_log.c: the recording log (hil/record/log_*.c): CRC-32 check value, a round trip of
  * every record type bit for bit, corruption of every byte of a small log detected at the right
  * record and offset with every earlier record intact, truncation at every length of the last
  * record, a writer killed with SIGKILL, and the CSV import (missing values, bad headers, bad
@@ -15,54 +15,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "hil/record/log.h"
+#include "support/numbers.h"
+#include "support/skip.h"
+#include "support/tmp.h"
+#include "support/wait.h"
 
 /* --- helpers ---------------------------------------------------------------------------------- */
 
-static char tmpdir[256];
-
-static int setup(void **state) {
-  (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/achilles-test-log-XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
-static void tmp_path(char *out, size_t sz, const char *name) {
-  snprintf(out, sz, "%s/%s", tmpdir, name);
-}
-
-static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
-
-static void write_file(const char *path, const char *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(data, 1, n, f), n);
-  assert_int_equal(fclose(f), 0);
-}
-
 static char *read_all(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  const long len = ftell(f);
-  rewind(f);
-  char *buf = malloc((size_t)len + 1);
+  char *buf = ts_read_file(path, n);
   assert_non_null(buf);
-  assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-  fclose(f);
-  buf[len] = '\0';
-  *n = (size_t)len;
   return buf;
 }
 
@@ -167,7 +135,7 @@ static void test_crc32_check_value(void **state) {
 static void test_round_trip_every_record_type(void **state) {
   (void)state;
   char path[300], err[512];
-  tmp_path(path, sizeof path, "small.ndjson");
+  ts_tmp_path(path, sizeof path, "small.ndjson");
   write_small_log(path);
   hil_log_reader *r = hil_log_reader_open(path, err, sizeof err);
   assert_non_null(r);
@@ -199,16 +167,16 @@ static void test_round_trip_every_record_type(void **state) {
     assert_string_equal(rec.sensor, "enc_shoulder");
     assert_string_equal(rec.topic, "enc/enc_shoulder");
     assert_true(rec.seq == i);
-    assert_true(same_bits(rec.t, 0.002 * (double)i));
-    assert_true(same_bits(rec.t_truth, 0.002 * (double)i - 0.001));
-    assert_true(same_bits(rec.wall, 1e-3 * (double)i + 1.0 / 7.0));
+    assert_true(ts_same_bits(rec.t, 0.002 * (double)i));
+    assert_true(ts_same_bits(rec.t_truth, 0.002 * (double)i - 0.001));
+    assert_true(ts_same_bits(rec.wall, 1e-3 * (double)i + 1.0 / 7.0));
     assert_int_equal(rec.nch, 2);
     assert_string_equal(rec.channel[0], "counts");
-    assert_true(same_bits(rec.truth[1], -hard_values[i]));
+    assert_true(ts_same_bits(rec.truth[1], -hard_values[i]));
     if (i + 1 < NHARD) {
       assert_true(rec.valid);
-      assert_true(same_bits(rec.value[0], (double)i));
-      assert_true(same_bits(rec.value[1], hard_values[i]));
+      assert_true(ts_same_bits(rec.value[0], (double)i));
+      assert_true(ts_same_bits(rec.value[1], hard_values[i]));
     } else { /* invalid: values are null, read back as NaN */
       assert_false(rec.valid);
       assert_true(isnan(rec.value[0]) && isnan(rec.value[1]));
@@ -218,9 +186,9 @@ static void test_round_trip_every_record_type(void **state) {
   assert_int_equal(rec.type, HIL_LOG_COMMAND);
   assert_string_equal(rec.source, "zmq");
   assert_string_equal(rec.actuator, "odd \"name\\");
-  assert_true(same_bits(rec.command, 1.0 / 3.0));
+  assert_true(ts_same_bits(rec.command, 1.0 / 3.0));
   assert_string_equal(rec.result, "clamped");
-  assert_true(same_bits(rec.t, 0.0155) && same_bits(rec.wall, 0.25));
+  assert_true(ts_same_bits(rec.t, 0.0155) && ts_same_bits(rec.wall, 0.25));
 
   assert_int_equal(hil_log_next(r, &rec, err, sizeof err), 1);
   assert_int_equal(rec.type, HIL_LOG_STATUS);
@@ -243,7 +211,7 @@ static void test_round_trip_every_record_type(void **state) {
 static void test_line_format(void **state) {
   (void)state;
   char path[300];
-  tmp_path(path, sizeof path, "format.ndjson");
+  ts_tmp_path(path, sizeof path, "format.ndjson");
   write_small_log(path);
   size_t n;
   char *buf = read_all(path, &n);
@@ -276,8 +244,8 @@ static void test_line_format(void **state) {
 static void test_corruption_at_every_byte(void **state) {
   (void)state;
   char path[300], bad[300], err[512];
-  tmp_path(path, sizeof path, "clean.ndjson");
-  tmp_path(bad, sizeof bad, "bad.ndjson");
+  ts_tmp_path(path, sizeof path, "clean.ndjson");
+  ts_tmp_path(bad, sizeof bad, "bad.ndjson");
   write_small_log(path);
   size_t n;
   char *clean = read_all(path, &n);
@@ -294,7 +262,7 @@ static void test_corruption_at_every_byte(void **state) {
     }
     memcpy(copy, clean, n);
     copy[p] ^= 0x01;
-    write_file(bad, copy, n);
+    ts_write_bytes(bad, copy, n);
     char want[64];
     snprintf(want, sizeof want, "record %lld at byte %lld:", line, start);
     hil_log_reader *r = hil_log_reader_open(bad, err, sizeof err);
@@ -339,8 +307,8 @@ static void test_corruption_at_every_byte(void **state) {
 static void test_truncation_at_every_length(void **state) {
   (void)state;
   char path[300], cut[300], err[512];
-  tmp_path(path, sizeof path, "full.ndjson");
-  tmp_path(cut, sizeof cut, "cut.ndjson");
+  ts_tmp_path(path, sizeof path, "full.ndjson");
+  ts_tmp_path(cut, sizeof cut, "cut.ndjson");
   write_small_log(path);
   size_t n;
   char *buf = read_all(path, &n);
@@ -354,7 +322,7 @@ static void test_truncation_at_every_length(void **state) {
     prev--;
   }
   for (size_t len = prev; len < n; len++) {
-    write_file(cut, buf, len);
+    ts_write_bytes(cut, buf, len);
     hil_log_reader *r = hil_log_reader_open(cut, err, sizeof err);
     assert_non_null(r);
     long long good;
@@ -384,7 +352,7 @@ static void test_truncation_at_every_length(void **state) {
 static void test_killed_writer(void **state) {
   (void)state;
   char path[300], err[512];
-  tmp_path(path, sizeof path, "killed.ndjson");
+  ts_tmp_path(path, sizeof path, "killed.ndjson");
   int ready[2];
   assert_int_equal(pipe(ready), 0);
   const pid_t pid = fork();
@@ -409,7 +377,10 @@ static void test_killed_writer(void **state) {
   }
   char c;
   assert_int_equal(read(ready[0], &c, 1), 1);
-  nanosleep(&(struct timespec){0, 20000000}, NULL); /* 20 ms more of writing */
+  /* killed while it writes on: once the log has grown past what it held at record 1000 */
+  struct stat at_1000, now;
+  assert_int_equal(stat(path, &at_1000), 0);
+  TS_WAIT_FOR(stat(path, &now) == 0 && now.st_size > at_1000.st_size, "more records written");
   kill(pid, SIGKILL);
   int status;
   waitpid(pid, &status, 0);
@@ -434,24 +405,24 @@ static void test_killed_writer(void **state) {
 static void test_not_a_log(void **state) {
   (void)state;
   char path[300], err[512];
-  tmp_path(path, sizeof path, "notalog.ndjson");
-  write_file(path, "", 0);
+  ts_tmp_path(path, sizeof path, "notalog.ndjson");
+  ts_write_bytes(path, "", 0);
   assert_null(hil_log_reader_open(path, err, sizeof err));
   assert_non_null(strstr(err, "record 1 at byte 0: empty file"));
   /* a good checksum around the wrong first record */
   const char *text = "{\"type\":\"sample\"}";
   char line[64];
   snprintf(line, sizeof line, "%08x %s\n", (unsigned)hil_crc32(0, text, strlen(text)), text);
-  write_file(path, line, strlen(line));
+  ts_write_bytes(path, line, strlen(line));
   assert_null(hil_log_reader_open(path, err, sizeof err));
   assert_non_null(strstr(err, "record 1 at byte 0: header: bad or missing key type"));
   /* a newer version */
   const char *v2 = "{\"type\":\"header\",\"format\":\"achilles-log\",\"version\":2}";
   snprintf(line, sizeof line, "%08x %s\n", (unsigned)hil_crc32(0, v2, strlen(v2)), v2);
-  write_file(path, line, strlen(line));
+  ts_write_bytes(path, line, strlen(line));
   assert_null(hil_log_reader_open(path, err, sizeof err));
   assert_non_null(strstr(err, "version"));
-  tmp_path(path, sizeof path, "missing.ndjson");
+  ts_tmp_path(path, sizeof path, "missing.ndjson");
   assert_null(hil_log_reader_open(path, err, sizeof err));
   assert_non_null(strstr(err, "No such file"));
 }
@@ -484,7 +455,7 @@ static void test_header_from_model(void **state) {
   assert_int_equal((int)strlen(h.started), 20); /* 2026-11-29T21:51:18Z */
   /* and it goes through the writer and back */
   char path[300];
-  tmp_path(path, sizeof path, "club.ndjson");
+  ts_tmp_path(path, sizeof path, "club.ndjson");
   hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
   assert_non_null(w);
   assert_int_equal(hil_log_close(&w), 0);
@@ -503,16 +474,16 @@ static void test_header_from_model(void **state) {
 static void test_series_from_log(void **state) {
   (void)state;
   char path[300], err[512];
-  tmp_path(path, sizeof path, "series.ndjson");
+  ts_tmp_path(path, sizeof path, "series.ndjson");
   write_small_log(path);
   hil_series s;
   assert_int_equal(hil_series_load(&s, path, "enc_shoulder", "angle", err, sizeof err), 0);
   /* the invalid last sample is left out; NaN-free values bit for bit; truth present */
   assert_int_equal(s.n, NHARD - 1);
   for (size_t i = 0; i < s.n; i++) {
-    assert_true(same_bits(s.v[i], hard_values[i]));
-    assert_true(same_bits(s.truth[i], -hard_values[i]));
-    assert_true(same_bits(s.t[i], 0.002 * (double)i));
+    assert_true(ts_same_bits(s.v[i], hard_values[i]));
+    assert_true(ts_same_bits(s.truth[i], -hard_values[i]));
+    assert_true(ts_same_bits(s.t[i], 0.002 * (double)i));
   }
   assert_string_equal(s.unit, "rad");
   assert_string_equal(s.type, "encoder");
@@ -529,7 +500,7 @@ static void test_series_from_log(void **state) {
   char *buf = read_all(path, &n);
   char *third = strchr(strchr(buf, '\n') + 1, '\n') + 1; /* record 3 */
   third[20] ^= 0x01;
-  write_file(path, buf, n);
+  ts_write_bytes(path, buf, n);
   free(buf);
   assert_int_equal(hil_series_load(&s, path, "enc_shoulder", "angle", err, sizeof err), 0);
   assert_int_equal(s.n, NHARD - 2);
@@ -542,7 +513,7 @@ static void test_series_from_log(void **state) {
 static void test_csv_import(void **state) {
   (void)state;
   char path[300], err[512];
-  tmp_path(path, sizeof path, "robot.csv");
+  ts_tmp_path(path, sizeof path, "robot.csv");
   /* blank = missing; CRLF endings; spaces around cells; the .true column is the truth */
   const char *csv = "time, enc.angle ,enc.angle.true,imu.gyro.x\r\n"
                     "0,0.5,0.49,\r\n"
@@ -550,7 +521,7 @@ static void test_csv_import(void **state) {
                     "0.002, -0.25 ,,2\r\n"
                     "\r\n"
                     "0.003,1e-3,0.001,3\r\n";
-  write_file(path, csv, strlen(csv));
+  ts_write_bytes(path, csv, strlen(csv));
   hil_series s;
   assert_int_equal(hil_series_load(&s, path, "enc", "angle", err, sizeof err), 0);
   assert_int_equal(s.n, 3);
@@ -567,7 +538,7 @@ static void test_csv_import(void **state) {
   hil_series_free(&s);
   /* the layout of `achilles sensors --csv` */
   const char *sens = "time,enc.seq,enc.angle.true,enc.angle.meas\n0,0,0.1,0.11\n0.001,1,0.2,\n";
-  write_file(path, sens, strlen(sens));
+  ts_write_bytes(path, sens, strlen(sens));
   assert_int_equal(hil_series_load(&s, path, "enc", "angle", err, sizeof err), 0);
   assert_int_equal(s.n, 1);
   assert_true(s.v[0] == 0.11 && s.truth[0] == 0.1);
@@ -602,9 +573,9 @@ static void test_csv_errors(void **state) {
        HIL_LOG_EFORMAT},
   };
   char path[300], err[512];
-  tmp_path(path, sizeof path, "bad.csv");
+  ts_tmp_path(path, sizeof path, "bad.csv");
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    write_file(path, cases[i].text, strlen(cases[i].text));
+    ts_write_bytes(path, cases[i].text, strlen(cases[i].text));
     hil_series s;
     err[0] = '\0';
     assert_int_equal(hil_series_load(&s, path, "enc", "angle", err, sizeof err), cases[i].code);
@@ -633,7 +604,7 @@ static size_t small_log_with_record_2(const char *path, const char *text) {
   memcpy(out, buf, head);
   memcpy(out + head, line, (size_t)len);
   memcpy(out + head + (size_t)len, second, n - head);
-  write_file(path, out, n + (size_t)len);
+  ts_write_bytes(path, out, n + (size_t)len);
   free(out);
   free(buf);
   return head;
@@ -644,7 +615,7 @@ static size_t small_log_with_record_2(const char *path, const char *text) {
 static void test_sample_without_time(void **state) {
   (void)state;
   char path[300], err[512];
-  tmp_path(path, sizeof path, "null_t.ndjson");
+  ts_tmp_path(path, sizeof path, "null_t.ndjson");
   const char *text = "{\"type\":\"sample\",\"sensor\":\"enc_shoulder\","
                      "\"topic\":\"enc/enc_shoulder\","
                      "\"seq\":99,\"t\":null,\"t_truth\":0,\"wall\":0,\"valid\":true,"
@@ -674,7 +645,7 @@ static void test_sample_without_time(void **state) {
 static void test_record_not_utf8(void **state) {
   (void)state;
   char path[300], err[512];
-  tmp_path(path, sizeof path, "not_utf8.ndjson");
+  ts_tmp_path(path, sizeof path, "not_utf8.ndjson");
   const char *text = "{\"type\":\"sample\",\"sensor\":\"enc_\xc3\x28\","
                      "\"topic\":\"enc/enc_shoulder\",\"seq\":99,\"t\":0,\"t_truth\":0,"
                      "\"wall\":0,\"valid\":true,\"values\":{\"counts\":1,\"angle\":2}}";
@@ -713,5 +684,5 @@ int main(void) {
       cmocka_unit_test(test_csv_errors),
       cmocka_unit_test(test_sample_without_time),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return ts_run_with(tests, ts_tmp_setup, ts_tmp_teardown);
 }

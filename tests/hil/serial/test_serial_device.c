@@ -29,48 +29,17 @@
 #include "hil/runtime/runtime.h"
 #include "hil/serial/serial_transport.h"
 #include "hil/transport.h"
-#include "serial_board.h"
+#include "support/pty_board.h"
+#include "support/runtime.h"
+#include "support/skip.h"
+#include "support/tmp.h"
+#include "support/wait.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/tests/hil/serial/club_arm_enc.json"
 #define NJ 4
 
-typedef struct pty_pair {
-  int master;
-  char slave[128];
-} pty_pair;
-
-static void open_pair(pty_pair *p) {
-  p->master = posix_openpt(O_RDWR | O_NOCTTY);
-  assert_true(p->master >= 0);
-  assert_int_equal(grantpt(p->master), 0);
-  assert_int_equal(unlockpt(p->master), 0);
-  assert_int_equal(ptsname_r(p->master, p->slave, sizeof p->slave), 0);
-  assert_int_equal(fcntl(p->master, F_SETFL, fcntl(p->master, F_GETFL) | O_NONBLOCK), 0);
-}
-
-static void point_link(const char *link, const char *target) {
-  unlink(link);
-  assert_int_equal(symlink(target, link), 0);
-}
-
 static hil_runtime *new_runtime(void) {
-  hil_options o;
-  hil_options_default(&o);
-  o.mode = HIL_MODE_FAST;
-  o.quiet = 1;
-  o.status_period_s = 0;
-  char err[512];
-  hil_runtime *rt = hil_runtime_new(ARM, &o, err, sizeof err);
-  if (!rt) {
-    fail_msg("%s", err);
-  }
-  return rt;
-}
-
-static hil_serial_counters counters(const hil_transport *t) {
-  hil_serial_counters c;
-  assert_int_equal(hil_serial_transport_counters(t, &c), HIL_OK);
-  return c;
+  return ts_runtime(ARM, HIL_MODE_FAST, 0);
 }
 
 static float duty(int k, int j) { return (float)(0.3 * cos(0.02 * k + 2 * j)); }
@@ -93,15 +62,14 @@ static int tick_until(hil_runtime *rt, hil_runtime *ref, hil_transport *t,
   for (int i = 0; i < 3000 && !cond(t); i++) {
     hil_runtime_tick(rt);
     hil_runtime_tick(ref);
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
+    ts_sleep(1e-3);
   }
   return cond(t);
 }
 
-static int is_down(const hil_transport *t) { return counters(t).link_down >= 1; }
+static int is_down(const hil_transport *t) { return ts_serial_counters(t).link_down >= 1; }
 
-static int is_back(const hil_transport *t) { return counters(t).link_up >= 1; }
+static int is_back(const hil_transport *t) { return ts_serial_counters(t).link_up >= 1; }
 
 static void hello(hil_runtime *rt, hil_transport *t, board *b, hil_runtime *ref) {
   int acks = b->hello_acks;
@@ -117,16 +85,14 @@ static void test_device_mode_over_libserialport_survives_unplug(void **state) {
   (void)state;
   const char *preload = getenv("LD_PRELOAD");
   if (!preload || !strstr(preload, "sp_shim")) {
-    fprintf(stderr, "needs LD_PRELOAD=libachilles_sp_shim.so (ctest sets it)\n");
-    skip();
+    TS_SKIP("needs LD_PRELOAD=libachilles_sp_shim.so (ctest sets it)");
   }
   char dir[64], link[128];
-  make_temp_dir(dir, sizeof dir);
-  assert_true(dir[0] != '\0');
+  ts_tmpdir(dir, sizeof dir, "serial-device");
   snprintf(link, sizeof link, "%s/usb-board", dir);
-  pty_pair p;
-  open_pair(&p);
-  point_link(link, p.slave);
+  ts_pty p;
+  ts_pty_open(&p);
+  ts_pty_link(link, p.slave);
 
   hil_runtime *rt = new_runtime(), *ref = new_runtime();
   hil_serial_options so;
@@ -173,14 +139,13 @@ static void test_device_mode_over_libserialport_survives_unplug(void **state) {
   for (int k = 0; k < 20; k++) { /* retries fail quietly while it is away */
     hil_runtime_tick(rt);
     hil_runtime_tick(ref);
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
+    ts_sleep(1e-3);
   }
-  assert_int_equal(counters(t).link_up, 0);
+  assert_int_equal(ts_serial_counters(t).link_up, 0);
 
   /* plug in again: a new tty behind the same name */
-  open_pair(&p);
-  point_link(link, p.slave);
+  ts_pty_open(&p);
+  ts_pty_link(link, p.slave);
   assert_true(tick_until(rt, ref, t, is_back));
   board_attach(&b, p.master);
   hello(rt, t, &b, ref);
@@ -190,8 +155,8 @@ static void test_device_mode_over_libserialport_survives_unplug(void **state) {
   assert_memory_equal(d->qpos, hil_runtime_data(ref)->qpos, sizeof(double) * NJ);
   assert_true(board_wait_sample(&b, 0, (uint64_t)llround(d->time * 1e9)));
   assert_int_equal(hil_runtime_commands(rt)->counters.accepted, 150 * NJ);
-  assert_int_equal(counters(t).link_down, 1);
-  assert_int_equal(counters(t).link_up, 1);
+  assert_int_equal(ts_serial_counters(t).link_down, 1);
+  assert_int_equal(ts_serial_counters(t).link_up, 1);
 
   hil_runtime_destroy(&rt);
   hil_runtime_destroy(&ref);
@@ -217,5 +182,5 @@ int main(void) {
       cmocka_unit_test(test_device_mode_over_libserialport_survives_unplug),
       cmocka_unit_test(test_missing_device_is_an_error),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -11,17 +11,13 @@
 #define _DEFAULT_SOURCE
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -30,6 +26,11 @@
 #include "hil/runtime/runtime.h"
 #include "hil/serial/serial_transport.h"
 #include "hil/transport.h"
+#include "support/pty_board.h"
+#include "support/runtime.h"
+#include "support/skip.h"
+#include "support/spawn.h"
+#include "support/wait.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 #define NJ 4
@@ -37,18 +38,6 @@
  * wrist (its inertia is ~100 times smaller) */
 static const double KP[NJ] = {20, 20, 20, 2};
 static const double KD[NJ] = {0.3, 0.3, 0.3, 0.01};
-
-typedef struct run_arg {
-  hil_runtime *rt;
-  volatile int done;
-} run_arg;
-
-static void *run_thread(void *p) {
-  run_arg *a = p;
-  hil_runtime_run(a->rt);
-  a->done = 1;
-  return NULL;
-}
 
 static pid_t start_firmware(const char *path, const double *sp) {
   char arg[3][NJ][40];
@@ -66,12 +55,7 @@ static pid_t start_firmware(const char *path, const double *sp) {
     argv[n++] = "--kd", argv[n++] = arg[2][j];
   }
   argv[n] = NULL;
-  pid_t pid = fork();
-  if (pid == 0) {
-    execv(PD_FIRMWARE, (char *const *)argv);
-    _exit(127);
-  }
-  return pid;
+  return ts_spawn((char *const *)argv, NULL, NULL, NULL);
 }
 
 /* gravity at the final angles, at rest: what the motors must hold */
@@ -85,63 +69,26 @@ static void gravity(const sim_model *m, const sim_data *d, double *out) {
   sim_data_free(g);
 }
 
-/* waits for the firmware to exit (it does when the pty closes), killing it after about 5 s */
-static int reap(pid_t pid) {
-  int status = 0;
-  for (int i = 0; i < 500; i++) {
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      return status;
-    }
-    struct timespec ts = {0, 10000000};
-    nanosleep(&ts, NULL);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return -1;
-}
-
 /* The firmware holds the arm of `config` at four set points in lockstep for 4 s. */
 static void hold_set_points(const char *config) {
   hil_options o;
-  hil_options_default(&o);
-  o.mode = HIL_MODE_LOCKSTEP;
-  o.quiet = 1;
+  ts_options(&o, HIL_MODE_LOCKSTEP, 4.0);
   o.status_period_s = 0.5; /* STATUS frames go to the firmware too */
-  o.duration_s = 4.0;
-  char err[512];
-  hil_runtime *rt = hil_runtime_new(config, &o, err, sizeof err);
-  if (!rt) {
-    fail_msg("%s", err);
-  }
-  hil_serial_options so;
-  hil_serial_options_default(&so);
-  hil_transport *t = hil_serial_transport_new(&so, err, sizeof err);
-  assert_non_null(t);
-  assert_int_equal(hil_runtime_add_transport(rt, t), HIL_OK);
+  hil_runtime *rt = ts_runtime_with(config, &o);
+  hil_transport *t = ts_serial_transport(rt, NULL);
 
   const double sp[NJ] = {0.5, 0.3, -0.4, 0.2};
   const sim_model *m = hil_runtime_model(rt);
   assert_int_equal(m->nu, NJ);
   pid_t pid = start_firmware(hil_serial_transport_path(t), sp);
   assert_true(pid > 0);
-  run_arg a = {rt, 0};
-  pthread_t th;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  assert_int_equal(pthread_create(&th, NULL, run_thread, &a), 0);
-  for (int i = 0; i < 5000 && !a.done; i++) { /* bound: 50 s of wall time */
-    struct timespec ts = {0, 10000000};
-    nanosleep(&ts, NULL);
-  }
-  int finished = a.done;
-  if (!finished) {
-    hil_runtime_request_stop(rt);
-  }
-  pthread_join(th, NULL);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  assert_true(finished); /* lockstep reached 4 s only if the firmware answered every step */
+  const double t0 = ts_now();
+  ts_loop loop;
+  ts_loop_start(&loop, rt);
+  /* lockstep reaches 4 s only if the firmware answers every step */
+  ts_loop_join(&loop, 50);
   /* information only: one closed-loop step = samples out, firmware computes, command back */
-  double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  const double wall = ts_now() - t0;
   printf("lockstep: %.0f steps in %.3f s of wall time, %.1f us per closed-loop step\n",
          hil_runtime_data(rt)->time * 1000, wall, 1e6 * wall / (hil_runtime_data(rt)->time * 1000));
 
@@ -174,9 +121,7 @@ static void hold_set_points(const char *config) {
     assert_true(fabs(d->qvel[act->dof]) < 0.1); /* at rest (the last step is the shutdown's) */
   }
   hil_runtime_destroy(&rt); /* closes the pty: the firmware sees it and exits */
-  int status = reap(pid);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(ts_wait_exit(pid, 5), 0);
 }
 
 static void test_pd_firmware_holds_set_points(void **state) {
@@ -197,5 +142,5 @@ int main(void) {
       cmocka_unit_test(test_pd_firmware_holds_set_points),
       cmocka_unit_test(test_pd_firmware_finds_its_encoders_by_describe),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -2,11 +2,10 @@
  * a board gets at t = 0 in lockstep, STATUS on every state change and ERROR 7 on a watchdog
  * trip, the receive limits (announced in HELLO_ACK, answered with ERROR), a HELLO whose
  * rx_max_payload is too small, DESCRIBE / SENSOR_INFO, and the console line after the firmware
- * closed. The test plays the board with the client library (serial_board.c).
+ * closed. The test plays the board with the client library (tests/support/pty_board.h).
  */
 #define _DEFAULT_SOURCE
 #include <math.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,46 +22,20 @@
 #include "hil/runtime/runtime.h"
 #include "hil/serial/serial_transport.h"
 #include "hil/transport.h"
-#include "serial_board.h"
+#include "support/pty_board.h"
+#include "support/runtime.h"
+#include "support/skip.h"
+#include "support/wait.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/tests/hil/serial/club_arm_enc.json"
 #define NJ 4     /* joints (DC motors with duty input) of the arm */
 #define NIDS 8   /* four encoders, each "output": "both": counts and angle */
 
+/* no periodic STATUS (ts_runtime): every STATUS seen here is one on change */
 static hil_runtime *new_runtime(hil_mode mode, double duration_s) {
-  hil_options o;
-  hil_options_default(&o);
-  o.mode = mode;
-  o.quiet = 1;
-  o.status_period_s = 0; /* no periodic STATUS: every STATUS seen here is one on change */
-  o.duration_s = duration_s;
-  char err[512];
-  hil_runtime *rt = hil_runtime_new(ARM, &o, err, sizeof err);
-  if (!rt) {
-    fail_msg("%s", err);
-  }
-  return rt;
+  return ts_runtime(ARM, mode, duration_s);
 }
 
-static hil_transport *add_serial(hil_runtime *rt) {
-  hil_serial_options so;
-  hil_serial_options_default(&so);
-  so.quiet = 1;
-  so.reopen_interval_s = 0.005;
-  char err[512];
-  hil_transport *t = hil_serial_transport_new(&so, err, sizeof err);
-  if (!t) {
-    fail_msg("%s", err);
-  }
-  assert_int_equal(hil_runtime_add_transport(rt, t), HIL_OK);
-  return t;
-}
-
-static hil_serial_counters counters(const hil_transport *t) {
-  hil_serial_counters c;
-  assert_int_equal(hil_serial_transport_counters(t, &c), HIL_OK);
-  return c;
-}
 
 static void hello_with(board *b, uint16_t rx_max_payload) {
   ach_message m;
@@ -91,18 +64,6 @@ static void fill_duty(ach_joint_command *c, float u) {
 
 /* --- lockstep: the state at t = 0 ------------------------------------------------------------- */
 
-typedef struct run_arg {
-  hil_runtime *rt;
-  volatile int done;
-} run_arg;
-
-static void *run_thread(void *p) {
-  run_arg *a = p;
-  hil_runtime_run(a->rt);
-  a->done = 1;
-  return NULL;
-}
-
 /* A board that acts only on samples not flagged DROPPED or FAULT: with sensors that have no
  * latency, the samples right after HELLO_ACK carry the state at t = 0, so it commands at once
  * and the lockstep run advances to its end. */
@@ -110,12 +71,11 @@ static void test_lockstep_t0_samples_are_real(void **state) {
   (void)state;
   const int steps = 20;
   hil_runtime *rt = new_runtime(HIL_MODE_LOCKSTEP, steps * 1e-3);
-  hil_transport *t = add_serial(rt);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
-  run_arg a = {rt, 0};
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, run_thread, &a), 0);
+  ts_loop loop;
+  ts_loop_start(&loop, rt);
   board_hello(&b, "strict");
   int ok = board_wait_count(&b, &b.hello_acks, 1);
   for (int id = 0; ok && id < b.ack.n_sensors; id++) {
@@ -133,7 +93,7 @@ static void test_lockstep_t0_samples_are_real(void **state) {
   ach_joint_command c[NJ];
   fill_duty(c, 0.1f);
   uint64_t answered = 0;
-  for (int i = 0; i < 3000 && !a.done; i++) {
+  for (int i = 0; i < 3000 && !ts_loop_done(&loop); i++) {
     board_read(&b);
     uint64_t newest = b.latest_time[0];
     int good = newest > answered;
@@ -145,14 +105,9 @@ static void test_lockstep_t0_samples_are_real(void **state) {
       board_command(&b, NJ, c);
       answered = newest;
     }
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
+    ts_sleep(1e-3);
   }
-  int finished = a.done;
-  if (!finished) {
-    hil_runtime_request_stop(rt);
-  }
-  pthread_join(th, NULL);
+  const int finished = ts_loop_stop(&loop);
   assert_true(ok);
   assert_true(t0_good);
   assert_true(finished); /* the run was never stuck waiting for a command */
@@ -166,24 +121,13 @@ static void test_lockstep_t0_samples_are_real(void **state) {
  * encoder's entry is its real first measurement. */
 static void test_lockstep_t0_delayed_sensors_are_dropped(void **state) {
   (void)state;
-  hil_options o;
-  hil_options_default(&o);
-  o.mode = HIL_MODE_LOCKSTEP;
-  o.quiet = 1;
-  o.status_period_s = 0;
-  o.duration_s = 0.002;
-  char err[512];
-  hil_runtime *rt = hil_runtime_new(ACHILLES_SOURCE_DIR "/configs/club_arm.json", &o, err,
-                                    sizeof err);
-  if (!rt) {
-    fail_msg("%s", err);
-  }
-  hil_transport *t = add_serial(rt);
+  hil_runtime *rt = ts_runtime(ACHILLES_SOURCE_DIR "/configs/club_arm.json", HIL_MODE_LOCKSTEP,
+                               0.002);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
-  run_arg a = {rt, 0};
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, run_thread, &a), 0);
+  ts_loop loop;
+  ts_loop_start(&loop, rt);
   board_hello(&b, "patient");
   int ok = board_wait_count(&b, &b.hello_acks, 1) && board_wait_sample(&b, 0, 0);
   ach_sample at0 = b.latest[0];
@@ -194,15 +138,10 @@ static void test_lockstep_t0_delayed_sensors_are_dropped(void **state) {
   ok = ok && board_wait_sample(&b, 0, 1000000);
   ach_sample at1 = b.latest[0];
   board_command(&b, NJ, c);
-  for (int i = 0; i < 3000 && !a.done; i++) {
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
+  for (int i = 0; i < 3000 && !ts_loop_done(&loop); i++) {
+    ts_sleep(1e-3);
   }
-  int finished = a.done;
-  if (!finished) {
-    hil_runtime_request_stop(rt);
-  }
-  pthread_join(th, NULL);
+  const int finished = ts_loop_stop(&loop);
   assert_true(ok);
   assert_int_equal(at0_time, 1); /* frame time 0 */
   assert_int_equal(at0.flags, ACH_SAMPLE_DROPPED);
@@ -228,7 +167,7 @@ static int count_errors(const board *b, int code) {
 static void test_status_on_change_and_watchdog_error(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST, 0);
-  hil_transport *t = add_serial(rt);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   const double dt = hil_runtime_model(rt)->opt.timestep;
   const double timeout = hil_runtime_options(rt)->watchdog_timeout_s;
   board b;
@@ -305,7 +244,7 @@ static uint16_t send_raw_frame(board *b, uint8_t type, const uint8_t *payload, s
 static void test_receive_limits_announced_and_answered(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST, 0);
-  hil_transport *t = add_serial(rt);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   connect_board(rt, t, &b);
   /* the limits the simulator announces are the ones it enforces below */
@@ -344,7 +283,7 @@ static void test_receive_limits_announced_and_answered(void **state) {
   tick_after(rt, t, &b);
   assert_true(board_wait_count(&b, &b.nerrors, 3));
   assert_int_equal(b.errors[2].code, ACH_ERRC_BAD_PAYLOAD);
-  hil_serial_counters c = counters(t);
+  hil_serial_counters c = ts_serial_counters(t);
   assert_int_equal(c.rx_framing, 1);  /* the long frame */
   assert_int_equal(c.rx_rejected, 2); /* the two bad payloads */
   assert_int_equal(hil_runtime_commands(rt)->counters.accepted, 0);
@@ -357,7 +296,7 @@ static void test_receive_limits_announced_and_answered(void **state) {
 static void test_small_rx_max_payload(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST, 0);
-  hil_transport *t = add_serial(rt);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
   const uint16_t refused[] = {0, 23, ACH_MIN_PAYLOAD - 1};
@@ -368,7 +307,7 @@ static void test_small_rx_max_payload(void **state) {
     assert_int_equal(b.ack.result, ACH_HELLO_REFUSED);
     assert_true(board_wait_count(&b, &b.nerrors, i + 1));
     assert_int_equal(b.errors[i].code, ACH_ERRC_UNSUPPORTED);
-    assert_int_equal(counters(t).connected, 0);
+    assert_int_equal(ts_serial_counters(t).connected, 0);
   }
   for (int k = 0; k < 3; k++) {
     tick_after(rt, t, &b);
@@ -393,7 +332,7 @@ static void test_small_rx_max_payload(void **state) {
 static void test_describe_names_every_id(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST, 0);
-  hil_transport *t = add_serial(rt);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   connect_board(rt, t, &b);
   assert_int_equal(b.ack.n_sensors, NIDS);
@@ -445,7 +384,7 @@ static void test_describe_names_every_id(void **state) {
 static void test_console_line_keeps_counters_after_close(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST, 0);
-  hil_transport *t = add_serial(rt);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   connect_board(rt, t, &b);
   ach_joint_command c[NJ];
@@ -457,11 +396,10 @@ static void test_console_line_keeps_counters_after_close(void **state) {
   board_close(&b);
   for (int k = 0; k < 2000 && transport_fd(t) >= 0; k++) {
     hil_runtime_tick(rt);
-    struct timespec ts = {0, 100000};
-    nanosleep(&ts, NULL);
+    ts_sleep(1e-4);
   }
   assert_int_equal(transport_fd(t), -1); /* the close was seen */
-  hil_serial_counters sc = counters(t);
+  hil_serial_counters sc = ts_serial_counters(t);
   assert_int_equal(sc.frames_in, 6); /* HELLO and five commands */
   char line[512], expect[160];
   t->ops->describe(t, line, sizeof line);
@@ -484,5 +422,5 @@ int main(void) {
       cmocka_unit_test(test_describe_names_every_id),
       cmocka_unit_test(test_console_line_keeps_counters_after_close),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -9,7 +9,6 @@
 #define _DEFAULT_SOURCE
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,46 +27,17 @@
 #include "hil/runtime/runtime.h"
 #include "hil/serial/serial_transport.h"
 #include "hil/transport.h"
-#include "serial_board.h"
+#include "support/pty_board.h"
+#include "support/runtime.h"
+#include "support/tmp.h"
+#include "support/skip.h"
+#include "support/wait.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/tests/hil/serial/club_arm_enc.json"
 #define NJ 4 /* joints (= actuators, DC motors with duty input) of the arm */
 
 static hil_runtime *new_runtime(hil_mode mode) {
-  hil_options o;
-  hil_options_default(&o);
-  o.mode = mode;
-  o.quiet = 1;
-  o.status_period_s = 0;
-  char err[512];
-  hil_runtime *rt = hil_runtime_new(ARM, &o, err, sizeof err);
-  if (!rt) {
-    fail_msg("%s", err);
-  }
-  return rt;
-}
-
-static hil_transport *add_serial(hil_runtime *rt, const char *link) {
-  hil_serial_options so;
-  hil_serial_options_default(&so);
-  so.quiet = 1;
-  so.reopen_interval_s = 0.005;
-  if (link) {
-    snprintf(so.link, sizeof so.link, "%s", link);
-  }
-  char err[512];
-  hil_transport *t = hil_serial_transport_new(&so, err, sizeof err);
-  if (!t) {
-    fail_msg("%s", err);
-  }
-  assert_int_equal(hil_runtime_add_transport(rt, t), HIL_OK);
-  return t;
-}
-
-static hil_serial_counters counters(const hil_transport *t) {
-  hil_serial_counters c;
-  assert_int_equal(hil_serial_transport_counters(t, &c), HIL_OK);
-  return c;
+  return ts_runtime(ARM, mode, 0);
 }
 
 static hil_command_counters intake(hil_runtime *rt) { return hil_runtime_commands(rt)->counters; }
@@ -115,7 +85,7 @@ static void assert_same_state(hil_runtime *a, hil_runtime *b) {
 static void test_handshake(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = add_serial(rt, NULL);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
   /* before HELLO: no samples go out, and commands are refused with an ERROR */
@@ -129,7 +99,7 @@ static void test_handshake(void **state) {
   assert_true(board_wait_count(&b, &b.nerrors, 1));
   assert_int_equal(b.errors[0].code, ACH_ERRC_NOT_CONNECTED);
   assert_int_equal(b.sample_frames, 0);
-  assert_int_equal(counters(t).not_connected, 1);
+  assert_int_equal(ts_serial_counters(t).not_connected, 1);
   assert_int_equal(intake(rt).accepted, 0);
   /* a board of another major version is answered and ignored */
   ach_message m;
@@ -141,7 +111,7 @@ static void test_handshake(void **state) {
   tick_after(rt, t, &b);
   assert_true(board_wait_count(&b, &b.hello_acks, 1));
   assert_int_equal(b.ack.result, ACH_HELLO_VERSION_MISMATCH);
-  assert_int_equal(counters(t).connected, 0);
+  assert_int_equal(ts_serial_counters(t).connected, 0);
   /* HELLO: the answer describes this robot, and the current samples follow at once */
   board_hello(&b, "test");
   tick_after(rt, t, &b);
@@ -152,7 +122,7 @@ static void test_handshake(void **state) {
   assert_int_equal(b.ack.n_joints, NJ);
   assert_int_equal(b.ack.n_sensors, 2 * NJ); /* counts and angle of four encoders */
   assert_int_equal(b.ack.physics_rate_hz, 1000);
-  assert_int_equal(counters(t).connected, 1);
+  assert_int_equal(ts_serial_counters(t).connected, 1);
   assert_true(board_wait_sample(&b, 2 * NJ - 1, now_ns(rt) - 1000000));
   /* from now on every tick's samples arrive */
   hil_runtime_tick(rt);
@@ -167,7 +137,7 @@ static void test_handshake(void **state) {
 static void test_commands_move_the_arm_like_the_intake(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST), *ref = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = add_serial(rt, NULL);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   connect_board(rt, t, &b);
   hil_runtime_tick(ref); /* the handshake tick stepped once without commands */
@@ -249,7 +219,7 @@ static void send_garbage(board *b, unsigned *rng) {
 static void test_bad_input_is_counted_and_never_reaches_the_arm(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST), *ref = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = add_serial(rt, NULL), *tref = add_serial(ref, NULL);
+  hil_transport *t = ts_serial_transport(rt, NULL), *tref = ts_serial_transport(ref, NULL);
   board b, bref;
   connect_board(rt, t, &b);
   connect_board(ref, tref, &bref);
@@ -284,7 +254,7 @@ static void test_bad_input_is_counted_and_never_reaches_the_arm(void **state) {
   /* the arm moved exactly as without the bad input */
   assert_same_state(rt, ref);
   /* every bad frame was counted once, in the transport and in the runtime's intake */
-  hil_serial_counters sc = counters(t);
+  hil_serial_counters sc = ts_serial_counters(t);
   assert_int_equal(sc.rx_bad_crc, bad_crc);
   assert_int_equal(sc.rx_bad_crc + sc.rx_framing + sc.rx_rejected, garbage + bad_crc + truncated);
   assert_true(sc.rx_framing >= (unsigned long)truncated);
@@ -311,7 +281,7 @@ static void test_bad_input_is_counted_and_never_reaches_the_arm(void **state) {
 static void test_bad_joint_and_mode_are_refused(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = add_serial(rt, NULL);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   connect_board(rt, t, &b);
   ach_joint_command c[2] = {
@@ -336,7 +306,7 @@ static void test_bad_joint_and_mode_are_refused(void **state) {
 static void test_sequence_gaps_are_counted_and_reported(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = add_serial(rt, NULL);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   connect_board(rt, t, &b);
   ach_joint_command c[NJ];
@@ -347,7 +317,7 @@ static void test_sequence_gaps_are_counted_and_reported(void **state) {
   b.seq = (uint16_t)(b.seq + 5);
   board_command(&b, NJ, c);
   tick_after(rt, t, &b);
-  hil_serial_counters sc = counters(t);
+  hil_serial_counters sc = ts_serial_counters(t);
   assert_int_equal(sc.rx_seq_gaps, 2);
   assert_int_equal(sc.rx_seq_lost, 7);
   assert_int_equal(intake(rt).accepted, 3 * NJ); /* the frames that did arrive all count */
@@ -367,7 +337,7 @@ static void test_sequence_gaps_are_counted_and_reported(void **state) {
 static void test_heartbeat_is_echoed(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = add_serial(rt, NULL);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   connect_board(rt, t, &b);
   ach_message m;
@@ -389,7 +359,7 @@ static void test_heartbeat_is_echoed(void **state) {
 static void test_watchdog_zeroes_silent_board_and_control_resumes(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = add_serial(rt, NULL);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   const double timeout = hil_runtime_options(rt)->watchdog_timeout_s;
   const double dt = hil_runtime_model(rt)->opt.timestep;
   assert_true(timeout > 0);
@@ -455,24 +425,22 @@ static int tick_until(hil_runtime *rt, hil_transport *t, int (*cond)(const hil_t
       return 1;
     }
     hil_runtime_tick(rt);
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
+    ts_sleep(1e-3);
   }
   return cond(t);
 }
 
-static int is_down(const hil_transport *t) { return counters(t).link_down >= 1; }
+static int is_down(const hil_transport *t) { return ts_serial_counters(t).link_down >= 1; }
 
-static int is_back(const hil_transport *t) { return counters(t).link_up >= 1; }
+static int is_back(const hil_transport *t) { return ts_serial_counters(t).link_up >= 1; }
 
 static void test_close_and_reopen_recovers(void **state) {
   (void)state;
   char dir[64], link[128];
-  make_temp_dir(dir, sizeof dir);
-  assert_true(dir[0] != '\0');
+  ts_tmpdir(dir, sizeof dir, "serial");
   snprintf(link, sizeof link, "%s/arm", dir);
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = add_serial(rt, link);
+  hil_transport *t = ts_serial_transport(rt, link);
   /* the link points at the slave */
   char target[256];
   ssize_t n = readlink(link, target, sizeof target - 1);
@@ -493,7 +461,7 @@ static void test_close_and_reopen_recovers(void **state) {
   board_close(&b);
   assert_true(tick_until(rt, t, is_down));
   assert_int_equal(transport_fd(t), -1);
-  assert_int_equal(counters(t).connected, 0);
+  assert_int_equal(ts_serial_counters(t).connected, 0);
   uint64_t steps_before = (uint64_t)llround(hil_runtime_data(rt)->time * 1000);
   for (int k = 0; k < 10; k++) {
     hil_runtime_tick(rt);
@@ -513,8 +481,8 @@ static void test_close_and_reopen_recovers(void **state) {
   assert_int_equal(intake(rt).accepted, 2 * NJ);
   assert_true(hil_runtime_data(rt)->ctrl[0] == (double)duty(40, 0));
   assert_true(board_wait_sample(&b, 0, now_ns(rt)));
-  assert_int_equal(counters(t).link_down, 1);
-  assert_int_equal(counters(t).link_up, 1);
+  assert_int_equal(ts_serial_counters(t).link_down, 1);
+  assert_int_equal(ts_serial_counters(t).link_up, 1);
   board_close(&b);
   /* the link goes with the runtime */
   hil_runtime_destroy(&rt);
@@ -527,11 +495,11 @@ static void test_close_and_reopen_recovers(void **state) {
 static void test_link_replaces_stale_symlink_not_files(void **state) {
   (void)state;
   char dir[64], link[128];
-  make_temp_dir(dir, sizeof dir);
+  ts_tmpdir(dir, sizeof dir, "serial");
   snprintf(link, sizeof link, "%s/arm", dir);
   assert_int_equal(symlink("/dev/pts/nonexistent", link), 0);
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = add_serial(rt, link);
+  hil_transport *t = ts_serial_transport(rt, link);
   char target[256];
   ssize_t n = readlink(link, target, sizeof target - 1);
   assert_true(n > 0);
@@ -558,7 +526,7 @@ static void test_link_replaces_stale_symlink_not_files(void **state) {
 static void test_device_mode_on_a_pty_explains_the_limit(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = add_serial(rt, NULL);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   hil_serial_options so;
   hil_serial_options_default(&so);
   so.use_pty = 0;
@@ -568,7 +536,7 @@ static void test_device_mode_on_a_pty_explains_the_limit(void **state) {
   if (dev) { /* a libserialport that can open ptys: nothing to explain */
     dev->ops->destroy(dev);
     hil_runtime_destroy(&rt);
-    skip();
+    TS_SKIP("this libserialport opens pseudo-terminals: nothing to explain");
   }
   assert_non_null(strstr(err, "cannot open pseudo-terminals"));
   hil_runtime_destroy(&rt);
@@ -576,36 +544,15 @@ static void test_device_mode_on_a_pty_explains_the_limit(void **state) {
 
 /* --- lockstep: the board drives time with STEP_REQUEST ---------------------------------------- */
 
-typedef struct run_arg {
-  hil_runtime *rt;
-  volatile int done;
-} run_arg;
-
-static void *run_thread(void *p) {
-  run_arg *a = p;
-  hil_runtime_run(a->rt);
-  a->done = 1;
-  return NULL;
-}
-
 static void test_step_request_advances_lockstep(void **state) {
   (void)state;
-  hil_options o;
-  hil_options_default(&o);
-  o.mode = HIL_MODE_LOCKSTEP;
-  o.quiet = 1;
-  o.status_period_s = 0;
   /* a run of 1000 steps: only the lockstep logic can hold it at the five requested */
-  o.duration_s = 1.0;
-  char err[512];
-  hil_runtime *rt = hil_runtime_new(ARM, &o, err, sizeof err);
-  assert_non_null(rt);
-  hil_transport *t = add_serial(rt, NULL);
+  hil_runtime *rt = ts_runtime(ARM, HIL_MODE_LOCKSTEP, 1.0);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
-  run_arg a = {rt, 0};
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, run_thread, &a), 0);
+  ts_loop loop;
+  ts_loop_start(&loop, rt);
   board_hello(&b, "stepper");
   assert_true(board_wait_count(&b, &b.hello_acks, 1));
   ach_message m;
@@ -613,14 +560,13 @@ static void test_step_request_advances_lockstep(void **state) {
   m.type = ACH_MSG_STEP_REQUEST;
   m.u.step_request.steps = 5;
   board_send(&b, &m);
-  for (int i = 0; i < 3000 && !a.done && hil_runtime_steps(rt) < 5; i++) {
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
+  /* the five steps, then a moment in which a sixth would have come (the run holds) */
+  ts_loop_wait_steps(&loop, 5, TS_DEADLINE_S);
+  for (int i = 0; i < 100 && !ts_loop_done(&loop); i++) { /* time for a sixth step to show */
     board_read(&b);
+    ts_sleep(1e-3);
   }
-  const int ended = a.done;
-  hil_runtime_request_stop(rt);
-  pthread_join(th, NULL);
+  const int ended = ts_loop_stop(&loop);
   hil_status st;
   hil_runtime_status(rt, &st);
   if (st.steps != 5 || ended) {
@@ -638,7 +584,7 @@ static void test_step_request_advances_lockstep(void **state) {
 static void test_step_request_refused_outside_lockstep(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = add_serial(rt, NULL);
+  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
   connect_board(rt, t, &b);
   const uint64_t before = hil_runtime_steps(rt);
@@ -670,5 +616,5 @@ int main(void) {
       cmocka_unit_test(test_step_request_advances_lockstep),
       cmocka_unit_test(test_step_request_refused_outside_lockstep),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -1,4 +1,4 @@
-/* tests/sensors/fit/test_fit.c: the estimators and the fit of sensors/fit.c against closed forms
+/* tests/sensors/fit/test_fit.c: the estimators and the fit of sensors/fit*.c against closed forms
  * and against series simulated with known parameters (sensors/noise.h, sensors/chain.h). Fixed
  * seeds; each tolerance is a multiple of the estimator's standard deviation for the sample size
  * used, given next to the assertion. */

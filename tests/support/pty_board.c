@@ -1,6 +1,12 @@
-/* tests/hil/serial/serial_board.c: see serial_board.h. */
-#define _DEFAULT_SOURCE /* cfmakeraw, mkdtemp */
-#include "serial_board.h"
+/* tests/support/pty_board.c: the board a test plays (pty_board.h). */
+#define _GNU_SOURCE /* cfmakeraw, posix_openpt, ptsname_r */
+#include "support/pty_board.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,12 +19,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WAIT_MS 3000
+#include "hil/serial/serial_transport.h"
+#include "support/wait.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+void ts_pty_open(ts_pty *p) {
+  p->master = posix_openpt(O_RDWR | O_NOCTTY);
+  if (p->master < 0 || grantpt(p->master) != 0 || unlockpt(p->master) != 0 ||
+      ptsname_r(p->master, p->slave, sizeof p->slave) != 0 ||
+      fcntl(p->master, F_SETFL, fcntl(p->master, F_GETFL) | O_NONBLOCK) != 0) {
+    fail_msg("cannot open a pseudo-terminal: %s", strerror(errno));
+  }
+}
+
+void ts_pty_link(const char *link, const char *target) {
+  unlink(link);
+  if (symlink(target, link) != 0) {
+    fail_msg("symlink %s -> %s: %s", link, target, strerror(errno));
+  }
 }
 
 static void reset(board *b, int fd) {
@@ -53,8 +70,8 @@ void board_close(board *b) {
 
 void board_send_raw(board *b, const uint8_t *bytes, size_t n) {
   size_t done = 0;
-  double give_up = now_s() + WAIT_MS * 1e-3;
-  while (done < n && now_s() < give_up) {
+  double give_up = ts_now() + BOARD_WAIT_S;
+  while (done < n && ts_now() < give_up) {
     ssize_t put = write(b->fd, bytes + done, n - done);
     if (put > 0) {
       done += (size_t)put;
@@ -148,13 +165,13 @@ void board_read(board *b) {
 
 /* reads until done(b) or the bound passes */
 static int wait_for(board *b, int (*done)(const board *, const void *), const void *arg) {
-  double give_up = now_s() + WAIT_MS * 1e-3;
+  double give_up = ts_now() + BOARD_WAIT_S;
   for (;;) {
     board_read(b);
     if (done(b, arg)) {
       return 1;
     }
-    if (now_s() > give_up) {
+    if (ts_now() > give_up) {
       return 0;
     }
     struct pollfd p = {.fd = b->fd, .events = POLLIN, .revents = 0};
@@ -200,23 +217,42 @@ int transport_fd(hil_transport *t) {
 
 void tick_after(hil_runtime *rt, hil_transport *t, board *b) {
   int fd = transport_fd(t);
-  double give_up = now_s() + WAIT_MS * 1e-3;
-  while (fd >= 0 && b->unread > 0 && now_s() < give_up) {
+  double give_up = ts_now() + BOARD_WAIT_S;
+  while (fd >= 0 && b->unread > 0 && ts_now() < give_up) {
     int waiting = 0;
     if (ioctl(fd, FIONREAD, &waiting) != 0 || (size_t)waiting >= b->unread) {
       break;
     }
-    struct timespec ts = {0, 100000};
-    nanosleep(&ts, NULL);
+    ts_sleep(1e-4);
   }
   b->unread = 0;
   hil_runtime_tick(rt);
   board_read(b); /* a board reads all the time: the simulator's frames never pile up */
 }
 
-void make_temp_dir(char *out, size_t out_sz) {
-  snprintf(out, out_sz, "/tmp/achilles-serial-XXXXXX");
-  if (!mkdtemp(out)) {
-    out[0] = '\0';
+hil_transport *ts_serial_transport(hil_runtime *rt, const char *link) {
+  hil_serial_options so;
+  hil_serial_options_default(&so);
+  so.quiet = 1;
+  so.reopen_interval_s = 0.005;
+  if (link) {
+    snprintf(so.link, sizeof so.link, "%s", link);
   }
+  char err[512];
+  hil_transport *t = hil_serial_transport_new(&so, err, sizeof err);
+  if (!t) {
+    fail_msg("%s", err);
+  }
+  if (hil_runtime_add_transport(rt, t) != HIL_OK) {
+    fail_msg("the serial transport could not be added");
+  }
+  return t;
+}
+
+hil_serial_counters ts_serial_counters(const hil_transport *t) {
+  hil_serial_counters c;
+  if (hil_serial_transport_counters(t, &c) != HIL_OK) {
+    fail_msg("not a serial transport");
+  }
+  return c;
 }

@@ -1,20 +1,38 @@
-/* tests/hil/serial/serial_board.h: the test plays the board — a serial peer built on
+/* tests/support/pty_board.h: the test plays the board — a serial peer built on
  * hil/client/achilles_client.h over a real file descriptor (a pty slave or master) — plus the
  * helpers that keep a tick-driven runtime and the board in step without sleeping blindly.
  *
- * Every wait is bounded (a few seconds) and only guards against a hang: no assertion depends on
- * how long anything took.
+ *   hil_transport *t = ts_serial_transport(rt, NULL);     the simulator's side, on a new pty
+ *   board b;
+ *   board_open(&b, hil_serial_transport_path(t));         the board's side
+ *   board_hello(&b, "name");
+ *   assert_true(board_wait_count(&b, &b.hello_acks, 1));
+ *
+ * Every wait is bounded (BOARD_WAIT_S) and only guards against a hang: no assertion depends on
+ * how long anything took. Link achilles_test_pty (with achilles_hil and achilles_client).
  */
-#ifndef ACHILLES_TESTS_SERIAL_BOARD_H
-#define ACHILLES_TESTS_SERIAL_BOARD_H
+#ifndef ACHILLES_TESTS_SUPPORT_PTY_BOARD_H
+#define ACHILLES_TESTS_SUPPORT_PTY_BOARD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "achilles_client.h"
 #include "hil/runtime/runtime.h"
+#include "hil/serial/serial_transport.h"
 #include "hil/transport.h"
 
+/* A pseudo-terminal the test holds by its master (non-blocking); slave is the path a
+ * transport or a link opens. */
+typedef struct ts_pty {
+  int master;
+  char slave[128];
+} ts_pty;
+void ts_pty_open(ts_pty *p);
+/* Points link at target (replacing an old link), as udev names a USB board by id. */
+void ts_pty_link(const char *link, const char *target);
+
+#define BOARD_WAIT_S 3.0 /* the bound of one board wait: a few seconds, a guard only */
 #define BOARD_MAX_IDS 256
 #define BOARD_MAX_ERRORS 64
 
@@ -54,7 +72,7 @@ void board_command(board *b, int n, const ach_joint_command *joints);
 
 /* Reads and decodes whatever is waiting, without blocking. */
 void board_read(board *b);
-/* Reads until *counter >= target or about 3 s passed; returns 1 when reached. */
+/* Reads until *counter >= target or BOARD_WAIT_S passed; returns 1 when reached. */
 int board_wait_count(board *b, const int *counter, int target);
 /* Reads until a frame of time >= t_ns carried an entry for sensor id `id`. */
 int board_wait_sample(board *b, int id, uint64_t t_ns);
@@ -65,7 +83,10 @@ int transport_fd(hil_transport *t);
  * what has arrived (without waiting for it). */
 void tick_after(hil_runtime *rt, hil_transport *t, board *b);
 
-/* A fresh directory under /tmp for links; the caller removes it. */
-void make_temp_dir(char *out, size_t out_sz);
+/* A quiet serial transport added to rt, reopening a closed link after 5 ms: on a new pty when
+ * link is NULL, else with its slave linked at link. Fails the test when it cannot. */
+hil_transport *ts_serial_transport(hil_runtime *rt, const char *link);
+/* The serial transport's counters. */
+hil_serial_counters ts_serial_counters(const hil_transport *t);
 
 #endif

@@ -1,0 +1,110 @@
+/* sim/import/mjcf_defaults.c: MJCF <default> classes: the value an element's class chain gives
+ * an attribute it does not set, and the check of what the classes set. */
+#include <string.h>
+
+#include "sim/import/mjcf.h"
+
+/* the <default class=name> at or below d (a top-level <default> is class "main") */
+static xmlNode *find_class_below(xmlNode *d, const char *name) {
+  const char *cls = imp__attr(d, "class");
+  if ((cls && strcmp(cls, name) == 0) || (!cls && strcmp(name, "main") == 0)) {
+    return d;
+  }
+  for (xmlNode *k = d->children; k; k = k->next) {
+    if (imp__is(k, "default")) {
+      xmlNode *hit = find_class_below(k, name);
+      if (hit) {
+        return hit;
+      }
+    }
+  }
+  return NULL;
+}
+
+static xmlNode *find_class(const mjcf *m, const char *name) {
+  for (int i = 0; i < m->ndefaults; i++) {
+    xmlNode *hit = find_class_below(m->defaults[i], name);
+    if (hit) {
+      return hit;
+    }
+  }
+  return NULL;
+}
+
+/* the value a <default> element gives attribute `name` of elements of this kind, or NULL */
+static const char *default_attr(const xmlNode *d, const char *kind, const char *name) {
+  for (xmlNode *k = d->children; k; k = k->next) {
+    const char *v;
+    if (imp__is(k, kind) && (v = imp__attr(k, name)) != NULL) {
+      return v;
+    }
+  }
+  return NULL;
+}
+
+/* The element's attribute, else its class chain's default for elements of this kind; the chain
+ * ends in class "main", which every top-level <default> sets (the last one that sets a value
+ * wins, as in MuJoCo). */
+const char *mjcf__attr(const mjcf *m, const xmlNode *el, const char *kind, const char *cls,
+                       const char *name) {
+  const char *v = imp__attr(el, name);
+  if (v) {
+    return v;
+  }
+  const char *own = imp__attr(el, "class");
+  xmlNode *d = find_class(m, own ? own : cls ? cls : "main");
+  for (; d && imp__is(d, "default") && imp__is(d->parent, "default"); d = d->parent) {
+    if ((v = default_attr(d, kind, name)) != NULL) {
+      return v;
+    }
+  }
+  for (int i = d ? m->ndefaults - 1 : -1; i >= 0; i--) {
+    if ((v = default_attr(m->defaults[i], kind, name)) != NULL) {
+      return v;
+    }
+  }
+  return NULL;
+}
+
+/* numbers of an attribute (element or defaults); returns the count read, 0 when absent */
+int mjcf__numbers(mjcf *m, const xmlNode *el, const char *kind, const char *cls,
+                  const char *name, double *out, int min_n, int max_n) {
+  const char *v = mjcf__attr(m, el, kind, cls, name);
+  return v ? imp__numbers(m->c, el, name, v, out, min_n, max_n) : 0;
+}
+
+/* A solref (2 numbers) or solimp (5) given in part, as MuJoCo reads it: the numbers not given
+ * keep MuJoCo's defaults (solref 0.02 1, solimp 0.9 0.95 0.001 0.5 2); returns want. */
+int mjcf__soft_defaults(double *v, int n, int want) {
+  static const double solref[2] = {0.02, 1}, solimp[5] = {0.9, 0.95, 0.001, 0.5, 2};
+  for (int i = n; i < want; i++) {
+    v[i] = want == 2 ? solref[i] : solimp[i];
+  }
+  return want;
+}
+
+/* the attributes a <default> class sets are checked like the elements' own */
+int mjcf__check_defaults(mjcf *m, const xmlNode *d) {
+  for (const xmlNode *k = d->children; k; k = k->next) {
+    int rc = 0;
+    if (k->type != XML_ELEMENT_NODE) {
+      continue;
+    } else if (imp__is(k, "default")) {
+      rc = mjcf__check_defaults(m, k);
+    } else if (imp__is(k, "joint")) {
+      rc = imp__check_attrs(m->c, k, mjcf__joint_read, "not modelled");
+    } else if (imp__is(k, "geom")) {
+      rc = imp__check_attrs(m->c, k, mjcf__geom_read, "not modelled");
+    } else if (imp__is(k, "site")) {
+      rc = imp__check_attrs(m->c, k, mjcf__site_read, "a site is a point here (no size, frame or look)");
+    } else if (imp__is(k, "motor") || imp__is(k, "position") || imp__is(k, "velocity")) {
+      rc = imp__check_attrs(m->c, k, mjcf__actuator_read, "not modelled");
+    } else {
+      rc = imp__report(m->c, k, "<default><%s> ignored: not modelled", imp__name(k));
+    }
+    if (rc != 0) {
+      return -1;
+    }
+  }
+  return 0;
+}

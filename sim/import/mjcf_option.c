@@ -1,0 +1,84 @@
+/* sim/import/mjcf_option.c: the MJCF file's settings: <compiler> (angles, Euler sequence,
+ * inertia from geoms, autolimits, meshdir) and <option> (timestep, gravity, integrator, flags). */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/import/mjcf.h"
+
+int mjcf__read_compiler(mjcf *m, const xmlNode *el) {
+  static const char *const read[] = {"angle", "inertiafromgeom", "eulerseq", "autolimits",
+                                     "meshdir", NULL};
+  if (imp__check_attrs(m->c, el, read, "not used") != 0) {
+    return -1;
+  }
+  const char *meshdir = imp__attr(el, "meshdir");
+  if (meshdir) {
+    snprintf(m->meshdir, sizeof m->meshdir, "%s", meshdir);
+  }
+  const char *angle = imp__attr(el, "angle"), *geom = imp__attr(el, "inertiafromgeom");
+  const char *seq = imp__attr(el, "eulerseq"), *autolimits = imp__attr(el, "autolimits");
+  if (angle) {
+    m->degree = strcmp(angle, "radian") != 0;
+  }
+  if (geom) {
+    m->geom_inertia = strcmp(geom, "true") == 0 ? 1 : strcmp(geom, "false") == 0 ? 0 : 2;
+  }
+  if (autolimits) {
+    m->autolimits = strcmp(autolimits, "false") != 0;
+  }
+  if (seq) {
+    if (strlen(seq) != 3 || strspn(seq, "xyzXYZ") != 3) {
+      return imp__fail(m->c, el, "<compiler eulerseq=\"%s\">: expected three of x, y, z, X, Y, Z",
+                       seq);
+    }
+    memcpy(m->eulerseq, seq, 4);
+  }
+  return 0;
+}
+
+int mjcf__read_option(mjcf *m, const xmlNode *el, cJSON *root) {
+  static const char *const read[] = {"timestep", "gravity", "integrator", NULL};
+  double v[3];
+  if (imp__check_attrs(m->c, el, read, "not used") != 0) {
+    return -1;
+  }
+  if (imp__attr(el, "timestep")) {
+    if (imp__numbers(m->c, el, "timestep", imp__attr(el, "timestep"), v, 1, 1) < 0) {
+      return -1;
+    }
+    cJSON_ReplaceItemInObject(root, "timestep", cJSON_CreateNumber(v[0]));
+  }
+  if (imp__attr(el, "gravity")) {
+    if (imp__numbers(m->c, el, "gravity", imp__attr(el, "gravity"), v, 3, 3) < 0) {
+      return -1;
+    }
+    cJSON_ReplaceItemInObject(root, "gravity", imp__json_vector(v, 3));
+  }
+  const char *integrator = imp__attr(el, "integrator");
+  if (integrator) {
+    if (strcmp(integrator, "RK4") == 0) {
+      cJSON_ReplaceItemInObject(root, "integrator", cJSON_CreateString("rk4"));
+    } else if (strcmp(integrator, "Euler") != 0 &&
+               imp__report(m->c, el, "<option integrator=\"%s\"> read as Euler", integrator)) {
+      return -1;
+    }
+  }
+  for (const xmlNode *k = el->children; k; k = k->next) {
+    if (imp__is(k, "flag")) {
+      const char *limit = imp__attr(k, "limit"), *friction = imp__attr(k, "frictionloss");
+      const char *contact = imp__attr(k, "contact");
+      m->no_limits = limit && strcmp(limit, "disable") == 0;
+      m->no_friction = friction && strcmp(friction, "disable") == 0;
+      m->no_contact = contact && strcmp(contact, "disable") == 0;
+      static const char *const flags[] = {"limit", "frictionloss", "contact", NULL};
+      if (imp__check_attrs(m->c, k, flags, "not modelled") != 0) {
+        return -1;
+      }
+    } else if (k->type == XML_ELEMENT_NODE &&
+               imp__report(m->c, k, "<option><%s> ignored: not modelled", imp__name(k)) != 0) {
+      return -1;
+    }
+  }
+  return 0;
+}
