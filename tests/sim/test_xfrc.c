@@ -19,6 +19,7 @@
 
 #include "random_tree.h"
 #include "sim/sim.h"
+#include "support/skip.h"
 
 #if ACHILLES_HAVE_MUJOCO
 #include <mujoco/mujoco.h>
@@ -216,8 +217,7 @@ static void test_against_mujoco(void **state) {
 #else
 static void test_against_mujoco(void **state) {
   (void)state;
-  print_message("MuJoCo (libmujoco-dev) not found: the comparison is skipped\n");
-  skip();
+  TS_REQUIRE("libmujoco-dev", 0);
 }
 #endif
 
@@ -229,5 +229,5 @@ int main(void) {
       cmocka_unit_test(test_snapshot_keeps_forces),
       cmocka_unit_test(test_against_mujoco),
   };
-  return cmocka_run_group_tests_name("xfrc", tests, NULL, NULL);
+  return ts_run(tests);
 }

@@ -16,23 +16,62 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario_support.h"
+#include <cjson/cJSON.h>
+
+#include "support/skip.h"
+#include "support/spawn.h"
+#include "support/tmp.h"
 
 #define SCENARIOS ACHILLES_SOURCE_DIR "/configs/scenarios/"
 #define CLUB ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 
 static char tmp[256];
 
+/* the suite's folder, and the example firmware's on the PATH (the shipped scenarios name it) */
 static int setup(void **state) {
   (void)state;
-  st_tmpdir(tmp, sizeof tmp, "test");
-  return 0;
+  ts_tmpdir(tmp, sizeof tmp, "cli-test");
+  char path[8192];
+  snprintf(path, sizeof path, "%s:%s", PD_FIRMWARE_DIR, getenv("PATH") ? getenv("PATH") : "");
+  return setenv("PATH", path, 1);
 }
 
 static int teardown(void **state) {
   (void)state;
-  st_rmdir(tmp);
-  return 0;
+  return ts_rmtree(tmp);
+}
+
+/* --- results --------------------------------------------------------------------------------- */
+
+static const char *string_of(const cJSON *obj, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* dir/result.json, parsed (the caller deletes it) */
+static cJSON *result_of(const char *dir) {
+  char path[1024];
+  ts_path(path, sizeof path, dir, "result.json");
+  cJSON *r = cJSON_Parse(ts_slurp(path));
+  if (!r) {
+    fail_msg("%s: missing or not JSON", path);
+  }
+  return r;
+}
+
+/* the names of a result's failed checks, joined with "|" */
+static const char *failed_checks(const cJSON *result) {
+  static char out[2048];
+  out[0] = '\0';
+  const cJSON *checks = cJSON_GetObjectItemCaseSensitive(result, "checks");
+  for (int i = 0; i < cJSON_GetArraySize(checks); i++) {
+    const cJSON *c = cJSON_GetArrayItem(checks, i);
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "pass"))) {
+      snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", out[0] ? "|" : "",
+               string_of(c, "name"));
+    }
+  }
+  return out;
 }
 
 /* achilles test SCENARIO --out tmp/NAME [extra...]: the exit status; out gets the folder */
@@ -43,18 +82,25 @@ static int run_scn(const char *scenario, const char *name, char *out, size_t out
   snprintf(err, sizeof err, "%s/%s.stderr", tmp, name);
   char *argv[] = {ACHILLES_BIN, "test", (char *)scenario, "--out", out, "--quiet",
                   (char *)extra1, (char *)extra2, NULL};
-  return st_run(argv, NULL, err, 120);
+  return ts_wait_exit(ts_spawn(argv, NULL, "/dev/null", err), 120);
 }
+
+/* path = dir/name, holding text */
+#define WRITE(path, dir, name, text)                                                               \
+  do {                                                                                             \
+    ts_path(path, sizeof path, dir, name);                                                         \
+    ts_write_file(path, text);                                                                     \
+  } while (0)
 
 /* runs a shipped scenario: its exit status and failed checks must be these */
 static void expect(const char *name, int status, const char *failed) {
   char scenario[512], out[512];
   snprintf(scenario, sizeof scenario, SCENARIOS "%s.json", name);
   const int got = run_scn(scenario, name, out, sizeof out, NULL, NULL);
-  cJSON *r = st_result(out);
-  if (got != status || strcmp(st_failed_checks(r), failed) != 0) {
+  cJSON *r = result_of(out);
+  if (got != status || strcmp(failed_checks(r), failed) != 0) {
     fail_msg("%s: exit %d (expected %d), failed checks \"%s\" (expected \"%s\")", name, got,
-             status, st_failed_checks(r), failed);
+             status, failed_checks(r), failed);
   }
   cJSON_Delete(r);
 }
@@ -83,26 +129,28 @@ static void test_watchdog_and_its_twin(void **state) {
  * and the schema itself refuses a failure without its message */
 static void test_junit_validates(void **state) {
   (void)state;
-  st_need("xmllint", "JUnit XML is validated with xmllint (libxml2-utils)");
-  char out[512], junit[512], cmd[2048];
+  TS_REQUIRE("libxml2-utils", ts_shell("command -v xmllint", NULL, 0) == 0);
+  char out[512], junit[512];
   snprintf(junit, sizeof junit, "%s/junit.xml", tmp);
   assert_int_equal(run_scn(SCENARIOS "hold_push_wrong_sign.json", "junit", out, sizeof out,
                             "--junit", junit), 1);
-  snprintf(cmd, sizeof cmd, "xmllint --noout --schema %s/tests/tools/junit.xsd %s 2>%s/xmllint.err",
-           ACHILLES_SOURCE_DIR, junit, tmp);
-  assert_int_equal(system(cmd), 0);
-  const char *xml = st_slurp(junit);
+  char out_text[4096];
+  if (ts_shellf(out_text, sizeof out_text, "xmllint --noout --schema %s/tests/tools/junit.xsd %s 2>&1",
+                ACHILLES_SOURCE_DIR, junit) != 0) {
+    fail_msg("%s", out_text);
+  }
+  const char *xml = ts_slurp(junit);
   assert_non_null(strstr(xml, "<testcase name=\"shoulder back after the push\" "
                               "classname=\"hold_push_wrong_sign\""));
   assert_non_null(strstr(xml, "<failure message=\"|error| "));
   assert_non_null(strstr(xml, "measured: "));
   char bad[512];
-  st_write(bad, sizeof bad, tmp, "bad.xml",
+  WRITE(bad, tmp, "bad.xml",
            "<testsuites><testsuite name=\"s\" tests=\"1\"><testcase name=\"c\" classname=\"s\">"
            "<failure type=\"settle\">no message</failure></testcase></testsuite></testsuites>\n");
-  snprintf(cmd, sizeof cmd, "xmllint --noout --schema %s/tests/tools/junit.xsd %s 2>/dev/null",
-           ACHILLES_SOURCE_DIR, bad);
-  assert_true(system(cmd) != 0);
+  assert_true(ts_shellf(out_text, sizeof out_text, "xmllint --noout --schema "
+                        "%s/tests/tools/junit.xsd %s 2>&1", ACHILLES_SOURCE_DIR, bad) != 0);
+  assert_non_null(strstr(out_text, "'message' is required"));
 }
 
 /* the same scenario twice: the same result, byte for byte (lockstep: no wall clock in it) */
@@ -113,8 +161,8 @@ static void test_result_repeats(void **state) {
   assert_int_equal(run_scn(SCENARIOS "hold_push.json", "again2", b, sizeof b, NULL, NULL), 0);
   snprintf(pa, sizeof pa, "%s/result.json", a);
   snprintf(pb, sizeof pb, "%s/result.json", b);
-  char *first = strdup(st_slurp(pa));
-  assert_string_equal(first, st_slurp(pb));
+  char *first = strdup(ts_slurp(pa));
+  assert_string_equal(first, ts_slurp(pb));
   free(first);
 }
 
@@ -127,10 +175,10 @@ static void test_replay_reproduces_the_run(void **state) {
            "{\"extends\": \"%s/configs/scenarios/hold_push.json\", \"name\": \"replayed\","
            " \"firmware\": {\"command\": null, \"replay\": \"%s/run.log\"}}\n",
            ACHILLES_SOURCE_DIR, live);
-  st_write(scenario, sizeof scenario, tmp, "replay.json", text);
+  WRITE(scenario, tmp, "replay.json", text);
   assert_int_equal(run_scn(scenario, "replayed", replayed, sizeof replayed, NULL, NULL), 0);
-  cJSON *a = st_result(live), *b = st_result(replayed);
-  assert_string_equal(st_string(a, "trajectory_digest"), st_string(b, "trajectory_digest"));
+  cJSON *a = result_of(live), *b = result_of(replayed);
+  assert_string_equal(string_of(a, "trajectory_digest"), string_of(b, "trajectory_digest"));
   cJSON_Delete(a);
   cJSON_Delete(b);
 }
@@ -143,7 +191,8 @@ static void write_scenario(char *path, size_t path_sz, const char *name, double 
                               "\"duration_s\": %g, %s}\n", name, CLUB, duration, body);
   char file[256];
   snprintf(file, sizeof file, "%s.json", name);
-  st_write(path, path_sz, tmp, file, text);
+  ts_path(path, path_sz, tmp, file);
+  ts_write_file(path, text);
 }
 
 #define HOLDING "\"firmware\": {\"command\": [\"pd_firmware\", \"{serial}\", \"--quiet\", " \
@@ -157,16 +206,16 @@ static void test_firmware_that_dies_hangs_or_is_missing(void **state) {
   write_scenario(path, sizeof path, "dies", 0.5,
                  "\"firmware\": {\"command\": [\"sh\", \"-c\", \"exit 3\"]}");
   assert_int_equal(run_scn(path, "dies", out, sizeof out, NULL, NULL), 1);
-  cJSON *r = st_result(out);
-  assert_string_equal(st_failed_checks(r), "firmware runs to the end");
+  cJSON *r = result_of(out);
+  assert_string_equal(failed_checks(r), "firmware runs to the end");
   assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "firmware"), "exit_code")->valueint, 3);
   cJSON_Delete(r);
 
   write_scenario(path, sizeof path, "hangs", 0.5,
                  "\"time_limit_s\": 1.5, \"firmware\": {\"command\": [\"sleep\", \"30\"]}");
   assert_int_equal(run_scn(path, "hangs", out, sizeof out, NULL, NULL), 1);
-  r = st_result(out);
-  assert_string_equal(st_failed_checks(r), "ends within its time limit");
+  r = result_of(out);
+  assert_string_equal(failed_checks(r), "ends within its time limit");
   cJSON_Delete(r);
 
   write_scenario(path, sizeof path, "missing", 0.5,
@@ -174,7 +223,7 @@ static void test_firmware_that_dies_hangs_or_is_missing(void **state) {
   assert_int_equal(run_scn(path, "missing", out, sizeof out, NULL, NULL), 2);
   char err[600];
   snprintf(err, sizeof err, "%s/missing.stderr", tmp);
-  assert_non_null(strstr(st_slurp(err), "cannot start"));
+  assert_non_null(strstr(ts_slurp(err), "cannot start"));
 }
 
 /* a set point on the firmware's standard input at 0.5 s moves the shoulder there; the firmware's
@@ -192,7 +241,7 @@ static void test_stdin_and_exit_code(void **state) {
                  "\"firmware\": {\"command\": [\"pd_firmware\", \"{serial}\", \"--quiet\", "
                  "\"--duration\", \"0.3\"]}, \"checks\": [{\"type\": \"exit_code\", \"equals\": 0}]");
   assert_int_equal(run_scn(path, "exits", out, sizeof out, NULL, NULL), 0);
-  cJSON *r = st_result(out);
+  cJSON *r = result_of(out);
   const double at = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "firmware"), "exited_at")->valuedouble;
   assert_true(at > 0.29 && at < 0.32); /* lockstep went on without it after it left */
   assert_true(cJSON_GetObjectItem(r, "end_time")->valuedouble > 0.999);
@@ -228,8 +277,8 @@ static const char *digest_of(const char *name, const char *timeline) {
   snprintf(body, sizeof body, HOLDING ", \"timeline\": [%s]", timeline);
   write_scenario(path, sizeof path, name, 0.6, body);
   assert_int_equal(run_scn(path, name, out, sizeof out, NULL, NULL), 0);
-  cJSON *r = st_result(out);
-  snprintf(digest, sizeof digest, "%s", st_string(r, "trajectory_digest"));
+  cJSON *r = result_of(out);
+  snprintf(digest, sizeof digest, "%s", string_of(r, "trajectory_digest"));
   cJSON_Delete(r);
   return digest;
 }
@@ -264,7 +313,7 @@ static void test_wrong_scenario_exits_2(void **state) {
                  " \"tolerance\": 0.1}]");
   assert_int_equal(run_scn(path, "wrong", out, sizeof out, NULL, NULL), 2);
   snprintf(err, sizeof err, "%s/wrong.stderr", tmp);
-  assert_non_null(strstr(st_slurp(err), "wrong.json: checks[0]: unknown hinge or slide joint \"elbw\""));
+  assert_non_null(strstr(ts_slurp(err), "wrong.json: checks[0]: unknown hinge or slide joint \"elbw\""));
 }
 
 int main(void) {
@@ -281,5 +330,5 @@ int main(void) {
       cmocka_unit_test(test_events_change_the_run),
       cmocka_unit_test(test_wrong_scenario_exits_2),
   };
-  return cmocka_run_group_tests_name("cli_test", tests, setup, teardown);
+  return ts_run_with(tests, setup, teardown);
 }

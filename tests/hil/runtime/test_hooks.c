@@ -15,22 +15,13 @@
 #include "hil/error.h"
 #include "hil/runtime/runtime.h"
 #include "sim/import/import.h"
+#include "support/runtime.h"
+#include "support/skip.h"
 
 #define CLUB ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 
 static hil_runtime *make(hil_mode mode, double duration_s) {
-  hil_options o;
-  hil_options_default(&o);
-  o.mode = mode;
-  o.quiet = 1;
-  o.status_period_s = 0;
-  o.duration_s = duration_s;
-  char err[512];
-  hil_runtime *rt = hil_runtime_new(CLUB, &o, err, sizeof err);
-  if (!rt) {
-    fail_msg("%s", err);
-  }
-  return rt;
+  return ts_runtime(CLUB, mode, duration_s);
 }
 
 static sim_model *load_club(void) {
@@ -217,5 +208,5 @@ int main(void) {
       cmocka_unit_test(test_push_through_the_hook), cmocka_unit_test(test_swap_matches_by_hand),
       cmocka_unit_test(test_swap_before_run_resets), cmocka_unit_test(test_swap_refused),
   };
-  return cmocka_run_group_tests_name("hooks", tests, NULL, NULL);
+  return ts_run(tests);
 }

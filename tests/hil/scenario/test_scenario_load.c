@@ -1,7 +1,6 @@
 /* tests/hil/scenario/test_scenario_load.c: a scenario that cannot run is refused at load, with a
  * message naming the file and the JSON path of what is wrong (docs/testing-firmware.md), and
  * the shipped scenarios load. */
-#define _DEFAULT_SOURCE /* mkdtemp */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,39 +10,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "hil/error.h"
 #include "hil/scenario/scenario.h"
+#include "support/skip.h"
+#include "support/tmp.h"
 
 #define CLUB ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 
-static char dir[64];
+static char dir[256];
 
 static int setup(void **state) {
   (void)state;
-  snprintf(dir, sizeof dir, "/tmp/achilles-scnload-XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
+  ts_tmpdir(dir, sizeof dir, "scenario-load");
+  return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  char path[128];
-  snprintf(path, sizeof path, "%s/s.json", dir);
-  unlink(path);
-  return rmdir(dir);
+  return ts_rmtree(dir);
+}
+
+/* dir/s.json holding text; its path */
+static const char *write_scenario(const char *text) {
+  static char path[512];
+  ts_path(path, sizeof path, dir, "s.json");
+  ts_write_file(path, text);
+  return path;
 }
 
 /* loads {"robot": CLUB, "duration_s": 1, BODY} and returns its status; the message in err */
 static int load(const char *body, char *err, size_t err_sz) {
-  char path[128], text[8192];
-  snprintf(path, sizeof path, "%s/s.json", dir);
+  char text[8192];
   snprintf(text, sizeof text, "{\"robot\": \"%s\", \"duration_s\": 1%s%s}", CLUB,
            body[0] ? ", " : "", body);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
+  const char *path = write_scenario(text);
   hil_scenario *s = NULL;
   const int rc = hil_scenario_load(&s, path, err, err_sz);
   assert_true((rc == HIL_OK) == (s != NULL));
@@ -132,16 +133,12 @@ static void test_model_changes(void **state) {
 /* friction on a robot that has none would need constraint rows its data does not have */
 static void test_new_rows_refused(void **state) {
   (void)state;
-  char path[128], text[1024], err[1024];
-  snprintf(path, sizeof path, "%s/s.json", dir);
+  char text[1024], err[1024];
   snprintf(text, sizeof text, "{\"robot\": \"%s/configs/two_link_arm.json\", \"duration_s\": 1,"
            " \"timeline\": [{\"t\": 0.5, \"model\": {\"joint\": \"*\", \"field\": "
            "\"frictionloss\", \"value\": 0.1}}]}", ACHILLES_SOURCE_DIR);
-  FILE *f = fopen(path, "w");
-  fputs(text, f);
-  fclose(f);
   hil_scenario *s = NULL;
-  assert_int_equal(hil_scenario_load(&s, path, err, sizeof err), HIL_ECONFIG);
+  assert_int_equal(hil_scenario_load(&s, write_scenario(text), err, sizeof err), HIL_ECONFIG);
   assert_non_null(strstr(err, "adds constraint rows"));
 }
 
@@ -193,5 +190,5 @@ int main(void) {
       cmocka_unit_test(test_model_changes),     cmocka_unit_test(test_new_rows_refused),
       cmocka_unit_test(test_overrides_and_checks), cmocka_unit_test(test_shipped_scenarios_load),
   };
-  return cmocka_run_group_tests_name("scenario_load", tests, setup, teardown);
+  return ts_run_with(tests, setup, teardown);
 }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "hil/serial/serial_port.h"
+#include "support/skip.h"
 
 typedef struct line {
   hil_serial_port *port;
@@ -187,5 +188,5 @@ int main(void) {
       cmocka_unit_test(test_cut_line),
       cmocka_unit_test(test_corrupting_line),
   };
-  return cmocka_run_group_tests_name("link_fault", tests, NULL, NULL);
+  return ts_run(tests);
 }
