@@ -392,6 +392,7 @@ static void apply_sensor(scn_run *r, const scn_event *e) {
 
 static void apply_link(scn_run *r, const scn_event *e) {
   r->cut = e->link.cut;
+  r->corrupting = !e->link.cut && e->link.corrupt_rate > 0;
   if (r->link && r->link->ops->link_fault) {
     r->link->ops->link_fault(r->link, &e->link, NULL);
   }

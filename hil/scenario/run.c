@@ -384,6 +384,7 @@ static void after_sense(void *user, hil_runtime *rt) {
   scn_run *r = user;
   const sim_model *m = hil_runtime_model(rt);
   const sim_data *d = hil_runtime_data(rt);
+  r->last_state_wall = now_s();
   r->digest = fnv(r->digest, d->qpos, (size_t)m->nq * sizeof(double));
   r->digest = fnv(r->digest, d->qvel, (size_t)m->nv * sizeof(double));
   const hil_command_counters *counters = &hil_runtime_commands(rt)->counters;
@@ -394,15 +395,21 @@ static void after_sense(void *user, hil_runtime *rt) {
 }
 
 /* Lockstep steps without commands when nobody can send them: no firmware program, its line cut,
- * it is frozen, or it is gone (noticed once, then one more input pass for what it wrote last). */
+ * it is frozen, or it is gone (noticed once, then one more input pass for what it wrote last);
+ * and over a corrupting line when a step's commands did not come within SCN_CORRUPT_WAIT_S. */
 static int release(void *user, hil_runtime *rt) {
-  (void)rt;
   scn_run *r = user;
   if (over_time(r)) {
     return 0;
   }
   if (r->fw.pid <= 0 || r->cut || r->fw.frozen) {
     return 1;
+  }
+  if (r->corrupting) { /* an answer that came damaged, or none for a while: no answer is coming */
+    const uint64_t malformed = hil_runtime_commands(rt)->counters.rejected_malformed;
+    if (malformed > r->counters.rejected_malformed || now_s() - r->last_state_wall > SCN_CORRUPT_WAIT_S) {
+      return 1;
+    }
   }
   const int noticed = r->firmware_gone;
   watch_firmware(r);
@@ -495,6 +502,11 @@ static cJSON *make_result(scn_run *r, const hil_scenario_run_options *opt, const
   cJSON_AddNumberToObject(c, "rejected", (double)(k->rejected_nonfinite + k->rejected_unknown +
                                                   k->rejected_malformed));
   cJSON_AddNumberToObject(c, "watchdog_trips", (double)k->watchdog_trips);
+  if (r->has_link_counters) {
+    cJSON *l = cJSON_AddObjectToObject(res, "link");
+    cJSON_AddNumberToObject(l, "corrupted", (double)r->link_counters.corrupted);
+    cJSON_AddNumberToObject(l, "lost", (double)r->link_counters.lost);
+  }
   cJSON *fin = cJSON_AddObjectToObject(res, "final");
   cJSON_AddItemToObject(fin, "qpos", numbers(q, nq));
   cJSON_AddItemToObject(fin, "qvel", numbers(qd, nv));
@@ -661,6 +673,11 @@ int hil_scenario_run(const hil_scenario *s, const hil_scenario_run_options *o, c
   const int exited_during = r->fw.exited;
   out.exited_at = exited_during ? r->exited_at : out.end_time;
   r->end_time = out.end_time;
+  if (r->link && r->link->ops->link_fault) { /* the link goes with the runtime */
+    r->link->ops->link_fault(r->link, NULL, &r->link_counters);
+    r->has_link_counters = 1;
+  }
+  r->link = r->zmq = NULL;
   hil_runtime_destroy(&r->rt); /* its ports close: a serial firmware sees the end */
   if (r->fw.pid > 0) {
     scn_process_stop(&r->fw, s->stop_timeout_s, on_output, r);

@@ -21,6 +21,9 @@
 #define SCN_MAX_EVENTS 256
 #define SCN_MAX_CHECKS 64
 #define SCN_MAX_CHANGES 32
+/* lockstep over a line that corrupts bytes: a frame the firmware's decoder dropped is never
+ * answered, so the loop waits this long (wall time) for a step's commands, then steps on */
+#define SCN_CORRUPT_WAIT_S 0.2
 
 /* --- parameter changes of the model (params.c) ------------------------------------------------ */
 
@@ -271,6 +274,8 @@ typedef struct scn_run {
   int nforces;
   scn_force forces[SCN_MAX_EVENTS];
   int cut;                   /* the firmware's line is cut */
+  int corrupting;            /* it corrupts bytes: lockstep waits at most SCN_CORRUPT_WAIT_S */
+  double last_state_wall;    /* monotonic s of the last state's after_sense */
   double drop0[64];          /* each sensor's drop probability at the start */
   scn_command *replay;       /* commands of a replayed log, in time order */
   int nreplay, next_replay;
@@ -282,6 +287,8 @@ typedef struct scn_run {
   double end_time;           /* simulation s, once the loop ended */
   uint64_t digest;           /* FNV-1a of every state's qpos and qvel */
   hil_command_counters counters; /* the command counters at the last state */
+  hil_link_counters link_counters; /* the link's faults, read before the runtime goes */
+  int has_link_counters;
   cJSON *applied;            /* the events as applied: [{t, event}] */
   char err[512];             /* the first failure inside the loop (a swap refused) */
 } scn_run;

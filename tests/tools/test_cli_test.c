@@ -268,6 +268,24 @@ static void test_cut_line_and_frozen_firmware(void **state) {
   assert_int_equal(run_scn(path, "frozen", out, sizeof out, NULL, NULL), 0);
 }
 
+/* bytes corrupted at 0.05 % for 0.2 s (one frame in twenty): frames are lost both ways, lockstep
+ * goes on without a step's commands when they came damaged or not within 0.2 s; the arm still
+ * holds, and the result counts the damage */
+static void test_corrupting_line(void **state) {
+  (void)state;
+  char path[512], out[512];
+  write_scenario(path, sizeof path, "noisy_line", 1.2,
+                 HOLDING ", \"timeline\": [{\"t\": 0.3, \"link\": {\"corrupt_rate\": 0.0005, "
+                 "\"seed\": 5}}, {\"t\": 0.5, \"link\": {\"corrupt_rate\": 0}}], \"checks\": "
+                 "[{\"type\": \"settle\", \"joint\": \"shoulder\", \"value\": 0.5, "
+                 "\"tolerance\": 0.05, \"from\": 1.0}]");
+  assert_int_equal(run_scn(path, "noisy_line", out, sizeof out, NULL, NULL), 0);
+  cJSON *r = result_of(out);
+  const double corrupted = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "link"), "corrupted")->valuedouble;
+  assert_true(corrupted > 2);
+  cJSON_Delete(r);
+}
+
 /* a dead shoulder encoder from 0.3 s: the firmware keeps its last reading and the arm still
  * holds; a model change (friction doubled) and sensor noise both change the trajectory, and each
  * repeats bit for bit */
@@ -327,6 +345,7 @@ int main(void) {
       cmocka_unit_test(test_firmware_that_dies_hangs_or_is_missing),
       cmocka_unit_test(test_stdin_and_exit_code),
       cmocka_unit_test(test_cut_line_and_frozen_firmware),
+      cmocka_unit_test(test_corrupting_line),
       cmocka_unit_test(test_events_change_the_run),
       cmocka_unit_test(test_wrong_scenario_exits_2),
   };
