@@ -26,7 +26,7 @@ seconds() { # seconds to run the campaign with the given options
   s=$?
   t1=$(date +%s.%N)
   [ $s -le 1 ] || { echo "campaign failed ($s): $(tail -3 "$work/log")" >&2; exit 1; }
-  echo "$t1 - $t0" | bc
+  awk "BEGIN {print $t1 - $t0}"
 }
 
 echo "CPU: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) CPUs); load $(cut -d' ' -f1-3 /proc/loadavg)"
