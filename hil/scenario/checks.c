@@ -436,7 +436,8 @@ void scn_check_finish(scn_check *c, const scn_outcome *o) {
     c->measured = o->exited ? (double)o->exit_code : NAN;
     c->pass = o->exited && o->exit_code == (int)c->bound;
     if (o->exited) {
-      snprintf(c->message, sizeof c->message, "exit code %d, expected %.0f", o->exit_code, c->bound);
+      snprintf(c->message, sizeof c->message, "exit code %d, expected %.0f", o->exit_code,
+               c->bound);
     } else {
       snprintf(c->message, sizeof c->message, "no firmware exited");
     }

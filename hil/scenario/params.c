@@ -78,8 +78,8 @@ int scn_change_parse(const sim_json_ctx *L, const cJSON *obj, const char *path, 
     char list[160];
     list_fields(out->target, list, sizeof list);
     sim_json_path_join(p, path, "field");
-    return sim_json_fail(L, p, "%s field of a %s: expected one of %s", field[0] ? "unknown" : "missing",
-                         target_names[out->target], list);
+    return sim_json_fail(L, p, "%s field of a %s: expected one of %s",
+                         field[0] ? "unknown" : "missing", target_names[out->target], list);
   }
   snprintf(out->field, sizeof out->field, "%s", field);
   if (f->start_only && !start) {

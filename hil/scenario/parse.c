@@ -310,7 +310,8 @@ static int check_event(const sim_json_ctx *L, hil_scenario *s, const scn_event *
     return sim_json_fail(L, p, "unknown body \"%s\" of %s", e->name, m->name);
   }
   if (e->kind == SCN_EV_SENSOR_FAULT || e->kind == SCN_EV_SENSOR_PARAM) {
-    sim_json_path_join(p, e->path, e->kind == SCN_EV_SENSOR_FAULT ? "sensor_fault" : "sensor_param");
+    sim_json_path_join(p, e->path,
+                       e->kind == SCN_EV_SENSOR_FAULT ? "sensor_fault" : "sensor_param");
     if (!sensor_matches(set, e->name)) {
       return sim_json_fail(L, p, "no sensor matches \"%s\"", e->name);
     }

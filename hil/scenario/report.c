@@ -1,4 +1,4 @@
-/* hil/scenario/report.c: a result for people — the console summary — and for CI servers — JUnit
+/* hil/scenario/report.c: a result for people (the console summary) and for CI servers (JUnit
  * XML as GitHub's and GitLab's test reporters read it (testsuites > testsuite > testcase, a
  * <failure message=...> for a failed check; GitLab shows a testcase's classname as its suite,
  * so each run's classname is its own: the campaign id, else the scenario's name). */
@@ -131,7 +131,8 @@ static void junit_suite(FILE *f, const cJSON *r) {
   const int n = cJSON_GetArraySize(checks);
   int failed = 0;
   for (int i = 0; i < n; i++) {
-    failed += !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(checks, i), "pass"));
+    const cJSON *c = cJSON_GetArrayItem(checks, i);
+    failed += !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "pass"));
   }
   const int errors = cJSON_GetObjectItemCaseSensitive(r, "error") != NULL;
   fputs("  <testsuite name=\"", f);

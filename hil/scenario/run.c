@@ -116,7 +116,7 @@ uint64_t hil_scenario_inputs_digest(const hil_scenario *s) {
   return fnv_file(h, s->replay);
 }
 
-/* --- placeholders ------------------------------------------------------------------------------ */
+/* --- placeholders ----------------------------------------------------------------------------- */
 
 typedef struct places {
   char serial[256], servo_bus[256], pub[256], cmd[256], ctl[256], seed[32];
@@ -295,8 +295,9 @@ static char **firmware_env(const places *pl, char extra[5][320]) {
   }
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    if (strncmp(environ[i], "ACHILLES_SERIAL=", 16) && strncmp(environ[i], "ACHILLES_SERVO_BUS=", 19) &&
-        strncmp(environ[i], "ACHILLES_ZMQ_", 13)) {
+    const char *e = environ[i];
+    if (strncmp(e, "ACHILLES_SERIAL=", 16) && strncmp(e, "ACHILLES_SERVO_BUS=", 19) &&
+        strncmp(e, "ACHILLES_ZMQ_", 13)) {
       env[k++] = environ[i];
     }
   }
@@ -329,7 +330,7 @@ static int start_firmware(scn_run *r, const places *pl, const char *log_path, ch
   return rc;
 }
 
-/* --- the hook ---------------------------------------------------------------------------------- */
+/* --- the hook --------------------------------------------------------------------------------- */
 
 /* a line the firmware printed, at the simulation time the loop is at (the end, once it ended) */
 static void on_output(void *user, const char *line) {
@@ -407,7 +408,8 @@ static int release(void *user, hil_runtime *rt) {
   }
   if (r->corrupting) { /* an answer that came damaged, or none for a while: no answer is coming */
     const uint64_t malformed = hil_runtime_commands(rt)->counters.rejected_malformed;
-    if (malformed > r->counters.rejected_malformed || now_s() - r->last_state_wall > SCN_CORRUPT_WAIT_S) {
+    if (malformed > r->counters.rejected_malformed ||
+        now_s() - r->last_state_wall > SCN_CORRUPT_WAIT_S) {
       return 1;
     }
   }

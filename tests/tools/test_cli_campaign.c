@@ -106,7 +106,8 @@ static void test_runs_ids_and_tables(void **state) {
   char path[1024];
   ts_path(path, sizeof path, out, "results.csv");
   const char *csv = ts_slurp(path);
-  assert_non_null(strstr(csv, "id,scenario,seed,noise,verdict,failed,error,shoulder still [measured]"));
+  assert_non_null(
+      strstr(csv, "id,scenario,seed,noise,verdict,failed,error,shoulder still [measured]"));
   assert_non_null(strstr(csv, "tiny.seed=2.noise=0.05,tiny,2,0.05,fail,1,,"));
   ts_path(path, sizeof path, out, "summary.md");
   const char *md = ts_slurp(path);

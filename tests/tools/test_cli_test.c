@@ -116,7 +116,8 @@ static void test_hold_push_and_its_twin(void **state) {
 static void test_homing_and_its_twin(void **state) {
   (void)state;
   expect("homing_hard_stop", 0, "");
-  expect("homing_stop_sign", 1, "holds 0.2 rad from the base's zero|does not push the stop for long");
+  expect("homing_stop_sign", 1,
+         "holds 0.2 rad from the base's zero|does not push the stop for long");
 }
 
 static void test_watchdog_and_its_twin(void **state) {
@@ -135,8 +136,9 @@ static void test_junit_validates(void **state) {
   assert_int_equal(run_scn(SCENARIOS "hold_push_wrong_sign.json", "junit", out, sizeof out,
                             "--junit", junit), 1);
   char out_text[4096];
-  if (ts_shellf(out_text, sizeof out_text, "xmllint --noout --schema %s/tests/tools/junit.xsd %s 2>&1",
-                ACHILLES_SOURCE_DIR, junit) != 0) {
+  if (ts_shellf(out_text, sizeof out_text,
+                "xmllint --noout --schema %s/tests/tools/junit.xsd %s 2>&1", ACHILLES_SOURCE_DIR,
+                junit) != 0) {
     fail_msg("%s", out_text);
   }
   const char *xml = ts_slurp(junit);
@@ -208,7 +210,8 @@ static void test_firmware_that_dies_hangs_or_is_missing(void **state) {
   assert_int_equal(run_scn(path, "dies", out, sizeof out, NULL, NULL), 1);
   cJSON *r = result_of(out);
   assert_string_equal(failed_checks(r), "firmware runs to the end");
-  assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "firmware"), "exit_code")->valueint, 3);
+  const cJSON *fw = cJSON_GetObjectItem(r, "firmware");
+  assert_int_equal(cJSON_GetObjectItem(fw, "exit_code")->valueint, 3);
   cJSON_Delete(r);
 
   write_scenario(path, sizeof path, "hangs", 0.5,
@@ -232,17 +235,20 @@ static void test_stdin_and_exit_code(void **state) {
   (void)state;
   char path[512], out[512];
   write_scenario(path, sizeof path, "stdin", 1.5,
-                 HOLDING ", \"timeline\": [{\"t\": 0.5, \"firmware\": {\"stdin\": \"setpoint 1=0.2\"}}],"
+                 HOLDING ", \"timeline\": [{\"t\": 0.5, \"firmware\": {\"stdin\": "
+                 "\"setpoint 1=0.2\"}}],"
                  " \"checks\": [{\"type\": \"settle\", \"joint\": \"shoulder\", \"value\": 0.2, "
                  "\"tolerance\": 0.03, \"from\": 1.2}, {\"type\": \"output\", \"match\": "
                  "\"setpoint 1=0.2 at t=0.50\", \"by\": 0.51}]");
   assert_int_equal(run_scn(path, "stdin", out, sizeof out, NULL, NULL), 0);
   write_scenario(path, sizeof path, "exits", 1.0,
                  "\"firmware\": {\"command\": [\"pd_firmware\", \"{serial}\", \"--quiet\", "
-                 "\"--duration\", \"0.3\"]}, \"checks\": [{\"type\": \"exit_code\", \"equals\": 0}]");
+                 "\"--duration\", \"0.3\"]}, \"checks\": [{\"type\": \"exit_code\", "
+                 "\"equals\": 0}]");
   assert_int_equal(run_scn(path, "exits", out, sizeof out, NULL, NULL), 0);
   cJSON *r = result_of(out);
-  const double at = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "firmware"), "exited_at")->valuedouble;
+  const cJSON *fw = cJSON_GetObjectItem(r, "firmware");
+  const double at = cJSON_GetObjectItem(fw, "exited_at")->valuedouble;
   assert_true(at > 0.29 && at < 0.32); /* lockstep went on without it after it left */
   assert_true(cJSON_GetObjectItem(r, "end_time")->valuedouble > 0.999);
   cJSON_Delete(r);
@@ -281,7 +287,8 @@ static void test_corrupting_line(void **state) {
                  "\"tolerance\": 0.05, \"from\": 1.0}]");
   assert_int_equal(run_scn(path, "noisy_line", out, sizeof out, NULL, NULL), 0);
   cJSON *r = result_of(out);
-  const double corrupted = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "link"), "corrupted")->valuedouble;
+  const cJSON *link = cJSON_GetObjectItem(r, "link");
+  const double corrupted = cJSON_GetObjectItem(link, "corrupted")->valuedouble;
   assert_true(corrupted > 2);
   cJSON_Delete(r);
 }
@@ -331,7 +338,8 @@ static void test_wrong_scenario_exits_2(void **state) {
                  " \"tolerance\": 0.1}]");
   assert_int_equal(run_scn(path, "wrong", out, sizeof out, NULL, NULL), 2);
   snprintf(err, sizeof err, "%s/wrong.stderr", tmp);
-  assert_non_null(strstr(ts_slurp(err), "wrong.json: checks[0]: unknown hinge or slide joint \"elbw\""));
+  assert_non_null(
+      strstr(ts_slurp(err), "wrong.json: checks[0]: unknown hinge or slide joint \"elbw\""));
 }
 
 int main(void) {

@@ -170,7 +170,8 @@ static int write_csv(const campaign *c, const table *t, const char *path) {
     for (int k = 0; k < t->nchecks; k++) {
       const cJSON *ck = check_of(r, t->check[k]);
       csv_number(f, cJSON_GetObjectItemCaseSensitive(ck, "measured"));
-      fprintf(f, ",%s", !ck ? "" : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ck, "pass")) ? "1" : "0");
+      const int pass = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ck, "pass"));
+      fprintf(f, ",%s", !ck ? "" : pass ? "1" : "0");
     }
     fputc('\n', f);
   }
@@ -340,7 +341,8 @@ static int write_markdown(const campaign *c, const table *t, const char *path, i
 static void slug(char *out, size_t out_sz, const char *name) {
   size_t k = 0;
   for (const char *p = name; *p && k + 1 < out_sz; p++) {
-    const int keep = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
+    const int keep =
+        (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
     if (keep || (k > 0 && out[k - 1] != '_')) {
       out[k++] = keep ? *p : '_';
     }
@@ -395,7 +397,8 @@ static int plot_rates(const campaign *c, const table *t, int a, const char *dir)
   fclose(d);
   fprintf(g, "set terminal png size 900,560 noenhanced\nset output '%s/pass_rate_%s.png'\n",
           dir, axis);
-  fprintf(g, "set title 'campaign %s: pass rate against %s'\nset xlabel '%s'\n", c->name, axis, axis);
+  fprintf(g, "set title 'campaign %s: pass rate against %s'\nset xlabel '%s'\n", c->name, axis,
+          axis);
   fprintf(g, "set ylabel 'runs passed (%%)'\nset yrange [0:105]\nset key below\nset grid\n");
   fprintf(g, "plot '%s' using 1:2 with linespoints lw 2 title 'every check'", data);
   for (int k = 0; k < t->nchecks; k++) {

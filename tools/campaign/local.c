@@ -1,4 +1,4 @@
-/* tools/campaign/local.c: the local backend — a pool of `achilles test` processes, as many at once
+/* tools/campaign/local.c: the local backend, a pool of `achilles test` processes (as many at once
  * as there are cores (or `workers`), each run killed if it outlives its own limit; Ctrl-C ends
  * the running ones (they stop at their next tick and leave an interrupted result) and starts no
  * more. */

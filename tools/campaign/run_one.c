@@ -118,7 +118,8 @@ int campaign_run_finish(const campaign *c, const campaign_child *ch, int status,
   }
   last_line(output, line, sizeof line);
   if (timed_out) {
-    snprintf(why, sizeof why, "killed after %.0f s: achilles test did not end", campaign_now() - ch->started);
+    snprintf(why, sizeof why, "killed after %.0f s: achilles test did not end",
+             campaign_now() - ch->started);
   } else if (WIFSIGNALED(status)) {
     snprintf(why, sizeof why, "achilles test died of signal %d (%s)%s%s", WTERMSIG(status),
              strsignal(WTERMSIG(status)), line[0] ? ": " : "", line);

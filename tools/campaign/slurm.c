@@ -268,7 +268,9 @@ static void read_markers(const campaign *c, task *tasks, int ntasks) {
     if (tasks[k].state == 0) {
       tasks[k].state = code == 0 ? 1 : 2;
       snprintf(tasks[k].why, sizeof tasks[k].why, "%s",
-               code == 0 ? "COMPLETED (marker)" : f ? "failed (marker)" : "gone from Slurm, no marker");
+               code == 0 ? "COMPLETED (marker)"
+               : f       ? "failed (marker)"
+                         : "gone from Slurm, no marker");
     }
   }
 }

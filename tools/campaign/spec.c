@@ -141,8 +141,8 @@ static void clean_label(char *label) {
 }
 
 /* one value of an axis: a plain value set at the axis's path, or {"label", "set"} */
-static int parse_value(const sim_json_ctx *L, const cJSON *v, const char *path, const char *axis_path,
-                       campaign_value *out) {
+static int parse_value(const sim_json_ctx *L, const cJSON *v, const char *path,
+                       const char *axis_path, campaign_value *out) {
   memset(out, 0, sizeof *out);
   if (cJSON_IsObject(v)) {
     static const char *const keys[] = {"label", "set", "comment", NULL};
@@ -378,7 +378,8 @@ int campaign_load(campaign *c, const char *spec_path, const char *out, char *err
   cJSON *root = sim_json_parse_file(spec_path, err, err_sz);
   char spec_dir[CAMPAIGN_PATH_MAX];
   dir_of(spec_dir, sizeof spec_dir, spec_path);
-  int rc = !root || sim_json_expect_object(&L, root, "") || sim_json_check_keys(&L, root, "", keys) ||
+  int rc = !root || sim_json_expect_object(&L, root, "") ||
+           sim_json_check_keys(&L, root, "", keys) ||
            sim_json_read_string(&L, root, "", "name", c->name, sizeof c->name) ||
            sim_json_read_int(&L, root, "", "workers", 0, 1024, &c->workers) ||
            parse_scenarios(&L, root, spec_dir, c) ||
@@ -499,7 +500,8 @@ int campaign_prepare_runs(campaign *c, int write, char *err, size_t err_sz) {
     }
     hil_scenario *scn = NULL; /* the run's own scenario must load: its values may be wrong */
     if (hil_scenario_load(&scn, path, msg, sizeof msg) != HIL_OK ||
-        (c->fw_argc > 0 && hil_scenario_set_command(scn, c->fw_argc, c->fw_argv, msg, sizeof msg))) {
+        (c->fw_argc > 0 &&
+         hil_scenario_set_command(scn, c->fw_argc, c->fw_argv, msg, sizeof msg))) {
       snprintf(err, err_sz, "run %s: %s", c->runs[i].id, msg);
       hil_scenario_free(&scn);
       return -1;
