@@ -34,7 +34,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int make_dirs(const char *path) {
+int hil_scenario_make_dirs(const char *path) {
   char p[SCN_PATH_MAX];
   snprintf(p, sizeof p, "%s", path);
   for (char *c = p + 1; *c; c++) {
@@ -632,7 +632,7 @@ static void teardown(scn_run *r) {
 int hil_scenario_run(const hil_scenario *s, const hil_scenario_run_options *o, cJSON **result,
                      char *err, size_t err_sz) {
   *result = NULL;
-  if (make_dirs(o->out_dir) != 0) {
+  if (hil_scenario_make_dirs(o->out_dir) != 0) {
     snprintf(err, err_sz, "%s: cannot make the folder: %s", o->out_dir, strerror(errno));
     return HIL_EIO;
   }

@@ -63,6 +63,9 @@ typedef struct hil_scenario_run_options {
   int verbose;         /* the firmware's output also on stderr */
 } hil_scenario_run_options;
 
+/* Makes a folder and its parents (mkdir -p): a run's folder. 0, or -1 with errno. */
+int hil_scenario_make_dirs(const char *path);
+
 /* Runs the scenario. HIL_OK with *result (also written to OUT_DIR/result.json): the run happened,
  * whatever its verdict (a firmware that crashed or hung is a failed run). Another code with a
  * message when it could not run at all (the pty, a folder). */

@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli_suite.h"
 #include "support/skip.h"
 #include "support/spawn.h"
 #include "support/tmp.h"
@@ -23,10 +24,7 @@ static char tmp[256];
 
 static int setup(void **state) {
   (void)state;
-  ts_tmpdir(tmp, sizeof tmp, "cli-campaign");
-  char path[8192];
-  snprintf(path, sizeof path, "%s:%s", PD_FIRMWARE_DIR, getenv("PATH") ? getenv("PATH") : "");
-  return setenv("PATH", path, 1);
+  return cli_suite_setup(tmp, sizeof tmp, "cli-campaign");
 }
 
 static int teardown(void **state) {

@@ -18,6 +18,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli_suite.h"
 #include "support/skip.h"
 #include "support/spawn.h"
 #include "support/tmp.h"
@@ -27,13 +28,9 @@
 
 static char tmp[256];
 
-/* the suite's folder, and the example firmware's on the PATH (the shipped scenarios name it) */
 static int setup(void **state) {
   (void)state;
-  ts_tmpdir(tmp, sizeof tmp, "cli-test");
-  char path[8192];
-  snprintf(path, sizeof path, "%s:%s", PD_FIRMWARE_DIR, getenv("PATH") ? getenv("PATH") : "");
-  return setenv("PATH", path, 1);
+  return cli_suite_setup(tmp, sizeof tmp, "cli-test");
 }
 
 static int teardown(void **state) {

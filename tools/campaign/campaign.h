@@ -88,6 +88,8 @@ void campaign_free(campaign *c);
 int campaign_prepare_runs(campaign *c, int write, char *err, size_t err_sz);
 /* Folder and files of a run. */
 void campaign_run_path(const campaign *c, int i, const char *file, char *out, size_t out_sz);
+/* Run i's result.json parsed (the caller deletes it), NULL when it has none. */
+cJSON *campaign_read_result(const campaign *c, int i);
 /* 1 when run i has a result of the same inputs that was not interrupted. */
 int campaign_run_done(const campaign *c, int i);
 /* 1 when that result passed. */

@@ -13,7 +13,6 @@
 
 #include "campaign.h"
 #include "hil/scenario/scenario.h"
-#include "sim/json_read.h"
 
 extern char **environ;
 
@@ -28,15 +27,6 @@ typedef struct table {
   cJSON **result;              /* [nruns], NULL when a run has none */
   int failed;
 } table;
-
-static cJSON *load_result(const campaign *c, int i) {
-  char path[CAMPAIGN_PATH_MAX], err[256];
-  campaign_run_path(c, i, "result.json", path, sizeof path);
-  char *text = sim_json_read_file(path, err, sizeof err);
-  cJSON *r = text ? cJSON_Parse(text) : NULL;
-  free(text);
-  return r;
-}
 
 static const char *str(const cJSON *o, const char *key) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -82,7 +72,7 @@ static int load_table(const campaign *c, table *t) {
     return -1;
   }
   for (int i = 0; i < c->nruns; i++) {
-    t->result[i] = load_result(c, i);
+    t->result[i] = campaign_read_result(c, i);
     t->failed += !passed(t->result[i]);
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(t->result[i], "checks");
     for (int k = 0; k < cJSON_GetArraySize(checks); k++) {

@@ -31,21 +31,6 @@ static void absolute(char *out, size_t out_sz, const char *p) {
   }
 }
 
-static int make_dirs(const char *path) {
-  char p[CAMPAIGN_PATH_MAX];
-  snprintf(p, sizeof p, "%s", path);
-  for (char *s = p + 1; *s; s++) {
-    if (*s == '/') {
-      *s = '\0';
-      if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-        return -1;
-      }
-      *s = '/';
-    }
-  }
-  return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* --- JSON pointers (RFC 6901), creating objects on the way; "-" appends to an array -------- */
 
 static void unescape(char *token) {
@@ -481,7 +466,7 @@ static int write_run(const campaign *c, int i, char *err, size_t err_sz) {
   if (!text) {
     return -1;
   }
-  FILE *f = make_dirs(dir) == 0 ? fopen(path, "w") : NULL;
+  FILE *f = hil_scenario_make_dirs(dir) == 0 ? fopen(path, "w") : NULL;
   const int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
   free(text);
   if (!f || fclose(f) != 0 || !ok) {
@@ -513,7 +498,7 @@ int campaign_prepare_runs(campaign *c, int write, char *err, size_t err_sz) {
   return 0;
 }
 
-static cJSON *read_result(const campaign *c, int i) {
+cJSON *campaign_read_result(const campaign *c, int i) {
   char path[CAMPAIGN_PATH_MAX], err[64];
   campaign_run_path(c, i, "result.json", path, sizeof path);
   char *text = sim_json_read_file(path, err, sizeof err);
@@ -523,7 +508,7 @@ static cJSON *read_result(const campaign *c, int i) {
 }
 
 int campaign_run_passed(const campaign *c, int i) {
-  cJSON *r = read_result(c, i);
+  cJSON *r = campaign_read_result(c, i);
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "verdict");
   const int pass = cJSON_IsString(v) && strcmp(v->valuestring, "pass") == 0;
   cJSON_Delete(r);
@@ -532,7 +517,7 @@ int campaign_run_passed(const campaign *c, int i) {
 
 int campaign_run_done(const campaign *c, int i) {
   char digest[24];
-  cJSON *r = read_result(c, i);
+  cJSON *r = campaign_read_result(c, i);
   snprintf(digest, sizeof digest, "%016llx", (unsigned long long)c->runs[i].digest);
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(r, "inputs_digest");
   const int done = r && cJSON_IsString(d) && strcmp(d->valuestring, digest) == 0 &&
