@@ -4,8 +4,9 @@
  * The shipped scenarios (configs/scenarios) pass and each planted-bug twin fails exactly the checks
  * its bug breaks; JUnit XML validates against tests/tools/junit.xsd; a result is the same bytes
  * run after run; a replayed log reproduces the live run's trajectory; firmware that exits,
- * hangs or cannot start; each kind of event (stdin, signals, a cut line, sensor faults, a
- * parameter change) acts, and a scenario that is wrong exits 2 naming its field. */
+ * hangs or cannot start; a ZeroMQ program; each kind of event (stdin, signals, a cut or noisy
+ * line, sensor faults, a parameter change, a ZeroMQ message) acts, and a scenario that is wrong
+ * exits 2 naming its field. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -290,6 +291,37 @@ static void test_corrupting_line(void **state) {
   cJSON_Delete(r);
 }
 
+/* a ZeroMQ program (tests/tools/zmq_firmware.py) holds the arm over the simulator's ZeroMQ
+ * sockets, bit for bit the same twice; a message on its own ZeroMQ input at 0.3 s moves the
+ * shoulder to a new set point */
+static void test_zmq_firmware(void **state) {
+  (void)state;
+  TS_REQUIRE("python3-zmq", ts_python_has("zmq"));
+  char path[512], out[512], body[2048], digest[2][32];
+  for (int i = 0; i < 2; i++) {
+    snprintf(body, sizeof body, "\"firmware\": {\"link\": \"zmq\", \"stop_timeout_s\": 0.1, "
+             "\"command\": [\"/usr/bin/python3\", \"%s/tests/tools/zmq_firmware.py\", "
+             "\"{zmq.pub}\", \"{zmq.cmd}\", \"{zmq.ctl}\", \"ipc://{out_dir}/input\"]}, "
+             "\"checks\": [{\"type\": \"settle\", \"joint\": \"shoulder\", \"value\": 0.5,"
+             " \"tolerance\": 0.03, \"from\": 0.5}]", ACHILLES_SOURCE_DIR);
+    write_scenario(path, sizeof path, "zmq", 0.8, body);
+    assert_int_equal(run_scn(path, i ? "zmq2" : "zmq1", out, sizeof out, NULL, NULL), 0);
+    cJSON *r = result_of(out);
+    snprintf(digest[i], sizeof digest[i], "%s", string_of(r, "trajectory_digest"));
+    cJSON_Delete(r);
+  }
+  assert_string_equal(digest[0], digest[1]);
+  snprintf(body, sizeof body, "\"firmware\": {\"link\": \"zmq\", \"stop_timeout_s\": 0.1, "
+           "\"command\": [\"/usr/bin/python3\", \"%s/tests/tools/zmq_firmware.py\", "
+           "\"{zmq.pub}\", \"{zmq.cmd}\", \"{zmq.ctl}\", \"ipc://{out_dir}/input\"]}, "
+           "\"timeline\": [{\"t\": 0.3, \"firmware\": {\"zmq\": {\"endpoint\": "
+           "\"ipc://%s/zmq_input/input\", \"message\": {\"setpoint\": {\"shoulder\": 0.2}}}}}], "
+           "\"checks\": [{\"type\": \"settle\", \"joint\": \"shoulder\", \"value\": 0.2, "
+           "\"tolerance\": 0.03, \"from\": 1.1}]", ACHILLES_SOURCE_DIR, tmp);
+  write_scenario(path, sizeof path, "zmq_input", 1.4, body);
+  assert_int_equal(run_scn(path, "zmq_input", out, sizeof out, NULL, NULL), 0);
+}
+
 /* a dead shoulder encoder from 0.3 s: the firmware keeps its last reading and the arm still
  * holds; a model change (friction doubled) and sensor noise both change the trajectory, and each
  * repeats bit for bit */
@@ -351,6 +383,7 @@ int main(void) {
       cmocka_unit_test(test_stdin_and_exit_code),
       cmocka_unit_test(test_cut_line_and_frozen_firmware),
       cmocka_unit_test(test_corrupting_line),
+      cmocka_unit_test(test_zmq_firmware),
       cmocka_unit_test(test_events_change_the_run),
       cmocka_unit_test(test_wrong_scenario_exits_2),
   };
