@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,12 @@ static void expect(const char *name, int status, const char *failed) {
 static void test_hold_push_and_its_twin(void **state) {
   (void)state;
   expect("hold_push", 0, "");
+  char out[512]; /* the push was applied at its time, to the step: before the step from 1.0 s */
+  snprintf(out, sizeof out, "%s/hold_push", tmp);
+  cJSON *r = result_of(out);
+  const cJSON *push = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "events"), 0);
+  assert_true(fabs(cJSON_GetObjectItem(push, "t")->valuedouble - 1.0) < 1e-9);
+  cJSON_Delete(r);
   expect("hold_push_wrong_sign", 1,
          "shoulder at its set point before the push|shoulder back after the push|"
          "elbow back after the push|the push does not throw the shoulder");
@@ -237,7 +244,7 @@ static void test_stdin_and_exit_code(void **state) {
                  "\"setpoint 1=0.2\"}}],"
                  " \"checks\": [{\"type\": \"settle\", \"joint\": \"shoulder\", \"value\": 0.2, "
                  "\"tolerance\": 0.03, \"from\": 1.2}, {\"type\": \"output\", \"match\": "
-                 "\"setpoint 1=0.2 at t=0.50\", \"by\": 0.51}]");
+                 "\"setpoint 1=0.2 at t=0.500 s\", \"by\": 0.501}]");
   assert_int_equal(run_scn(path, "stdin", out, sizeof out, NULL, NULL), 0);
   write_scenario(path, sizeof path, "exits", 1.0,
                  "\"firmware\": {\"command\": [\"pd_firmware\", \"{serial}\", \"--quiet\", "
