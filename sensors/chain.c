@@ -34,6 +34,11 @@ static const chain_field_desc chain_fields[] = {
 };
 #undef CHAIN_FIELD
 
+const char *sens_chain_field_path(int i) {
+  const int n = (int)(sizeof chain_fields / sizeof chain_fields[0]);
+  return i >= 0 && i < n ? chain_fields[i].path : NULL;
+}
+
 double *sens_chain_field(sens_chain_params *p, const char *path) {
   for (size_t i = 0; i < sizeof chain_fields / sizeof chain_fields[0]; i++) {
     if (strcmp(path, chain_fields[i].path) == 0) {

@@ -87,5 +87,8 @@ double sens_chain_step(sens_chain *c, double x, sens_rng *events);
  * "noise.gauss_markov.tau_s", "filter.cutoff_hz", "resolution", "fault.size", ...); NULL when
  * the path names no numeric parameter. */
 double *sens_chain_field(sens_chain_params *p, const char *path);
+/* The i-th of those paths (the order of the loader's table), NULL past the last: a client can
+ * list what live tuning reaches. */
+const char *sens_chain_field_path(int i);
 
 #endif

@@ -1,5 +1,6 @@
 /* sim/actuator_load.c: the "actuators" section of a robot description (docs/robot-format.md). */
 #include "sim/model_load.h"
+#include "sim/servo_spec.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -173,6 +174,39 @@ static int parse_actuator(const sim_json_ctx *L, const cJSON *obj, const char *p
              : 0;
 }
 
+/* A smart servo's gearbox at the joint it drives (sim/servo_spec.h): the rotor's inertia
+ * through the gear adds to the armature, the gear train's friction to frictionloss (Coulomb)
+ * and damping (viscous). The block's figures override the model's. */
+static int add_servo_gearbox(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                             sim_model *m, const sim_actuator *a) {
+  char p[SIM_JSON_PATH_MAX];
+  sim_json_path_join(p, path, "servo");
+  const cJSON *block = cJSON_GetObjectItemCaseSensitive(obj, "servo");
+  if (!block) {
+    return sim_json_fail(L, p, "missing (a servo needs {\"id\", \"model\"})");
+  }
+  const sim_servo_spec *spec = sim_servo_block_read(L, block, p);
+  if (!spec) {
+    return -1;
+  }
+  sim_servo_spec g = *spec;
+  if (sim_json_read_number(L, block, p, "gear_ratio", &g.gear_ratio, 0) ||
+      sim_json_check_min(L, p, "gear_ratio", g.gear_ratio, 0, 1) ||
+      sim_json_read_number(L, block, p, "rotor_inertia", &g.rotor_inertia, 0) ||
+      sim_json_check_min(L, p, "rotor_inertia", g.rotor_inertia, 0, 0) ||
+      sim_json_read_number(L, block, p, "gear_friction", &g.gear_friction, 0) ||
+      sim_json_check_min(L, p, "gear_friction", g.gear_friction, 0, 0) ||
+      sim_json_read_number(L, block, p, "gear_damping", &g.gear_damping, 0) ||
+      sim_json_check_min(L, p, "gear_damping", g.gear_damping, 0, 0)) {
+    return -1;
+  }
+  sim_joint *j = &m->joints[a->joint];
+  j->armature += sim_servo_reflected_inertia(&g);
+  j->frictionloss += g.gear_friction;
+  j->damping += g.gear_damping;
+  return 0;
+}
+
 int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
   const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "actuators");
   if (!list) {
@@ -191,7 +225,8 @@ int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m) 
     char p[SIM_JSON_PATH_MAX];
     sim_actuator *a = &m->actuators[i];
     sim_json_path_index(p, "actuators", i);
-    if (parse_actuator(L, item, p, m, a)) {
+    if (parse_actuator(L, item, p, m, a) ||
+        (a->type == SIM_ACT_SMART_SERVO && add_servo_gearbox(L, item, p, m, a))) {
       return -1;
     }
     for (int k = 0; k < i; k++) {

@@ -384,9 +384,28 @@ static int mesh_centre(double out[3], const float *tri, int ntri) {
   return 0;
 }
 
+/* What a Qhull run keeps of the hull it found: 0, or -1 with a message. */
+typedef int (*hull_collect)(void *out, qhT *qh, int npoints, const char *name, char *err,
+                            size_t err_sz);
+
+/* the hull for collisions: its vertices and graph */
+static int collect_hull(void *out, qhT *qh, int npoints, const char *name, char *err,
+                        size_t err_sz) {
+  if (qh->num_vertices > SIM_HULL_VERT_MAX) {
+    snprintf(err, err_sz, "%s: its convex hull has %d vertices, more than %d: simplify the mesh",
+             name, qh->num_vertices, SIM_HULL_VERT_MAX);
+    return -1;
+  }
+  if (copy_hull(out, qh, npoints)) {
+    snprintf(err, err_sz, "%s: out of memory", name);
+    return -1;
+  }
+  return 0;
+}
+
 /* Qhull with MuJoCo 2.2.2's options and calls; its error text (first line) into err */
-static int run_qhull(sim_hull *h, double *points, int n, const char *name, char *err,
-                     size_t err_sz) {
+static int run_qhull(void *out, hull_collect collect, double *points, int n, const char *name,
+                     char *err, size_t err_sz) {
   char *text = NULL;
   size_t text_sz = 0;
   FILE *errfile = open_memstream(&text, &text_sz);
@@ -408,14 +427,7 @@ static int run_qhull(sim_hull *h, double *points, int n, const char *name, char 
     qh_triangulate(qh);
     qh_vertexneighbors(qh);
     stage = 1;
-    if (qh->num_vertices > SIM_HULL_VERT_MAX) {
-      snprintf(err, err_sz, "%s: its convex hull has %d vertices, more than %d: simplify the mesh",
-               name, qh->num_vertices, SIM_HULL_VERT_MAX);
-    } else if (copy_hull(h, qh, n)) {
-      snprintf(err, err_sz, "%s: out of memory", name);
-    } else {
-      rc = 0;
-    }
+    rc = collect(out, qh, n, name, err, err_sz);
   }
   qh->NOerrexit = True;
   int curlong, totlong;
@@ -458,7 +470,7 @@ int sim_hull_build(sim_hull *h, const float *tri, int ntri, const double scale[3
     for (int i = 0; i < 3 * nvert; i++) {
       points[i] = vert[i];
     }
-    rc = run_qhull(h, points, nvert, name, err, err_sz); /* unscaled, as MuJoCo */
+    rc = run_qhull(h, collect_hull, points, nvert, name, err, err_sz); /* unscaled, as MuJoCo */
   }
   free(points);
   if (rc == 0) { /* scaled vertices, then the centre of the scaled mesh */
@@ -479,6 +491,71 @@ int sim_hull_build(sim_hull *h, const float *tri, int ntri, const double scale[3
     return -1;
   }
   hull_bounds(h);
+  return 0;
+}
+
+/* --- faces, for drawing --------------------------------------------------------------------------- */
+
+typedef struct hull_faces {
+  const double *vert;
+  int *tri, ntri;
+} hull_faces;
+
+/* every (triangulated) facet, its vertices as indices of the input points, wound so that the
+ * facet's outward normal is (b - a) x (c - a) */
+static int collect_faces(void *out, qhT *qh, int npoints, const char *name, char *err,
+                         size_t err_sz) {
+  (void)npoints;
+  hull_faces *f = out;
+  f->tri = malloc(3 * (size_t)(qh->num_facets > 0 ? qh->num_facets : 1) * sizeof *f->tri);
+  if (!f->tri) {
+    snprintf(err, err_sz, "%s: out of memory", name);
+    return -1;
+  }
+  facetT *facet;
+  FORALLfacets {
+    int id[3], k = 0;
+    vertexT *vertex, **vertexp;
+    FOREACHvertex_(facet->vertices) {
+      if (k < 3) {
+        id[k++] = qh_pointid(qh, vertex->point);
+      }
+    }
+    if (k < 3) {
+      continue;
+    }
+    const double *a = f->vert + 3 * id[0], *b = f->vert + 3 * id[1], *c = f->vert + 3 * id[2];
+    const double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    const double v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    const double n[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
+                         u[0] * v[1] - u[1] * v[0]};
+    if (n[0] * facet->normal[0] + n[1] * facet->normal[1] + n[2] * facet->normal[2] < 0) {
+      const int t = id[1];
+      id[1] = id[2], id[2] = t;
+    }
+    memcpy(f->tri + 3 * f->ntri++, id, sizeof id);
+  }
+  return 0;
+}
+
+int sim_hull_faces(int **tri, int *ntri, const double *vert, int nvert, char *err,
+                   size_t err_sz) {
+  hull_faces f = {vert, NULL, 0};
+  double *points = malloc(3 * (size_t)(nvert > 0 ? nvert : 1) * sizeof *points);
+  int rc = -1;
+  if (!points) {
+    snprintf(err, err_sz, "hull faces: out of memory");
+  } else {
+    memcpy(points, vert, 3 * (size_t)nvert * sizeof *points);
+    rc = run_qhull(&f, collect_faces, points, nvert, "hull faces", err, err_sz);
+  }
+  free(points);
+  if (rc != 0) {
+    free(f.tri);
+    return -1;
+  }
+  *tri = f.tri;
+  *ntri = f.ntri;
   return 0;
 }
 

@@ -47,6 +47,12 @@ int sim_hull_build(sim_hull *h, const float *tri, int ntri, const double scale[3
 int sim_hull_from_stl(sim_hull *h, const char *path, const double scale[3], char *err,
                       size_t err_sz);
 
+/* The faces of the convex hull of vert[3·nvert] (a hull's own vertices: model.hull_vert), for
+ * drawing: *tri is malloc'ed [3·ntri] vertex indices, each triangle wound counter-clockwise
+ * seen from outside; freed by the caller. Returns 0, or -1 with a message. */
+int sim_hull_faces(int **tri, int *ntri, const double *vert, int nvert, char *err,
+                   size_t err_sz);
+
 /* Frees a hull's arrays (accepts a zeroed hull). */
 void sim_hull_free(sim_hull *h);
 

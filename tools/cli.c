@@ -136,6 +136,15 @@ char **cli_join_view_address(int *argc, char **argv, char *joined, size_t joined
   return out;
 }
 
+int cli_view_host(const char *program, hil_view_options *o, const char *arg) {
+  char err[256];
+  if (hil_view_add_host(o, arg, err, sizeof err) != 0) {
+    fprintf(stderr, "%s: %s\n", program, err);
+    return -1;
+  }
+  return 0;
+}
+
 int cli_view_option(const char *program, int *view, hil_view_options *o, const char *arg) {
   char err[256];
   *view = 1;

@@ -40,5 +40,7 @@ char **cli_join_view_address(int *argc, char **argv, char *joined, size_t joined
 /* `--view [ADDRESS:PORT]` of PROGRAM (e.g. "achilles run"): sets *view and, given an address,
  * parses it into o; on failure prints "PROGRAM: message" to stderr and returns -1. */
 int cli_view_option(const char *program, int *view, hil_view_options *o, const char *arg);
+/* --view-host NAME: a name the view answers to besides its address and localhost. */
+int cli_view_host(const char *program, hil_view_options *o, const char *arg);
 
 #endif

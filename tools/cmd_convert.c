@@ -9,11 +9,13 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "hil/servo/servo_file.h"
 #include "sim/import/import.h"
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: achilles convert FILE.xml|FILE.urdf [--out robot.json] [--strict]\n\n"
+          "usage: achilles convert FILE.xml|FILE.urdf [--out robot.json] [--strict]\n"
+          "                        [--servos FILE]\n\n"
           "Converts a MuJoCo MJCF or a URDF robot description into the native robot JSON\n"
           "(docs/robot-format.md), checks that it loads, and writes it. Everything in the file\n"
           "that the model does not take (visual elements, contact settings, unsupported\n"
@@ -22,6 +24,8 @@ static void usage(FILE *out) {
           "  --out FILE|-   where to write the JSON (default -, standard output); mesh files are\n"
           "                 named relative to FILE's folder (absolute on standard output)\n"
           "  --strict       anything that would be listed is an error instead\n"
+          "  --servos FILE  put smart servos on the joints (a servos file: joint -> model,\n"
+          "                 ID; docs/servo-bus.md): \"servo\" actuators and a servo bus\n"
           "  --quiet        do not list what was ignored\n"
           "  -h, --help     this text\n\n"
           "`achilles sim` reads MJCF and URDF files directly too.\n");
@@ -78,6 +82,24 @@ static void relative_meshes(cJSON *json, const char *out_path) {
   }
 }
 
+/* The servos file's servos on the converted robot, which must still load. */
+static int with_servos(cJSON *json, const char *path, const char *servos, char *err,
+                       size_t err_sz) {
+  if (servo_file_apply(json, servos, err, err_sz) != 0) {
+    return -1;
+  }
+  char *text = cJSON_PrintUnformatted(json), source[PATH_MAX + 32];
+  servo_file_source_name(source, sizeof source, path);
+  sim_model *m = text ? sim_model_load_string(text, source, err, err_sz) : NULL;
+  if (!text) {
+    snprintf(err, err_sz, "%s: out of memory", path);
+  }
+  free(text);
+  const int rc = m ? 0 : -1;
+  sim_model_free(m);
+  return rc;
+}
+
 static void print_report(void *ctx, const char *message) {
   (void)ctx;
   fprintf(stderr, "achilles convert: note: %s\n", message);
@@ -87,9 +109,10 @@ int achilles_cmd_convert(int argc, char **argv) {
   static const struct option options[] = {{"out", required_argument, NULL, 'o'},
                                           {"strict", no_argument, NULL, 's'},
                                           {"quiet", no_argument, NULL, 'q'},
+                                          {"servos", required_argument, NULL, 'S'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
-  const char *out_path = "-";
+  const char *out_path = "-", *servos = NULL;
   sim_import_options o = {0, print_report, NULL};
   int opt;
   optind = 1;
@@ -103,6 +126,9 @@ int achilles_cmd_convert(int argc, char **argv) {
       break;
     case 'q':
       o.report = NULL;
+      break;
+    case 'S':
+      servos = optarg;
       break;
     case 'h':
       usage(stdout);
@@ -133,6 +159,11 @@ int achilles_cmd_convert(int argc, char **argv) {
   sim_import_options quiet = o;
   quiet.report = NULL; /* the notes were printed by the load above */
   cJSON *json = sim_import_file(path, &quiet, err, sizeof err);
+  if (json && servos && with_servos(json, path, servos, err, sizeof err) != 0) {
+    fprintf(stderr, "achilles convert: %s\n", err);
+    cJSON_Delete(json);
+    return 1;
+  }
   if (json && strcmp(out_path, "-") != 0) {
     relative_meshes(json, out_path);
   }

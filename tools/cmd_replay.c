@@ -85,6 +85,8 @@ static void usage(FILE *out) {
           "                       replay that waits for a subscriber also starts when a\n"
           "                       browser connects (docs/view.md)\n"
           "  --view-rate HZ       display rate of the view (default 60)\n"
+          "  --view-host NAME     a name the view answers to besides ADDR and localhost (the\n"
+          "                       Host header; repeatable; others are refused: docs/view.md)\n"
           "  --status-period S    progress line and status message period (default 1, 0 = never)\n"
           "  --quiet              no progress lines (errors and the summary still print)\n"
           "  -h, --help           this text\n\n"
@@ -216,6 +218,8 @@ static int apply_option(replay_args *a, int opt, const char *arg) {
     return cli_view_option("achilles replay", &a->view, &a->view_opt, arg);
   case 'v':
     return number("--view-rate", arg, 1e-3, &a->view_opt.rate_hz);
+  case 0x110:
+    return cli_view_host("achilles replay", &a->view_opt, arg);
   case 'q':
     a->opt.progress = NULL;
     return 0;
@@ -241,6 +245,7 @@ static const struct option long_options[] = {
     {"max-gap", required_argument, NULL, 'g'},  {"skip-gaps", no_argument, NULL, 'G'},
     {"status-period", required_argument, NULL, 'P'}, {"quiet", no_argument, NULL, 'q'},
     {"view", optional_argument, NULL, 'V'},     {"view-rate", required_argument, NULL, 'v'},
+    {"view-host", required_argument, NULL, 0x110},
     {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
 
 /* 0 to play, 1 after --help, -1 on a usage error */

@@ -11,6 +11,7 @@
 #include "hil/runtime/runtime.h"
 #include "hil/serial/serial_transport.h"
 #include "hil/servo/servo_bus.h"
+#include "hil/servo/servo_file.h"
 #include "hil/view/view.h"
 #include "hil/zmq/zmq_transport.h"
 #include "sim/json_read.h"
@@ -25,6 +26,8 @@ typedef struct run_args {
   double baud;
   const char *servo_bus;    /* "pty" or a device path; NULL: as configured */
   const char *bus_protocol; /* "dynamixel2" | "feetech"; NULL: the servos' */
+  const char *servos;       /* servos file (docs/servo-bus.md), NULL: none */
+  char servo_source[1100];  /* the name the robot with its servos is pinned under */
   double bus_baud;          /* 0: as configured */
   int view;             /* --view: serve the live view (docs/view.md) */
   hil_view_options view_opt;
@@ -73,12 +76,15 @@ static void usage(FILE *out) {
           "                       on a virtual machine (docs/runtime.md, \"Sharp timing\")\n"
           "  --no-zmq             no ZeroMQ sockets\n"
           "  --serial pty|DEVICE  serial link: a new pseudo-terminal, or a device (e.g. /dev/ttyACM0)\n"
-          "  --pty-link PATH      make PATH a symlink to the pseudo-terminal\n"
+          "  --pty-link PATH      make PATH a symlink to the pseudo-terminal (the serial link's;\n"
+          "                       the servo bus's when there is no --serial)\n"
           "  --baud N             device baud rate (default 1000000)\n"
           "  --servo-bus pty|DEVICE  the \"servo\" actuators answer as smart servos on this bus\n"
           "                       (docs/servo-bus.md)\n"
           "  --bus-protocol P     dynamixel2 | feetech (default: the servos' models')\n"
           "  --bus-baud N         servo bus baud rate (default 1000000)\n"
+          "  --servos FILE        smart servos on CONFIG's joints (joint -> model, ID; any robot\n"
+          "                       file; the bus starts with it; docs/servo-bus.md)\n"
           "  --sensors FILE       sensors file instead of CONFIG's \"sensors\" key (an MJCF or\n"
           "                       URDF CONFIG has sensors only this way; docs/import.md)\n"
           "  --record FILE        record every sample, command and status (docs/logs.md)\n"
@@ -88,6 +94,8 @@ static void usage(FILE *out) {
           "                       on ADDR:PORT (default 127.0.0.1:8080; port 0: a free one);\n"
           "                       prints the URL (docs/view.md)\n"
           "  --view-rate HZ       display rate of the view (default 60)\n"
+          "  --view-host NAME     a name the view answers to besides ADDR and localhost (the\n"
+          "                       Host header; repeatable; others are refused: docs/view.md)\n"
           "  --status-period S    console status line period (default 1, 0 = never)\n"
           "  --quiet              no console status lines\n"
           "  -h, --help           this text\n");
@@ -186,10 +194,15 @@ static int apply_option(run_args *a, int opt, const char *arg) {
     return choice("--bus-protocol", arg, bus_protocols, &k);
   case 0x102:
     return number("--bus-baud", arg, 1, &a->bus_baud);
+  case 0x103:
+    a->servos = arg;
+    return 0;
   case 'V':
     return cli_view_option("achilles run", &a->view, &a->view_opt, arg);
   case 'v':
     return number("--view-rate", arg, 1e-3, &a->view_opt.rate_hz);
+  case 0x110:
+    return cli_view_host("achilles run", &a->view_opt, arg);
   case 'E':
     rc = choice("--on-record-error", arg, record_actions, &k);
     a->opt.on_record_error = (hil_record_error_action)k;
@@ -216,8 +229,10 @@ static const struct option long_options[] = {
     {"servo-bus", required_argument, NULL, 0x100},
     {"bus-protocol", required_argument, NULL, 0x101},
     {"bus-baud", required_argument, NULL, 0x102},
+    {"servos", required_argument, NULL, 0x103},
     {"view", optional_argument, NULL, 'V'},
     {"view-rate", required_argument, NULL, 'v'},
+    {"view-host", required_argument, NULL, 0x110},
     {NULL, 0, NULL, 0}};
 
 /* Two passes: find CONFIG and --help first, read the config's runtime section, then let the
@@ -258,6 +273,13 @@ static int parse_args(run_args *a, int argc, char **argv) {
       return -1;
     }
   }
+  /* the robot with its servos, pinned: every section below reads it */
+  if (a->servos && servo_file_pin(a->servo_source, sizeof a->servo_source, a->config, a->servos,
+                                  err, sizeof err) != 0) {
+    fprintf(stderr, "achilles run: %s\n", err);
+    return -1;
+  }
+  a->config = a->servos ? a->servo_source : a->config;
   if (a->opt.keep_awake && (!a->opt.realtime_priority || a->opt.cpu < 0)) {
     fprintf(stderr, "achilles run: --keep-awake needs --rt and --cpu N\n");
     return -1;
@@ -355,6 +377,16 @@ static int add_serial(hil_runtime *rt, const run_args *a) {
   return add_transport(rt, t, "serial");
 }
 
+/* A serial link runs: --serial, or a "transports.serial" section. */
+static int has_serial_link(const run_args *a) {
+  hil_serial_options so;
+  char err[1024];
+  int present = 0;
+  hil_serial_options_default(&so);
+  return a->serial || (hil_serial_options_parse(&so, &present, a->config, err, sizeof err) == 0 &&
+                       present);
+}
+
 /* The servo bus: with --servo-bus or a "transports.servo_bus" section. */
 static int add_servo_bus(hil_runtime *rt, const run_args *a) {
   servo_bus_options bo;
@@ -383,6 +415,9 @@ static int add_servo_bus(hil_runtime *rt, const run_args *a) {
   }
   if (a->bus_baud > 0) {
     bo.baud = (long)a->bus_baud;
+  }
+  if (a->pty_link && !has_serial_link(a)) { /* else --pty-link is the serial link's */
+    snprintf(bo.link, sizeof bo.link, "%s", a->pty_link);
   }
   hil_transport *t = servo_bus_new(&bo, a->config, err, sizeof err);
   if (!t) {

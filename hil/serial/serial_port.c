@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -28,8 +29,23 @@ struct hil_serial_port {
   char path[HIL_SERIAL_PATH_MAX];     /* pty slave, or the configured device */
   char resolved[HIL_SERIAL_PATH_MAX]; /* the device the path pointed at when opened */
   int made_link;                      /* the symlink opt.link is ours to remove */
+  int watch;                          /* pty: inotify watch of the slave's opening, or -1 */
   hil_line_fault fault;               /* a cut or noisy line (hil/scenario) */
 };
+
+static const char *label(const hil_serial_port *p) {
+  return p->opt.label[0] ? p->opt.label : "serial";
+}
+
+/* Empties the watch's queue: 1 when the slave was opened since the last call. */
+static int drain_watch(hil_serial_port *p) {
+  char buf[sizeof(struct inotify_event) * 8];
+  int opened = 0;
+  while (p->watch >= 0 && read(p->watch, buf, sizeof buf) > 0) {
+    opened = 1;
+  }
+  return opened;
+}
 
 /* --- pseudo-terminal pairs -------------------------------------------------------------------- */
 
@@ -93,6 +109,12 @@ static int open_pty(hil_serial_port *p, char *err, size_t err_sz) {
   /* the master shows nothing until a slave has been opened and closed again, so a fresh pair
    * counts as up: the firmware may open it at any time */
   p->up = 1;
+  /* the slave's opening wakes a link that is down (without it: the next retry) */
+  p->watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (p->watch >= 0 && inotify_add_watch(p->watch, p->path, IN_OPEN) < 0) {
+    close(p->watch);
+    p->watch = -1;
+  }
   return p->opt.link[0] ? make_link(p, err, err_sz) : HIL_OK;
 }
 
@@ -207,9 +229,10 @@ static long went_down(hil_serial_port *p, const char *why, double now) {
   p->up = 0;
   p->retry_at = now + p->opt.reopen_interval_s;
   if (p->pty) {
-    fprintf(stderr, "serial: firmware closed %s; waiting for it to open it again\n", p->path);
+    fprintf(stderr, "%s: firmware closed %s; waiting for it to open it again\n", label(p),
+            p->path);
   } else {
-    fprintf(stderr, "serial: %s lost (%s); retrying every %g s\n", p->opt.port, why,
+    fprintf(stderr, "%s: %s lost (%s); retrying every %g s\n", label(p), p->opt.port, why,
             p->opt.reopen_interval_s);
     close_device(p);
   }
@@ -224,6 +247,7 @@ hil_serial_port *hil_serial_port_new(const hil_serial_options *o, char *err, siz
   }
   p->opt = *o;
   p->fd = -1;
+  p->watch = -1;
   p->pty = o->use_pty;
   int rc;
   if (p->pty) {
@@ -248,6 +272,9 @@ void hil_serial_port_destroy(hil_serial_port **pp) {
     if (p->fd >= 0) {
       close(p->fd);
     }
+    if (p->watch >= 0) {
+      close(p->watch);
+    }
   } else {
     close_device(p);
   }
@@ -261,8 +288,17 @@ int hil_serial_port_is_pty(const hil_serial_port *p) { return p->pty; }
 int hil_serial_port_is_up(const hil_serial_port *p) { return p->up; }
 int hil_serial_port_fd(const hil_serial_port *p) { return p->up ? p->fd : -1; }
 
+int hil_serial_port_wakeup_fd(const hil_serial_port *p) {
+  return !p->up && p->pty ? p->watch : -1;
+}
+
 int hil_serial_port_service(hil_serial_port *p, double now) {
-  if (p->up || now < p->retry_at) {
+  /* a pty is looked at on every call (one poll): the firmware may have opened the slave again
+   * before its closing was noticed, and the watch only wakes a caller that waits */
+  if (p->pty) {
+    drain_watch(p);
+  }
+  if (p->up || (now < p->retry_at && !p->pty)) {
     return 0;
   }
   p->retry_at = now + p->opt.reopen_interval_s;
@@ -270,13 +306,13 @@ int hil_serial_port_service(hil_serial_port *p, double now) {
     if (!pty_slave_open(p)) {
       return 0;
     }
-    fprintf(stderr, "serial: %s open again\n", p->path);
+    fprintf(stderr, "%s: %s open again\n", label(p), p->path);
   } else {
     char err[512];
     if (open_device(p, err, sizeof err) != HIL_OK) {
       return 0; /* still away: said when it went, not again */
     }
-    fprintf(stderr, "serial: %s is back (%s)\n", p->opt.port, p->resolved);
+    fprintf(stderr, "%s: %s is back (%s)\n", label(p), p->opt.port, p->resolved);
   }
   p->up = 1;
   return 1;

@@ -6,8 +6,10 @@
  *   - up: the fd is worth waiting on (hil_serial_port_fd() >= 0);
  *   - down: the firmware closed the pty slave (the master reads EIO and polls POLLHUP), or the
  *     device failed or vanished (USB unplug). The port says so once on stderr, offers no fd, and
- *     hil_serial_port_service() checks again every reopen_interval_s: for a pty, whether the
- *     slave is open again; for a device, whether it can be reopened. It says when it is back.
+ *     hil_serial_port_service() checks again: for a pty on every call, whether the slave is
+ *     open again (hil_serial_port_wakeup_fd wakes a caller that waits for it); for a device
+ *     every reopen_interval_s, whether it can be reopened. It says when it is back. Messages
+ *     start with the options' label ("serial", "servo bus").
  * The simulator keeps no slave fd open, so the firmware closing the pty is visible, exactly like
  * a board unplugged from USB.
  *
@@ -38,8 +40,13 @@ int hil_serial_port_is_up(const hil_serial_port *p);
 /* The file descriptor to wait on while the link is up, -1 while it is down. */
 int hil_serial_port_fd(const hil_serial_port *p);
 
-/* While down and once the retry interval has passed (now: monotonic s), checks whether the link
- * is back. Returns 1 when it just came back up, else 0. */
+/* While a pty is down: a descriptor that becomes readable when the firmware opens the slave
+ * again (an inotify watch), so that a caller waiting on it sees the link back at once; -1 when
+ * up or a device (devices are retried every reopen_interval_s). */
+int hil_serial_port_wakeup_fd(const hil_serial_port *p);
+
+/* While down (a device: once the retry interval has passed; now: monotonic s), checks whether
+ * the link is back. Returns 1 when it just came back up, else 0. */
 int hil_serial_port_service(hil_serial_port *p, double now);
 
 /* Reads what is waiting, without blocking: > 0 bytes read, 0 nothing, HIL_EIO the link just

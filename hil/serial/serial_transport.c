@@ -706,6 +706,7 @@ void hil_serial_options_default(hil_serial_options *o) {
   o->stop_bits = 1;
   o->flow = HIL_SERIAL_FLOW_NONE;
   o->reopen_interval_s = 0.05;
+  snprintf(o->label, sizeof o->label, "serial");
 }
 
 /* One of `names` (NULL-terminated) at obj.key, as its index (absent: unchanged). */

@@ -42,6 +42,7 @@ typedef struct hil_serial_options {
   hil_serial_flow flow;
   double reopen_interval_s; /* how often a lost link is retried */
   int quiet;                /* no sensor id table on stderr (link events are still said) */
+  char label[24];           /* the link's name in its messages: "serial" (default), "servo bus" */
 } hil_serial_options;
 
 /* Defaults: pty, no link, 1 000 000 baud 8N1, no flow control, retry every 0.05 s. */

@@ -25,7 +25,7 @@ enum {
   DXL_ID = 7,                  /* 1, RW, EEPROM */
   DXL_BAUD_RATE = 8,           /* 1, RW, EEPROM: 0 9600, 1 57600, 2 115200, 3 1M, 4 2M, ... */
   DXL_RETURN_DELAY_TIME = 9,   /* 1, RW, EEPROM: 2 µs units */
-  DXL_DRIVE_MODE = 10,         /* 1, RW, EEPROM */
+  DXL_DRIVE_MODE = 10,         /* 1, RW, EEPROM: bit 0 reverse (modelled) */
   DXL_OPERATING_MODE = 11,     /* 1, RW, EEPROM: 0 current, 1 velocity, 3 position,
                                   4 extended position, 5 current-based position, 16 PWM */
   DXL_HOMING_OFFSET = 20,      /* 4, RW, EEPROM */
@@ -59,6 +59,8 @@ enum {
   DXL_PRESENT_INPUT_VOLTAGE = 144,
   DXL_PRESENT_TEMPERATURE = 146,
 };
+
+#define DXL_DRIVE_REVERSE 0x01 /* Drive Mode bit 0: positions, speeds and torque reversed */
 
 /* Operating modes (DXL_OPERATING_MODE). */
 enum {

@@ -3,8 +3,9 @@
  * them) and the answers to the protocol's instructions (PING, READ, WRITE, REG_WRITE, ACTION,
  * SYNC_READ, SYNC_WRITE).
  *
- * Rules kept: the EEPROM area (addresses 0-39) takes writes only while Lock (55) is 0; read-only
- * fields and addresses outside the table take none; a reply carries the servo's status byte
+ * Rules kept: the EEPROM area (addresses 5-39) takes writes at any time, but keeps them across
+ * a power cycle (REBOOT) only when they were written while Lock (55) was 0, as Feetech's memory
+ * table says; read-only fields and addresses outside the table take none; a reply carries the servo's status byte
  * (hardware errors, 0 when none); the Status Return Level 0 answers only PING and READ; a
  * broadcast gets no reply. Multi-byte fields are little-endian; positions and speeds are
  * sign-magnitude with bit 15 as the sign (load: bit 10).
@@ -32,7 +33,9 @@ enum {
   FT_STATUS_RETURN_LEVEL = 8,
   FT_MIN_POSITION_LIMIT = 9, /* 2 */
   FT_MAX_POSITION_LIMIT = 11,
-  FT_MAX_TORQUE = 16,        /* 2, 0.1 % */
+  FT_MAX_TORQUE = 16,        /* 2, 0.1 %: copied into Torque Limit at power-on */
+  FT_PHASE = 18,             /* bit 0 drive reverse, bit 4 every turn reported, bit 7 reading
+                                reverse (modelled); others stored */
   FT_P_GAIN = 21,
   FT_D_GAIN = 22,
   FT_I_GAIN = 23,
@@ -58,13 +61,26 @@ enum {
   FT_PRESENT_CURRENT = 69,   /* 2, 6.5 mA units */
 };
 
+#define FT_PHASE_DRIVE_REVERSE 0x01
+#define FT_PHASE_MULTI_TURN 0x10
+#define FT_PHASE_FEEDBACK_REVERSE 0x80
+
+#define FT_TORQUE_CALIBRATE 128 /* Torque Enable = 128: the present position becomes 2048 */
+
+/* Instructions beyond the SDK's (Feetech's protocol manual; models vary in which they take). */
+#define FT_RESTORE 0x06   /* factory values for all but the ID; EEPROM unlocked only */
+#define FT_REBOOT 0x08    /* no reply; RAM back at its defaults, EEPROM as saved */
+#define FT_CALIBRATE 0x0B /* the present position becomes 2048, or the 2-byte target given */
+
 typedef struct ft_device {
   int model;
   uint8_t mem[FT_TABLE_SIZE];
+  uint8_t saved[FT_EEPROM_END]; /* the EEPROM area as it survives a power cycle */
   int registered;
   uint8_t reg_address, reg_length;
   uint8_t reg_data[FT_TABLE_SIZE];
   unsigned long writes_refused;
+  unsigned long reboots; /* REBOOT and restores done: the servo's loop starts over */
 } ft_device;
 
 /* The factory state at an ID: 0, or -1 for an unknown model. */
@@ -76,6 +92,10 @@ long ft_baud_rate(uint8_t index);
 /* Sign-magnitude fields: value of `size` bytes at address with the sign in bit `sign_bit`. */
 int32_t ft_device_get_signed(const ft_device *d, uint8_t address, int sign_bit);
 void ft_device_set_signed(ft_device *d, uint8_t address, int sign_bit, int32_t value);
+
+/* A power cycle: the RAM area (40-70) back at its defaults, the EEPROM area as saved, Torque
+ * Limit from Max Torque; what REBOOT does. */
+void ft_device_power_cycle(ft_device *d);
 
 /* Handles one packet (this ID or broadcast), writes the reply into out: its length, 0 when the
  * servo stays silent, -1 when out is too small. */

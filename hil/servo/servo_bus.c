@@ -20,9 +20,11 @@
 #include "hil/servo/dxl_device.h"
 #include "hil/servo/feetech.h"
 #include "hil/servo/ft_device.h"
+#include "hil/servo/servo_internal.h"
 #include "hil/servo/servo_model.h"
 #include "hil/transport.h"
 #include "sim/json_read.h"
+#include "sim/servo_spec.h"
 
 #define MAX_SERVOS 32
 #define REPLY_MAX 1100 /* a status packet of the whole X-series table, stuffed, fits */
@@ -74,6 +76,7 @@ typedef struct servo_bus {
   atomic_int stop;
   hil_runtime *rt;
   double byte_time; /* s per byte at the bus baud rate */
+  double wire_free; /* pty: when the half-duplex line is free again (monotonic s) */
   dxl2_decoder dxl_dec;
   ft_decoder ft_dec;
   servo_bus_counters counters; /* under lock */
@@ -95,6 +98,16 @@ static void sleep_until(double t) {
     ts.tv_sec++, ts.tv_nsec -= 1000000000L;
   }
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+  }
+}
+
+/* Waits for t: sleeps until the last SERVO_BUS_SPIN_S before it, then spins (a sleep wakes
+ * 0.1 ms late or more on a loaded machine; the wire's byte times are 10 µs at 1 Mbaud). */
+static void wait_until(double t) {
+  if (t - SERVO_BUS_SPIN_S > monotonic_now()) {
+    sleep_until(t - SERVO_BUS_SPIN_S);
+  }
+  while (monotonic_now() < t) {
   }
 }
 
@@ -184,18 +197,21 @@ static int merge_collisions(reply *r, int n, unsigned long *collisions) {
 
 /* Writes the replies as the wire delivers them: each starts after the one before it has ended
  * and the servo's return delay has passed; on a pty, where no UART paces the bytes, a reply is
- * written when its last byte would have arrived. */
+ * written when its last byte would have arrived, and the line is busy until then. */
 static void send_replies(servo_bus *b, reply *r, int n, double t_rx) {
-  double line_free = t_rx;
+  double line_free = b->opt.use_pty ? fmax(t_rx, b->wire_free) : t_rx;
   for (int i = 0; i < n; i++) {
     const double start = line_free + r[i].delay, end = start + r[i].n * b->byte_time;
-    sleep_until(b->opt.use_pty ? end : start);
+    wait_until(b->opt.use_pty ? end : start);
     long sent = hil_serial_port_write(b->port, r[i].bytes, (size_t)r[i].n, monotonic_now());
     pthread_mutex_lock(&b->lock);
     b->counters.replies++;
     b->counters.tx_dropped += sent < 0 ? (unsigned long)r[i].n : (unsigned long)(r[i].n - sent);
     pthread_mutex_unlock(&b->lock);
     line_free = end;
+  }
+  if (b->opt.use_pty) {
+    b->wire_free = fmax(b->wire_free, line_free);
   }
 }
 
@@ -226,8 +242,26 @@ static void dispatch(servo_bus *b, uint8_t id, uint8_t instruction, const uint8_
   send_replies(b, replies, n, t_rx);
 }
 
+/* On a pty the request's bytes arrive at once: each takes its byte time on the half-duplex
+ * line after the one before it (and after a reply still on the line), and the servo acts when
+ * the packet's last byte has arrived. A byte that came before the line could have carried it
+ * is counted (rx_early). A device's UART paces the bytes itself. */
+static double byte_arrival(servo_bus *b, double t_rx) {
+  if (!b->opt.use_pty) {
+    return t_rx;
+  }
+  if (t_rx < b->wire_free) {
+    pthread_mutex_lock(&b->lock);
+    b->counters.rx_early++;
+    pthread_mutex_unlock(&b->lock);
+  }
+  b->wire_free = fmax(t_rx, b->wire_free) + b->byte_time;
+  return b->wire_free;
+}
+
 static void receive(servo_bus *b, const uint8_t *bytes, long n, double t_rx, reply *replies) {
   for (long i = 0; i < n; i++) {
+    const double t_byte = byte_arrival(b, t_rx);
     if (b->protocol == SERVO_PROTOCOL_DYNAMIXEL2) {
       const unsigned long bad = b->dxl_dec.crc_errors + b->dxl_dec.length_errors;
       const dxl2_packet *p = dxl2_decoder_feed(&b->dxl_dec, bytes[i]);
@@ -237,7 +271,7 @@ static void receive(servo_bus *b, const uint8_t *bytes, long n, double t_rx, rep
         pthread_mutex_unlock(&b->lock);
       }
       if (p) {
-        dispatch(b, p->id, p->instruction, p->params, p->nparams, p, t_rx, replies);
+        dispatch(b, p->id, p->instruction, p->params, p->nparams, p, t_byte, replies);
       }
     } else {
       const unsigned long bad = b->ft_dec.checksum_errors + b->ft_dec.length_errors;
@@ -248,7 +282,7 @@ static void receive(servo_bus *b, const uint8_t *bytes, long n, double t_rx, rep
         pthread_mutex_unlock(&b->lock);
       }
       if (p) {
-        dispatch(b, p->id, p->instruction, p->params, p->nparams, p, t_rx, replies);
+        dispatch(b, p->id, p->instruction, p->params, p->nparams, p, t_byte, replies);
       }
     }
   }
@@ -271,6 +305,21 @@ static void drop_partial(servo_bus *b) {
   pthread_mutex_unlock(&b->lock);
 }
 
+/* While the controller has the port closed: wait for it to open it again (a pty wakes the
+ * thread at once, hil_serial_port_wakeup_fd), so that the first request after a reopen is
+ * answered on time; a packet cut by the close is dropped. */
+static void wait_for_link(servo_bus *b) {
+  drop_partial(b);
+  const int wake = hil_serial_port_wakeup_fd(b->port);
+  if (wake >= 0) {
+    struct pollfd pfd = {wake, POLLIN, 0};
+    poll(&pfd, 1, 10);
+  } else {
+    sleep_until(monotonic_now() + 0.01);
+  }
+  hil_serial_port_service(b->port, monotonic_now());
+}
+
 /* The bus thread: wait for bytes (10 ms at most, to notice a stop), answer, and keep the link
  * (a controller closing the pty and opening it again, a device unplugged). */
 static void *bus_thread(void *arg) {
@@ -281,8 +330,7 @@ static void *bus_thread(void *arg) {
   while (!atomic_load(&b->stop)) {
     const int fd = hil_serial_port_fd(b->port);
     if (fd < 0) {
-      hil_serial_port_service(b->port, monotonic_now());
-      sleep_until(monotonic_now() + 0.01);
+      wait_for_link(b);
       continue;
     }
     struct pollfd pfd = {fd, POLLIN, 0};
@@ -306,10 +354,11 @@ static void *bus_thread(void *arg) {
 /* --- the per-step loop ------------------------------------------------------------------------ */
 
 /* The servo's position sensor: the joint's encoder sensor when one is configured (its noise,
- * quantization, latency), else the true angle read by a 12-bit sensor (4096 ticks a turn). */
+ * quantization, latency), else the true angle, which the servo's own 12-bit encoder reads
+ * (4096 ticks a turn, with its hysteresis: servo_read_encoder). */
 static servo_feedback feedback(const bus_servo *s, const sim_data *d) {
   const double two_pi = 6.283185307179586, q = d->qpos[s->qposadr];
-  servo_feedback fb = {two_pi / 4096.0 * round(q * 4096.0 / two_pi), d->qvel[s->dofadr]};
+  servo_feedback fb = {q, d->qvel[s->dofadr]};
   if (s->encoder && s->have_meas) {
     /* a wrapped encoder angle is unwound around the true angle: turns are counted by the
      * servo, not by the sensor's output format */
@@ -442,10 +491,10 @@ void servo_bus_options_default(servo_bus_options *o) {
 
 static const char *const protocol_names[] = {"dynamixel2", "feetech", NULL};
 
-static int parse_bus(const sim_json_ctx *L, const cJSON *obj, servo_bus_options *o) {
+static int parse_bus(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                     servo_bus_options *o) {
   static const char *const keys[] = {"port", "link", "protocol", "baud", "comment", NULL};
-  const char *path = "transports.servo_bus";
-  char port[SERVO_BUS_PATH_MAX] = "", protocol[32] = "";
+  char p[SIM_JSON_PATH_MAX], port[SERVO_BUS_PATH_MAX] = "", protocol[32] = "";
   double baud = (double)o->baud;
   if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
       sim_json_read_string(L, obj, path, "port", port, sizeof port) ||
@@ -455,8 +504,8 @@ static int parse_bus(const sim_json_ctx *L, const cJSON *obj, servo_bus_options 
     return -1;
   }
   if (baud != floor(baud) || baud < 1 || baud > 4500000) {
-    return sim_json_fail(L, "transports.servo_bus.baud",
-                         "expected an integer number of bits per second (got %g)", baud);
+    sim_json_path_join(p, path, "baud");
+    return sim_json_fail(L, p, "expected an integer number of bits per second (got %g)", baud);
   }
   o->baud = (long)baud;
   if (port[0]) {
@@ -469,8 +518,8 @@ static int parse_bus(const sim_json_ctx *L, const cJSON *obj, servo_bus_options 
       k = strcmp(protocol, protocol_names[i]) == 0 ? i : k;
     }
     if (k < 0) {
-      return sim_json_fail(L, "transports.servo_bus.protocol",
-                           "expected \"dynamixel2\" or \"feetech\" (got \"%s\")", protocol);
+      sim_json_path_join(p, path, "protocol");
+      return sim_json_fail(L, p, "expected \"dynamixel2\" or \"feetech\" (got \"%s\")", protocol);
     }
     o->protocol = (servo_protocol)k, o->has_protocol = 1;
   }
@@ -488,11 +537,17 @@ int servo_bus_options_parse(servo_bus_options *o, int *present, const char *conf
     const cJSON *bus = cJSON_IsObject(tr) ? cJSON_GetObjectItemCaseSensitive(tr, "servo_bus") : NULL;
     if (bus) {
       *present = 1;
-      rc = parse_bus(&L, bus, o) ? HIL_ECONFIG : HIL_OK;
+      rc = parse_bus(&L, bus, "transports.servo_bus", o) ? HIL_ECONFIG : HIL_OK;
     }
   }
   cJSON_Delete(root);
   return rc;
+}
+
+int servo_bus_options_read(servo_bus_options *o, const cJSON *section, const char *source,
+                           const char *path, char *err, size_t err_sz) {
+  const sim_json_ctx L = {source, err, err_sz};
+  return parse_bus(&L, section, path, o) ? HIL_ECONFIG : HIL_OK;
 }
 
 static int is_servo_actuator(const cJSON *a) {
@@ -523,28 +578,34 @@ static const model_info *find_model(const char *name) {
   return NULL;
 }
 
-/* One actuator's "servo" block: {"id", "model", and the motor's datasheet figures to override}. */
-static int parse_servo(const sim_json_ctx *L, const cJSON *obj, const char *path, bus_servo *s) {
-  static const char *const keys[] = {"id",           "model",         "stall_torque",
-                                     "stall_current", "no_load_speed", "comment", NULL};
-  char model[32] = "", p[SIM_JSON_PATH_MAX];
-  double id = -1;
-  if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
-      sim_json_read_number(L, obj, path, "id", &id, 1) ||
-      sim_json_read_string(L, obj, path, "model", model, sizeof model)) {
+const char *servo_bus_protocol_name(servo_protocol p) { return protocol_names[p]; }
+
+int servo__read_block(const sim_json_ctx *L, const cJSON *block, const char *path, int *id) {
+  char p[SIM_JSON_PATH_MAX];
+  double v = -1;
+  const sim_servo_spec *spec = sim_servo_block_read(L, block, path);
+  if (!spec || sim_json_read_number(L, block, path, "id", &v, 1)) {
     return -1;
   }
-  sim_json_path_join(p, path, "model");
-  s->model = find_model(model);
-  if (!s->model) {
-    return sim_json_fail(L, p, "%s model \"%s\" (expected \"XL430-W250\", \"XM430-W350\" or "
-                               "\"STS3215\")",
-                         model[0] ? "unknown" : "missing", model);
-  }
-  if (id != floor(id) || id < 0 || id > 252) {
+  if (v != floor(v) || v < 0 || v > 252) {
     sim_json_path_join(p, path, "id");
-    return sim_json_fail(L, p, "expected an integer from 0 to 252 (got %g)", id);
+    return sim_json_fail(L, p, "expected an integer from 0 to 252 (got %g)", v);
   }
+  *id = (int)v;
+  return (int)(find_model(spec->name) - models); /* every spec has a bus model */
+}
+
+int servo__model_protocol(int model) { return (int)models[model].protocol; }
+const char *servo__model_name(int model) { return models[model].name; }
+
+/* One actuator's "servo" block: {"id", "model", and the motor's datasheet figures to override}. */
+static int parse_servo(const sim_json_ctx *L, const cJSON *obj, const char *path, bus_servo *s) {
+  int id = 0;
+  const int k = servo__read_block(L, obj, path, &id);
+  if (k < 0) {
+    return -1;
+  }
+  s->model = &models[k];
   servo_motor_of_model(&s->motor, s->model->number);
   if (sim_json_read_number(L, obj, path, "stall_torque", &s->motor.stall_torque, 0) ||
       sim_json_check_min(L, path, "stall_torque", s->motor.stall_torque, 0, 1) ||
@@ -671,6 +732,7 @@ hil_transport *servo_bus_new(const servo_bus_options *o, const char *config_path
   snprintf(so.link, sizeof so.link, "%s", o->link);
   so.baud = (int)o->baud;
   so.quiet = 1;
+  snprintf(so.label, sizeof so.label, "servo bus");
   char why[512];
   b->port = hil_serial_port_new(&so, why, sizeof why);
   if (!b->port) {

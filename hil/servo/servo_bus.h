@@ -28,6 +28,8 @@
 #define SERVO_BUS_PATH_MAX 256
 /* A packet whose bytes stop coming for this long is dropped (counted as bad). */
 #define SERVO_BUS_PACKET_TIMEOUT_S 0.01
+/* The bus thread spins the last this long before a reply is due (sleeps before). */
+#define SERVO_BUS_SPIN_S 150e-6
 
 typedef enum servo_protocol {
   SERVO_PROTOCOL_DYNAMIXEL2 = 0,
@@ -52,6 +54,15 @@ void servo_bus_options_default(servo_bus_options *o);
 int servo_bus_options_parse(servo_bus_options *o, int *present, const char *config_path,
                             char *err, size_t err_sz);
 
+/* Reads a servo bus section ({"port", "link", "protocol", "baud"}) found at `path` of the file
+ * `source` (the servos file's "bus"), over o's values. HIL_OK or HIL_ECONFIG with a message. */
+struct cJSON;
+int servo_bus_options_read(servo_bus_options *o, const struct cJSON *section, const char *source,
+                           const char *path, char *err, size_t err_sz);
+
+/* "dynamixel2" or "feetech". */
+const char *servo_bus_protocol_name(servo_protocol p);
+
 /* 1 when the robot file has at least one actuator of type "servo" (0 for MJCF and URDF). */
 int servo_bus_config_has_servos(const char *config_path);
 
@@ -71,6 +82,7 @@ typedef struct servo_bus_counters {
   unsigned long replies;     /* status packets written */
   unsigned long collisions;  /* replies garbled by two servos at one ID */
   unsigned long tx_dropped;  /* reply bytes the port did not take */
+  unsigned long rx_early;    /* pty: request bytes that came faster than the baud rate allows */
   unsigned long steps;       /* control loop steps run */
 } servo_bus_counters;
 

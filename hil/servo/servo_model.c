@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "sim/servo_spec.h"
+
 #define TICKS_PER_TURN 4096.0
 #define TWO_PI 6.283185307179586
 
@@ -14,19 +16,16 @@
 #define DXL_IN_POSITION_TICKS 10.0      /* moving status bit 0 window (our choice, see docs) */
 
 int servo_motor_of_model(servo_motor *out, int model_number) {
-  switch (model_number) {
-  case DXL_MODEL_XL430_W250: /* e-manual, 12 V: 1.5 N·m, 1.4 A, 61 rpm */
-    *out = (servo_motor){1.5, 1.4, 61.0 * TWO_PI / 60.0};
-    return 0;
-  case DXL_MODEL_XM430_W350: /* 12 V: 4.1 N·m, 2.3 A, 46 rpm */
-    *out = (servo_motor){4.1, 2.3, 46.0 * TWO_PI / 60.0};
-    return 0;
-  case 777: /* Feetech STS3215, 7.4 V: 19.5 kg·cm, 2.7 A, 0.222 s/60° */
-    *out = (servo_motor){19.5 * 0.0980665, 2.7, (TWO_PI / 6.0) / 0.222};
-    return 0;
-  default:
+  const char *name = model_number == DXL_MODEL_XL430_W250   ? "XL430-W250"
+                     : model_number == DXL_MODEL_XM430_W350 ? "XM430-W350"
+                     : model_number == FT_MODEL_STS3215     ? "STS3215"
+                                                            : NULL;
+  const sim_servo_spec *spec = sim_servo_spec_find(name);
+  if (!spec) {
     return -1;
   }
+  *out = (servo_motor){spec->stall_torque, spec->stall_current, spec->no_load_speed};
+  return 0;
 }
 
 double servo_ticks(double angle_rad) { return 2048.0 + angle_rad * TICKS_PER_TURN / TWO_PI; }
@@ -40,6 +39,34 @@ double servo_estimate_velocity(servo_state *s, double ticks, double dt) {
   }
   s->prev_ticks = ticks;
   return s->velocity;
+}
+
+/* The output follows a moving angle a hysteresis behind (floor or ceiling of the angle for one
+ * tick of hysteresis), so that speeds read from it are steady; it holds while the angle stays
+ * within the hysteresis of it. */
+double servo_read_encoder(servo_state *s, double ticks) {
+  const double lag = SERVO_ENCODER_HYSTERESIS - 0.5;
+  if (!s->have_held) {
+    s->held = round(ticks), s->have_held = 1;
+  } else if (ticks - s->held >= SERVO_ENCODER_HYSTERESIS) {
+    s->held = round(ticks - lag);
+  } else if (s->held - ticks >= SERVO_ENCODER_HYSTERESIS) {
+    s->held = round(ticks + lag);
+  }
+  return s->held;
+}
+
+double servo_window_speed(servo_state *s, double window_s, double dt) {
+  s->ring_at = (s->ring_at + 1) % SERVO_SPEED_RING;
+  s->ring[s->ring_at] = (int32_t)s->held;
+  s->ring_n += s->ring_n < SERVO_SPEED_RING;
+  int back = (int)lround(window_s / dt);
+  back = back < s->ring_n - 1 ? back : s->ring_n - 1;
+  if (back < 1) {
+    return 0;
+  }
+  const int32_t then = s->ring[(s->ring_at - back + SERVO_SPEED_RING) % SERVO_SPEED_RING];
+  return (double)(s->ring[s->ring_at] - then) / (back * dt);
 }
 
 /* The winding settles within a step at these rates: i = I_stall·(u − ω/ω₀), the torque follows
@@ -149,11 +176,14 @@ static void write_presents(dxl_device *d, const servo_state *s, const servo_moto
   dxl_device_set(d, 136, 4, (uint32_t)(int32_t)lround(s->traj_vel / (DXL_VEL_UNIT * TICKS_PER_TURN)));
   dxl_device_set(d, 140, 4, (uint32_t)(int32_t)lround(s->traj_pos));
   dxl_device_set(d, 120, 2, (uint32_t)((long)s->ms % 32768));
-  const double threshold = dxl_device_get(d, 24, 4);
-  const int moving = fabs(velocity_units) > threshold;
-  d->mem[DXL_MOVING] = (uint8_t)moving;
-  const double goal = get_i32(d, DXL_GOAL_POSITION);
-  const int profiling = s->traj_pos != goal || s->traj_vel != 0;
+  /* e-manual: Moving is 1 while |Present Velocity| > Moving Threshold, and always while a
+   * position profile runs */
+  const double threshold = dxl_device_get(d, 24, 4), goal = get_i32(d, DXL_GOAL_POSITION);
+  const uint8_t mode = d->mem[DXL_OPERATING_MODE];
+  const int position_mode = mode == DXL_MODE_POSITION || mode == DXL_MODE_EXTENDED_POSITION ||
+                            mode == DXL_MODE_CURRENT_POSITION;
+  const int profiling = position_mode && (s->traj_pos != goal || s->traj_vel != 0);
+  d->mem[DXL_MOVING] = (uint8_t)(fabs(velocity_units) > threshold || profiling);
   const int in_position = !profiling && fabs(goal - present) <= DXL_IN_POSITION_TICKS;
   d->mem[DXL_MOVING_STATUS] = (uint8_t)(in_position | (profiling << 1));
 }
@@ -170,11 +200,22 @@ static void check_overload(dxl_device *d, servo_state *s, int at_limit, double d
   }
 }
 
+/* The position the X-series reports: the encoder's reading, mirrored about the centre (2048) in
+ * reverse mode (Drive Mode bit 0), plus the Homing Offset (Present = Actual + Homing Offset). */
+static double dxl_actual(const dxl_device *d, double sensed) {
+  return (d->mem[DXL_DRIVE_MODE] & DXL_DRIVE_REVERSE) ? 2 * 2048.0 - sensed : sensed;
+}
+
 double dxl_servo_step(dxl_device *d, servo_state *s, const servo_motor *m,
                       const servo_feedback *fb, double dt) {
-  const double present = servo_ticks(fb->position) + get_i32(d, DXL_HOMING_OFFSET);
+  const double sign = (d->mem[DXL_DRIVE_MODE] & DXL_DRIVE_REVERSE) ? -1.0 : 1.0;
+  const double sensed = servo_read_encoder(s, servo_ticks(fb->position));
+  const double present = dxl_actual(d, sensed) + get_i32(d, DXL_HOMING_OFFSET);
   const double velocity_units =
       servo_estimate_velocity(s, present, dt) / TICKS_PER_TURN / DXL_VEL_UNIT;
+  const double reported = sign * servo_window_speed(s, SERVO_DXL_SPEED_WINDOW_S, dt) /
+                          TICKS_PER_TURN / DXL_VEL_UNIT;
+  const double w = sign * fb->true_velocity; /* the motor's speed, in its own direction */
   /* a hardware error that Shutdown names holds torque off until a REBOOT */
   const int torque_on = d->mem[DXL_TORQUE_ENABLE] != 0 &&
                         !(d->mem[DXL_HARDWARE_ERROR_STATUS] & d->mem[DXL_SHUTDOWN]);
@@ -204,7 +245,7 @@ double dxl_servo_step(dxl_device *d, servo_state *s, const servo_motor *m,
     break;
   case DXL_MODE_CURRENT: { /* the driver's current loop is fast: the duty that gives the goal */
     const double want = get_i16(d, DXL_GOAL_CURRENT) * DXL_CURRENT_UNIT;
-    units = (want / m->stall_current + fb->true_velocity / m->no_load_speed) * DXL_PWM_FULL;
+    units = (want / m->stall_current + w / m->no_load_speed) * DXL_PWM_FULL;
     break;
   }
   case DXL_MODE_PWM:
@@ -214,7 +255,7 @@ double dxl_servo_step(dxl_device *d, servo_state *s, const servo_motor *m,
     units = 0;
   }
   s->pwm = torque_on ? clamp(units, -pwm_limit, pwm_limit) / DXL_PWM_FULL : 0;
-  s->torque = torque_on ? servo_motor_torque(m, s->pwm, fb->true_velocity, limit, &s->current) : 0;
+  s->torque = torque_on ? servo_motor_torque(m, s->pwm, w, limit, &s->current) : 0;
   if (!torque_on) {
     s->current = 0;
   }
@@ -222,8 +263,8 @@ double dxl_servo_step(dxl_device *d, servo_state *s, const servo_motor *m,
    * full duty, whose current is small */
   const double stall = fmin(limit, pwm_limit / DXL_PWM_FULL * m->stall_current);
   check_overload(d, s, torque_on && fabs(s->current) >= 0.95 * stall, dt);
-  write_presents(d, s, m, present, velocity_units);
-  return s->torque;
+  write_presents(d, s, m, present, reported);
+  return sign * s->torque;
 }
 
 /* --- Feetech STS ------------------------------------------------------------------------------ */
@@ -231,7 +272,6 @@ double dxl_servo_step(dxl_device *d, servo_state *s, const servo_motor *m,
 /* Our scalings of the STS gains (the manual gives none): position P·error(ticks) and
  * D·Δerror(ticks per ms) in 0.1 % duty; speed P/10·error(steps/s), I/10 per second. */
 #define FT_DUTY_FULL 1000.0
-#define FT_IN_MOTION_STEPS 16.0 /* Moving: |speed| above this (steps/s), or the profile running */
 
 static double ft_u16(const ft_device *d, uint8_t a) { return d->mem[a] | (d->mem[a + 1] << 8); }
 
@@ -258,18 +298,37 @@ static double ft_speed_loop(ft_device *d, servo_state *s, double speed, double d
   return d->mem[FT_SPEED_P_GAIN] / 10.0 * e + s->integral;
 }
 
+/* The STS Offset (31): sign bit 11, bit 12 the magnitude's 2048 (Feetech's memory table). */
+static double ft_offset(const ft_device *d) {
+  const unsigned u = d->mem[FT_OFFSET] | (d->mem[FT_OFFSET + 1] << 8);
+  const double magnitude = (u & 0x7FF) + ((u >> 12) & 1) * 2048.0;
+  return (u >> 11) & 1 ? -magnitude : magnitude;
+}
+
 double ft_servo_step(ft_device *d, servo_state *s, const servo_motor *m, const servo_feedback *fb,
                      double dt) {
-  const double ticks = servo_ticks(fb->position);
-  const double present = ticks - TICKS_PER_TURN * floor(ticks / TICKS_PER_TURN); /* one turn */
-  const double speed = servo_estimate_velocity(s, ticks, dt); /* steps/s */
+  /* Phase (18): bit 7 reverses the reading, bit 0 the drive, bit 4 reports every turn */
+  const uint8_t phase = d->mem[FT_PHASE];
+  const double sense = (phase & FT_PHASE_FEEDBACK_REVERSE) ? -1.0 : 1.0;
+  const double drive = (phase & FT_PHASE_DRIVE_REVERSE) ? -1.0 : 1.0;
+  const double sensed = servo_read_encoder(s, servo_ticks(fb->position));
+  const double actual = sense > 0 ? sensed : TICKS_PER_TURN - sensed;
+  const double ticks = actual - ft_offset(d); /* Present = Actual − Offset */
+  const double present = (phase & FT_PHASE_MULTI_TURN)
+                             ? ticks
+                             : ticks - TICKS_PER_TURN * floor(ticks / TICKS_PER_TURN);
+  const double speed = servo_estimate_velocity(s, ticks, dt); /* steps/s, for the speed loop */
+  const double reported = sense * servo_window_speed(s, SERVO_FT_SPEED_WINDOW_S, dt);
+  const double w = drive * fb->true_velocity; /* the motor's speed, in its own direction */
   const int torque_on = d->mem[FT_TORQUE_ENABLE] == 1;
-  if (!s->started || (torque_on && !s->torque_was_on)) {
+  const int power_on = !s->started || s->reboots != d->reboots;
+  if (power_on || (torque_on && !s->torque_was_on)) {
     s->traj_pos = present, s->traj_vel = 0, s->integral = 0, s->prev_error = 0;
-    if (!s->started) {
+    if (power_on) { /* the goal is where the joint is, so the arm stays put */
       ft_device_set_signed(d, FT_GOAL_POSITION, 15, (int32_t)lround(present));
+      s->torque_was_on = 0;
     }
-    s->started = 1;
+    s->started = 1, s->reboots = d->reboots;
   }
   s->torque_was_on = torque_on;
   double out = 0;
@@ -288,18 +347,17 @@ double ft_servo_step(ft_device *d, servo_state *s, const servo_motor *m, const s
   }
   const double limit = fmin(ft_u16(d, FT_TORQUE_LIMIT), ft_u16(d, FT_MAX_TORQUE));
   s->pwm = torque_on ? clamp(out, -limit, limit) / FT_DUTY_FULL : 0;
-  s->torque = torque_on ? servo_motor_torque(m, s->pwm, fb->true_velocity, m->stall_current,
-                                             &s->current)
-                        : 0;
+  s->torque = torque_on ? servo_motor_torque(m, s->pwm, w, m->stall_current, &s->current) : 0;
   if (!torque_on) {
     s->current = 0;
   }
   ft_device_set_signed(d, FT_PRESENT_POSITION, 15, (int32_t)lround(present));
-  ft_device_set_signed(d, FT_PRESENT_SPEED, 15, (int32_t)lround(speed));
+  ft_device_set_signed(d, FT_PRESENT_SPEED, 15, (int32_t)lround(reported));
   ft_device_set_signed(d, FT_PRESENT_LOAD, 10, (int32_t)lround(s->torque / m->stall_torque * 1000));
   const long ma = lround(fabs(s->current) / 6.5e-3);
   d->mem[FT_PRESENT_CURRENT] = (uint8_t)ma, d->mem[FT_PRESENT_CURRENT + 1] = (uint8_t)(ma >> 8);
+  /* Moving: the servo turns (its measured speed is not 0) or its profile runs */
   const int profiling = s->traj_vel != 0;
-  d->mem[FT_MOVING] = (uint8_t)(fabs(speed) > FT_IN_MOTION_STEPS || profiling);
-  return s->torque;
+  d->mem[FT_MOVING] = (uint8_t)(lround(reported) != 0 || profiling);
+  return drive * s->torque;
 }

@@ -23,7 +23,8 @@ typedef struct servo_motor {
   double no_load_speed; /* rad/s */
 } servo_motor;
 
-/* The datasheet figures of a model at 12 V (XL430-W250, XM430-W350) or 7.4 V (STS3215); 0, or
+/* The datasheet figures of a model at 12 V (XL430-W250, XM430-W350) or 7.4 V (STS3215), from
+ * sim/servo_spec.h (the gearbox's inertia and friction are the joint's, added at load); 0, or
  * -1 for an unknown model number. */
 int servo_motor_of_model(servo_motor *out, int model_number);
 
@@ -35,10 +36,22 @@ typedef struct servo_feedback {
   double true_velocity;
 } servo_feedback;
 
-/* Time constant of the firmware's speed estimate: a first-order low-pass of the position's
- * differences (our choice; a 4096-tick sensor read each millisecond moves in steps of 1.5 rad/s
- * otherwise). */
+/* Time constant of the estimate the firmware's velocity loops use: a first-order low-pass of
+ * the position's differences (our choice; a 4096-tick sensor read each millisecond moves in
+ * steps of 1.5 rad/s otherwise). */
 #define SERVO_VELOCITY_FILTER_S 0.01
+
+/* The speed the registers report (Present Velocity, Present Speed) is the position change over
+ * a sliding window, as a firmware measures it: 64 ms for the X-series, so that one tick over the
+ * window is one unit (0.229 rpm), 20 ms for the STS (one tick: 50 steps/s). Neither manual
+ * gives its window; these are ours. */
+#define SERVO_DXL_SPEED_WINDOW_S 0.064
+#define SERVO_FT_SPEED_WINDOW_S 0.020
+#define SERVO_SPEED_RING 1024 /* readings kept: the window at rates up to 16 kHz */
+
+/* The magnetic encoder's hysteresis (the AS5600/AS5601 family's, ticks): its output moves only
+ * when the angle has moved this far from it, so a joint at rest within a tick reads steady. */
+#define SERVO_ENCODER_HYSTERESIS 1.0
 
 /* Overload: the motor current at 95 % or more of what the drive gives at standstill (the
  * current limit, or the PWM limit's share of the stall current) this long without a break sets
@@ -57,7 +70,11 @@ typedef struct servo_state {
   double integral;       /* PID integrator, PWM units */
   double prev_error;     /* ticks, for the D term */
   double prev_ticks;     /* the position sensor's last reading, ticks */
-  double velocity;       /* the speed estimate, ticks/s */
+  double velocity;       /* the loops' speed estimate, ticks/s */
+  double held;           /* the encoder's output, ticks (its hysteresis holds it at rest) */
+  int have_held;
+  int32_t ring[SERVO_SPEED_RING]; /* the encoder's outputs, one per step, newest at ring_at */
+  int ring_n, ring_at;
   double ms;             /* the realtime tick, ms */
   double saturated_s;    /* how long the drive has been at its limit */
   /* what the motor does over the next step */
@@ -70,6 +87,11 @@ typedef struct servo_state {
 double servo_ticks(double angle_rad);
 /* The firmware's speed estimate after a new position reading (ticks), in ticks/s. */
 double servo_estimate_velocity(servo_state *s, double ticks, double dt);
+/* The encoder's output for a joint at `ticks` (continuous): whole ticks, with hysteresis. */
+double servo_read_encoder(servo_state *s, double ticks);
+/* The reading's change over the last window_s (as far as the ring reaches), ticks/s; call once
+ * a step after servo_read_encoder. */
+double servo_window_speed(servo_state *s, double window_s, double dt);
 /* Joint torque of the DC motor at duty u and joint speed w, the current within ±limit (A). */
 double servo_motor_torque(const servo_motor *m, double duty, double velocity, double limit,
                           double *current);

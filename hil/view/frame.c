@@ -28,6 +28,10 @@ void view__mat_quat(double q[4], const double *r) {
   }
 }
 
+uint64_t view__ns(double t) {
+  return t > 0 ? (uint64_t)(t * 1e9 + 0.5) : 0;
+}
+
 static void numbers(hil_jw *w, const double *v, int n) {
   hil_jw_begin_array(w);
   for (int i = 0; i < n; i++) {
@@ -222,7 +226,20 @@ static void write_joints(hil_jw *w, const sim_model *m) {
   hil_jw_end_array(w);
 }
 
-static void write_geoms(hil_jw *w, const sim_model *m) {
+/* a mesh geom's hull for drawing: its vertices (flat x, y, z, in the geom's frame) and its
+ * triangles (flat vertex indices, counter-clockwise seen from outside) */
+static void write_hull(hil_jw *w, const sim_model *m, const sim_geom *geom, const view_mesh *h) {
+  hil_jw_key(w, "vertices");
+  numbers(w, m->hull_vert + 3 * geom->hull_adr, 3 * geom->hull_nvert);
+  hil_jw_key(w, "faces");
+  hil_jw_begin_array(w);
+  for (int i = 0; h && i < 3 * h->ntri; i++) {
+    hil_jw_uint(w, (uint64_t)h->tri[i]);
+  }
+  hil_jw_end_array(w);
+}
+
+static void write_geoms(hil_jw *w, const sim_model *m, const view_mesh *meshes) {
   hil_jw_key(w, "geoms");
   hil_jw_begin_array(w);
   for (int g = 0; g < m->ngeom; g++) {
@@ -240,6 +257,9 @@ static void write_geoms(hil_jw *w, const sim_model *m) {
     numbers(w, geom->quat, 4);
     hil_jw_key(w, "size");
     numbers(w, geom->size, 3);
+    if (geom->type == SIM_GEOM_MESH) {
+      write_hull(w, m, geom, meshes ? &meshes[g] : NULL);
+    }
     hil_jw_end_object(w);
   }
   hil_jw_end_array(w);
@@ -321,13 +341,9 @@ static void write_streams(hil_jw *w, const view_shared *sh) {
   hil_jw_end_array(w);
 }
 
-int view__build_model(view_shared *sh) {
-  char *buf = malloc(VIEW_MESSAGE_MAX);
-  if (!buf) {
-    return HIL_ENOMEM;
-  }
+static int write_model(char *buf, size_t cap, const view_shared *sh) {
   hil_jw w;
-  hil_jw_init(&w, buf, VIEW_MESSAGE_MAX);
+  hil_jw_init(&w, buf, cap);
   hil_jw_begin_object(&w);
   hil_jw_key(&w, "type");
   hil_jw_string(&w, "model");
@@ -346,7 +362,7 @@ int view__build_model(view_shared *sh) {
   if (sh->m) {
     write_bodies(&w, sh->m);
     write_joints(&w, sh->m);
-    write_geoms(&w, sh->m);
+    write_geoms(&w, sh->m, sh->meshes);
   } else { /* a replay: a log holds no robot model, so nothing to draw */
     static const char *const none[] = {"bodies", "joints", "geoms"};
     for (int k = 0; k < 3; k++) {
@@ -368,14 +384,25 @@ int view__build_model(view_shared *sh) {
   }
   write_streams(&w, sh);
   hil_jw_end_object(&w);
-  const int len = hil_jw_finish(&w);
-  if (len < 0) {
+  return hil_jw_finish(&w);
+}
+
+/* The model message grows with the meshes' hulls: written into a buffer doubled until it fits. */
+int view__build_model(view_shared *sh) {
+  for (size_t cap = VIEW_MESSAGE_MAX; cap <= ((size_t)1 << 30); cap *= 2) {
+    char *buf = malloc(cap);
+    const int len = buf ? write_model(buf, cap, sh) : -1;
+    if (len >= 0) {
+      sh->model_json = buf;
+      sh->model_len = len;
+      return HIL_OK;
+    }
     free(buf);
-    return HIL_ENOMEM;
+    if (!buf) {
+      break;
+    }
   }
-  sh->model_json = buf;
-  sh->model_len = len;
-  return HIL_OK;
+  return HIL_ENOMEM;
 }
 
 int view__replay_answer(char *out, size_t cap, const view_shared *sh, const view_frame *f,

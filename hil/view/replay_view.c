@@ -184,10 +184,7 @@ void hil_view_replay_destroy(hil_view_replay **pv) {
     return;
   }
   view__server_destroy(v->server); /* joins the thread: nothing reads the shared part after */
-  view_job *j;
-  while ((j = view__queue_pop(&v->sh.replies))) {
-    view__job_free(j);
-  }
+  view__queue_drain(&v->sh.replies);
   for (int i = 0; i < 3; i++) {
     free(v->sh.frames.f[i].smp);
     free(v->sh.frames.f[i].has);

@@ -37,6 +37,8 @@ typedef struct view_transport {
   int dirty;     /* the state changed since the last frame */
   uint64_t frames;
   double last_t; /* simulation time of the last step (a smaller one: a reset or restore) */
+  double *param;  /* [nparam]: the sensors' parameters at the last reading */
+  uint64_t params_seq;
 } view_transport;
 
 static double now_s(void) {
@@ -93,52 +95,16 @@ int hil_view_parse_address(hil_view_options *o, const char *text, char *err, siz
   return HIL_OK;
 }
 
-/* --- queues and frames ------------------------------------------------------------------------ */
+/* --- frames ----------------------------------------------------------------------------------- */
 
-int view__queue_push(view_queue *q, view_job *j) {
-  const unsigned head = atomic_load_explicit(&q->head, memory_order_relaxed);
-  const unsigned tail = atomic_load_explicit(&q->tail, memory_order_acquire);
-  if (head - tail >= VIEW_QUEUE) {
-    return -1;
-  }
-  q->slot[head % VIEW_QUEUE] = j;
-  atomic_store_explicit(&q->head, head + 1, memory_order_release);
-  return 0;
-}
-
-view_job *view__queue_pop(view_queue *q) {
-  const unsigned tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-  const unsigned head = atomic_load_explicit(&q->head, memory_order_acquire);
-  if (head == tail) {
-    return NULL;
-  }
-  view_job *j = q->slot[tail % VIEW_QUEUE];
-  atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
-  return j;
-}
-
-/* The head without taking it (the loop leaves commands queued while lockstep has a full set). */
-static view_job *queue_peek(view_queue *q) {
-  const unsigned tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-  const unsigned head = atomic_load_explicit(&q->head, memory_order_acquire);
-  return head == tail ? NULL : q->slot[tail % VIEW_QUEUE];
-}
-
-void view__job_free(view_job *j) {
-  if (j) {
-    free(j->text);
-    free(j->reply);
-    free(j);
-  }
-}
-
-static int frame_alloc(view_frame *f, const sim_model *m, int nsensor) {
+static int frame_alloc(view_frame *f, const sim_model *m, int nsensor, int nparam) {
   f->qpos = calloc((size_t)(m->nq > 0 ? m->nq : 1), sizeof *f->qpos);
   f->xpos = calloc((size_t)m->nbody * 3, sizeof *f->xpos);
   f->xmat = calloc((size_t)m->nbody * 9, sizeof *f->xmat);
   f->smp = calloc((size_t)(nsensor > 0 ? nsensor : 1), sizeof *f->smp);
   f->has = calloc((size_t)(nsensor > 0 ? nsensor : 1), sizeof *f->has);
-  return f->qpos && f->xpos && f->xmat && f->smp && f->has ? HIL_OK : HIL_ENOMEM;
+  f->param = calloc((size_t)(nparam > 0 ? nparam : 1), sizeof *f->param);
+  return f->qpos && f->xpos && f->xmat && f->smp && f->has && f->param ? HIL_OK : HIL_ENOMEM;
 }
 
 static void frame_free(view_frame *f) {
@@ -147,6 +113,7 @@ static void frame_free(view_frame *f) {
   free(f->xmat);
   free(f->smp);
   free(f->has);
+  free(f->param);
 }
 
 /* Contacts with their normal force: the sum of the pyramid edge forces of each contact (each
@@ -190,6 +157,10 @@ static void publish_frame(view_transport *v) {
     f->status = v->status;
     memcpy(f->transports, v->transports, sizeof f->transports);
     f->status_seq = v->status_seq;
+  }
+  if (f->params_seq != v->params_seq) {
+    memcpy(f->param, v->param, (size_t)v->sh.nparam * sizeof *f->param);
+    f->params_seq = v->params_seq;
   }
   fr->back = atomic_exchange(&fr->middle, fr->back | VIEW_FRESH) & 3;
   v->dirty = 0;
@@ -244,9 +215,17 @@ static void vt_publish_step(hil_transport *t, hil_runtime *rt, uint64_t steps, d
   maybe_publish(v);
 }
 
+/* The parameters a Foxglove client may subscribe to: read at each status (a change made
+ * through ZeroMQ shows within a status period) and after each request the view carried out. */
+static void read_params(view_transport *v) {
+  view__params_read(&v->sh, v->param);
+  v->params_seq++;
+}
+
 /* The status with the other transports' console fragments (their counters). */
 static void vt_publish_status(hil_transport *t, hil_runtime *rt, const hil_status *st) {
   view_transport *v = (view_transport *)t;
+  read_params(v);
   v->status = *st;
   v->status_seq++;
   size_t len = 0;
@@ -266,6 +245,24 @@ static void vt_publish_status(hil_transport *t, hil_runtime *rt, const hil_statu
   maybe_publish(v);
 }
 
+/* A command message from a Foxglove client: taken as ZeroMQ takes one; a message refused as a
+ * whole (level 2) or with refused entries (level 1) gets a status message saying why. */
+static void run_commands(hil_runtime *rt, view_job *j) {
+  hil_msg_cmd_report rep;
+  char err[512] = "";
+  const int rc = hil_msg_submit_commands(hil_runtime_commands(rt), j->text, j->len,
+                                         hil_runtime_loop_time(rt), &rep, err, sizeof err);
+  if (rc == HIL_OK && rep.rejected == 0) {
+    return;
+  }
+  char msg[560];
+  snprintf(msg, sizeof msg, "commands: %s%s", rc == HIL_OK ? "entry refused: " : "",
+           err[0] ? err : "refused");
+  const int n = view__fox_status_message(j->reply, VIEW_COMMAND_ERROR_MAX, rc == HIL_OK ? 1 : 2,
+                                         msg);
+  j->reply_len = n > 0 ? n : 0;
+}
+
 /* Carries out one job on the loop thread. Returns 0, or -1 to leave it queued (lockstep
  * already holds a full command set: the next set waits for the next step). */
 static int run_job(view_transport *v, hil_runtime *rt, view_job *j) {
@@ -275,11 +272,14 @@ static int run_job(view_transport *v, hil_runtime *rt, view_job *j) {
         !hil_runtime_paused(rt)) {
       return -1;
     }
-    hil_msg_submit_commands(c, j->text, j->len, hil_runtime_loop_time(rt), NULL, NULL, 0);
+    run_commands(rt, j);
     return 0;
   }
-  j->reply_len = hil_zmq_control_answer(v->control, rt, j->text, j->len, j->reply,
-                                        VIEW_REPLY_MAX);
+  j->reply_len = j->kind == VIEW_JOB_PARAMS
+                     ? view__params_answer(j->reply, VIEW_REPLY_MAX, &v->sh,
+                                           hil_runtime_sensors(rt), j->text, j->len)
+                     : hil_zmq_control_answer(v->control, rt, j->text, j->len, j->reply,
+                                              VIEW_REPLY_MAX);
   return 0;
 }
 
@@ -293,7 +293,7 @@ static void vt_poll(hil_transport *t, hil_runtime *rt) {
   int replied = 0;
   for (int i = 0; i < JOBS_PER_POLL; i++) {
     if (i > 0 && !hil_runtime_input_budget_left(rt)) {
-      if (queue_peek(&v->sh.requests)) {
+      if (view__queue_peek(&v->sh.requests)) {
         hil_runtime_input_deferred(rt);
         uint64_t one = 1; /* come back next pass */
         atomic_store(&v->sh.signalled, 1);
@@ -301,21 +301,24 @@ static void vt_poll(hil_transport *t, hil_runtime *rt) {
       }
       break;
     }
-    view_job *j = queue_peek(&v->sh.requests);
+    view_job *j = view__queue_peek(&v->sh.requests);
     if (!j || run_job(v, rt, j) != 0) {
       break;
     }
     view__queue_pop(&v->sh.requests);
-    if (j->kind == VIEW_JOB_COMMANDS) {
+    if (j->kind == VIEW_JOB_COMMANDS && j->reply_len == 0) {
       view__job_free(j);
     } else if (view__queue_push(&v->sh.replies, j) != 0) {
-      view__job_free(j); /* cannot happen: the server admits no more jobs than the queue holds */
+      /* cannot happen for requests (the server admits no more than the queue holds); a refused
+         command's status message is lost when the replies pile up */
+      view__job_free(j);
     } else {
-      replied = 1;
+      replied = j->kind != VIEW_JOB_COMMANDS;
     }
   }
   if (replied) {
-    v->dirty = 1; /* a request may have changed the state: show it at once */
+    read_params(v); /* a set_param or setParameters: subscribers hear of it at once */
+    v->dirty = 1;   /* a request may have changed the state: show it at once */
     publish_frame(v);
   } else {
     maybe_publish(v);
@@ -339,11 +342,15 @@ static int vt_attach(hil_transport *t, hil_runtime *rt) {
   sh->sensors = hil_runtime_sensors(rt);
   sh->nsensor = sh->sensors ? sens_set_count(sh->sensors) : 0;
   const int n = sh->nsensor > 0 ? sh->nsensor : 1;
+  if (view__params_build(sh) != HIL_OK || view__scene_build(sh) != HIL_OK) {
+    return HIL_ENOMEM;
+  }
+  v->param = calloc((size_t)(sh->nparam > 0 ? sh->nparam : 1), sizeof *v->param);
   sh->forms = calloc((size_t)(2 * n), sizeof *sh->forms);
   sh->topics = calloc((size_t)(2 * n), sizeof *sh->topics);
   v->smp = calloc((size_t)n, sizeof *v->smp);
   v->has = calloc((size_t)n, sizeof *v->has);
-  if (!sh->forms || !sh->topics || !v->smp || !v->has) {
+  if (!sh->forms || !sh->topics || !v->smp || !v->has || !v->param) {
     return HIL_ENOMEM;
   }
   for (int k = 0; k < 2 * sh->nsensor; k++) {
@@ -355,7 +362,7 @@ static int vt_attach(hil_transport *t, hil_runtime *rt) {
     }
   }
   for (int i = 0; i < 3; i++) {
-    if (frame_alloc(&sh->frames.f[i], sh->m, sh->nsensor) != HIL_OK) {
+    if (frame_alloc(&sh->frames.f[i], sh->m, sh->nsensor, sh->nparam) != HIL_OK) {
       return HIL_ENOMEM;
     }
   }
@@ -371,6 +378,7 @@ static int vt_attach(hil_transport *t, hil_runtime *rt) {
                        : now;
   v->period = 1.0 / v->sh.opt.rate_hz;
   v->dirty = 1;
+  read_params(v);
   return view__server_start(v->server);
 }
 
@@ -385,16 +393,14 @@ static void vt_destroy(hil_transport *t) {
     return;
   }
   view__server_destroy(v->server); /* joins the thread: nothing reads the shared part after */
-  view_job *j;
-  while ((j = view__queue_pop(&v->sh.requests))) {
-    view__job_free(j);
-  }
-  while ((j = view__queue_pop(&v->sh.replies))) {
-    view__job_free(j);
-  }
+  view__queue_drain(&v->sh.requests);
+  view__queue_drain(&v->sh.replies);
   for (int i = 0; i < 3; i++) {
     frame_free(&v->sh.frames.f[i]);
   }
+  view__scene_free(&v->sh);
+  free(v->sh.params);
+  free(v->param);
   if (v->sh.wake_fd >= 0) {
     close(v->sh.wake_fd);
   }

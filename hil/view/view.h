@@ -24,6 +24,7 @@
 
 #define HIL_VIEW_ADDRESS_MAX 64
 #define HIL_VIEW_PATH_MAX 512
+#define HIL_VIEW_HOSTS_MAX 8
 
 typedef struct hil_view_options {
   char address[HIL_VIEW_ADDRESS_MAX]; /* interface address to listen on, "127.0.0.1" */
@@ -34,6 +35,10 @@ typedef struct hil_view_options {
   char www[HIL_VIEW_PATH_MAX];        /* the page's files (index.html, view.js, view.css) */
   char three[HIL_VIEW_PATH_MAX];      /* Debian's libjs-three, /usr/share/javascript/three */
   char chartjs[HIL_VIEW_PATH_MAX];    /* Debian's libjs-chart.js, /usr/share/javascript/chart.js */
+  /* Host names a request may name besides the address and localhost (hil_view_add_host): a
+   * request whose Host header names another is refused before it is read (DNS rebinding) */
+  char hosts[HIL_VIEW_HOSTS_MAX][HIL_VIEW_ADDRESS_MAX];
+  int nhosts;
 } hil_view_options;
 
 /* Defaults: 127.0.0.1:8080, 60 Hz, 10 s plots, 64 KiB messages, the page from the source tree
@@ -42,6 +47,11 @@ void hil_view_options_default(hil_view_options *o);
 
 /* Reads "ADDRESS:PORT" (or "PORT", ":PORT") into o. HIL_OK or HIL_EINVAL with a message. */
 int hil_view_parse_address(hil_view_options *o, const char *text, char *err, size_t err_sz);
+
+/* Adds a name the view answers to in the Host header (`--view-host NAME`: the machine's name
+ * on the network, a name in /etc/hosts). HIL_OK, or HIL_EINVAL with a message (too many, too
+ * long, empty, or holding a character a host name cannot have). */
+int hil_view_add_host(hil_view_options *o, const char *name, char *err, size_t err_sz);
 
 /* Binds the server (nothing is served until the transport is attached). `control` is the run's
  * ZeroMQ transport, whose control handler answers the browsers' requests, or NULL (then hello,

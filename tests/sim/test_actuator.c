@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/servo_spec.h"
 #include "sim/sim.h"
 
 /* One link on a hinge about z, no gravity: joint inertia J = Izz + m·c² = 0.1 + 1·0.5² = 0.35. */
@@ -169,6 +170,49 @@ static void test_smart_servo_is_joint_torque(void **state) {
                "actuators[0].gear: unknown key");
 }
 
+/* A smart servo brings its gearbox to the joint (sim/servo_spec.h): the rotor's inertia through
+ * the gear (rotor inertia × ratio²) joins the armature, the gear train's friction the joint's
+ * frictionloss and damping; a torque from rest accelerates J + J_rotor·N² (closed form). */
+static void test_smart_servo_gearbox(void **state) {
+  (void)state;
+  const sim_servo_spec *xl = sim_servo_spec_find("XL430-W250");
+  assert_non_null(xl);
+  assert_true(xl->gear_ratio == 258.5); /* ROBOTIS's published figure */
+  sim_model *m = load("{\"name\":\"s\",\"joint\":\"j\",\"type\":\"servo\","
+                      "\"servo\":{\"id\":1,\"model\":\"XL430-W250\"}}");
+  const double reflected = xl->rotor_inertia * 258.5 * 258.5;
+  assert_true(fabs(m->joints[0].armature - reflected) < 1e-15);
+  assert_true(m->joints[0].frictionloss == xl->gear_friction && xl->gear_friction > 0);
+  assert_true(m->joints[0].damping == xl->gear_damping && xl->gear_damping > 0);
+  printf("gearbox: XL430-W250 adds %.4g kg·m² (rotor %.3g × 258.5²), friction %.3g N·m, "
+         "damping %.3g N·m·s/rad\n", reflected, xl->rotor_inertia, xl->gear_friction,
+         xl->gear_damping);
+  sim_model_free(m);
+  /* the block's figures override the model's; without friction the step is the closed form */
+  m = load("{\"name\":\"s\",\"joint\":\"j\",\"type\":\"servo\",\"servo\":{\"id\":1,"
+           "\"model\":\"STS3215\",\"gear_ratio\":100,\"rotor_inertia\":1e-6,"
+           "\"gear_friction\":0,\"gear_damping\":0}}");
+  assert_true(fabs(m->joints[0].armature - 0.01) < 1e-15);
+  assert_true(m->joints[0].frictionloss == 0 && m->joints[0].damping == 0);
+  sim_data *d = sim_data_new(m);
+  d->ctrl[0] = 0.5;
+  sim_forward(m, d);
+  assert_true(fabs(d->qacc[0] - 0.5 / (J + 0.01)) < 1e-12);
+  sim_data_free(d);
+  sim_model_free(m);
+  expect_error("{\"name\":\"s\",\"joint\":\"j\",\"type\":\"servo\",\"servo\":{\"id\":1,"
+               "\"model\":\"XL999\"}}",
+               "actuators[0].servo.model: unknown model \"XL999\"");
+  expect_error("{\"name\":\"s\",\"joint\":\"j\",\"type\":\"servo\"}",
+               "actuators[0].servo: missing");
+  expect_error("{\"name\":\"s\",\"joint\":\"j\",\"type\":\"servo\",\"servo\":{\"id\":1,"
+               "\"model\":\"STS3215\",\"gear_ratio\":-1}}",
+               "actuators[0].servo.gear_ratio: must be > 0");
+  expect_error("{\"name\":\"s\",\"joint\":\"j\",\"type\":\"servo\",\"servo\":{\"id\":1,"
+               "\"model\":\"STS3215\",\"gearing\":1}}",
+               "actuators[0].servo.gearing: unknown key");
+}
+
 static void test_bad_actuators(void **state) {
   (void)state;
   expect_error("{\"name\":\"a\",\"joint\":\"nope\",\"type\":\"motor\"}", "actuators[0].joint");
@@ -198,6 +242,7 @@ int main(void) {
       cmocka_unit_test(test_position_servo_matches_oscillator),
       cmocka_unit_test(test_servo_force_limit_and_velocity_servo),
       cmocka_unit_test(test_smart_servo_is_joint_torque),
+      cmocka_unit_test(test_smart_servo_gearbox),
       cmocka_unit_test(test_bad_actuators),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,30 +1,38 @@
 #!/bin/sh
-# tests/tools/servo_bus_example.sh ACHILLES CONFIG PROTOCOL: `achilles run CONFIG --servo-bus pty`
-# with tools/servo_bus_example.py (the example of docs/servo-bus.md) driving it. Fails when the
-# pty is not announced within 10 s, or the example does not get servo 1 to its goal.
+# tests/tools/servo_bus_example.sh ACHILLES PROTOCOL CONFIG [RUN ARGS...]: `achilles run CONFIG
+# RUN ARGS --pty-link DIR/arm` with tools/servo_bus_example.py (the example of docs/servo-bus.md)
+# driving it through the link. Fails when the link does not appear within 10 s, when the example
+# does not bring every servo to rest at its goal, or when the bus does not say, as the example
+# closes the port, that the servo bus's controller closed it.
 set -u
-achilles=$1 config=$2 protocol=$3
+achilles=$1 protocol=$2 config=$3
+shift 3
 here=$(cd "$(dirname "$0")" && pwd)
-log=$(mktemp)
-"$achilles" run "$config" --servo-bus pty --no-zmq --quiet --duration 60 2> "$log" &
+dir=$(mktemp -d)
+"$achilles" run "$config" "$@" --pty-link "$dir/arm" --no-zmq --quiet --duration 60 2> "$dir/log" &
 pid=$!
-pty=""
 i=0
-while [ -z "$pty" ] && [ $i -lt 100 ]; do
-  pty=$(grep -o '/dev/pts/[0-9]*' "$log" | head -n 1)
-  [ -z "$pty" ] && sleep 0.1
+while [ ! -e "$dir/arm" ] && [ $i -lt 100 ]; do
+  sleep 0.1
   i=$((i + 1))
 done
-if [ -z "$pty" ]; then
-  echo "achilles run did not announce its servo bus within 10 s:"; cat "$log"
-  kill "$pid"; rm -f "$log"; exit 1
+if [ ! -e "$dir/arm" ]; then
+  echo "achilles run made no $dir/arm within 10 s:"; cat "$dir/log"
+  kill "$pid"; rm -rf "$dir"; exit 1
 fi
-/usr/bin/python3 "$here/../../tools/servo_bus_example.py" "$protocol" "$pty"
+/usr/bin/python3 "$here/../../tools/servo_bus_example.py" "$protocol" "$dir/arm"
 status=$?
+i=0
+while ! grep -q "servo bus: firmware closed" "$dir/log" && [ $i -lt 50 ]; do
+  sleep 0.1
+  i=$((i + 1))
+done
 kill "$pid"
 wait "$pid"
 run_status=$?
-cat "$log"
-rm -f "$log"
-[ $status -eq 0 ] || { echo "the example did not reach its goal (exit $status)"; exit 1; }
+cat "$dir/log"
+closed=$(grep -c "servo bus: firmware closed" "$dir/log")
+rm -rf "$dir"
+[ $status -eq 0 ] || { echo "the example did not bring the servos to rest at their goals (exit $status)"; exit 1; }
 [ $run_status -eq 0 ] || { echo "achilles run exited with $run_status"; exit 1; }
+[ "$closed" -ge 1 ] || { echo "the bus did not say 'servo bus: firmware closed ...'"; exit 1; }

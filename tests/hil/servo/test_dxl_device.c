@@ -139,6 +139,23 @@ static void test_registered_write_and_levels(void **state) {
   assert_int_equal(reply_error(&d, &ping, NULL), 0); /* a broadcast ping is answered */
 }
 
+/* An EEPROM field registered while torque is off, then torque on, then ACTION: the lock is
+ * checked when the write happens, so ACTION answers the Access error and the field stays. */
+static void test_registered_eeprom_write_meets_torque(void **state) {
+  (void)state;
+  dxl_device d;
+  dxl_device_init(&d, DXL_MODEL_XL430_W250, 2);
+  const uint8_t mode[] = {DXL_OPERATING_MODE, 0, DXL_MODE_VELOCITY};
+  dxl2_packet reg = packet(2, DXL2_REG_WRITE, mode, sizeof mode);
+  assert_int_equal(reply_error(&d, &reg, NULL), 0); /* torque off: registered */
+  assert_int_equal(d.mem[DXL_REGISTERED_INSTRUCTION], 1);
+  assert_int_equal(write_u32(&d, 2, DXL_TORQUE_ENABLE, 1, 1), 0);
+  dxl2_packet action = packet(2, DXL2_ACTION, NULL, 0);
+  assert_int_equal(reply_error(&d, &action, NULL), DXL2_ERR_ACCESS);
+  assert_int_equal(d.mem[DXL_OPERATING_MODE], DXL_MODE_POSITION);
+  assert_int_equal(d.mem[DXL_REGISTERED_INSTRUCTION], 0);
+}
+
 static void test_sync_read_and_write(void **state) {
   (void)state;
   dxl_device a, b;
@@ -260,6 +277,7 @@ int main(void) {
       cmocka_unit_test(test_manual_ping_and_read),
       cmocka_unit_test(test_write_rules),
       cmocka_unit_test(test_registered_write_and_levels),
+      cmocka_unit_test(test_registered_eeprom_write_meets_torque),
       cmocka_unit_test(test_sync_read_and_write),
       cmocka_unit_test(test_limits),
       cmocka_unit_test(test_bulk),

@@ -9,8 +9,10 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "hil/servo/feetech.h"
 #include "hil/servo/servo_model.h"
 
 #define TWO_PI 6.283185307179586
@@ -21,6 +23,19 @@ static void near(double a, double b, double tol, const char *what, int line) {
   if (!(fabs(a - b) <= tol)) {
     fail_msg("line %d: %s = %.9g, expected %.9g within %g", line, what, a, b, tol);
   }
+}
+
+/* a servo of the model at ID id, just powered on (its loop has not run) */
+static void dxl_setup(servo_motor *m, dxl_device *d, servo_state *s, dxl_model model, uint8_t id) {
+  assert_int_equal(servo_motor_of_model(m, model), 0);
+  assert_int_equal(dxl_device_init(d, model, id), 0);
+  memset(s, 0, sizeof *s);
+}
+
+static void sts_setup(servo_motor *m, ft_device *d, servo_state *s, uint8_t id) {
+  assert_int_equal(servo_motor_of_model(m, FT_MODEL_STS3215), 0);
+  assert_int_equal(ft_device_init(d, FT_MODEL_STS3215, id), 0);
+  memset(s, 0, sizeof *s);
 }
 
 static void test_motor_line(void **state) {
@@ -48,11 +63,9 @@ static void test_motor_line(void **state) {
 static void test_profile_travel_time(void **state) {
   (void)state;
   servo_motor m;
-  servo_motor_of_model(&m, DXL_MODEL_XL430_W250);
   dxl_device d;
-  dxl_device_init(&d, DXL_MODEL_XL430_W250, 1);
   servo_state s;
-  memset(&s, 0, sizeof s);
+  dxl_setup(&m, &d, &s, DXL_MODEL_XL430_W250, 1);
   const double dt = 1e-3;
   servo_feedback fb = {0, 0};
   dxl_servo_step(&d, &s, &m, &fb, dt); /* power-on: goal = present = 2048 */
@@ -83,11 +96,9 @@ static void test_profile_travel_time(void **state) {
 static void test_velocity_estimate_and_presents(void **state) {
   (void)state;
   servo_motor m;
-  servo_motor_of_model(&m, DXL_MODEL_XM430_W350);
   dxl_device d;
-  dxl_device_init(&d, DXL_MODEL_XM430_W350, 1);
   servo_state s;
-  memset(&s, 0, sizeof s);
+  dxl_setup(&m, &d, &s, DXL_MODEL_XM430_W350, 1);
   const double w = 2.0, dt = 1e-3; /* rad/s */
   for (int k = 0; k < 500; k++) {
     const servo_feedback fb = {w * k * dt, w};
@@ -96,8 +107,9 @@ static void test_velocity_estimate_and_presents(void **state) {
   const double units = w / TWO_PI * 60 / 0.229;
   assert_double_equal((int32_t)dxl_device_get(&d, DXL_PRESENT_VELOCITY, 4), units, 1.0);
   assert_int_equal(d.mem[DXL_MOVING], 1);
+  /* the encoder reads a turning joint a tick behind (its hysteresis): the floor of the angle */
   assert_int_equal((int32_t)dxl_device_get(&d, DXL_PRESENT_POSITION, 4),
-                   (int32_t)lround(2048 + w * 499 * dt * 4096 / TWO_PI));
+                   (int32_t)floor(2048 + w * 499 * dt * 4096 / TWO_PI));
   /* PWM mode: duty goal/885 through the motor line; current mode: the goal current */
   d.mem[DXL_OPERATING_MODE] = DXL_MODE_PWM;
   d.mem[DXL_TORQUE_ENABLE] = 1;
@@ -119,11 +131,9 @@ static void test_velocity_estimate_and_presents(void **state) {
 static void test_feetech_loop(void **state) {
   (void)state;
   servo_motor m;
-  assert_int_equal(servo_motor_of_model(&m, FT_MODEL_STS3215), 0);
   ft_device d;
-  assert_int_equal(ft_device_init(&d, FT_MODEL_STS3215, 1), 0);
   servo_state s;
-  memset(&s, 0, sizeof s);
+  sts_setup(&m, &d, &s, 1);
   const double dt = 1e-3;
   for (int k = 0; k < 500; k++) { /* turning backwards at 1 rad/s */
     const servo_feedback fb = {-1.0 * k * dt, -1.0};
@@ -144,16 +154,150 @@ static void test_feetech_loop(void **state) {
   assert_double_equal(s.traj_pos, 2304, 0);
 }
 
+/* Speed as the servos measure it (SERVO_*_SPEED_WINDOW_S): a joint turning at w reads w within
+ * one tick over the window (plus the register's rounding); once it stops, and while it jitters
+ * by less than a tick (the encoder's hysteresis), Present Velocity / Speed read 0 and Moving 0
+ * from one window after the move ends on, not before. Torque is off: the joint is driven. */
+typedef struct speed_run {
+  double window;                       /* s */
+  double unit;                         /* ticks/s per unit of the speed register */
+  double moving_max_err, rest_speed_at_half; /* measured */
+  int rest_nonzero_after_window, moving_after_window;
+} speed_run;
+
+static double run_servo(int dxl, dxl_device *dd, ft_device *fd, servo_state *s,
+                        const servo_motor *m, double angle, double w, double dt, int *moving) {
+  const servo_feedback fb = {angle, w};
+  if (dxl) {
+    dxl_servo_step(dd, s, m, &fb, dt);
+    *moving = dd->mem[DXL_MOVING];
+    return (int32_t)dxl_device_get(dd, DXL_PRESENT_VELOCITY, 4);
+  }
+  ft_servo_step(fd, s, m, &fb, dt);
+  *moving = fd->mem[FT_MOVING];
+  return ft_device_get_signed(fd, FT_PRESENT_SPEED, 15);
+}
+
+static speed_run speed_test(int dxl) {
+  servo_motor m;
+  dxl_device dd;
+  ft_device fd;
+  servo_state s;
+  memset(&s, 0, sizeof s);
+  servo_motor_of_model(&m, dxl ? DXL_MODEL_XL430_W250 : FT_MODEL_STS3215);
+  dxl_device_init(&dd, DXL_MODEL_XL430_W250, 1);
+  ft_device_init(&fd, FT_MODEL_STS3215, 1);
+  dxl_device_set(&dd, 24, 4, 0); /* Moving Threshold 0: Moving is any measured speed */
+  speed_run r = {dxl ? SERVO_DXL_SPEED_WINDOW_S : SERVO_FT_SPEED_WINDOW_S,
+                 dxl ? 4096 * 0.229 / 60 : 1.0, 0, 0, 0, 0};
+  const double dt = 1e-3, w = 1.3, tick = TWO_PI / 4096;
+  const int move = 600, window = (int)lround(r.window / dt);
+  /* the rest angle 0.3 tick past a whole tick: jittering by ±0.45 tick about it, a rounding
+   * encoder would toggle between two readings; one with hysteresis holds */
+  const double rest = (round(0.1 / tick) + 0.3) * tick;
+  double angle = rest;
+  int moving = 0;
+  for (int k = 0; k < move; k++) {
+    angle = rest - w * (move - k) * dt; /* arrives at k = move */
+    const double v = run_servo(dxl, &dd, &fd, &s, &m, angle, w, dt, &moving);
+    if (k > 2 * window) {
+      r.moving_max_err = fmax(r.moving_max_err, fabs(v - w / tick / r.unit));
+      assert_int_equal(moving, 1);
+    }
+  }
+  for (int k = 0; k < 400; k++) { /* at rest, jittering by ±0.45 tick */
+    const double jitter = 0.45 * tick * sin(k * 0.7);
+    const double v = run_servo(dxl, &dd, &fd, &s, &m, rest + jitter, 0, dt, &moving);
+    if (k == window / 2) {
+      r.rest_speed_at_half = v;
+    }
+    if (k >= window && (v != 0 || moving)) {
+      r.rest_nonzero_after_window++;
+    }
+  }
+  return r;
+}
+
+static void test_speed_window_and_moving(void **state) {
+  (void)state;
+  for (int dxl = 1; dxl >= 0; dxl--) {
+    const speed_run r = speed_test(dxl);
+    const double quantum = 1.0 / r.window / r.unit; /* one tick over the window, in units */
+    printf("%s: speed while turning within %.2f units of the true speed (one tick over the "
+           "%.0f ms window: %.2f units); at rest half a window later %.0f, after it 0 in all "
+           "but %d steps\n",
+           dxl ? "XL430 Present Velocity" : "STS3215 Present Speed", r.moving_max_err,
+           r.window * 1e3, quantum, r.rest_speed_at_half, r.rest_nonzero_after_window);
+    assert_true(r.moving_max_err <= quantum + 0.5);
+    assert_true(r.rest_speed_at_half != 0); /* the window, not the last step, measures it */
+    assert_int_equal(r.rest_nonzero_after_window, 0);
+  }
+}
+
+/* Homing Offset = +N: Present Position reads the encoder's ticks + N (e-manual: Present = Actual
+ * + Homing Offset); in reverse mode (Drive Mode bit 0) the reading is mirrored about 2048 and
+ * the torque reversed, so that the loop still holds its goal. */
+static void test_homing_offset_and_reverse(void **state) {
+  (void)state;
+  servo_motor m;
+  dxl_device d;
+  servo_state s;
+  dxl_setup(&m, &d, &s, DXL_MODEL_XL430_W250, 1);
+  const double dt = 1e-3, angle = 0.25, ticks = 2048 + 0.25 * 4096 / TWO_PI; /* 2210.97 */
+  const servo_feedback fb = {angle, 0};
+  dxl_servo_step(&d, &s, &m, &fb, dt);
+  assert_int_equal((int32_t)dxl_device_get(&d, DXL_PRESENT_POSITION, 4), lround(ticks));
+  dxl_device_set(&d, DXL_HOMING_OFFSET, 4, 300);
+  dxl_servo_step(&d, &s, &m, &fb, dt);
+  assert_int_equal((int32_t)dxl_device_get(&d, DXL_PRESENT_POSITION, 4), lround(ticks) + 300);
+  dxl_device_set(&d, DXL_HOMING_OFFSET, 4, (uint32_t)-300);
+  dxl_servo_step(&d, &s, &m, &fb, dt);
+  assert_int_equal((int32_t)dxl_device_get(&d, DXL_PRESENT_POSITION, 4), lround(ticks) - 300);
+  /* reverse: 2048 - 163 - 300; a goal above the present position pushes the joint down */
+  d.mem[DXL_DRIVE_MODE] = DXL_DRIVE_REVERSE;
+  dxl_servo_step(&d, &s, &m, &fb, dt);
+  const int32_t present = (int32_t)dxl_device_get(&d, DXL_PRESENT_POSITION, 4);
+  assert_int_equal(present, 2 * 2048 - lround(ticks) - 300);
+  dxl_device_set(&d, DXL_GOAL_POSITION, 4, (uint32_t)(present + 100));
+  d.mem[DXL_TORQUE_ENABLE] = 1;
+  dxl_servo_step(&d, &s, &m, &fb, dt);
+  assert_true(dxl_servo_step(&d, &s, &m, &fb, dt) < 0);
+}
+
+/* An STS write of Torque Limit (48, two bytes) is taken and caps the drive: a large error drives
+ * at the limit's share of the stall torque (0.1 % units). */
+static void test_sts_torque_limit(void **state) {
+  (void)state;
+  servo_motor m;
+  ft_device d;
+  servo_state s;
+  sts_setup(&m, &d, &s, 1);
+  const servo_feedback fb = {0, 0};
+  ft_servo_step(&d, &s, &m, &fb, 1e-3);
+  const uint8_t limit[3] = {FT_TORQUE_LIMIT, 0x2C, 0x01}; /* 300: 30 % */
+  ft_packet w;
+  memset(&w, 0, sizeof w);
+  w.id = 1, w.instruction = FT_WRITE, w.nparams = 3;
+  memcpy(w.params, limit, 3);
+  uint8_t out[64];
+  assert_true(ft_device_handle(&d, &w, out, sizeof out) > 0);
+  assert_int_equal(d.mem[FT_TORQUE_LIMIT] | (d.mem[FT_TORQUE_LIMIT + 1] << 8), 300);
+  d.mem[FT_TORQUE_ENABLE] = 1;
+  ft_device_set_signed(&d, FT_GOAL_POSITION, 15, 3000); /* 952 ticks away */
+  ft_servo_step(&d, &s, &m, &fb, 1e-3);
+  const double tau = ft_servo_step(&d, &s, &m, &fb, 1e-3);
+  assert_double_equal(tau, 0.3 * m.stall_torque, 1e-9);
+  assert_double_equal(s.pwm, 0.3, 1e-12);
+}
+
 /* A drive held at its limit for SERVO_OVERLOAD_S: Overload in Hardware Error Status, torque off
  * (Shutdown has bit 5 by default), the alert bit in every status; only REBOOT clears it. */
 static void test_overload(void **state) {
   (void)state;
   servo_motor m;
-  servo_motor_of_model(&m, DXL_MODEL_XL430_W250);
   dxl_device d;
-  dxl_device_init(&d, DXL_MODEL_XL430_W250, 1);
   servo_state s;
-  memset(&s, 0, sizeof s);
+  dxl_setup(&m, &d, &s, DXL_MODEL_XL430_W250, 1);
   const double dt = 1e-3;
   const servo_feedback fb = {0, 0}; /* a joint that does not move: stalled */
   dxl_servo_step(&d, &s, &m, &fb, dt);
@@ -195,6 +339,9 @@ int main(void) {
       cmocka_unit_test(test_velocity_estimate_and_presents),
       cmocka_unit_test(test_feetech_loop),
       cmocka_unit_test(test_overload),
+      cmocka_unit_test(test_speed_window_and_moving),
+      cmocka_unit_test(test_homing_offset_and_reverse),
+      cmocka_unit_test(test_sts_torque_limit),
   };
   return cmocka_run_group_tests_name("servo_model", tests, NULL, NULL);
 }

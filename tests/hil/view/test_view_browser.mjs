@@ -9,80 +9,37 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import zlib from "node:zlib";
 import { check, fail, npm, sleep, startAchilles, stopAchilles, until, SKIP } from "./common.mjs";
+import { decodePng, openPage, startChromium, stopChromium } from "./chromium.mjs";
 
 const WebSocket = npm("ws");
 
-// --- Chromium over the DevTools protocol ----------------------------------------------------------
+// --- a phone-sized window ----------------------------------------------------------------------------
 
-async function startChromium() {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "achilles-chromium-"));
-  const exe = ["chromium", "chromium-browser", "google-chrome"].map((n) => `/usr/bin/${n}`).find((p) => fs.existsSync(p));
-  if (!exe) {
-    console.log("SKIP: chromium is not installed (tools/bootstrap.sh deps installs Debian's chromium)");
-    process.exit(SKIP);
-  }
-  const args = ["--headless", "--no-sandbox", "--disable-gpu-sandbox", "--use-angle=swiftshader",
-    "--enable-unsafe-swiftshader", "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-    "--mute-audio", `--user-data-dir=${profile}`, "--remote-debugging-port=0", "--window-size=1100,620", "about:blank"];
-  const proc = spawn(exe, args, { stdio: ["ignore", "ignore", "pipe"] });
-  let err = "";
-  proc.stderr.on("data", (d) => { err += d.toString(); });
-  const portFile = path.join(profile, "DevToolsActivePort");
-  const end = Date.now() + 30000;
-  while (!fs.existsSync(portFile) || fs.readFileSync(portFile, "utf8").split("\n").length < 2) {
-    if (proc.exitCode !== null || Date.now() > end) {
-      console.log(`SKIP: chromium could not start (${proc.exitCode !== null ? `exit ${proc.exitCode}` : "no DevTools port after 30 s"}):\n${err.slice(-2000)}`);
-      proc.kill("SIGKILL");
-      process.exit(SKIP);
-    }
-    await sleep(50);
-  }
-  const [port, wsPath] = fs.readFileSync(portFile, "utf8").split("\n");
-  const ws = new WebSocket(`ws://127.0.0.1:${port}${wsPath}`, { perMessageDeflate: false, maxPayload: 256 << 20 });
-  await new Promise((resolve, reject) => { ws.on("open", resolve); ws.on("error", reject); });
-  const cdp = { ws, proc, profile, id: 0, waiting: new Map(), listeners: [] };
-  ws.on("message", (data) => {
-    const msg = JSON.parse(data.toString());
-    if (msg.id && cdp.waiting.has(msg.id)) {
-      const { resolve, reject } = cdp.waiting.get(msg.id);
-      cdp.waiting.delete(msg.id);
-      if (msg.error) reject(new Error(`${JSON.stringify(msg.error)}`)); else resolve(msg.result);
-    } else if (msg.method) {
-      for (const l of cdp.listeners) l(msg);
-    }
-  });
-  cdp.send = (method, params = {}, sessionId) => new Promise((resolve, reject) => {
-    const id = ++cdp.id;
-    cdp.waiting.set(id, { resolve, reject });
-    ws.send(JSON.stringify({ id, method, params, sessionId }));
-  });
-  return cdp;
-}
-
-async function openPage(cdp, url, errors) {
-  const { targetId } = await cdp.send("Target.createTarget", { url: "about:blank" });
-  const { sessionId } = await cdp.send("Target.attachToTarget", { targetId, flatten: true });
-  cdp.listeners.push((msg) => {
-    if (msg.sessionId !== sessionId) return;
-    if (msg.method === "Runtime.exceptionThrown") errors.push(`exception: ${msg.params.exceptionDetails.text} ${JSON.stringify(msg.params.exceptionDetails.exception?.description || "")}`);
-    if (msg.method === "Runtime.consoleAPICalled" && (msg.params.type === "error" || msg.params.type === "assert"))
-      errors.push(`console.${msg.params.type}: ${msg.params.args.map((a) => a.value ?? a.description).join(" ")}`);
-    if (msg.method === "Log.entryAdded" && msg.params.entry.level === "error") errors.push(`log: ${msg.params.entry.text} ${msg.params.entry.url || ""}`);
-  });
-  await cdp.send("Runtime.enable", {}, sessionId);
-  await cdp.send("Log.enable", {}, sessionId);
-  await cdp.send("Page.enable", {}, sessionId);
-  await cdp.send("Emulation.setDeviceMetricsOverride", { width: 1100, height: 620, deviceScaleFactor: 1, mobile: false }, sessionId);
-  await cdp.send("Page.navigate", { url }, sessionId);
-  const page = { sessionId };
-  page.eval = async (expr) => {
-    const r = await cdp.send("Runtime.evaluate", { expression: expr, awaitPromise: true, returnByValue: true }, sessionId);
-    if (r.exceptionDetails) fail(`page evaluation of ${expr} threw: ${r.exceptionDetails.exception?.description || r.exceptionDetails.text}`);
-    return r.result.value;
-  };
-  return page;
+// 390×844 (a phone held upright, its viewport taken from the page's meta tag): the 3D view spans
+// the width above the rest, and no two panels overlap; nothing needs scrolling sideways.
+async function phonePage(cdp, url) {
+  const errors = [];
+  const p = await openPage(cdp, url, errors, [390, 844], true);
+  await until("the phone-sized page to load", () => p.eval("!!(window.achilles && achilles.ready && achilles.frame)"), 30);
+  const r = await p.eval(`(() => {
+      const box = (id) => { const b = document.getElementById(id).getBoundingClientRect();
+        return { id, x: b.left, y: b.top + scrollY, w: b.width, h: b.height }; };
+      return { meta: !!document.querySelector('meta[name=viewport]'), width: innerWidth,
+        scroll: document.documentElement.scrollWidth, canvas: box("canvas"), overlay: box("overlay"),
+        panels: ["scene", "status-box", "controls", "plots-box"].map(box),
+        controls: [...document.querySelectorAll("button, input, select")].map((e) => e.getBoundingClientRect().right) };
+    })()`);
+  const overlap = (a, b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+  const pairs = [];
+  r.panels.forEach((a, i) => r.panels.slice(i + 1).forEach((b) => { if (overlap(a, b)) pairs.push(`${a.id}/${b.id}`); }));
+  const s = r.panels[0], o = r.overlay;
+  check(r.meta && r.width === 390, `the page has a viewport meta tag (width ${r.width})`);
+  check(r.canvas.w >= 370 && r.canvas.h >= 240, `the 3D view spans the phone's width (${r.canvas.w}×${r.canvas.h} px)`);
+  check(pairs.length === 0, `no two panels overlap (${pairs.join(", ") || JSON.stringify(r.panels)})`);
+  check(o.y >= s.y && o.y + o.h <= s.y + s.h && o.x >= s.x && o.x + o.w <= s.x + s.w, "the overlay stays on the 3D view");
+  check(r.scroll <= 390 && r.controls.every((x) => x <= 390), `nothing sticks out sideways (page ${r.scroll} px wide, rightmost control at ${Math.max(...r.controls)} px)`);
+  check(errors.length === 0, `the phone-sized page: no console errors (${errors.join("; ")})`);
 }
 
 // --- the page of a replay (`achilles replay FILE --view`, docs/view.md section 9) ------------------
@@ -121,6 +78,8 @@ async function replayPage(cdp) {
     const reply = await p.eval("document.getElementById('pause').click(); new Promise((r) => setTimeout(() => r(document.getElementById('reply').textContent), 500))");
     check(/pause is not available in a replay/.test(reply), `Pause on the replay's page shows the error reply (${reply})`);
     check(await p.eval("document.getElementById('step').disabled && document.getElementById('reset').disabled"), "Step and Reset are disabled for a replay");
+    const looks = await p.eval(`["step", "reset", "tune-set", "pause"].map((id) => Number(getComputedStyle(document.getElementById(id)).opacity))`);
+    check(looks.slice(0, 3).every((o) => o < 0.6) && looks[3] === 1, `disabled controls look disabled (opacity ${looks.join(", ")}; Pause, enabled, 1)`);
     check(errors.length === 0, `the replay's page: no console errors (${errors.join("; ")})`);
   } finally {
     if (proc.exitCode === null) proc.kill("SIGINT");
@@ -129,42 +88,10 @@ async function replayPage(cdp) {
   }
 }
 
-// --- a PNG decoder (8-bit RGB/RGBA, no interlace: what Chromium writes) ------------------------
-
-function decodePng(buf) {
-  let pos = 8, width = 0, height = 0, channels = 0;
-  const idat = [];
-  while (pos < buf.length) {
-    const len = buf.readUInt32BE(pos), type = buf.toString("latin1", pos + 4, pos + 8);
-    const data = buf.subarray(pos + 8, pos + 8 + len);
-    if (type === "IHDR") {
-      width = data.readUInt32BE(0), height = data.readUInt32BE(4);
-      if (data[8] !== 8 || data[12] !== 0) fail("screenshot PNG: expected 8-bit, not interlaced");
-      channels = { 2: 3, 6: 4 }[data[9]];
-      if (!channels) fail(`screenshot PNG: colour type ${data[9]} not handled`);
-    } else if (type === "IDAT") idat.push(data);
-    pos += 12 + len;
-  }
-  const raw = zlib.inflateSync(Buffer.concat(idat));
-  const stride = width * channels, out = Buffer.alloc(height * stride);
-  for (let y = 0; y < height; y++) {
-    const f = raw[y * (stride + 1)], line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
-    for (let x = 0; x < stride; x++) {
-      const a = x >= channels ? out[y * stride + x - channels] : 0, b = y > 0 ? out[(y - 1) * stride + x] : 0;
-      const c = x >= channels && y > 0 ? out[(y - 1) * stride + x - channels] : 0;
-      let p = line[x];
-      if (f === 1) p += a; else if (f === 2) p += b; else if (f === 3) p += (a + b) >> 1;
-      else if (f === 4) { const q = a + b - c, pa = Math.abs(q - a), pb = Math.abs(q - b), pc = Math.abs(q - c); p += pa <= pb && pa <= pc ? a : pb <= pc ? b : c; }
-      out[y * stride + x] = p & 255;
-    }
-  }
-  return { width, height, channels, pixels: out };
-}
-
 // --- the test ---------------------------------------------------------------------------------------
 
 const a = await startAchilles();
-const cdp = await startChromium().catch((e) => { console.log(`SKIP: chromium could not be driven: ${e.message}`); process.exit(SKIP); });
+const cdp = await startChromium(WebSocket).catch((e) => { console.log(`SKIP: chromium could not be driven: ${e.message}`); process.exit(SKIP); });
 const errors1 = [], errors2 = [];
 try {
   const p1 = await openPage(cdp, a.url, errors1);
@@ -218,6 +145,33 @@ try {
       return r.value; })()`);
   check(tuned === 0.002, "Set on the page changed the encoder's noise (get_param reads 0.002)");
 
+  // the plots: the wrist encoder (counts only) plots its counts; axes have titles; tick labels
+  // have at most four significant digits (a constant signal included)
+  const plots = await p1.eval(`achilles.charts.map((c) => ({ sensor: c.sensor.name, channels: c.channels,
+      points: c.chart.data.datasets[0].data.length, x: c.chart.options.scales.x.title.text,
+      y: c.chart.options.scales.y.title.text, err: c.chart.options.scales.err.title.text,
+      labels: [...c.chart.scales.y.ticks, ...c.chart.scales.err.ticks].map((t) => String(t.label)),
+      title: c.chart.canvas.parentNode.previousSibling.textContent }))`);
+  const wrist = plots.find((c) => c.sensor === "enc_wrist_roll");
+  check(wrist && wrist.channels.join() === "counts" && wrist.points > 0 && /counts \(count\)/.test(wrist.title) && wrist.y === "counts (count)",
+    `the wrist encoder (counts and velocity, no angle) plots its counts (${JSON.stringify(wrist && { ...wrist, labels: undefined })})`);
+  check(plots.every((c) => c.x === "time (s)" && /\(.+\)/.test(c.y) && /^error \(/.test(c.err)),
+    `every plot's axes have titles (${plots.map((c) => `${c.y} | ${c.err}`).join("; ")})`);
+  const digits = (label) => label.replace(/^-/, "").replace(/e.*$/i, "").replace(".", "").replace(/^0+/, "").length;
+  const long = plots.flatMap((c) => c.labels).filter((l) => digits(l) > 4);
+  check(long.length === 0 && plots.every((c) => c.labels.length >= 2), `tick labels have at most four significant digits (${long.slice(0, 5).join(" ") || plots[0].labels.join(" ")})`);
+
+  // a still picture is not drawn again: frames keep coming (each status makes one) but the
+  // poses do not change, so neither the 3D view nor the plots redraw
+  await cdp.send("Page.bringToFront", {}, p1.sessionId); // a background tab draws no frames
+  await until("page 1 to draw", () => p1.eval("achilles.renders > 0"), 10);
+  await sleep(300); // the plots' last redraw (ten a second), the last picture
+  const idle0 = await p1.eval("({ renders: achilles.renders, charts: achilles.chartUpdates, frames: achilles.frames })");
+  await until("three more frames of the resting arm", () => p1.eval(`achilles.frames >= ${idle0.frames + 3}`), 10);
+  const idle1 = await p1.eval("({ renders: achilles.renders, charts: achilles.chartUpdates, frames: achilles.frames })");
+  check(idle1.renders === idle0.renders && idle1.charts === idle0.charts,
+    `with nothing changing, ${idle1.frames - idle0.frames} frames drew nothing (renders ${idle0.renders} → ${idle1.renders}, chart updates ${idle0.charts} → ${idle1.charts})`);
+
   // the screenshot: the 3D canvas (left part) must not be blank
   await sleep(300); // let the plots redraw once (they refresh ten times a second)
   await cdp.send("Page.bringToFront", {}, p1.sessionId); // a background tab draws no frames
@@ -242,21 +196,14 @@ try {
     `the 3D canvas is drawn: ${colors.size} colours, ${(100 * differ / total).toFixed(1)} % of its pixels away from the background`);
 
   check(errors1.length === 0 && errors2.length === 0, `no console errors (${[...errors1, ...errors2].join("; ")})`);
+  await phonePage(cdp, a.url);
   await replayPage(cdp);
 } catch (e) {
   console.error(e.stack || e);
   console.error(a.stderr());
   process.exitCode = 1;
 } finally {
-  await Promise.race([cdp.send("Browser.close"), sleep(5000)]).catch(() => {}); // closes its helpers too
-  cdp.ws.close();
-  if (cdp.proc.exitCode === null && cdp.proc.signalCode === null) cdp.proc.kill("SIGTERM");
-  await until("chromium to exit", () => cdp.proc.exitCode !== null || cdp.proc.signalCode !== null, 20).catch(() => cdp.proc.kill("SIGKILL"));
-  try { // a helper process may still be writing its profile for a moment
-    fs.rmSync(cdp.profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-  } catch (e) {
-    console.log(`warning: could not remove chromium's profile ${cdp.profile}: ${e.message}`);
-  }
+  await stopChromium(cdp);
   const code = await stopAchilles(a);
   if (code !== 0) {
     console.error(`achilles exited with ${code}:\n${a.stderr()}`);

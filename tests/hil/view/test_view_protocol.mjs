@@ -5,45 +5,22 @@
 // commands and unsubscribes cleanly. docs/view.md.
 import net from "node:net";
 import { isDeepStrictEqual } from "node:util";
-import { check, fail, npm, startAchilles, stopAchilles, until, SKIP } from "./common.mjs";
+import { check, fail, npm, ballOnPlane, startAchilles, stopAchilles, until, viewClient, SKIP } from "./common.mjs";
 
 const WebSocket = npm("ws");
 const { FoxgloveClient } = npm("@foxglove/ws-protocol");
 
 // One raw HTTP request (no URL normalisation on the way), returns the status code.
-function httpStatus(port, target) {
+function httpStatus(port, target, host = "127.0.0.1") {
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, "127.0.0.1", () => {
-      sock.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+      sock.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
     });
     let data = "";
     sock.on("data", (d) => { data += d.toString("latin1"); });
     sock.on("end", () => resolve(Number((data.match(/^HTTP\/1\.[01] (\d+)/) || [])[1] || 0)));
     sock.on("error", reject);
   });
-}
-
-// The view protocol: messages in order, replies matched first in, first out.
-function viewClient(port) {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/`, "achilles.view.v1");
-  const c = { ws, model: null, frame: null, frames: 0, replies: [], rawReplies: [], closed: false };
-  ws.on("message", (data, isBinary) => {
-    const text = data.toString();
-    const msg = JSON.parse(text);
-    if (msg.type === "model") c.model = msg;
-    else if (msg.type === "frame") { c.frame = msg; c.frames++; }
-    else if (msg.type === "reply") c.replies.push(msg.reply);
-    if (isBinary) fail("the view protocol sent a binary message");
-  });
-  ws.on("close", () => { c.closed = true; });
-  c.open = new Promise((resolve, reject) => { ws.on("open", resolve); ws.on("error", reject); });
-  c.ask = async (text, what, binary = false) => {
-    const n = c.replies.length;
-    ws.send(typeof text === "string" || Buffer.isBuffer(text) ? text : JSON.stringify(text), { binary });
-    await until(`a reply to ${what}`, () => c.replies.length > n, 20);
-    return c.replies[n];
-  };
-  return c;
 }
 
 async function testHttp(port) {
@@ -57,22 +34,41 @@ async function testHttp(port) {
   }
 }
 
-// A WebSocket a foreign web page would open (its Origin) is refused; our page's and programs'
-// (no Origin) are taken.
-async function testOrigin(port) {
-  const attempt = (origin) => new Promise((resolve) => {
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, "achilles.view.v1", origin ? { origin } : {});
+// Who may connect (docs/view.md section 7). A WebSocket a foreign web page would open (its
+// Origin) is refused, whole origins compared (a prefix of the own one is not ours); our page's
+// and programs' (no Origin) are taken. A request naming a Host the server was not bound for is
+// refused before it is read, page or WebSocket: a page on evil.example rebound to 127.0.0.1
+// sends Host evil.example and the matching Origin (DNS rebinding).
+async function testAccess(port) {
+  const attempt = (origin, host) => new Promise((resolve) => {
+    const options = {};
+    if (origin) options.origin = origin;
+    if (host) options.headers = { Host: host };
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, "achilles.view.v1", options);
     ws.on("open", () => { ws.close(); resolve(true); });
     ws.on("error", () => resolve(false));
     ws.on("unexpected-response", (req, res) => { res.resume(); resolve(false); });
   });
+  const own = `http://127.0.0.1:${port}`;
   check((await attempt("http://evil.example")) === false, "a WebSocket from a foreign page's Origin is refused");
-  check((await attempt(`http://127.0.0.1:${port}`)) === true, "a WebSocket from the view's own page is taken");
+  check((await attempt(own)) === true, "a WebSocket from the view's own page is taken");
   check((await attempt(null)) === true, "a WebSocket without Origin (a program) is taken");
+  for (const o of [`${own}1`, `${own}.evil.example`, `${own}/x`, own.slice(0, -1), `https://127.0.0.1:${port}`]) {
+    check((await attempt(o)) === false, `a WebSocket from Origin ${o} (the own origin's prefix or extension) is refused`);
+  }
+  const evil = `evil.example:${port}`;
+  check((await attempt(`http://${evil}`, evil)) === false,
+    "DNS rebinding: Host evil.example and its own Origin are refused (the Host is not one the view was bound for)");
+  check((await attempt(null, evil)) === false, "a WebSocket naming Host evil.example without Origin is refused too");
+  check((await attempt(`http://localhost:${port}`, `localhost:${port}`)) === true, "Host localhost with its Origin is taken");
+  check((await httpStatus(port, "/", evil)) === 403, "the page asked with Host evil.example is refused (403)");
+  check((await httpStatus(port, "/view.js", `EVIL.example`)) === 403, "any file asked with a foreign Host is refused");
+  check((await httpStatus(port, "/", `localhost:${port}`)) === 200, "the page asked with Host localhost is served");
+  check((await httpStatus(port, "/", `127.0.0.1:9`)) === 200, "Host 127.0.0.1 with another port (an SSH tunnel's) is served");
 }
 
 async function testBadInput(port) {
-  const c = viewClient(port);
+  const c = viewClient(WebSocket, port);
   await c.open;
   await until("the model message", () => c.model);
   const hello = await c.ask({ cmd: "hello" }, "hello");
@@ -108,7 +104,7 @@ async function testBadInput(port) {
 }
 
 async function testFoxglove(port) {
-  const view = viewClient(port);
+  const view = viewClient(WebSocket, port);
   await view.open;
   await until("the model message", () => view.model);
   const hello = await view.ask({ cmd: "hello" }, "hello");
@@ -127,7 +123,7 @@ async function testFoxglove(port) {
   await until("the Foxglove serverInfo and advertise", () => info && channels);
   check(info.supportedEncodings.includes("json") && info.capabilities.includes("clientPublish"),
     "serverInfo: JSON encoding, client publish");
-  const expected = new Set(["status", "/tf"]);
+  const expected = new Set(["status", "/tf", "/robot", "/contacts"]);
   for (const s of hello.sensors) { expected.add(s.topic); expected.add(`truth/${s.topic}`); }
   const topics = new Set(channels.map((c) => c.topic));
   check(isDeepStrictEqual(topics, expected), `every stream is advertised (${[...topics].join(" ")})`);
@@ -195,20 +191,12 @@ async function testFoxglove(port) {
   view.ws.close();
 }
 
-// A 1 kg ball on a vertical slide, resting on the world's plane: the frames carry its contact,
-// whose normal force must hold the ball up (m·g, an independent reference), and the model
-// message its geoms.
-const ball = {
-  name: "ball_on_plane", timestep: 0.001, gravity: [0, 0, -9.81],
-  bodies: [{ name: "ball", parent: "world", pos: [0, 0, 0.06], joint: { name: "drop", type: "slide", axis: [0, 0, 1] },
-    inertial: { mass: 1.0, com: [0, 0, 0], inertia: [0.001, 0.001, 0.001, 0, 0, 0] } }],
-  geoms: [{ name: "floor", body: "world", type: "plane" }, { name: "sphere", body: "ball", type: "sphere", size: [0.05] }],
-};
-
+// The ball resting on the world's plane (common.mjs): the frames carry its contact, whose normal
+// force must hold the ball up (m·g, an independent reference), and the model message its geoms.
 async function testContacts() {
-  const b = await startAchilles([], "lockstep", ball);
+  const b = await startAchilles([], "lockstep", ballOnPlane);
   try {
-    const view = viewClient(b.port);
+    const view = viewClient(WebSocket, b.port);
     await view.open;
     await until("the model message", () => view.model);
     check(view.model.geoms.map((g) => g.type).join(" ") === "plane sphere" && view.model.geoms[1].size[0] === 0.05,
@@ -230,7 +218,7 @@ async function testContacts() {
 const a = await startAchilles();
 try {
   await testHttp(a.port);
-  await testOrigin(a.port);
+  await testAccess(a.port);
   await testBadInput(a.port);
   await testFoxglove(a.port);
   await testContacts();
