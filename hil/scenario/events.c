@@ -274,7 +274,7 @@ static int prepare_models(scn_run *r, char *err, size_t err_sz) {
     if (s->events[i].kind != SCN_EV_MODEL) {
       continue;
     }
-    sim_model *m = sim_import_load_file(s->robot, &import, err, err_sz);
+    sim_model *m = sim_import_load_file(s->load, &import, err, err_sz);
     if (!m) {
       return HIL_ECONFIG;
     }

@@ -11,6 +11,7 @@
 
 #include "hil/error.h"
 #include "hil/scenario/scenario_internal.h"
+#include "hil/servo/servo_file.h"
 #include "sensors/sensors.h"
 #include "sim/import/import.h"
 
@@ -34,6 +35,16 @@ static void join(char *out, size_t out_sz, const char *dir, const char *rel) {
   } else {
     snprintf(out, out_sz, "%s/%s", dir, rel);
   }
+}
+
+/* the robot with the servos file on its joints, pinned under the name the loaders read */
+int scn_pin_robot(hil_scenario *s, char *err, size_t err_sz) {
+  char msg[1024];
+  if (servo_file_pin(s->load, sizeof s->load, s->robot, s->servos, msg, sizeof msg) != 0) {
+    snprintf(err, err_sz, "%s: servos: %s", s->source, msg);
+    return -1;
+  }
+  return 0;
 }
 
 /* --- sections --------------------------------------------------------------------------------- */
@@ -167,10 +178,10 @@ static cJSON *sensors_block(const sim_json_ctx *L, const cJSON *root, hil_scenar
     cJSON *block = sim_json_parse_file(s->sensors_file, L->err, L->err_sz);
     return block;
   }
-  if (sim_import_detect(s->robot) != SIM_IMPORT_JSON) {
+  if (sim_import_detect(s->load) != SIM_IMPORT_JSON) {
     return cJSON_CreateNull(); /* an MJCF or URDF robot has sensors only through "sensors" */
   }
-  cJSON *robot = sim_json_parse_file(s->robot, L->err, L->err_sz);
+  cJSON *robot = sim_json_parse_file(s->load, L->err, L->err_sz);
   if (!robot) {
     return NULL;
   }
@@ -178,7 +189,7 @@ static cJSON *sensors_block(const sim_json_ctx *L, const cJSON *root, hil_scenar
   cJSON_Delete(robot);
   if (cJSON_IsString(block)) {
     char dir[SCN_PATH_MAX];
-    dir_of(dir, sizeof dir, s->robot);
+    dir_of(dir, sizeof dir, s->load);
     join(p, sizeof p, dir, block->valuestring);
     snprintf(s->sensors_file, sizeof s->sensors_file, "%s", p);
     cJSON_Delete(block);
@@ -345,7 +356,7 @@ static int check_event(const sim_json_ctx *L, hil_scenario *s, const scn_event *
 /* the start changes and then each model event's, on one copy: every change must apply */
 static int check_models(const sim_json_ctx *L, hil_scenario *s) {
   const sim_import_options import = {0, NULL, NULL};
-  sim_model *m = sim_import_load_file(s->robot, &import, L->err, L->err_sz);
+  sim_model *m = sim_import_load_file(s->load, &import, L->err, L->err_sz);
   int rc = m ? 0 : -1;
   for (int k = 0; rc == 0 && k < s->nstart; k++) {
     rc = scn_change_apply(m, &s->start[k], L->err, L->err_sz);
@@ -366,7 +377,7 @@ static int check_models(const sim_json_ctx *L, hil_scenario *s) {
 
 static int check_names(const sim_json_ctx *L, const cJSON *root, hil_scenario *s) {
   const sim_import_options import = {0, NULL, NULL};
-  sim_model *m = sim_import_load_file(s->robot, &import, L->err, L->err_sz);
+  sim_model *m = sim_import_load_file(s->load, &import, L->err, L->err_sz);
   if (!m) {
     return -1;
   }
@@ -435,7 +446,7 @@ static void sort_events(hil_scenario *s) {
 }
 
 int scn_parse(hil_scenario *s, const cJSON *root, char *err, size_t err_sz) {
-  static const char *const keys[] = {"name", "description", "robot", "sensors", "seed",
+  static const char *const keys[] = {"name", "description", "robot", "servos", "sensors", "seed",
                                      "duration_s", "time_limit_s", "runtime", "sensor_overrides",
                                      "model_overrides", "firmware", "timeline", "checks",
                                      "base_dir", "extends", "comment", NULL};
@@ -461,6 +472,17 @@ int scn_parse(hil_scenario *s, const cJSON *root, char *err, size_t err_sz) {
     return sim_json_fail(&L, "robot", "missing (the robot file, relative to the scenario)");
   }
   join(s->robot, sizeof s->robot, s->dir, robot);
+  snprintf(s->load, sizeof s->load, "%s", s->robot);
+  char servos[SCN_PATH_MAX] = "";
+  if (sim_json_read_string(&L, root, "", "servos", servos, sizeof servos)) {
+    return -1;
+  }
+  if (servos[0]) { /* the robot with its servos, as `achilles run --servos` reads it */
+    join(s->servos, sizeof s->servos, s->dir, servos);
+    if (scn_pin_robot(s, err, err_sz) != 0) {
+      return -1;
+    }
+  }
   if (cJSON_GetObjectItemCaseSensitive(root, "seed")) {
     if (seed < 0 || seed != floor(seed) || seed > 9007199254740992.0) {
       return sim_json_fail(&L, "seed", "expected an integer from 0 to 2^53 (got %g)", seed);
@@ -468,7 +490,7 @@ int scn_parse(hil_scenario *s, const cJSON *root, char *err, size_t err_sz) {
     s->has_seed = 1, s->seed = (uint64_t)seed;
   }
   hil_options_default(&s->opt);
-  if (hil_options_parse(&s->opt, s->robot, err, err_sz) != HIL_OK ||
+  if (hil_options_parse(&s->opt, s->load, err, err_sz) != HIL_OK ||
       parse_runtime(&L, cJSON_GetObjectItemCaseSensitive(root, "runtime"), s) ||
       parse_firmware(&L, cJSON_GetObjectItemCaseSensitive(root, "firmware"), s) ||
       parse_list(&L, root, "model_overrides", SCN_MAX_CHANGES, &s->nstart, one_change, s->start,
@@ -507,12 +529,19 @@ static void merge_patch(cJSON *target, const cJSON *patch) {
 static void absolute_paths(cJSON *base, const char *dir) {
   cJSON *fw = cJSON_GetObjectItemCaseSensitive(base, "firmware");
   cJSON *items[] = {cJSON_GetObjectItemCaseSensitive(base, "robot"),
+                    cJSON_GetObjectItemCaseSensitive(base, "servos"),
                     cJSON_GetObjectItemCaseSensitive(base, "sensors"),
                     fw ? cJSON_GetObjectItemCaseSensitive(fw, "replay") : NULL};
-  for (int i = 0; i < 3; i++) {
+  char cwd[SCN_PATH_MAX], from[SCN_PATH_MAX];
+  if (dir[0] == '/' || !getcwd(cwd, sizeof cwd)) {
+    snprintf(from, sizeof from, "%s", dir);
+  } else {
+    snprintf(from, sizeof from, "%s/%s", cwd, dir);
+  }
+  for (int i = 0; i < 4; i++) {
     if (cJSON_IsString(items[i]) && items[i]->valuestring[0] != '/') {
       char abs[SCN_PATH_MAX];
-      join(abs, sizeof abs, dir, items[i]->valuestring);
+      join(abs, sizeof abs, from, items[i]->valuestring);
       cJSON_SetValuestring(items[i], abs);
     }
   }

@@ -104,6 +104,7 @@ static void resolve_program(const hil_scenario *s, char *out, size_t out_sz) {
 uint64_t hil_scenario_inputs_digest(const hil_scenario *s) {
   uint64_t h = fnv(FNV_START, s->text, strlen(s->text));
   h = fnv_file(h, s->robot);
+  h = fnv_file(h, s->servos);
   h = fnv_file(h, s->sensors_file);
   for (int i = 0; i < s->argc; i++) {
     h = fnv(h, s->argv[i], strlen(s->argv[i]) + 1);
@@ -173,11 +174,11 @@ static int add_link(scn_run *r, places *pl, char *err, size_t err_sz) {
     servo_bus_options bo;
     int present = 0;
     servo_bus_options_default(&bo);
-    if (servo_bus_options_parse(&bo, &present, s->robot, err, err_sz) != HIL_OK) {
+    if (servo_bus_options_parse(&bo, &present, s->load, err, err_sz) != HIL_OK) {
       return HIL_ECONFIG;
     }
     bo.use_pty = 1, bo.port[0] = '\0', bo.link[0] = '\0', bo.quiet = 1;
-    hil_transport *t = servo_bus_new(&bo, s->robot, err, err_sz);
+    hil_transport *t = servo_bus_new(&bo, s->load, err, err_sz);
     if (!t || add(r, t, "servo bus", err, err_sz) != HIL_OK) {
       return t ? HIL_ESYSTEM : HIL_ECONFIG;
     }
@@ -226,13 +227,13 @@ static int make_runtime(scn_run *r, const char *out_dir, char *err, size_t err_s
     }
     o.sensors_file = sensors;
   }
-  r->rt = hil_runtime_new(s->robot, &o, err, err_sz);
+  r->rt = hil_runtime_new(s->load, &o, err, err_sz);
   if (!r->rt) {
     return HIL_ECONFIG;
   }
   if (s->nstart > 0) {
     const sim_import_options import = {0, NULL, NULL};
-    sim_model *m = sim_import_load_file(s->robot, &import, err, err_sz);
+    sim_model *m = sim_import_load_file(s->load, &import, err, err_sz);
     for (int k = 0; m && k < s->nstart; k++) {
       if (scn_change_apply(m, &s->start[k], err, err_sz)) {
         sim_model_free(m);
@@ -635,6 +636,9 @@ int hil_scenario_run(const hil_scenario *s, const hil_scenario_run_options *o, c
   if (hil_scenario_make_dirs(o->out_dir) != 0) {
     snprintf(err, err_sz, "%s: cannot make the folder: %s", o->out_dir, strerror(errno));
     return HIL_EIO;
+  }
+  if (s->servos[0] && scn_pin_robot((hil_scenario *)s, err, err_sz) != 0) {
+    return HIL_ECONFIG; /* another scenario may have pinned its robot since this one loaded */
   }
   scn_run *r = calloc(1, sizeof *r);
   if (!r) {

@@ -184,6 +184,9 @@ struct hil_scenario {
   char source[SCN_PATH_MAX];  /* the scenario file, for messages */
   char dir[SCN_PATH_MAX];     /* relative paths start here */
   char robot[SCN_PATH_MAX];   /* resolved */
+  char servos[SCN_PATH_MAX];  /* a servos file on the robot's joints (docs/servo-bus.md), or "" */
+  char load[SCN_PATH_MAX];    /* what the loaders read: the robot, or (with servos) the name the
+                                 robot with its servos is pinned under (servo_file_pin) */
   char robot_name[SIM_NAME_MAX];
   char *sensors_text;         /* the sensors block after the overrides; NULL: the robot's own */
   char sensors_file[SCN_PATH_MAX]; /* the file it came from ("" for none or inline) */
@@ -211,6 +214,8 @@ struct hil_scenario {
 
 /* parse.c */
 int scn_parse(hil_scenario *s, const cJSON *root, char *err, size_t err_sz);
+/* With a servos file: the robot with its servos pinned under s->load (again before a run). */
+int scn_pin_robot(hil_scenario *s, char *err, size_t err_sz);
 
 /* --- the firmware process (firmware.c) -------------------------------------------------------- */
 

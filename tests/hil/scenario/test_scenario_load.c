@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hil/error.h"
 #include "hil/scenario/scenario.h"
@@ -166,14 +167,19 @@ static void test_overrides_and_checks(void **state) {
           "checks[0]: the scenario starts no firmware");
 }
 
+/* the shipped scenarios load, named from the source folder (relative paths: a twin's base and
+ * the base's robot resolve from the files' folders, not from the current one) */
 static void test_shipped_scenarios_load(void **state) {
   (void)state;
+  char cwd[1024];
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  assert_int_equal(chdir(ACHILLES_SOURCE_DIR), 0);
   const char *names[] = {"hold_push", "hold_push_wrong_sign", "homing_hard_stop",
                          "homing_stop_sign", "watchdog_stops_arm", "watchdog_no_feed",
                          "servo_bus_turn", "servo_bus_wrong_direction"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     char path[512], err[1024];
-    snprintf(path, sizeof path, ACHILLES_SOURCE_DIR "/configs/scenarios/%s.json", names[i]);
+    snprintf(path, sizeof path, "configs/scenarios/%s.json", names[i]);
     hil_scenario *s = NULL;
     if (hil_scenario_load(&s, path, err, sizeof err) != HIL_OK) {
       fail_msg("%s", err);
@@ -181,6 +187,7 @@ static void test_shipped_scenarios_load(void **state) {
     assert_string_equal(hil_scenario_name(s), names[i]);
     hil_scenario_free(&s);
   }
+  assert_int_equal(chdir(cwd), 0);
 }
 
 int main(void) {
