@@ -15,6 +15,7 @@
  * Semantics follow MuJoCo 2.2.2 (mj_instantiateFriction, mj_instantiateLimit, mj_diagApprox,
  * mj_makeImpedance, mj_referenceConstraint); see docs/architecture.md.
  */
+#include "sim/constraint.h"
 #include "sim/sim.h"
 
 #include <math.h>
@@ -432,4 +433,20 @@ void sim_contact_force(const sim_model *m, const sim_data *d, int c, double out[
   out[0] = f[0] + f[1] + f[2] + f[3];
   out[1] = mu * (f[0] - f[1]);
   out[2] = mu * (f[2] - f[3]);
+}
+
+/* --- for sim/deriv (constraint.h): the rows' parameters exactly as the rows above use them -- */
+
+void sim_constraint_sanitize(double ref[SIM_NREF], double imp[SIM_NIMP], const double *solref,
+                             const double *solimp, double timestep) {
+  sanitize(ref, imp, solref, solimp, timestep);
+}
+
+double sim_constraint_impedance(const double solimp[SIM_NIMP], double pos) {
+  return impedance(solimp, pos);
+}
+
+void sim_constraint_contact_params(double *mu, double ref[SIM_NREF], double imp[SIM_NIMP],
+                                   const sim_geom *g1, const sim_geom *g2) {
+  contact_params(mu, ref, imp, g1, g2);
 }

@@ -44,12 +44,11 @@ void sim_crba(const sim_model *m, sim_data *d) {
 
 /* M = Lᵀ·D·L with L unit lower-triangular and nonzero only where the tree couples two dofs
  * (row k, columns of k's ancestors): Featherstone's LTDL factorization, O(nv·depth²), no
- * fill-in. Works in qLD, leaving qM intact. */
-void sim_factor_m(const sim_model *m, sim_data *d) {
+ * fill-in. In place on H, which holds a matrix with M's tree sparsity (M itself, or M plus a
+ * diagonal: the derivatives' M + h·B). */
+void sim_factor_ltdl(const sim_model *m, double *H) {
   int nv = m->nv;
   const int *parent = m->dof_parent;
-  double *H = d->qLD;
-  memcpy(H, d->qM, (size_t)nv * (size_t)nv * sizeof(double));
   for (int k = nv - 1; k >= 0; k--) {
     for (int i = parent[k]; i >= 0; i = parent[i]) {
       double a = H[k * nv + i] / H[k * nv + k];
@@ -61,11 +60,10 @@ void sim_factor_m(const sim_model *m, sim_data *d) {
   }
 }
 
-/* x ← M⁻¹·x from the factorization: Lᵀ·y = x, then D·z = y, then L·x = z. */
-void sim_solve_m(const sim_model *m, const sim_data *d, double *x) {
+/* x ← H⁻¹·x from the factorization: Lᵀ·y = x, then D·z = y, then L·x = z. */
+void sim_solve_ltdl(const sim_model *m, const double *H, double *x) {
   int nv = m->nv;
   const int *parent = m->dof_parent;
-  const double *H = d->qLD;
   for (int k = nv - 1; k >= 0; k--) {
     for (int i = parent[k]; i >= 0; i = parent[i]) {
       x[i] -= H[k * nv + i] * x[k];
@@ -79,6 +77,47 @@ void sim_solve_m(const sim_model *m, const sim_data *d, double *x) {
       x[k] -= H[k * nv + i] * x[i];
     }
   }
+}
+
+/* y −= a·x over n entries (two distinct rows: restrict lets the loop vectorize) */
+static inline void row_axpy(double *restrict y, const double *restrict x, double a, int n) {
+  for (int c = 0; c < n; c++) {
+    y[c] -= a * x[c];
+  }
+}
+
+/* X ← H⁻¹·X for n right-hand sides at once, X row-major nv × n (row k = dof k): the same three
+ * sweeps with each step a row operation over the n contiguous columns, which vectorizes (the
+ * derivatives' M⁻¹·G, sim/deriv). */
+void sim_solve_ltdl_rows(const sim_model *m, const double *H, double *X, int n) {
+  int nv = m->nv;
+  const int *parent = m->dof_parent;
+  for (int k = nv - 1; k >= 0; k--) {
+    for (int i = parent[k]; i >= 0; i = parent[i]) {
+      row_axpy(X + (size_t)i * n, X + (size_t)k * n, H[k * nv + i], n);
+    }
+  }
+  for (int k = 0; k < nv; k++) {
+    double *xk = X + (size_t)k * n, inv = 1.0 / H[k * nv + k];
+    for (int c = 0; c < n; c++) {
+      xk[c] *= inv;
+    }
+  }
+  for (int k = 0; k < nv; k++) {
+    for (int i = parent[k]; i >= 0; i = parent[i]) {
+      row_axpy(X + (size_t)k * n, X + (size_t)i * n, H[k * nv + i], n);
+    }
+  }
+}
+
+/* qLD from qM, leaving qM intact */
+void sim_factor_m(const sim_model *m, sim_data *d) {
+  memcpy(d->qLD, d->qM, (size_t)m->nv * (size_t)m->nv * sizeof(double));
+  sim_factor_ltdl(m, d->qLD);
+}
+
+void sim_solve_m(const sim_model *m, const sim_data *d, double *x) {
+  sim_solve_ltdl(m, d->qLD, x);
 }
 
 /* out = M·x using only the tree's nonzeros of qM (a dof and its ancestors). */

@@ -5,9 +5,20 @@
 #include <math.h>
 #include <string.h>
 
+/* Who watches the evaluations (sim_step_observed): the hook, its context and the count so far. */
+typedef struct observer {
+  sim_stage_hook hook;
+  void *ctx;
+  int stage;
+} observer;
+
 /* The dynamics at the state held in d: qacc, with h·damping made implicit when h > 0. */
-static void evaluate(const sim_model *m, sim_data *d, double implicit_h) {
+static void evaluate(const sim_model *m, sim_data *d, double implicit_h, observer *obs) {
   sim_forward_dynamics(m, d, implicit_h);
+  if (obs->hook) {
+    obs->hook(obs->ctx, m, d, obs->stage);
+  }
+  obs->stage++;
 }
 
 /* out = in + h·v for hinges and slides: the whole of a model without ball or free joints */
@@ -77,8 +88,8 @@ static int any_damping(const sim_model *m) {
 
 /* Semi-implicit Euler: v += h·a, then q += h·v_new. Damping is implicit, as in MuJoCo:
  * (M + h·B)·a = f, which keeps stiff dampers stable at large steps. */
-static void step_euler(const sim_model *m, sim_data *d, double h) {
-  evaluate(m, d, any_damping(m) ? h : 0.0);
+static void step_euler(const sim_model *m, sim_data *d, double h, observer *obs) {
+  evaluate(m, d, any_damping(m) ? h : 0.0, obs);
   add_scaled(d->qvel, d->qvel, d->qacc, h, m->nv);
   integrate_positions(m, d->qpos, d->qpos, d->qvel, h);
 }
@@ -87,25 +98,25 @@ static void step_euler(const sim_model *m, sim_data *d, double h) {
  * at the new velocity, which velocity-dependent forces (Coriolis, damping) make implicit:
  * evaluating it at the half-step velocity alone leaves the method first order, so one
  * predictor pass estimates the end velocity first (second order, three evaluations a step). */
-static void step_verlet(const sim_model *m, sim_data *d, double h) {
+static void step_verlet(const sim_model *m, sim_data *d, double h, observer *obs) {
   int nv = m->nv;
-  evaluate(m, d, 0.0);
+  evaluate(m, d, 0.0, obs);
   add_scaled(d->qvel, d->qvel, d->qacc, 0.5 * h, nv);
   integrate_positions(m, d->qpos, d->qpos, d->qvel, h);
   memcpy(d->int_v0, d->qvel, (size_t)nv * sizeof(double)); /* the half-step velocity */
-  evaluate(m, d, 0.0);
+  evaluate(m, d, 0.0, obs);
   add_scaled(d->qvel, d->int_v0, d->qacc, 0.5 * h, nv); /* predicted end velocity */
-  evaluate(m, d, 0.0);
+  evaluate(m, d, 0.0, obs);
   add_scaled(d->qvel, d->int_v0, d->qacc, 0.5 * h, nv);
 }
 
 /* Implicit midpoint x1 = x0 + h·f((x0 + x1)/2), solved by fixed-point iteration from an
  * explicit Euler guess. Time-symmetric, so energy errors stay bounded. */
-static void step_midpoint(const sim_model *m, sim_data *d, double h) {
+static void step_midpoint(const sim_model *m, sim_data *d, double h, observer *obs) {
   int nq = m->nq, nv = m->nv;
   memcpy(d->int_q0, d->qpos, (size_t)nq * sizeof(double));
   memcpy(d->int_v0, d->qvel, (size_t)nv * sizeof(double));
-  evaluate(m, d, 0.0);
+  evaluate(m, d, 0.0, obs);
   integrate_positions(m, d->int_q1, d->int_q0, d->int_v0, h);
   add_scaled(d->int_v1, d->int_v0, d->qacc, h, nv);
   double residual = 0;
@@ -116,7 +127,7 @@ static void step_midpoint(const sim_model *m, sim_data *d, double h) {
     for (int k = 0; k < nv; k++) {
       d->qvel[k] = 0.5 * (d->int_v0[k] + d->int_v1[k]);
     }
-    evaluate(m, d, 0.0);
+    evaluate(m, d, 0.0, obs);
     residual = 0;
     integrate_positions(m, d->scratch, d->int_q0, d->qvel, h);
     for (int k = 0; k < nq; k++) {
@@ -163,7 +174,7 @@ static void rk4_rotation_rates(const sim_model *m, sim_data *d, int s, double h)
 
 /* Classic fourth-order Runge–Kutta on x = (q, v), ẋ = (v, a(q, v)); rotations of ball and free
  * joints on their manifold (rk4_rotation_rates). */
-static void step_rk4(const sim_model *m, sim_data *d, double h) {
+static void step_rk4(const sim_model *m, sim_data *d, double h, observer *obs) {
   static const double stage_c[4] = {0.0, 0.5, 0.5, 1.0};
   static const double weight[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
   int nq = m->nq, nv = m->nv;
@@ -175,7 +186,7 @@ static void step_rk4(const sim_model *m, sim_data *d, double h) {
       integrate_positions(m, d->qpos, d->int_q0, kq - nv, stage_c[s] * h);
       add_scaled(d->qvel, d->int_v0, kv - nv, stage_c[s] * h, nv);
     }
-    evaluate(m, d, 0.0);
+    evaluate(m, d, 0.0, obs);
     memcpy(kq, d->qvel, (size_t)nv * sizeof(double));
     memcpy(kv, d->qacc, (size_t)nv * sizeof(double));
     if (m->nq != m->nv) {
@@ -194,24 +205,29 @@ static void step_rk4(const sim_model *m, sim_data *d, double h) {
   integrate_positions(m, d->qpos, d->int_q0, d->scratch, h);
 }
 
-void sim_step(const sim_model *m, sim_data *d) {
+void sim_step_observed(const sim_model *m, sim_data *d, sim_stage_hook stage, void *ctx) {
   double h = m->opt.timestep;
+  observer obs = {stage, ctx, 0};
   switch (m->opt.integrator) {
   case SIM_INTEGRATOR_VERLET:
-    step_verlet(m, d, h);
+    step_verlet(m, d, h, &obs);
     break;
   case SIM_INTEGRATOR_MIDPOINT:
-    step_midpoint(m, d, h);
+    step_midpoint(m, d, h, &obs);
     break;
   case SIM_INTEGRATOR_RK4:
-    step_rk4(m, d, h);
+    step_rk4(m, d, h, &obs);
     break;
   case SIM_INTEGRATOR_EULER:
   default:
-    step_euler(m, d, h);
+    step_euler(m, d, h, &obs);
     break;
   }
   sim_actuator_advance(m, d, h);
   d->time += h;
   d->nstep++;
+}
+
+void sim_step(const sim_model *m, sim_data *d) {
+  sim_step_observed(m, d, NULL, NULL);
 }

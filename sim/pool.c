@@ -23,6 +23,8 @@ struct sim_pool {
   atomic_int busy;         /* workers still in the current batch */
   atomic_int quit;
   int nstep;
+  sim_pool_fn fn;  /* sim_pool_run's work for each world (NULL: nstep steps) */
+  void *fn_ctx;
   atomic_int next; /* the next world to take */
 };
 
@@ -32,6 +34,10 @@ static void run_batch(sim_pool *p) {
     int w = atomic_fetch_add(&p->next, 1);
     if (w >= p->nworld) {
       return;
+    }
+    if (p->fn) {
+      p->fn(p->fn_ctx, p->m, w, p->worlds[w]);
+      continue;
     }
     for (int s = 0; s < p->nstep; s++) {
       sim_step(p->m, p->worlds[w]);
@@ -172,11 +178,8 @@ void sim_pool_set_ctrl(sim_pool *p, const double *ctrl) {
   }
 }
 
-void sim_pool_step(sim_pool *p, int nstep) {
-  if (nstep <= 0) {
-    return;
-  }
-  p->nstep = nstep;
+/* every world once through run_batch, on the workers and the calling thread */
+static void run_all(sim_pool *p) {
   atomic_store(&p->next, 0);
   int workers = p->started < p->nworld - 1 ? p->started : p->nworld - 1;
   if (workers > 0) {
@@ -198,6 +201,22 @@ void sim_pool_step(sim_pool *p, int nstep) {
     }
     pthread_mutex_unlock(&p->lock);
   }
+}
+
+void sim_pool_step(sim_pool *p, int nstep) {
+  if (nstep <= 0) {
+    return;
+  }
+  p->nstep = nstep;
+  p->fn = NULL;
+  run_all(p);
+}
+
+void sim_pool_run(sim_pool *p, sim_pool_fn fn, void *ctx) {
+  p->fn = fn;
+  p->fn_ctx = ctx;
+  run_all(p);
+  p->fn = NULL;
 }
 
 int sim_observation_size(const sim_model *m, int qpos_skip) {

@@ -38,6 +38,11 @@ sim_data *sim_pool_data(sim_pool *p, int w);
 void sim_pool_set_ctrl(sim_pool *p, const double *ctrl);
 /* nstep steps of every world, in parallel. */
 void sim_pool_step(sim_pool *p, int nstep);
+/* fn(ctx, m, w, data of world w) once for every world, in parallel (each world on one thread at a
+ * time, as a step): a world's own work beyond stepping, such as its step Jacobians or a rollout
+ * gradient (sim/deriv). fn may read ctx and write what belongs to world w only. */
+typedef void (*sim_pool_fn)(void *ctx, const sim_model *m, int w, sim_data *d);
+void sim_pool_run(sim_pool *p, sim_pool_fn fn, void *ctx);
 /* out[w·size ...] = sim_observe of world w; size = sim_observation_size(m, qpos_skip). */
 void sim_pool_observe(const sim_pool *p, int qpos_skip, double *out);
 /* World w back to a saved state (sim_snapshot_save of any world of the same model). */

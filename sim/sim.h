@@ -76,6 +76,12 @@ void sim_body_accelerations(const sim_model *m, sim_data *d);
 void sim_factor_m(const sim_model *m, sim_data *d);
 void sim_solve_m(const sim_model *m, const sim_data *d, double *x);
 void sim_mul_m(const sim_model *m, const sim_data *d, double *out, const double *x);
+/* The same factorization in place on a caller's nv×nv matrix H with M's tree sparsity (M plus
+ * a diagonal, e.g. M + h·B), and the solve x ← H⁻¹·x with the factor it leaves. */
+void sim_factor_ltdl(const sim_model *m, double *H);
+void sim_solve_ltdl(const sim_model *m, const double *H, double *x);
+/* X ← H⁻¹·X for n right-hand sides, X row-major nv × n (row k belongs to dof k). */
+void sim_solve_ltdl_rows(const sim_model *m, const double *H, double *X, int n);
 
 /* constraint.c: the Jacobians of a point p (world) moving with body b: jacp (3×nv, row-major)
  * maps q̇ to the point's velocity, jacr (3×nv, may be NULL) to the body's angular velocity.
@@ -115,6 +121,14 @@ void sim_forward(const sim_model *m, sim_data *d);
 
 /* integrate.c: advances the state by m->opt.timestep with m->opt.integrator. */
 void sim_step(const sim_model *m, sim_data *d);
+
+/* integrate.c: sim_step, calling stage(ctx, m, d, s) right after each evaluation of the dynamics
+ * (s = 0 for Euler; 0..3 for RK4; the evaluations of Verlet and midpoint in order), when d holds
+ * that evaluation's kinematics, rows and qacc and before the integrator uses them. The hook
+ * only reads d. The state it leaves is sim_step's, bit for bit (sim/deriv differentiates the
+ * step through it). */
+typedef void (*sim_stage_hook)(void *ctx, const sim_model *m, const sim_data *d, int stage);
+void sim_step_observed(const sim_model *m, sim_data *d, sim_stage_hook stage, void *ctx);
 
 /* --- energy.c ----------------------------------------------------------------------------- */
 

@@ -28,6 +28,7 @@ packages=(
   rt-tests               # cyclictest, the reference of tools/bench_loop.py
   g++ libdragonbox-dev     # number text (hil/number_format.cc, the one C++ unit)
   libdouble-conversion-dev # benchmark baseline only (tools/bench_messages)
+  libadolc-dev           # benchmark baseline only: taping autodiff beside sim/deriv (tools/bench_deriv)
   clang libclang-rt-dev  # the sanitizer suite with a second compiler, and libFuzzer (tests/fuzz)
   libwebsockets-dev      # the live view's web server (hil/view, docs/view.md)
   libjs-three libjs-chart.js # the view's page: three.js and Chart.js, served from their install paths

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "sim_jacobians.h"
 #include "sim/import/import.h"
 #include "sim/sim.h"
 
@@ -19,6 +20,7 @@ typedef struct sim_args {
   int has_duration, has_dt, integrator, every, solver;
   const char *torque[MAX_ASSIGNMENTS], *qpos[MAX_ASSIGNMENTS];
   int ntorque, nqpos;
+  const char *jacobians, *jacobians_at, *params; /* --jacobians FILE (sim_jacobians.h) */
 } sim_args;
 
 static void usage(FILE *out) {
@@ -41,6 +43,12 @@ static void usage(FILE *out) {
           "                        contacts found, constraint rows, rows carrying force, CG\n"
           "                        iterations, final cost; docs/architecture.md)\n"
           "  --csv FILE|-          output file (default -, standard output)\n"
+          "  --jacobians FILE|-    write the step Jacobians A = dx+/dx and B = dx+/dctrl (and\n"
+          "                        P = dx+/dparam for --params) at --jacobians-at's times: JSON\n"
+          "                        when FILE ends in .json, else CSV time,matrix,row,column,value\n"
+          "                        (docs/derivatives.md; euler and rk4 only)\n"
+          "  --jacobians-at T,...  times in s (each at the start of its nearest step; default 0)\n"
+          "  --params LIST         parameters for P, e.g. body/link1/mass,joint/*/damping\n"
           "  -h, --help            this text\n");
 }
 
@@ -90,6 +98,15 @@ static int parse_option(sim_args *a, int opt, const char *arg) {
   case 'S':
     a->solver = 1;
     break;
+  case 'J':
+    a->jacobians = arg;
+    break;
+  case 'W':
+    a->jacobians_at = arg;
+    break;
+  case 'P':
+    a->params = arg;
+    break;
   case 'T':
     return add_assignment(a->torque, &a->ntorque, arg);
   case 'Q':
@@ -111,7 +128,8 @@ static int parse_args(sim_args *a, int argc, char **argv) {
       {"integrator", required_argument, NULL, 'i'}, {"torque", required_argument, NULL, 'T'},
       {"qpos", required_argument, NULL, 'Q'},       {"every", required_argument, NULL, 'e'},
       {"csv", required_argument, NULL, 'c'},        {"help", no_argument, NULL, 'h'},
-      {"solver", no_argument, NULL, 'S'},
+      {"solver", no_argument, NULL, 'S'},          {"jacobians", required_argument, NULL, 'J'},
+      {"jacobians-at", required_argument, NULL, 'W'}, {"params", required_argument, NULL, 'P'},
       {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
   a->csv = "-";
@@ -137,6 +155,15 @@ static int parse_args(sim_args *a, int argc, char **argv) {
   a->config = argv[optind];
   if (!a->has_duration) {
     fprintf(stderr, "achilles sim: --duration is required\n");
+    return -1;
+  }
+  if (!a->jacobians && (a->jacobians_at || a->params)) {
+    fprintf(stderr, "achilles sim: --jacobians-at and --params need --jacobians FILE\n");
+    return -1;
+  }
+  if (a->jacobians && strcmp(a->jacobians, "-") == 0 && strcmp(a->csv, "-") == 0) {
+    fprintf(stderr, "achilles sim: --jacobians - and the CSV (--csv) cannot both go to standard "
+                    "output\n");
     return -1;
   }
   return 0;
@@ -237,10 +264,16 @@ static void write_row(FILE *out, const sim_model *m, sim_data *d, const int *joi
   fputc('\n', out);
 }
 
-static int simulate(const sim_args *a, sim_model *m, sim_data *d, FILE *out) {
-  /* round so that 4 s at 2 ms is exactly 2000 steps despite binary fractions */
-  long long steps = llround(a->duration / m->opt.timestep);
+/* round so that 4 s at 2 ms is exactly 2000 steps despite binary fractions */
+static long long run_steps(const sim_args *a, const sim_model *m) {
+  return llround(a->duration / m->opt.timestep);
+}
+
+/* Returns 0, -1 on a write error of the CSV, -2 when the Jacobians failed (message printed). */
+static int simulate(const sim_args *a, sim_model *m, sim_data *d, FILE *out, sim_jacobians *jac) {
+  long long steps = run_steps(a, m);
   int *joints = malloc((size_t)m->njnt * sizeof *joints + 1);
+  char err[768];
   if (!joints) {
     return -1;
   }
@@ -248,7 +281,13 @@ static int simulate(const sim_args *a, sim_model *m, sim_data *d, FILE *out) {
   write_header(out, m, joints, a->solver);
   write_row(out, m, d, joints, a->solver);
   for (long long s = 1; s <= steps; s++) {
-    sim_step(m, d);
+    if (!jac) {
+      sim_step(m, d);
+    } else if (sim_jacobians_step(jac, m, d, s - 1, err, sizeof err) != 0) {
+      fprintf(stderr, "achilles sim: %s\n", err);
+      free(joints);
+      return -2;
+    }
     if (s % a->every == 0) {
       write_row(out, m, d, joints, a->solver);
     }
@@ -273,20 +312,32 @@ int achilles_cmd_sim(int argc, char **argv) {
   }
   sim_data *d = sim_data_new(m);
   FILE *out = NULL;
+  sim_jacobians *jac = NULL;
   int status = 1;
   if (!d) {
     fprintf(stderr, "achilles sim: out of memory\n");
-  } else if (apply_args(&a, m, d) == 0) {
+  } else if (apply_args(&a, m, d) == 0 &&
+             (!a.jacobians || (jac = sim_jacobians_open(m, run_steps(&a, m), a.jacobians,
+                                                        a.jacobians_at, a.params, err,
+                                                        sizeof err)))) {
+    int rc;
     out = cli_open_output(a.csv, err, sizeof err);
     if (!out) {
       fprintf(stderr, "achilles sim: %s\n", err);
-    } else if (simulate(&a, m, d, out) != 0) {
+    } else if ((rc = simulate(&a, m, d, out, jac)) == -1) {
       fprintf(stderr, "achilles sim: write error on %s\n", a.csv);
     } else {
-      status = 0;
+      status = rc == 0 ? 0 : 1;
     }
   } else {
+    if (a.jacobians && !jac && d) {
+      fprintf(stderr, "achilles sim: %s\n", err);
+    }
     status = 2;
+  }
+  if (sim_jacobians_close(&jac, err, sizeof err) != 0 && status == 0) {
+    fprintf(stderr, "achilles sim: %s\n", err);
+    status = 1;
   }
   if (out && out != stdout && fclose(out) != 0 && status == 0) {
     fprintf(stderr, "achilles sim: write error on %s\n", a.csv);

@@ -120,7 +120,7 @@ static void random_inertia(rt_rng *rng, double mass, double inertia[9]) {
 
 typedef struct rt_body {
   int parent;            /* 0 = world, else 1-based body index */
-  int type;              /* 0 fixed, 1 hinge, 2 slide */
+  int type;              /* 0 fixed, 1 hinge, 2 slide, 3 ball, 4 free */
   double pos[3], quat[4], axis[3];
   double damping, armature, stiffness, springref;
   double mass, com[3], inertia[9];
@@ -141,10 +141,42 @@ static void draw_body(rt_rng *rng, const rt_spec *spec, int i, rt_body *b) {
   b->mass = rt_uniform(rng, 0.2, 2.0);
   for (int k = 0; k < 3; k++) b->com[k] = rt_uniform(rng, -0.2, 0.2);
   random_inertia(rng, b->mass, b->inertia);
+  if (spec->free_root && i == 1) {
+    b->type = 4;
+  } else if (spec->ball && i > 1 && b->type != 0 && rt_int(rng, 5) == 0) {
+    b->type = 3;
+  }
+  if (b->type >= 3) b->stiffness = b->springref = 0; /* not modelled on ball and free joints */
+}
+
+/* an actuator on body i's hinge or slide (about half of them), drawn only with spec->actuators */
+static void write_actuator(rt_out *o, rt_rng *rng, int i, int *count) {
+  if (rt_int(rng, 2)) return;
+  static const char *const types[] = {"motor", "position_servo", "velocity_servo", "dc_motor",
+                                      "dc_motor"};
+  int t = rt_int(rng, 5);
+  out_printf(o, "%s\n    {\"name\": \"a%d\", \"joint\": \"j%d\", \"type\": \"%s\"",
+             *count ? "," : "", i, i, types[t]);
+  double gear = rt_uniform(rng, 0.5, 3);
+  switch (t) {
+  case 0: out_printf(o, ", \"gear\": %.17g", gear); break;
+  case 1:
+    out_printf(o, ", \"kp\": %.17g, \"kd\": %.17g", rt_uniform(rng, 1, 20), rt_uniform(rng, 0, 1));
+    break;
+  case 2: out_printf(o, ", \"kv\": %.17g", rt_uniform(rng, 0.5, 5)); break;
+  default: /* a DC motor: a large current limit, so that it does not clamp at random states */
+    out_printf(o, ", \"gear\": %.17g, \"input\": \"voltage\", \"supply_voltage\": 12, "
+               "\"resistance\": %.17g, \"kt\": %.17g, \"ke\": %.17g, \"current_limit\": 1000",
+               gear, rt_uniform(rng, 0.5, 4), rt_uniform(rng, 0.01, 0.1), rt_uniform(rng, 0.01, 0.1));
+    if (t == 4) out_printf(o, ", \"inductance\": %.17g", rt_uniform(rng, 1e-3, 1e-2));
+    break;
+  }
+  out_printf(o, "}");
+  (*count)++;
 }
 
 static void write_body(rt_out *o, int i, const rt_body *b, int last) {
-  static const char *const types[] = {"fixed", "hinge", "slide"};
+  static const char *const types[] = {"fixed", "hinge", "slide", "ball", "free"};
   out_printf(o, "    {\"name\": \"b%d\", ", i);
   if (b->parent) out_printf(o, "\"parent\": \"b%d\", ", b->parent);
   else out_printf(o, "\"parent\": \"world\", ");
@@ -152,11 +184,13 @@ static void write_body(rt_out *o, int i, const rt_body *b, int last) {
   out_printf(o, ", ");
   out_vec(o, "quat", b->quat, 4);
   out_printf(o, ",\n      \"joint\": {\"name\": \"j%d\", \"type\": \"%s\"", i, types[b->type]);
-  if (b->type) {
+  if (b->type == 1 || b->type == 2) {
     out_printf(o, ", ");
     out_vec(o, "axis", b->axis, 3);
     out_printf(o, ", \"damping\": %.17g, \"armature\": %.17g, \"stiffness\": %.17g, "
                "\"springref\": %.17g", b->damping, b->armature, b->stiffness, b->springref);
+  } else if (b->type >= 3) {
+    out_printf(o, ", \"damping\": %.17g, \"armature\": %.17g", b->damping, b->armature);
   }
   out_printf(o, "},\n      \"inertial\": {\"mass\": %.17g, ", b->mass);
   out_vec(o, "com", b->com, 3);
@@ -184,12 +218,23 @@ size_t rt_tree_json(char *buf, size_t bufsz, uint64_t seed, const rt_spec *spec)
              "  \"integrator\": \"rk4\",\n  ", (unsigned long long)seed);
   out_vec(&o, "gravity", g, 3);
   out_printf(&o, ",\n  \"bodies\": [\n");
+  int type[RT_MAX_BODIES + 1];
   for (int i = 1; i <= n; i++) {
     rt_body b;
     draw_body(&rng, spec, i, &b);
     if (i == spec->scale_body) b.mass *= spec->scale_mass;
     write_body(&o, i, &b, i == n);
+    type[i] = b.type;
   }
-  out_printf(&o, "  ]\n}\n");
+  out_printf(&o, "  ]");
+  if (spec->actuators) {
+    int count = 0;
+    out_printf(&o, ",\n  \"actuators\": [");
+    for (int i = 1; i <= n; i++) {
+      if (type[i] == 1 || type[i] == 2) write_actuator(&o, &rng, i, &count);
+    }
+    out_printf(&o, "]");
+  }
+  out_printf(&o, "\n}\n");
   return o.len;
 }

@@ -37,6 +37,12 @@ typedef struct rt_spec {
   int fixed;            /* 1: about 1 body in 8 gets a fixed joint (never the first) */
   int scale_body;       /* 1-based body whose mass is multiplied by scale_mass; 0: none */
   double scale_mass;    /* applied after all draws, so the rest of the tree is unchanged */
+  /* The flags below draw more numbers only when set, so trees drawn without them are unchanged. */
+  int ball;             /* 1: about 1 body in 5 (never the first) gets a ball joint (damping and
+                           armature as the others, no spring) */
+  int free_root;        /* 1: the first body hangs on a free joint */
+  int actuators;        /* 1: about half the hinges and slides get an actuator: a motor, a
+                           position or velocity servo, or a DC motor with or without inductance */
 } rt_spec;
 
 /* Writes the tree drawn from `seed` into buf as JSON text (NUL-terminated). Returns the length

@@ -1,4 +1,4 @@
-/* tests/sim/test_no_alloc.c: stepping allocates nothing.
+/* tests/sim/test_no_alloc.c: stepping, and differentiating the steps (sim/deriv), allocate nothing.
  * The test is linked with -Wl,--wrap=malloc,calloc,realloc, so every allocation made by the
  * statically linked sim library passes through the counters below. */
 #include <setjmp.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/deriv/rollout.h"
 #include "sim/pool.h"
 #include "sim/sim.h"
 
@@ -277,12 +278,94 @@ static void test_mesh_step_allocates_nothing(void **state) {
   sim_model_free(m);
 }
 
+/* differentiating: step Jacobians (Euler, RK4), sensitivities, rollout gradients with every
+ * checkpoint interval, the pool's worlds each with their Jacobians; a floating base with a ball
+ * and a slide at its stop with friction, a DC motor with a winding */
+static const char deriv_json[] =
+    "{ \"name\": \"deriv\", \"gravity\": [0, 0, -9.81],\n"
+    "  \"bodies\": [\n"
+    "  { \"name\": \"base\", \"parent\": \"world\", \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 2, \"inertia\": [0.02, 0.03, 0.04, 0, 0, 0] } },\n"
+    "  { \"name\": \"arm\", \"parent\": \"base\", \"pos\": [0.1, 0, 0],\n"
+    "    \"joint\": { \"name\": \"shoulder\", \"type\": \"ball\", \"damping\": 0.1 },\n"
+    "    \"inertial\": { \"mass\": 0.5, \"com\": [0.1, 0, 0], \"inertia\": [0.001, 0.002, 0.002, 0, 0, 0] } },\n"
+    "  { \"name\": \"hand\", \"parent\": \"arm\", \"pos\": [0.2, 0, 0],\n"
+    "    \"joint\": { \"name\": \"wrist\", \"type\": \"hinge\", \"axis\": [0, 0, 1], \"damping\": 0.05 },\n"
+    "    \"inertial\": { \"mass\": 0.2, \"com\": [0.05, 0, 0], \"inertia\": [0.0002, 0.0002, 0.0002, 0, 0, 0] } },\n"
+    "  { \"name\": \"finger\", \"parent\": \"hand\", \"pos\": [0.05, 0, 0],\n"
+    "    \"joint\": { \"name\": \"slide\", \"type\": \"slide\", \"axis\": [1, 0, 0], \"limited\": true,\n"
+    "               \"range\": [0.01, 0.04], \"frictionloss\": 0.2 },\n"
+    "    \"inertial\": { \"mass\": 0.05, \"inertia\": [0.00001, 0.00001, 0.00001, 0, 0, 0] } } ],\n"
+    "  \"actuators\": [ { \"name\": \"m\", \"joint\": \"wrist\", \"type\": \"dc_motor\", \"gear\": 10,\n"
+    "    \"supply_voltage\": 12, \"resistance\": 2, \"inductance\": 0.001, \"kt\": 0.01 } ] }\n";
+
+static void test_differentiating_allocates_nothing(void **state) {
+  (void)state;
+  char err[512];
+  sim_model *m = sim_model_load_string(deriv_json, "deriv", err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  sim_param params[64];
+  int np = sim_param_parse(m, "body/*/*,joint/*/*,actuator/*/*", params, 64, err, sizeof err);
+  assert_true(np > 10);
+  int nx = sim_deriv_nx(m);
+  double *A = calloc((size_t)nx * (size_t)(nx + m->nu + np) * 4 + 1000 * (size_t)m->nu, sizeof *A);
+  double *B = A + nx * nx, *P = B + nx * m->nu, *S = P + nx * np, *ctrl = S + nx * (nx + np);
+  double *gu = ctrl + 500 * m->nu, gx[32], gp[64], loss;
+  sim_deriv *w = sim_deriv_new(m, params, np, err, sizeof err);
+  sim_rollout *r1 = sim_rollout_new(m, params, np, 500, 1, err, sizeof err);
+  sim_rollout *rk = sim_rollout_new(m, params, np, 500, SIM_ROLLOUT_SQRT, err, sizeof err);
+  sim_pool *pool = sim_pool_new(m, 4, 2, err, sizeof err);
+  sim_deriv *pw[4];
+  for (int i = 0; i < 4; i++) {
+    pw[i] = sim_deriv_new(m, params, np, err, sizeof err);
+  }
+  sim_data *d = sim_data_new(m);
+  sim_tracking_loss tracking = {NULL, 0, 1, 0.1, 0};
+  assert_true(w && r1 && rk && pool && d);
+  sim_deriv_pool_step(pool, pw, A, B, NULL, NULL); /* the workers' first wake-up */
+  int rows = 0;
+  for (int integrator = 0; integrator <= SIM_INTEGRATOR_RK4; integrator += SIM_INTEGRATOR_RK4) {
+    m->opt.integrator = (sim_integrator)integrator;
+    long before = allocations;
+    for (int s = 0; s < 200; s++) {
+      d->ctrl[0] = 0.5;
+      d->qfrc_applied[m->nv - 1] = s < 100 ? 1.0 : -1.0; /* into one stop, then the other */
+      assert_int_equal(sim_deriv_step(m, d, w, A, B, P), SIM_DERIV_OK);
+      rows += d->nefc > d->nf;
+    }
+    sim_deriv_sensitivity_init(w, S);
+    for (int s = 0; s < 20; s++) {
+      assert_int_equal(sim_deriv_sensitivity_step(m, d, w, S), SIM_DERIV_OK);
+    }
+    assert_int_equal(sim_rollout_gradient(r1, d, ctrl, sim_loss_tracking, &tracking, &loss, gx,
+                                          gu, gp), SIM_DERIV_OK);
+    assert_int_equal(sim_rollout_gradient(rk, d, ctrl, sim_loss_tracking, &tracking, &loss, gx,
+                                          gu, gp), SIM_DERIV_OK);
+    sim_deriv_pool_step(pool, pw, A, B, NULL, NULL);
+    assert_int_equal(allocations - before, 0);
+  }
+  assert_true(rows > 100); /* the slide was at a stop most of the time */
+  for (int i = 0; i < 4; i++) {
+    sim_deriv_free(&pw[i]);
+  }
+  sim_pool_free(&pool);
+  sim_rollout_free(&r1);
+  sim_rollout_free(&rk);
+  sim_deriv_free(&w);
+  sim_data_free(d);
+  free(A);
+  sim_model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_step_allocates_nothing),
                                      cmocka_unit_test(test_pool_step_allocates_nothing),
                                      cmocka_unit_test(test_constrained_step_allocates_nothing),
                                      cmocka_unit_test(test_floating_step_allocates_nothing),
                                      cmocka_unit_test(test_convex_step_allocates_nothing),
-                                     cmocka_unit_test(test_mesh_step_allocates_nothing)};
+                                     cmocka_unit_test(test_mesh_step_allocates_nothing),
+                                     cmocka_unit_test(test_differentiating_allocates_nothing)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,7 +43,10 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Polls pred() (sync or async) until it returns a truthy value; fails naming `what` after
 // `seconds`.
+// seconds is what the wait needs on a quiet machine; on a loaded one (CI beside another build) a
+// headless browser can stall for many seconds, so no wait gives up before a minute
 export async function until(what, pred, seconds = 20, describe = null) {
+  seconds = Math.max(seconds, 60);
   const end = Date.now() + seconds * 1000;
   for (;;) {
     const v = await pred();

@@ -1,0 +1,265 @@
+/* tests/sim/test_deriv_contact.c: step Jacobians through contacts of a plane with a sphere, a
+ * capsule and a box (free bodies resting, sliding and spinning) and of the shipped club arm
+ * pressed on its table (capsules and a sphere, with its stops and joint friction), against
+ * central differences of sim_step (deriv_fd.h), at states whose active set (contacts and the
+ * rows' states) is the same at every point of the stencil. The solver runs to convergence. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deriv_fd.h"
+#include "random_tree.h"
+#include "sim/deriv/deriv.h"
+#include "sim/deriv/internal.h"
+#include "sim/json_read.h"
+#include "sim/spatial.h"
+
+/* a free shape over a plane; the contact's impedance is wide (0.02 m: both geoms', which the
+ * contact averages) so that the penetrations below (3 to 9 mm) lie on its rising curve, each
+ * stencil on one side of its midpoint (10 mm), where the curve's second derivative jumps */
+static const char shape_json[] =
+    "{ \"name\": \"shape\", \"timestep\": 0.002, \"integrator\": \"%s\", \"solver_iterations\": 1000,\n"
+    "  \"solver_tolerance\": 0,\n"
+    "  \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\", \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 1.5, \"com\": [0.01, -0.02, 0.005], \"inertia\": [0.004, 0.005, 0.006, 0, 0, 0] } } ],\n"
+    "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\", \"friction\": [0.7, 0.005, 0.0001],\n"
+    "      \"solimp\": [0.9, 0.95, 0.02, 0.5, 2] },\n"
+    "    { \"name\": \"shape\", \"body\": \"b\", \"type\": \"%s\", \"size\": %s,\n"
+    "      \"solimp\": [0.9, 0.95, 0.02, 0.5, 2] } ] }\n";
+
+static sim_model *load_shape(const char *integrator, const char *type, const char *size) {
+  char json[sizeof shape_json + 128], err[512];
+  snprintf(json, sizeof json, shape_json, integrator, type, size);
+  sim_model *m = sim_model_load_string(json, type, err, sizeof err);
+  if (!m) fprintf(stderr, "%s\n", err);
+  assert_non_null(m);
+  return m;
+}
+
+static const char shape_params[] = "body/b/mass,body/b/com_x,body/b/iyy";
+
+/* The evaluation's stencil: 2.5e-4 for positions and velocities, as the contacts' stiffness
+ * makes high derivatives large (the capsule's ∂ω̇/∂z reads −27.53 at 2e-3, −28.45183 at 1e-3,
+ * −28.45144 at 5e-4, the analytic value −28.45141); 1e-2 relative for parameters. */
+static const fd_steps eval_steps = {2.5e-4, 2.5e-4, 2.5e-4, 2.5e-4, 1e-2, 4};
+
+/* --- the converged minimum, solved exactly ------------------------------------------------------ */
+
+/* The solver's optimality condition with the active set it found, solved by Cholesky:
+ * (M + Σ_Q D·JᵀJ)·a = M·a0 + Σ_Q D·Jᵀ·aref + Σ_bounds Jᵀ·f. The CG stops where its cost can no
+ * longer resolve an improvement (a scaled gradient near 5e-7 on these stiff pyramid rows), and
+ * finite differences of its output divided by ε = 1e-3 then carry that error; the derivatives
+ * are those of this exact minimum. */
+static void exact_qacc(const sim_model *m, sim_data *d, double *a) {
+  int nv = m->nv;
+  double H[36 * 36], rhs[36], Ma0[36];
+  assert_true(nv <= 36);
+  sim_forward(m, d);
+  sim_crba(m, d);
+  sim_mul_m(m, d, Ma0, d->qacc_smooth);
+  memcpy(H, d->qM, (size_t)nv * nv * sizeof(double));
+  memcpy(rhs, Ma0, (size_t)nv * sizeof(double));
+  for (int i = 0; i < d->nefc; i++) {
+    const double *J = d->efc_J + (size_t)i * nv;
+    if (d->efc_state[i] == SIM_CSTATE_QUADRATIC) {
+      for (int r = 0; r < nv; r++) {
+        rhs[r] += d->efc_D[i] * J[r] * d->efc_aref[i];
+        for (int c = 0; c < nv; c++) H[r * nv + c] += d->efc_D[i] * J[r] * J[c];
+      }
+    } else if (d->efc_state[i] != SIM_CSTATE_SATISFIED) {
+      for (int r = 0; r < nv; r++) rhs[r] += J[r] * d->efc_force[i];
+    }
+  }
+  for (int r = 0; r < nv; r++) { /* Cholesky, then the two triangular solves */
+    for (int c = 0; c <= r; c++) {
+      double sum = H[r * nv + c];
+      for (int k = 0; k < c; k++) sum -= H[r * nv + k] * H[c * nv + k];
+      H[r * nv + c] = r == c ? sqrt(sum) : sum / H[c * nv + c];
+    }
+  }
+  for (int r = 0; r < nv; r++) {
+    double sum = rhs[r];
+    for (int k = 0; k < r; k++) sum -= H[r * nv + k] * a[k];
+    a[r] = sum / H[r * nv + r];
+  }
+  for (int r = nv - 1; r >= 0; r--) {
+    double sum = a[r];
+    for (int k = r + 1; k < nv; k++) sum -= H[k * nv + r] * a[k];
+    a[r] = sum / H[r * nv + r];
+  }
+}
+
+/* ∂q̈/∂[δq | v | θ] of one evaluation at the state in d: the analytic one (the first evaluation
+ * of an RK4 step, where no damping is implicit, read from the workspace) against fourth-order
+ * differences of exact_qacc; returns the worst excess, with the step's tolerance (A = 1 + h·Q:
+ * 1e-6 relative, 1e-9/h absolute) */
+static double check_evaluation(sim_model *m, const sim_data *d, const char *what) {
+  char err[256];
+  int nv = m->nv, ncol;
+  sim_param params[8];
+  int np = sim_param_parse(m, shape_params, params, 8, err, sizeof err);
+  assert_true(np > 0);
+  m->opt.integrator = SIM_INTEGRATOR_RK4;
+  sim_deriv *w = sim_deriv_new(m, params, np, err, sizeof err);
+  sim_data *work = sim_data_new(m);
+  fd_copy_state(m, work, d);
+  assert_int_equal(sim_deriv_step(m, work, w, NULL, NULL, NULL), SIM_DERIV_OK);
+  ncol = w->ncol;
+  static const double o[4] = {2, 1, -1, -2}, wt[4] = {-1.0 / 12, 8.0 / 12, -8.0 / 12, 1.0 / 12};
+  double worst = 0, eps = eval_steps.q, a[4][36];
+  int wr = -1, wc = -1;
+  double wa = 0, wf = 0;
+  for (int c = 0; c < 2 * nv + np; c++) {
+    int col = c < 2 * nv ? c : w->cp + (c - 2 * nv);
+    double value = c >= 2 * nv ? sim_param_get(m, params[c - 2 * nv]) : 0;
+    double e = c >= 2 * nv ? eval_steps.param * fabs(value) : eps;
+    for (int k = 0; k < 4; k++) {
+      fd_copy_state(m, work, d);
+      if (c < nv) {
+        double dq[36] = {0};
+        dq[c] = 1;
+        sim_state_perturb(m, work->qpos, dq, o[k] * e);
+      } else if (c < 2 * nv) {
+        work->qvel[c - nv] += o[k] * e;
+      } else {
+        assert_int_equal(sim_param_set(m, params[c - 2 * nv], value + o[k] * e, err, sizeof err), 0);
+      }
+      exact_qacc(m, work, a[k]);
+    }
+    if (c >= 2 * nv) {
+      assert_int_equal(sim_param_set(m, params[c - 2 * nv], value, err, sizeof err), 0);
+    }
+    for (int r = 0; r < nv; r++) {
+      double f = 0;
+      for (int k = 0; k < 4; k++) f += wt[k] * a[k][r] / e;
+      double an = w->Q[(size_t)r * ncol + col];
+      double x = fabs(an - f) / fmax(FD_REL_TOL * fabs(f), FD_ABS_TOL / m->opt.timestep);
+      if (x > worst) worst = x, wr = r, wc = c, wa = an, wf = f;
+    }
+  }
+  printf("  %s: ∂q̈ worst %.3g of the tolerance (row %d, column %d: analytic %.12g, FD %.12g)\n",
+         what, worst, wr, wc, wa, wf);
+  sim_deriv_free(&w);
+  sim_data_free(work);
+  return worst;
+}
+
+/* the state x = (position, quaternion from roll-pitch-yaw, velocity, angular velocity) */
+static double check_shape(sim_model *m, const double pos[3], const double rpy[3],
+                          const double vel[6], const char *what) {
+  sim_data *d = sim_data_new(m);
+  memcpy(d->qpos, pos, 3 * sizeof(double));
+  sim_rpy_to_quat(d->qpos + 3, rpy);
+  memcpy(d->qvel, vel, 6 * sizeof(double));
+  char rows[1024];
+  fd_row_states(m, d, rows);
+  sim_data *probe = sim_data_new(m);
+  fd_copy_state(m, probe, d);
+  sim_forward(m, probe);
+  printf("%s: %d contacts, rows %s\n", what, probe->ncon, rows);
+  assert_true(probe->ncon > 0);
+  sim_data_free(probe);
+  fd_assert_one_active_set(m, d, rows, eval_steps);
+  double e = check_evaluation(m, d, what);
+  sim_data_free(d);
+  return e;
+}
+
+static void test_shapes_on_a_plane(void **state) {
+  (void)state;
+  double worst = 0;
+  sim_model *m = load_shape("rk4", "sphere", "[0.1]");
+  /* 6 mm into the floor: x = 0.3 of the impedance width, the stencil well off its midpoint */
+  const double p1[3] = {0.1, -0.2, 0.094}, r0[3] = {0.3, -0.2, 0.5};
+  const double rest[6] = {0.01, 0, -0.02, 0.1, 0, 0.05}, slide[6] = {1.2, -0.5, 0, 0.3, 2, -1};
+  worst = fmax(worst, check_shape(m, p1, r0, rest, "sphere pressed in and rolling slowly"));
+  worst = fmax(worst, check_shape(m, p1, r0, slide, "sphere sliding and spinning"));
+  sim_model_free(m);
+  m = load_shape("rk4", "capsule", "[0.05, 0.2]");
+  const double p2[3] = {0, 0, 0.044}, r2[3] = {1.5708 + 0.005, 0.01, 0.3};
+  const double roll[6] = {0.3, 0.4, 0.01, 0.5, -0.2, 0.1};
+  worst = fmax(worst, check_shape(m, p2, r2, roll, "capsule lying on both ends"));
+  sim_model_free(m);
+  m = load_shape("rk4", "box", "[0.1, 0.15, 0.05]");
+  const double p3[3] = {0.2, 0.1, 0.044}, r3[3] = {0.01, -0.01, 0.7}; /* 3.5-8.5 mm deep */
+  const double move[6] = {0.2, -0.1, 0.01, 0.1, 0.2, -0.5};
+  worst = fmax(worst, check_shape(m, p3, r3, move, "box on its four corners"));
+  const double p4[3] = {0.2, 0.1, 0.07}, r4[3] = {0.4, 0.1, 0.7};
+  worst = fmax(worst, check_shape(m, p4, r4, move, "box tipped onto an edge"));
+  sim_model_free(m);
+  printf("shapes on a plane: worst entry %.3g of the tolerance\n", worst);
+  assert_true(worst <= 1);
+}
+
+/* the shipped club arm pressed on its table (shoulder swung down onto it, the elbow anywhere,
+ * moving and pushed), the whole Euler step against differences of sim_step: the first states
+ * whose contacts all have derivatives, where the solver converged and whose active set holds
+ * over the stencil */
+static void test_club_arm_on_its_table(void **state) {
+  (void)state;
+  char err[512];
+  char *json = sim_json_read_file(ACHILLES_SOURCE_DIR "/configs/club_arm.json", err, sizeof err);
+  assert_non_null(json);
+  sim_model *m = sim_model_load_string(json, "club_arm", err, sizeof err);
+  free(json);
+  assert_non_null(m);
+  m->opt.solver_iterations = 1000;
+  m->opt.solver_tolerance = 0;
+  rt_rng rng;
+  rt_rng_init(&rng, 26);
+  double worst = 0;
+  int checked = 0, tried = 0, stops = 0;
+  sim_data *d = sim_data_new(m), *probe = sim_data_new(m);
+  for (; tried < 2000 && checked < 6; tried++) {
+    d->qpos[0] = rt_uniform(&rng, -3, 3), d->qpos[1] = rt_uniform(&rng, 0.6, 1.7);
+    d->qpos[2] = rt_uniform(&rng, -2.4, 2.4), d->qpos[3] = rt_uniform(&rng, -3, 3);
+    for (int i = 0; i < 4; i++) {
+      d->qvel[i] = rt_uniform(&rng, -0.5, 0.5);
+      d->qfrc_applied[i] = rt_uniform(&rng, -1, 1);
+      d->ctrl[i] = rt_uniform(&rng, -0.3, 0.3);
+    }
+    for (int i = 0; i < m->na; i++) d->act[i] = 0;
+    fd_copy_state(m, probe, d);
+    sim_forward(m, probe);
+    char rows[1024];
+    if (probe->ncon == 0 || probe->ncon > 3) continue;
+    fd_row_states(m, d, rows);
+    int quadratic = strchr(rows + probe->nefc - 4 * probe->ncon, 'Q') != NULL;
+    /* the solver converged there (its scaled gradient), so that sim_step's differences are
+     * those of the minimum the derivatives describe */
+    if (!quadratic || probe->solver.gradient > 1e-10 ||
+        !fd_one_active_set(m, d, rows, fd_default_steps()))
+      continue;
+    /* Euler: the state's own evaluation is the step's (RK4's later stages would need their
+     * own active sets and convergence checked; its chain is the one tested without contacts) */
+    m->opt.integrator = SIM_INTEGRATOR_EULER;
+    printf("club arm (%s), q = (%.3f, %.3f, %.3f, %.3f): %d contacts, rows %s\n",
+           sim_integrator_name(m->opt.integrator), d->qpos[0], d->qpos[1], d->qpos[2], d->qpos[3],
+           probe->ncon, rows);
+    stops += probe->nefc - probe->nf - 4 * probe->ncon > 0;
+    worst = fmax(worst, fd_check_step(m, d, "body/forearm/mass,joint/*/frictionloss", 1));
+    checked++;
+  }
+  printf("club arm on its table: %d states (of %d drawn), %d at a stop too; worst %.3g of the "
+         "tolerance\n", checked, tried, stops, worst);
+  assert_int_equal(checked, 6);
+  assert_true(worst <= 1);
+  sim_data_free(d);
+  sim_data_free(probe);
+  sim_model_free(m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_shapes_on_a_plane),
+      cmocka_unit_test(test_club_arm_on_its_table),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
