@@ -1,5 +1,5 @@
 /* sim/actuator_load.c: the "actuators" section of a robot description (docs/robot-format.md). */
-#include "sim/model_load.h"
+#include "sim/load_internal.h"
 #include "sim/servo_spec.h"
 
 #include <float.h>

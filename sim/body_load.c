@@ -1,6 +1,6 @@
 /* sim/body_load.c: the "bodies" of a robot description: placement, inertia, unique names and
  * the kinematic tree's order (docs/robot-format.md). Their joints: sim/joint_load.c. */
-#include "sim/model_load.h"
+#include "sim/load_internal.h"
 #include "sim/spatial.h"
 
 #include <cjson/cJSON.h>

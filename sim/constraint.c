@@ -106,7 +106,7 @@ static int set_body_weights(sim_model *m, sim_data *d) {
 static int set_inverse_weights(sim_model *m) {
   int nefc_max = m->nefc_max;
   m->nefc_max = 0; /* the scratch data needs no rows */
-  sim_data *d = sim_data_new(m);
+  sim_data *d = sim__data_alloc(m); /* every value 0; the state is set below */
   m->nefc_max = nefc_max;
   if (!d) {
     return -1;

@@ -1,8 +1,8 @@
 /* sim/data.h: every mutable value of a simulation, in one allocation.
  *
- * sim_data_new() sizes and allocates all arrays from the model once; no function of sim/
- * allocates after that. Arrays are declared once in SIM_STATE_ARRAYS and SIM_WORK_ARRAYS, which
- * generate the struct fields, the layout and the snapshot copy. Ownership: sim_data_new()
+ * sim_data_new() (sim.h) sizes and allocates all arrays from the model once; no function of
+ * sim/ allocates after that. Arrays are declared once in SIM_STATE_ARRAYS and SIM_WORK_ARRAYS,
+ * which generate the struct fields, the layout and the snapshot copy. Ownership: sim_data_new()
  * allocates, sim_data_free() releases (and accepts NULL).
  *
  * Frames: x* arrays are world positions and orientations. c* arrays are spatial quantities in
@@ -145,13 +145,12 @@ typedef struct sim_data {
   size_t nbuffer;               /* its size in bytes */
 } sim_data;
 
-/* Allocates data for m and resets it. Returns NULL when out of memory. */
-sim_data *sim_data_new(const sim_model *m);
+/* Allocates the arrays of data for m, every value 0; NULL when out of memory. Internal to sim/:
+ * sim_data_new (sim.h, reset.c) gives the initial state with its derived values, and the
+ * loader's constants (constraint.c) a scratch data. */
+sim_data *sim__data_alloc(const sim_model *m);
 
 /* Releases data; accepts NULL. */
 void sim_data_free(sim_data *d);
-
-/* Sets time 0, qpos = qpos0, qvel = 0, applied forces 0, and recomputes derived values. */
-void sim_data_reset(const sim_model *m, sim_data *d);
 
 #endif

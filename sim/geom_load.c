@@ -1,6 +1,6 @@
 /* sim/geom_load.c: the collision geometry of a robot description: "geoms" (meshes through
  * their convex hulls, sim/mesh.c), "max_contacts" and the "exclude" filter (docs/robot-format.md). */
-#include "sim/model_load.h"
+#include "sim/load_internal.h"
 #include "sim/collision.h"
 #include "sim/mesh.h"
 #include "sim/spatial.h"

@@ -2,10 +2,10 @@
  *
  * Everything is validated before anything is built: on the first error the loader writes one
  * message naming the source, the JSON path and what was expected, and returns NULL. No partial
- * model ever escapes. Each section has its loader (sim/model_load.h); this file reads them in
+ * model ever escapes. Each section has its loader (sim/load_internal.h); this file reads them in
  * order and assembles the bodies into the model's arrays.
  */
-#include "sim/model_load.h"
+#include "sim/load_internal.h"
 #include "sim/spatial.h"
 
 #include <cjson/cJSON.h>

@@ -1,6 +1,6 @@
 /* sim/option_load.c: the model's options at the root of a robot description: timestep,
  * integrator, gravity and the constraint solver's settings (docs/robot-format.md). */
-#include "sim/model_load.h"
+#include "sim/load_internal.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

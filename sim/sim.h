@@ -130,6 +130,15 @@ void sim_step(const sim_model *m, sim_data *d);
 typedef void (*sim_stage_hook)(void *ctx, const sim_model *m, const sim_data *d, int stage);
 void sim_step_observed(const sim_model *m, sim_data *d, sim_stage_hook stage, void *ctx);
 
+/* --- reset.c ------------------------------------------------------------------------------ */
+
+/* Allocates data for m (data.h) and resets it. Returns NULL when out of memory. */
+sim_data *sim_data_new(const sim_model *m);
+
+/* Sets time 0, qpos = qpos0, qvel = 0, applied forces 0, and recomputes derived values
+ * (sim_forward). */
+void sim_data_reset(const sim_model *m, sim_data *d);
+
 /* --- energy.c ----------------------------------------------------------------------------- */
 
 /* Kinetic energy ½·qd'·M·qd (armature included). Needs sim_kinematics. */

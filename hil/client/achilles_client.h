@@ -1,9 +1,11 @@
 /* hil/client/achilles_client.h: the Achilles serial protocol, for firmware and simulator alike.
  *
- * Portable C99, standard headers only (stdint.h, stddef.h; string.h in the .c file), no malloc:
- * every object lives where the caller puts it (static storage or the stack). Copy this header and
- * achilles_client.c into a firmware project unchanged. The full wire specification, with byte
- * layouts and example frames, is docs/serial-protocol.md; this header is the API.
+ * Portable C99, standard headers only (stdint.h, stddef.h; string.h and limits.h in the .c
+ * files), no malloc: every object lives where the caller puts it (static storage or the stack).
+ * Copy this header, achilles_client_internal.h and the three files achilles_client.c (error
+ * names, CRC), achilles_encode.c and achilles_decode.c into a firmware project unchanged, and
+ * include this header only. The full wire specification, with byte layouts and example frames,
+ * is docs/serial-protocol.md; this header is the API.
  *
  * Wire format in one paragraph. A frame is
  *     header (6 bytes) | payload (0..65535 bytes) | CRC-16 (2 bytes)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hil/clock.h"
 #include "hil/error.h"
 
 /* the flat id table of docs/serial-transport.md, from the file's sensors */
@@ -36,7 +37,7 @@ void hil__replay_serial_print_table(const hil_replay *r, FILE *out) {
 
 void hil__replay_serial_flush(hil_replay *r) {
   while (r->tx_len > 0) {
-    const long put = hil_serial_port_write(r->port, r->tx, r->tx_len, hil__replay_now());
+    const long put = hil_serial_port_write(r->port, r->tx, r->tx_len, hil_monotonic_s());
     if (put <= 0) {
       if (put < 0) {
         r->tx_len = 0;
@@ -206,7 +207,7 @@ static void on_message(const ach_message *m, void *user) {
 
 /* reads what the board sent; follows the link going down and coming back */
 void hil__replay_serial_service(hil_replay *r) {
-  const double now = hil__replay_now();
+  const double now = hil_monotonic_s();
   if (!hil_serial_port_is_up(r->port)) {
     if (hil_serial_port_service(r->port, now)) {
       ach_decoder_init(&r->dec);

@@ -1,6 +1,6 @@
 /* hil/record/schedule.c: a log or CSV file into a replay schedule — every sample with its
  * time, checked at load (time going back, gaps, damage), cut to the selected window and
- * topics; see replay.h and docs/replay.md. The player that sends it is replay.c. */
+ * topics; see replay.h and docs/replay.md. The player that sends it is player.c. */
 #include "hil/record/replay.h"
 
 #include <errno.h>

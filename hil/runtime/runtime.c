@@ -489,15 +489,3 @@ int hil_runtime_snapshot_restore(hil_runtime *rt) {
   rt->resynchronize = 1;
   return HIL_OK;
 }
-
-const char *hil_mode_name(hil_mode mode) {
-  switch (mode) {
-  case HIL_MODE_LOCKSTEP:
-    return "lockstep";
-  case HIL_MODE_FAST:
-    return "fast";
-  case HIL_MODE_REALTIME:
-  default:
-    return "realtime";
-  }
-}

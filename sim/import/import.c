@@ -8,7 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/import/import_internal.h"
+#include "sim/import/mjcf.h"
+#include "sim/import/urdf.h"
 #include "sim/json_read.h"
 
 static int ends_with(const char *s, const char *suffix) {

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/import/import_internal.h"
 #include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 /* a converted body's name, or "world" */
 static int has_body(const mjcf *m, const char *name) {

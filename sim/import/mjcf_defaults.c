@@ -2,7 +2,7 @@
  * an attribute it does not set, and the check of what the classes set. */
 #include <string.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 /* the <default class=name> at or below d (a top-level <default> is class "main") */
 static xmlNode *find_class_below(xmlNode *d, const char *name) {

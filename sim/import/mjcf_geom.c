@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 const char *const mjcf__geom_read[] = {"name", "class", "type", "size", "fromto", "pos",
                                        "quat", "axisangle", "euler", "xyaxes", "zaxis",

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 const char *const mjcf__joint_read[] = {"name",      "class",     "type",    "axis",
                                         "pos",       "range",     "limited", "damping",

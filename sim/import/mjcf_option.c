@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 int mjcf__read_compiler(mjcf *m, const xmlNode *el) {
   static const char *const read[] = {"angle", "inertiafromgeom", "eulerseq", "autolimits",

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/import/import_internal.h"
+#include "sim/import/urdf.h"
 #include "sim/json_read.h"
 #include "sim/import/xml_read.h"
 

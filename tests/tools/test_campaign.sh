@@ -11,7 +11,7 @@
 #          --backend slurm into WORK/slurm, one array task cancelled while pending so that the
 #          backend resubmits it; every result must equal WORK/two's (the local test's, run
 #          first: a CTest fixture). Exit 77 (skipped) where Slurm cannot start; under CI=true,
-#          where tools/bootstrap.sh installed it, that is a failure.
+#          where tools/scripts/bootstrap.sh installed it, that is a failure.
 set -u
 mode=$1 achilles=$2 fwdir=$3 src=$4 work=$5
 spec=$src/configs/campaigns/hold_noise_faults.json

@@ -1,9 +1,9 @@
 /* hil/client/examples/pd_firmware.c: example firmware built for the host — a PD position
  * controller for the arm's joints, speaking the Achilles serial protocol.
  *
- * It uses nothing but achilles_client.h/.c and POSIX terminal calls, the way a board's firmware
- * would use its UART driver; compiled for the host it opens the pseudo-terminal the simulator
- * prints ("serial: firmware should open /dev/pts/N"), or a real serial port.
+ * It uses nothing but the client library (hil/client) and POSIX terminal calls, the way a board's
+ * firmware would use its UART driver; compiled for the host it opens the pseudo-terminal the
+ * simulator prints ("serial: firmware should open /dev/pts/N"), or a real serial port.
  *
  *   pd_firmware /dev/pts/3 --setpoint 1=0.5 --setpoint 2=-0.4
  *

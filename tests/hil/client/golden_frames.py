@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tests/hil/client/golden_frames.py: the example frames of docs/serial-protocol.md, built from
 the written specification alone (struct.pack for the layouts, binascii.crc_hqx for
-CRC-16/CCITT-FALSE, a separate COBS implementation), independently of achilles_client.c.
+CRC-16/CCITT-FALSE, a separate COBS implementation), independently of hil/client/achilles_*.c.
 
 Prints each frame as hex (for the document) and as a C initializer (for
 test_client_messages.c). With --check C_FILE DOC_FILE it verifies instead that the test's golden

@@ -1,4 +1,4 @@
-/* tests/hil/client/test_client_messages.c: every message of hil/client/achilles_client.c
+/* tests/hil/client/test_client_messages.c: every message of hil/client (achilles_encode.c, decode)
  * against golden frames built independently from the written specification, round trips at
  * boundary values, size limits, and encoders given too small buffers. */
 #include <setjmp.h>

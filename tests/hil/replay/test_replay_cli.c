@@ -1,4 +1,4 @@
-/* tests/hil/replay/test_replay_cli.c: the `achilles replay` command (tools/cmd_replay.c, linked
+/* tests/hil/replay/test_replay_cli.c: the `achilles replay` command (tools/cli/cmd_replay.c, linked
  * into this test): exit codes and messages for usage errors, an empty window, a non-local
  * endpoint, a missing file, and a damaged log (named once, what came before it played, exit 1).
  * stdout and stderr are captured in a file for each call. Replays here use ipc:// in a temporary
@@ -22,7 +22,7 @@
 #include "hil/zmq/json_messages.h"
 #include "hil/record/log.h"
 
-int achilles_cmd_replay(int argc, char **argv); /* tools/commands.h */
+int achilles_cmd_replay(int argc, char **argv); /* tools/cli/commands.h */
 
 static char tmp[64];
 static char log_path[128];

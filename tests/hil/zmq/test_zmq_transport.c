@@ -1390,7 +1390,7 @@ static void test_latest_request_gives_the_present(void **state) {
   tmpdir_remove(&d);
 }
 
-/* --- tools/zmq_subscriber.py reads the streams ------------------------------------------------- */
+/* --- tools/scripts/zmq_subscriber.py reads the streams ---------------------------------------- */
 
 static int python_has_zmq(void) {
   return system("/usr/bin/python3 -c 'import zmq' >/dev/null 2>&1") == 0;
@@ -1398,7 +1398,7 @@ static int python_has_zmq(void) {
 
 /* The example subscriber, started as a process, prints 40 shoulder samples in order and reports
  * no gap; the test steps the simulator until the tool has read them and exited. */
-/* Runs tools/zmq_subscriber.py with `args` (NULL-terminated) as a process, stepping the
+/* Runs tools/scripts/zmq_subscriber.py with `args` (NULL-terminated) as a process, stepping the
  * simulator until it exits; its output (stdout and stderr) goes to text. Returns its exit code. */
 static int run_subscriber_tool(fixture *f, const char *const *args, char *text, size_t cap) {
   int out[2];
@@ -1408,7 +1408,7 @@ static int run_subscriber_tool(fixture *f, const char *const *args, char *text, 
   if (pid == 0) {
     /* argv[0] is the full path: a bare "python3" makes Python look itself up on PATH and take
      * its library path from whichever python3 comes first there */
-    char *argv[16] = {"/usr/bin/python3", ACHILLES_SOURCE_DIR "/tools/zmq_subscriber.py"};
+    char *argv[16] = {"/usr/bin/python3", ACHILLES_SOURCE_DIR "/tools/scripts/zmq_subscriber.py"};
     for (int i = 0; args[i] && i < 13; i++) {
       argv[2 + i] = (char *)args[i];
     }
@@ -1665,8 +1665,9 @@ static void realtime_run(const tmpdir *d, int flooded, double seconds, hil_statu
  * message in hand, the budget is what stopped them (deferred passes), and the median tick is
  * not late by the flood's work (against a run without the flood in the same test). The
  * lateness figures of both runs are printed: the flood's within 1.2x of the idle ones is
- * judged by ctest's flood_lateness (tools/flood_ratio.py: both conditions interleaved every half
- * second in one run, with --rt), which two separate runs on a shared machine cannot show. */
+ * judged by ctest's flood_lateness (tools/bench/flood_ratio.py: both conditions interleaved
+ * every half second in one run, with --rt), which two separate runs on a shared machine cannot
+ * show. */
 static void test_flood_keeps_deadlines(void **state) {
   (void)state;
   tmpdir d;

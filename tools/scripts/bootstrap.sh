@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# tools/scripts/bootstrap.sh: set up a fresh Debian 12 machine, build, and run or test Achilles.
+#
+#   tools/scripts/bootstrap.sh run    install what is missing, build, run the main job: the club
+#                                     arm with the live view on and the example firmware over a
+#                                     pty (Ctrl-C stops)
+#   tools/scripts/bootstrap.sh test   install what is missing, build (plain with gcc, ASan+UBSan
+#                                     with clang), run every test, run each fuzz target for a
+#                                     short while
+#   tools/scripts/bootstrap.sh deps   only install what is missing
+#
+# Idempotent: packages already installed are left alone; builds are incremental.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# Everything Achilles builds or tests with, from Debian's archive.
+packages=(
+  gcc make cmake pkg-config
+  libcjson-dev libcmocka-dev libzmq3-dev libserialport-dev
+  libxml2-dev            # MJCF and URDF import (sim/import)
+  libccd-dev libqhull-dev # convex collision (MPR) and mesh hulls (sim/collision_convex.c, sim/mesh.c)
+  libmujoco-dev          # test-only reference oracle and benchmark baseline
+  dart-doc libmujoco-samples # public robot descriptions for import tests: DART's WAM, KR5 and Atlas URDFs, MuJoCo's humanoid
+  python3 python3-zmq    # the example subscriber (tools/scripts/zmq_subscriber.py) and its test
+  gnuplot-nox            # noise-fit and campaign plots
+  slurm-wlm munge        # a one-node Slurm cluster for the campaign backend's test (tests/tools/slurm_cluster.sh)
+  libxml2-utils          # xmllint: JUnit XML checked against tests/tools/junit.xsd
+  rt-tests               # cyclictest, the reference of tools/bench/bench_loop.py
+  g++ libdragonbox-dev     # number text (hil/number_format.cc, the one C++ unit)
+  libdouble-conversion-dev # benchmark baseline only (tools/bench_messages)
+  libadolc-dev           # benchmark baseline only: taping autodiff beside sim/deriv (tools/bench_deriv)
+  clang libclang-rt-dev  # the sanitizer suite with a second compiler, and libFuzzer (tests/fuzz)
+  libwebsockets-dev      # the live view's web server (hil/view, docs/view.md)
+  libjs-three libjs-chart.js # the view's page: three.js and Chart.js, served from their install paths
+  chromium nodejs        # the view's tests: headless Chromium, driven from Node.js (tests/hil/view)
+)
+# npm installs the view tests' packages into the build tree; a Node.js from elsewhere (NodeSource)
+# brings its own npm, which Debian's npm package would conflict with
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+fuzz_seconds=${ACHILLES_FUZZ_SECONDS:-20} # per fuzz target in `test`
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    log "dependencies: all ${#packages[@]} packages present"
+    return
+  fi
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  log "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() { # build DIR [cmake options...]
+  local dir=$1; shift
+  log "building in $dir $*"
+  cmake -S "$here" -B "$dir" "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+run_tests() { # run_tests DIR LABEL
+  log "testing ($2)"
+  (cd "$1" && ctest --output-on-failure -j "$jobs" --timeout 600)
+}
+
+# The first thing a new user sees: the club arm in real time with the live view on, and the example
+# firmware holding set points over a pseudo-terminal. Ctrl-C stops both. ACHILLES_VIEW=ADDR:PORT
+# moves the view (default 127.0.0.1:8080); ACHILLES_RUN_SECONDS ends the run by itself.
+run_view_demo() {
+  local tmp view=${ACHILLES_VIEW:-127.0.0.1:8080} sim_pid fw_pid
+  tmp=$(mktemp -d)
+  local duration=()
+  [ -n "${ACHILLES_RUN_SECONDS:-}" ] && duration=(--duration "$ACHILLES_RUN_SECONDS")
+  log "running: achilles run configs/club_arm.json --serial pty --view $view, and the example firmware (Ctrl-C stops both)"
+  "$here/build/tools/achilles" run "$here/configs/club_arm.json" --serial pty --pty-link "$tmp/arm" \
+    --view "$view" "${duration[@]}" &
+  sim_pid=$!
+  # shellcheck disable=SC2064 # expand now: the trap must know these pids and paths
+  trap "kill $sim_pid 2>/dev/null; rm -rf '$tmp'" EXIT
+  trap "kill $sim_pid 2>/dev/null" INT TERM
+  for _ in $(seq 100); do [ -e "$tmp/arm" ] || ! kill -0 $sim_pid 2>/dev/null && break; sleep 0.05; done
+  if [ ! -e "$tmp/arm" ]; then
+    wait $sim_pid
+    return
+  fi
+  "$here/build/hil/client/examples/pd_firmware" "$tmp/arm" --setpoint 1=0.5 --setpoint 2=-0.4 &
+  fw_pid=$!
+  trap "kill $sim_pid $fw_pid 2>/dev/null" INT TERM
+  trap "kill $sim_pid $fw_pid 2>/dev/null; rm -rf '$tmp'" EXIT
+  wait $sim_pid || true
+  kill $fw_pid 2>/dev/null || true
+  wait $fw_pid 2>/dev/null || true
+}
+
+case "${1:-}" in
+  deps)
+    install_missing
+    ;;
+  run)
+    install_missing
+    # warnings stay warnings here: a new user's compiler must not stop the main job
+    build "$here/build" -DCMAKE_BUILD_TYPE=Release -DACHILLES_WERROR=OFF
+    run_view_demo
+    ;;
+  test)
+    install_missing
+    build "$here/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    run_tests "$here/build" "RelWithDebInfo"
+    if command -v clang >/dev/null; then
+      # the sanitizer suite with clang, whose UBSan also sees what gcc's does not (NULL + 0);
+      # the same build holds the fuzz targets. One sanitizer build keeps CI near 12 minutes.
+      CC=clang CXX=clang++ build "$here/build-clang" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACHILLES_FUZZ=ON
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_tests "$here/build-clang" "clang ASan+UBSan"
+      log "fuzzing: each target for ${fuzz_seconds} s (tests/fuzz/run.sh)"
+      ACHILLES_FUZZ_BUILD="$here/build-clang" bash "$here/tests/fuzz/run.sh" "$fuzz_seconds"
+    else
+      log "clang not found: sanitizer suite with gcc, no fuzzing"
+      build "$here/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACHILLES_SANITIZE=ON
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_tests "$here/build-asan" "ASan+UBSan"
+    fi
+    log "all tests passed (plain and sanitizer builds)"
+    ;;
+  *)
+    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac
