@@ -473,37 +473,21 @@ cJSON *sim_json_parse_file(const char *path, char *err, size_t err_sz) {
 static const double default_solref[SIM_NREF] = {0.02, 1};
 static const double default_solimp[SIM_NIMP] = {0.9, 0.95, 0.001, 0.5, 2};
 
-/* solref: [timeconst > 0, dampratio > 0] or direct [-stiffness <= 0, -damping <= 0] */
+/* solref: [timeconst, dampratio] (both > 0) or direct [-stiffness, -damping] (both <= 0). Any
+ * two finite numbers are taken, as MuJoCo takes them: a pair mixing the two forms is replaced by
+ * the default [0.02, 1] where it is used (a contact mixes its two geoms' first), in
+ * sim/constraint.c, as MuJoCo does. */
 int sim_json_read_solref(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
                        double ref[SIM_NREF]) {
-  char p[SIM_JSON_PATH_MAX];
   memcpy(ref, default_solref, sizeof default_solref);
-  if (sim_json_read_vector(L, obj, path, key, ref, SIM_NREF, 0)) {
-    return -1;
-  }
-  if ((ref[0] > 0) != (ref[1] > 0)) {
-    sim_json_path_join(p, path, key);
-    return sim_json_fail(L, p, "expected [timeconst > 0, dampratio > 0] or [-stiffness <= 0, "
-                         "-damping <= 0], not a mix (got [%g, %g])", ref[0], ref[1]);
-  }
-  return 0;
+  return sim_json_read_vector(L, obj, path, key, ref, SIM_NREF, 0);
 }
 
-/* solimp: [dmin, dmax, width, midpoint, power], dmin, dmax and midpoint in [0, 1] (the
- * constraint stage clamps them to [0.0001, 0.9999] as MuJoCo does, which accepts the ends: its
- * own humanoid.xml writes dmin 0), width >= 0, power >= 1 */
+/* solimp: [dmin, dmax, width, midpoint, power], any five finite numbers as MuJoCo takes them:
+ * where they are used (after a contact mixes its two geoms'), dmin, dmax and midpoint are
+ * clamped to [0.0001, 0.9999], width to >= 0 and power to >= 1 (sim/constraint.c) */
 int sim_json_read_solimp(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
                        double imp[SIM_NIMP]) {
-  char p[SIM_JSON_PATH_MAX];
   memcpy(imp, default_solimp, sizeof default_solimp);
-  if (sim_json_read_vector(L, obj, path, key, imp, SIM_NIMP, 0)) {
-    return -1;
-  }
-  if (!(imp[0] >= 0 && imp[0] <= 1 && imp[1] >= 0 && imp[1] <= 1 && imp[2] >= 0 &&
-        imp[3] >= 0 && imp[3] <= 1 && imp[4] >= 1)) {
-    sim_json_path_join(p, path, key);
-    return sim_json_fail(L, p, "expected [dmin, dmax, width, midpoint, power] with dmin, dmax "
-                         "and midpoint in [0, 1], width >= 0, power >= 1");
-  }
-  return 0;
+  return sim_json_read_vector(L, obj, path, key, imp, SIM_NIMP, 0);
 }

@@ -38,7 +38,5 @@ int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
 int sim_geoms_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
 /* "exclude" (sim/geom_load.c): body pairs whose geoms never touch */
 int sim_excludes_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
-/* refuses boxes that may touch each other (sim/geom_load.c), once the welds are known */
-int sim_box_pairs_check(const sim_json_ctx *L, const sim_model *m);
 
 #endif

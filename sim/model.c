@@ -69,20 +69,44 @@ int sim_joint_nv(sim_joint_type type) {
   return (int)type >= 0 && (int)type <= SIM_JOINT_FREE ? nv[type] : 0;
 }
 
-static const char *const integrator_names[] = {"euler", "verlet", "midpoint", "rk4"};
-
-const char *sim_integrator_name(sim_integrator integrator) {
-  if ((int)integrator < 0 || (int)integrator > SIM_INTEGRATOR_RK4) {
-    return "unknown";
-  }
-  return integrator_names[integrator];
+/* names[k] of value k, or "unknown"; the index of a name, or -1 */
+static const char *name_of(const char *const *names, int n, int k) {
+  return k >= 0 && k < n ? names[k] : "unknown";
 }
 
-int sim_integrator_parse(const char *name) {
-  for (int i = 0; i <= SIM_INTEGRATOR_RK4; i++) {
-    if (strcmp(name, integrator_names[i]) == 0) {
+static int parse_name(const char *const *names, int n, const char *name) {
+  for (int i = 0; i < n; i++) {
+    if (strcmp(name, names[i]) == 0) {
       return i;
     }
   }
   return -1;
+}
+
+static const char *const integrator_names[] = {"euler", "verlet", "midpoint", "rk4"};
+static const char *const solver_names[] = {"cg", "newton"};
+static const char *const cone_names[] = {"pyramidal", "elliptic"};
+
+const char *sim_integrator_name(sim_integrator integrator) {
+  return name_of(integrator_names, 4, (int)integrator);
+}
+
+int sim_integrator_parse(const char *name) {
+  return parse_name(integrator_names, 4, name);
+}
+
+const char *sim_solver_name(sim_solver_type solver) {
+  return name_of(solver_names, 2, (int)solver);
+}
+
+int sim_solver_parse(const char *name) {
+  return parse_name(solver_names, 2, name);
+}
+
+const char *sim_cone_name(sim_cone cone) {
+  return name_of(cone_names, 2, (int)cone);
+}
+
+int sim_cone_parse(const char *name) {
+  return parse_name(cone_names, 2, name);
 }

@@ -1,7 +1,8 @@
 /* sim/model.h: the immutable description of a robot (a kinematic tree of rigid bodies).
  *
  * A model is built once by the loader and never changes while data made from it is stepped,
- * except for `opt` (timestep, integrator, iterations), which a caller may change between steps.
+ * except for `opt` (timestep, integrator, the solver's settings) and a geom's `condim`, which a
+ * caller may change between steps.
  * Ownership: sim_model_load_*() allocates, sim_model_free() releases.
  *
  * Conventions (used everywhere in sim/):
@@ -47,14 +48,30 @@ typedef enum sim_integrator {
 
 #define SIM_NAME_MAX 64
 
+/* The constraint solver (solver.c): both minimize the same cost, MuJoCo's primal problem. */
+typedef enum sim_solver_type {
+  SIM_SOLVER_CG = 0,     /* conjugate gradient preconditioned by M (MuJoCo's mjSOL_CG) */
+  SIM_SOLVER_NEWTON = 1, /* Newton steps on the Hessian M + JᵀDJ (MuJoCo's mjSOL_NEWTON) */
+} sim_solver_type;
+
+/* The friction cone of contacts with friction (condim 3). */
+typedef enum sim_cone {
+  SIM_CONE_PYRAMIDAL = 0, /* four rows per contact, the edges n ± μ·t (MuJoCo's default) */
+  SIM_CONE_ELLIPTIC = 1,  /* three rows per contact, |tangent force| <= μ·normal force */
+} sim_cone;
+
 typedef struct sim_option {
   double timestep;         /* s, > 0 */
   double gravity[3];       /* m/s², world frame */
   sim_integrator integrator;
   int midpoint_iterations; /* fixed-point iterations of the implicit midpoint rule, >= 1 */
-  int solver_iterations;   /* constraint solver (CG) iterations per evaluation, >= 1 */
+  int solver_iterations;   /* constraint solver iterations per evaluation, >= 1 */
   double solver_tolerance; /* early exit when the scaled improvement or gradient falls below
                               it (MuJoCo's opt.tolerance); 0: always run every iteration */
+  sim_solver_type solver;  /* CG or Newton */
+  sim_cone cone;           /* pyramidal or elliptic */
+  double impratio;         /* friction rows' impedance over the normal row's (MuJoCo's
+                              opt.impratio, > 0, 1 by default): R_friction = R_normal/impratio */
 } sim_option;
 
 /* MuJoCo's soft-constraint parameters (sim/constraint.c):
@@ -145,7 +162,9 @@ typedef struct sim_geom {
   double quat[4];           /* in the body frame */
   double mat[9];            /* derived: rotation of quat */
   double size[3];
-  double friction[3];       /* sliding, torsional, rolling (only sliding is used: condim 3) */
+  double friction[3];       /* sliding, torsional, rolling (only sliding is used) */
+  int condim;               /* contact dimensionality: 1 (frictionless) or 3 (sliding friction);
+                               a pair takes the larger of its two geoms' */
   double solref[SIM_NREF];  /* contact soft-constraint reference */
   double solimp[SIM_NIMP];  /* contact impedance */
   int contype;              /* contact groups (MuJoCo's bitmasks): two geoms may touch when */
@@ -259,5 +278,11 @@ int sim_joint_nv(sim_joint_type type);
 const char *sim_integrator_name(sim_integrator integrator);
 /* Parses "euler", "verlet", "midpoint" or "rk4"; returns -1 for anything else. */
 int sim_integrator_parse(const char *name);
+
+/* "cg" and "newton"; "pyramidal" and "elliptic". The parsers return -1 for anything else. */
+const char *sim_solver_name(sim_solver_type solver);
+int sim_solver_parse(const char *name);
+const char *sim_cone_name(sim_cone cone);
+int sim_cone_parse(const char *name);
 
 #endif

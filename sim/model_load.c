@@ -94,7 +94,8 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
 
 static const char *const root_keys[] = {
     "name", "comment", "timestep", "integrator", "midpoint_iterations", "solver_iterations",
-    "solver_tolerance", "max_contacts", "gravity", "bodies", "geoms", "exclude",
+    "solver_tolerance", "solver", "cone", "impratio", "max_contacts", "gravity", "bodies",
+    "geoms", "exclude",
     "sites", "actuators",
     /* sections owned by other modules, validated there */
     "sensors", "runtime", "transports", NULL};
@@ -131,7 +132,6 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
   if (ok && sim_constraint_setconst(m)) {
     ok = sim_json_fail(L, "", "out of memory") == 0;
   }
-  ok = ok && sim_box_pairs_check(L, m) == 0; /* after the welds are known (setconst) */
   free(rb);
   free(order);
   if (!ok) {

@@ -91,22 +91,23 @@ void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *
 
 /* collision.c: contacts between geoms at the current poses (needs sim_kinematics): every
  * plane against every other shape (sphere, capsule, box, cylinder, mesh), and the pairs of those
- * (box–box excepted), that the contact filter
- * lets touch (collision.h), penetrating ones only (margin 0), at most max_contacts; ncon,
- * con_*. */
+ * that the contact filter lets touch (collision.h), penetrating ones only (margin 0), at most
+ * max_contacts; ncon, con_*. */
 void sim_collide(const sim_model *m, sim_data *d);
 
 /* constraint.c: the constraint rows at the current state (joint friction, then reached joint
- * limits, then four pyramid edges per contact): efc_J, efc_pos, efc_R/D, efc_aref; nefc and nf. Needs sim_kinematics. */
+ * limits, then each contact's: four pyramid edges, the elliptic cone's three rows, or one for
+ * condim 1): efc_J, efc_pos, efc_R/D, efc_aref; nefc and nf; con_dim, con_efc, con_mu. Needs
+ * sim_kinematics and sim_collide. */
 void sim_constraint_make(const sim_model *m, sim_data *d);
 
-/* solver.c: the constrained acceleration qacc, efc_force and qfrc_constraint by CG from the
- * rows and qacc_smooth (needs sim_constraint_make, sim_crba and sim_factor_m); fills
- * d->solver and stores qacc in qacc_warmstart. */
+/* solver.c: the constrained acceleration qacc, efc_force and qfrc_constraint from the rows and
+ * qacc_smooth by the model's solver, CG or Newton (solver_newton.c) (needs sim_constraint_make,
+ * sim_crba and sim_factor_m); fills d->solver and stores qacc in qacc_warmstart. */
 void sim_solve_constraints(const sim_model *m, sim_data *d);
 
 /* constraint.c: the force of contact c (0 <= c < ncon) in its frame, [normal, tangent 1,
- * tangent 2], N, from the pyramid edges' forces (MuJoCo's mj_contactForce): what geom 1
+ * tangent 2], N, from its rows' forces (MuJoCo's mj_contactForce): what geom 1
  * exerts on geom 2 (the normal component is >= 0: contacts only push). Needs
  * sim_solve_constraints (sim_forward). */
 void sim_contact_force(const sim_model *m, const sim_data *d, int c, double out[3]);
@@ -138,6 +139,21 @@ sim_data *sim_data_new(const sim_model *m);
 /* Sets time 0, qpos = qpos0, qvel = 0, applied forces 0, and recomputes derived values
  * (sim_forward). */
 void sim_data_reset(const sim_model *m, sim_data *d);
+
+/* --- overlap.c ----------------------------------------------------------------------------- */
+
+/* A pair of bodies of one robot that touch at its initial pose. */
+typedef struct sim_overlap {
+  int body1, body2; /* the bodies, the smaller index first */
+  int geom1, geom2; /* their geoms that overlap most (geom1 on body1) */
+  double depth;     /* how far those overlap, m (> 0) */
+} sim_overlap;
+
+/* The body pairs of one tree (below the same child of the world; the world's own geoms left out)
+ * whose geoms overlap at qpos0 although the contact filter lets them touch: self-contact at
+ * rest, which pushes the robot apart from its first step. At most max pairs into out, in geom
+ * order; returns their number, or -1 when out of memory. Allocates (a load-time check). */
+int sim_overlaps_at_rest(const sim_model *m, sim_overlap *out, int max);
 
 /* --- energy.c ----------------------------------------------------------------------------- */
 

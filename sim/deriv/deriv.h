@@ -148,7 +148,7 @@ void sim_state_difference(const sim_model *m, double *dq, const double *qpos1,
     "no derivatives for this integrator (euler and rk4 have them)")                           \
   X(SIM_DERIV_ECONTACT, -2,                                                                    \
     "the step has a contact without derivatives yet (only a plane's with a sphere, a capsule "  \
-    "or a box has them)")                                                                      \
+    "or a box, condim 3 under the pyramidal cone with impratio 1, has them)")                   \
   X(SIM_DERIV_EARG, -3, "invalid argument")                                                   \
   X(SIM_DERIV_EREPLAY, -4,                                                                     \
     "a step recomputed in the backward pass left a state other than the forward pass's (the "  \

@@ -11,6 +11,7 @@
 #include "sim/import/mjcf.h"
 #include "sim/import/urdf.h"
 #include "sim/json_read.h"
+#include "sim/sim.h"
 
 static int ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), k = strlen(suffix);
@@ -80,10 +81,32 @@ cJSON *sim_import_file(const char *path, const sim_import_options *o, char *err,
   return json;
 }
 
+/* Self-contact at rest (sim_overlaps_at_rest): a note per body pair, never an error (the robot
+ * loads as described; the user decides). */
+static void report_overlaps(const sim_model *m, const char *path, const sim_import_options *o) {
+  if (!m || !o || !o->report) {
+    return;
+  }
+  sim_overlap pairs[SIM_IMPORT_OVERLAPS_MAX];
+  const int n = sim_overlaps_at_rest(m, pairs, SIM_IMPORT_OVERLAPS_MAX);
+  for (int k = 0; k < n; k++) {
+    char message[512];
+    snprintf(message, sizeof message,
+             "%s: bodies \"%s\" and \"%s\" overlap by %.3g mm at the initial pose (geoms \"%s\" "
+             "and \"%s\"): they push each other apart from the first step; exclude the pair if "
+             "the robot is built so (achilles convert --exclude-overlapping)",
+             path, m->bodies[pairs[k].body1].name, m->bodies[pairs[k].body2].name,
+             1e3 * pairs[k].depth, m->geoms[pairs[k].geom1].name, m->geoms[pairs[k].geom2].name);
+    o->report(o->report_ctx, message);
+  }
+}
+
 sim_model *sim_import_load_file(const char *path, const sim_import_options *o, char *err,
                                 size_t err_sz) {
   if (sim_import_detect(path) == SIM_IMPORT_JSON) {
-    return sim_model_load_file(path, err, err_sz);
+    sim_model *m = sim_model_load_file(path, err, err_sz);
+    report_overlaps(m, path, o);
+    return m;
   }
   cJSON *json = sim_import_file(path, o, err, err_sz);
   if (!json) {
@@ -99,5 +122,6 @@ sim_model *sim_import_load_file(const char *path, const sim_import_options *o, c
   snprintf(source, sizeof source, "%s (converted)", path);
   sim_model *m = sim_model_load_string(text, source, err, err_sz);
   free(text);
+  report_overlaps(m, path, o);
   return m;
 }

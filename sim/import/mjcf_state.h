@@ -58,8 +58,10 @@ const char *mjcf__attr(const mjcf *m, const xmlNode *el, const char *kind, const
 /* numbers of an attribute (element or defaults); returns the count read, 0 when absent */
 int mjcf__numbers(mjcf *m, const xmlNode *el, const char *kind, const char *cls,
                   const char *name, double *out, int min_n, int max_n);
-/* a solref (want 2) or solimp (want 5) of n given numbers completed with MuJoCo's defaults */
-int mjcf__soft_defaults(double *v, int n, int want);
+/* a solref (want 2) or solimp (want 5) of n given numbers of el's attribute attr, completed
+ * with MuJoCo's defaults (with a note when MuJoCo would not use them as written); returns
+ * want, or -1 (strict) */
+int mjcf__soft_values(mjcf *m, const xmlNode *el, const char *attr, double *v, int n, int want);
 /* the attributes every <default> class sets, checked like the elements' own */
 int mjcf__check_defaults(mjcf *m, const xmlNode *d);
 

@@ -580,8 +580,7 @@ cJSON *imp__urdf(imp_ctx *c, const xmlNode *top) {
   char comment[600];
   snprintf(comment, sizeof comment, "converted from URDF %s by achilles", c->file);
   cJSON_AddStringToObject(root, "comment", comment);
-  const double g[3] = {0, 0, -9.81};
-  cJSON_AddItemToObject(root, "gravity", imp__json_vector(g, 3));
+  imp__mujoco_options(root); /* what MuJoCo gives a URDF: it has no options of its own */
   u.bodies = cJSON_AddArrayToObject(root, "bodies");
   u.geoms = cJSON_AddArrayToObject(root, "geoms");
   const xmlNode *base = NULL;

@@ -204,6 +204,18 @@ cJSON *imp__json_vector(const double *v, int n) {
   return a;
 }
 
+void imp__mujoco_options(cJSON *root) {
+  const double g[3] = {0, 0, -9.81};
+  cJSON_AddNumberToObject(root, "timestep", 0.002);
+  cJSON_AddStringToObject(root, "integrator", "euler");
+  cJSON_AddItemToObject(root, "gravity", imp__json_vector(g, 3));
+  cJSON_AddStringToObject(root, "solver", "newton");
+  cJSON_AddNumberToObject(root, "solver_iterations", 100);
+  cJSON_AddNumberToObject(root, "solver_tolerance", 1e-8);
+  cJSON_AddStringToObject(root, "cone", "pyramidal");
+  cJSON_AddNumberToObject(root, "impratio", 1);
+}
+
 void imp__quat_mul(double out[4], const double a[4], const double b[4]) {
   double r[4] = {
       a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],

@@ -11,11 +11,12 @@
 #include "commands.h"
 #include "hil/servo/servo_file.h"
 #include "sim/import/import.h"
+#include "sim/sim.h"
 
 static void usage(FILE *out) {
   fprintf(out,
           "usage: achilles convert FILE.xml|FILE.urdf [--out robot.json] [--strict]\n"
-          "                        [--servos FILE]\n\n"
+          "                        [--exclude-overlapping] [--servos FILE]\n\n"
           "Converts a MuJoCo MJCF or a URDF robot description into the native robot JSON\n"
           "(docs/robot-format.md), checks that it loads, and writes it. Everything in the file\n"
           "that the model does not take (visual elements, contact settings, unsupported\n"
@@ -24,6 +25,9 @@ static void usage(FILE *out) {
           "  --out FILE|-   where to write the JSON (default -, standard output); mesh files are\n"
           "                 named relative to FILE's folder (absolute on standard output)\n"
           "  --strict       anything that would be listed is an error instead\n"
+          "  --exclude-overlapping\n"
+          "                 write an exclude for each pair of the robot's bodies that overlap at\n"
+          "                 the initial pose (listed as notes either way)\n"
           "  --servos FILE  put smart servos on the joints (a servos file: joint -> model,\n"
           "                 ID; docs/servo-bus.md): \"servo\" actuators and a servo bus\n"
           "  --quiet        do not list what was ignored\n"
@@ -82,6 +86,30 @@ static void relative_meshes(cJSON *json, const char *out_path) {
   }
 }
 
+/* an "exclude" entry for each body pair that overlaps at the initial pose */
+static int add_excludes(cJSON *json, const sim_model *m) {
+  sim_overlap pairs[SIM_IMPORT_OVERLAPS_MAX];
+  const int n = sim_overlaps_at_rest(m, pairs, SIM_IMPORT_OVERLAPS_MAX);
+  if (n < 0) {
+    return -1;
+  }
+  cJSON *list = cJSON_GetObjectItemCaseSensitive(json, "exclude");
+  if (!list && n > 0) {
+    list = cJSON_AddArrayToObject(json, "exclude");
+  }
+  for (int k = 0; k < n; k++) {
+    cJSON *e = cJSON_CreateObject();
+    if (!e || !cJSON_AddStringToObject(e, "body1", m->bodies[pairs[k].body1].name) ||
+        !cJSON_AddStringToObject(e, "body2", m->bodies[pairs[k].body2].name) ||
+        !cJSON_AddStringToObject(e, "comment", "overlapping at the initial pose")) {
+      cJSON_Delete(e);
+      return -1;
+    }
+    cJSON_AddItemToArray(list, e);
+  }
+  return 0;
+}
+
 /* The servos file's servos on the converted robot, which must still load. */
 static int with_servos(cJSON *json, const char *path, const char *servos, char *err,
                        size_t err_sz) {
@@ -109,12 +137,13 @@ int achilles_cmd_convert(int argc, char **argv) {
   static const struct option options[] = {{"out", required_argument, NULL, 'o'},
                                           {"strict", no_argument, NULL, 's'},
                                           {"quiet", no_argument, NULL, 'q'},
+                                          {"exclude-overlapping", no_argument, NULL, 'x'},
                                           {"servos", required_argument, NULL, 'S'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
   const char *out_path = "-", *servos = NULL;
   sim_import_options o = {0, print_report, NULL};
-  int opt;
+  int opt, exclude_overlapping = 0;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
     switch (opt) {
@@ -126,6 +155,9 @@ int achilles_cmd_convert(int argc, char **argv) {
       break;
     case 'q':
       o.report = NULL;
+      break;
+    case 'x':
+      exclude_overlapping = 1;
       break;
     case 'S':
       servos = optarg;
@@ -155,10 +187,15 @@ int achilles_cmd_convert(int argc, char **argv) {
     fprintf(stderr, "achilles convert: %s\n", err);
     return 1;
   }
-  sim_model_free(m);
   sim_import_options quiet = o;
   quiet.report = NULL; /* the notes were printed by the load above */
   cJSON *json = sim_import_file(path, &quiet, err, sizeof err);
+  if (json && exclude_overlapping && add_excludes(json, m) != 0) {
+    cJSON_Delete(json);
+    json = NULL;
+    snprintf(err, sizeof err, "out of memory");
+  }
+  sim_model_free(m);
   if (json && servos && with_servos(json, path, servos, err, sizeof err) != 0) {
     fprintf(stderr, "achilles convert: %s\n", err);
     cJSON_Delete(json);

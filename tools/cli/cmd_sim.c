@@ -40,8 +40,8 @@ static void usage(FILE *out) {
           "  --every K             write every K-th step (default 1)\n"
           "  --solver              add the constraint solver's columns after energy:\n"
           "                        contacts,rows,active,iterations,cost (the last step's:\n"
-          "                        contacts found, constraint rows, rows carrying force, CG\n"
-          "                        iterations, final cost; docs/architecture.md)\n"
+          "                        contacts found, constraint rows, rows carrying force,\n"
+          "                        solver iterations, final cost; docs/architecture.md)\n"
           "  --csv FILE|-          output file (default -, standard output)\n"
           "  --jacobians FILE|-    write the step Jacobians A = dx+/dx and B = dx+/dctrl (and\n"
           "                        P = dx+/dparam for --params) at --jacobians-at's times: JSON\n"
@@ -296,6 +296,11 @@ static int simulate(const sim_args *a, sim_model *m, sim_data *d, FILE *out, sim
   return ferror(out) ? -1 : 0;
 }
 
+static void print_note(void *ctx, const char *message) {
+  (void)ctx;
+  fprintf(stderr, "achilles sim: note: %s\n", message);
+}
+
 int achilles_cmd_sim(int argc, char **argv) {
   sim_args a;
   int parsed = parse_args(&a, argc, argv);
@@ -303,8 +308,9 @@ int achilles_cmd_sim(int argc, char **argv) {
     return parsed > 0 ? 0 : 2;
   }
   char err[1024];
-  /* MJCF and URDF too; what they hold that the model does not take is listed by convert */
-  const sim_import_options import = {0, NULL, NULL};
+  /* MJCF and URDF too: what they hold that the model does not take, and bodies that overlap at
+   * the initial pose, are notes on stderr */
+  const sim_import_options import = {0, print_note, NULL};
   sim_model *m = sim_import_load_file(a.config, &import, err, sizeof err);
   if (!m) {
     fprintf(stderr, "achilles sim: %s\n", err);
