@@ -23,6 +23,9 @@
   X(qpos, nq, 1)          /* joint positions, rad or m */                      \
   X(qvel, nv, 1)          /* joint velocities */                               \
   X(qfrc_applied, nv, 1)  /* generalized forces applied by the user, N·m or N */   \
+  X(xfrc_applied, nbody, 6) /* Cartesian force (N) and torque (N·m) on each body, world axes, \
+                               the force acting at the body's centre of mass: [f; τ] as   \
+                               MuJoCo's xfrc_applied (sim_passive maps it onto the dofs) */ \
   X(ctrl, nu, 1)          /* actuator commands (meaning per actuator type) */   \
   X(act, na, 1)           /* actuator internal state: DC motor current, A */          \
   X(qacc_warmstart, nv, 1) /* the constraint solver's last solution: next warm start */
@@ -30,7 +33,7 @@
 /* Everything derived from the state (recomputed by sim_forward) and scratch space. */
 #define SIM_WORK_ARRAYS(X)                                                     \
   X(qacc, nv, 1)          /* joint accelerations from the last sim_forward */  \
-  X(qfrc_passive, nv, 1)  /* spring and damping forces */                      \
+  X(qfrc_passive, nv, 1)  /* springs, dampers and the bodies' xfrc_applied */   \
   X(qfrc_actuator, nv, 1) /* generalized forces of all actuators */            \
   X(actuator_force, nu, 1) /* each actuator's force at its joint, N·m or N */  \
   X(actuator_current, nu, 1) /* DC motor current (0 for others), A */          \

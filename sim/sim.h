@@ -36,7 +36,9 @@ void sim_body_acceleration(double out[6], const sim_data *d, int i);
 /* rnea.c: the base's spatial acceleration [0; −g] (gravity as a fictitious acceleration). */
 void sim_base_acceleration(const sim_model *m, double a0[6]);
 
-/* passive.c: qfrc_passive = -stiffness·(q - springref) - damping·qd. */
+/* passive.c: qfrc_passive = -stiffness·(q - springref) - damping·qd + Σ_b J_bᵀ·xfrc_applied_b,
+ * the last the generalized force of each body's applied force (at its centre of mass) and
+ * torque (J_b: the Jacobian of that point and of the body's rotation). Needs sim_kinematics. */
 void sim_passive(const sim_model *m, sim_data *d);
 
 /* actuator.c: qfrc_actuator and actuator_force from ctrl (clamped to each ctrlrange; a
@@ -169,8 +171,8 @@ double sim_energy_potential(const sim_model *m, const sim_data *d);
 
 /* --- snapshot.c --------------------------------------------------------------------------- */
 
-/* A copy of the state (time, qpos, qvel, qfrc_applied): restoring it and stepping on reproduces
- * the original run bit for bit. Ownership: sim_snapshot_new() allocates, sim_snapshot_free()
+/* A copy of the state (time, qpos, qvel, the applied forces, ...): restoring it and stepping on
+ * reproduces the original run bit for bit. Ownership: sim_snapshot_new() allocates, sim_snapshot_free()
  * releases and accepts NULL. */
 typedef struct sim_snapshot sim_snapshot;
 

@@ -263,6 +263,9 @@ static int lockstep_may_step(hil_runtime *rt) {
     rt->pending_steps--;
     return 1;
   }
+  if (rt->hook.lockstep_release && rt->hook.lockstep_release(rt->hook.user, rt)) {
+    return 1;
+  }
   return hil_commands_all_fresh(&rt->commands);
 }
 

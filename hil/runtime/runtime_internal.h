@@ -12,6 +12,9 @@
 
 struct hil_runtime {
   sim_model *model;
+  sim_model *models[HIL_MAX_MODELS]; /* every model of the run: [0] the loaded one, then swaps */
+  int nmodels;
+  hil_hook hook;                 /* hil_runtime_set_hook; zeroed: none */
   sim_data *data;
   sens_set *sensors;             /* NULL when the robot has no sensors */
   sim_snapshot *snapshot;

@@ -655,8 +655,13 @@ static void serial_destroy(hil_transport *t) {
   }
 }
 
+static void serial_link_fault(hil_transport *t, const hil_link_fault *f, hil_link_counters *out) {
+  hil_serial_port_link_fault(((serial_transport *)t)->port, f, out);
+}
+
 static const hil_transport_ops serial_ops = {
     .name = "serial",
+    .link_fault = serial_link_fault,
     .pollitems = serial_pollitems,
     .poll = serial_poll,
     .publish_sample = serial_publish_sample,

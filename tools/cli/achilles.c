@@ -19,6 +19,9 @@ static const subcommand subcommands[] = {
     {"noise-fit", achilles_cmd_noise_fit,
      "noise parameters of a sensor from a log or CSV, as sensor JSON, with plots"},
     {"convert", achilles_cmd_convert, "an MJCF or URDF robot file into the native robot JSON"},
+    {"test", achilles_cmd_test, "a firmware test: a scenario's events and checks, a verdict"},
+    {"campaign", achilles_cmd_campaign,
+     "a scenario over seeds, noise and faults: local processes or Slurm, tables and plots"},
 };
 
 static void usage(FILE *out) {

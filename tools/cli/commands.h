@@ -9,5 +9,7 @@ int achilles_cmd_run(int argc, char **argv);
 int achilles_cmd_noise_fit(int argc, char **argv);
 int achilles_cmd_replay(int argc, char **argv);
 int achilles_cmd_convert(int argc, char **argv);
+int achilles_cmd_test(int argc, char **argv);
+int achilles_cmd_campaign(int argc, char **argv);
 
 #endif

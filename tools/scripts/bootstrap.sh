@@ -26,7 +26,9 @@ packages=(
   libmujoco-dev          # test-only reference oracle and benchmark baseline
   dart-doc libmujoco-samples # public robot descriptions for import tests: DART's WAM, KR5 and Atlas URDFs, MuJoCo's humanoid
   python3 python3-zmq    # the example subscriber (tools/scripts/zmq_subscriber.py) and its test
-  gnuplot-nox            # noise-fit plots
+  gnuplot-nox            # noise-fit and campaign plots
+  slurm-wlm munge        # a one-node Slurm cluster for the campaign backend's test (tests/tools/slurm_cluster.sh)
+  libxml2-utils          # xmllint: JUnit XML checked against tests/tools/junit.xsd
   rt-tests               # cyclictest, the reference of tools/bench/bench_loop.py
   g++ libdragonbox-dev     # number text (hil/number_format.cc, the one C++ unit)
   libdouble-conversion-dev # benchmark baseline only (tools/bench_messages)

@@ -15,6 +15,9 @@ reads where they are with one SYNC_READ, sends every joint a step from there (th
 opens) with one SYNC_WRITE, and reads positions and Moving with SYNC_READs until every servo
 says Moving = 0. Prints the first packet of each kind as it goes on the wire. Exit status 0
 when every servo came to rest within its tolerance of the goal.
+
+    --planted-bug wrong-direction   every step the other way: a deliberate bug, for the failing
+                                    twin of configs/scenarios/servo_bus_turn.json
 """
 import os
 import select
@@ -199,6 +202,9 @@ def settle(fd, ids, goal, positions, moving, tolerance):
 
 
 if __name__ == "__main__":
+    if sys.argv[3:] == ["--planted-bug", "wrong-direction"]:
+        STEPS[:] = [-step for step in STEPS]
+        del sys.argv[3:]
     if len(sys.argv) != 3 or sys.argv[1] not in ("dynamixel2", "feetech"):
         sys.exit(__doc__)
     port = open_port(sys.argv[2])
