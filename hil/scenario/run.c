@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hil/error.h"
+#include "sim/file_read.h"
 #include "hil/record/log.h"
 #include "hil/scenario/scenario_internal.h"
 #include "hil/serial/serial_transport.h"
@@ -62,7 +63,8 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
 #define FNV_START 0xcbf29ce484222325ull
 
 static uint64_t fnv_file(uint64_t h, const char *path) {
-  FILE *f = path && path[0] ? fopen(path, "rb") : NULL;
+  char why[16]; /* the one check of every reader: a FIFO here would block the run */
+  FILE *f = path && path[0] ? sim_file_open(path, 0, 0, why, sizeof why) : NULL;
   if (!f) {
     return fnv(h, "(none)", 6);
   }
@@ -71,7 +73,7 @@ static uint64_t fnv_file(uint64_t h, const char *path) {
   while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
     h = fnv(h, buf, n);
   }
-  fclose(f);
+  sim_file_close(f);
   return h;
 }
 
