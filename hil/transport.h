@@ -9,9 +9,29 @@
 #define ACHILLES_HIL_TRANSPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <zmq.h>
 
 #include "hil/runtime/runtime.h"
+
+/* A fault on a byte line (the serial link, the servo bus), switched by hil/scenario:
+ *   cut:          the cable pulled out: what the other side writes is read and thrown away, what
+ *                 the simulator writes is taken and lost; neither side is told (a real
+ *                 adapter's wire says nothing either);
+ *   corrupt_rate: otherwise each byte crossing the line, either way, has one of its eight bits
+ *                 flipped with this probability, drawn from a stream seeded with `seed`.
+ * All zero: a healthy line. */
+typedef struct hil_link_fault {
+  int cut;
+  double corrupt_rate;
+  uint64_t seed;
+} hil_link_fault;
+
+/* What a line fault did so far. */
+typedef struct hil_link_counters {
+  unsigned long corrupted; /* bytes with a flipped bit */
+  unsigned long lost;      /* bytes thrown away while cut */
+} hil_link_counters;
 
 typedef struct hil_transport_ops {
   const char *name;
@@ -38,6 +58,10 @@ typedef struct hil_transport_ops {
   /* A short fragment for the console status line, e.g. "pty /dev/pts/3: 1200 frames". */
   void (*describe)(hil_transport *t, char *out, size_t out_sz);
   void (*destroy)(hil_transport *t);
+  /* A byte line's fault (above): sets it when f is not NULL, and fills *out when out is not
+   * NULL; may be called from the loop thread while the transport's own thread runs. NULL for
+   * transports without a byte line (ZeroMQ, the view). */
+  void (*link_fault)(hil_transport *t, const hil_link_fault *f, hil_link_counters *out);
 } hil_transport_ops;
 
 struct hil_transport {

@@ -1,6 +1,6 @@
 /* sensors/fit_internal.h: what the files of the noise fit share (internal to sensors/).
  *
- *   fit.c            the whole fit: sample rate, the reference's cases, τ from the
+ *   fit_series.c     the whole fit: sample rate, the reference's cases, τ from the
  *                    autocovariance, the spectrum figure
  *   fit_reference.c  scale, offset, lag and a filter's cutoff against a reference
  *   fit_choice.c     the six noise models fitted, the lowest BIC chosen, and the report
@@ -8,40 +8,25 @@
  *   fit_ml.c         the models' exact likelihood (Kalman filter), its minimum and covariance
  *   fit_stats.c      statistics of a series: Allan variance, autocovariance, Welch PSD,
  *                    quantization step; closed forms and filter gains
+ *   fit_value.c      a result's values: set, or noted why they are missing
  * Each file uses only those below it.
  */
 #ifndef ACHILLES_SENSORS_FIT_INTERNAL_H
 #define ACHILLES_SENSORS_FIT_INTERNAL_H
-
-#include <stdarg.h>
-#include <stdio.h>
 
 #include "sensors/filter.h"
 #include "sensors/fit.h"
 
 #define FIT_PI 3.14159265358979323846
 
+/* --- a result's values (fit_value.c) --- */
+
 /* a value's note: why it is missing, or what it means */
-static inline void sens__fit_note(sens_fit_value *v, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static inline void sens__fit_note(sens_fit_value *v, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(v->note, sizeof v->note, fmt, ap);
-  va_end(ap);
-}
-
-static inline void sens__fit_set(sens_fit_value *v, double value, double sigma) {
-  v->value = value;
-  v->sigma = sigma;
-  v->ok = 1;
-}
-
+void sens__fit_note(sens_fit_value *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* a value found, with its standard deviation */
+void sens__fit_set(sens_fit_value *v, double value, double sigma);
 /* qsort's comparison of doubles, ascending */
-static inline int sens__cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
+int sens__cmp_double(const void *a, const void *b);
 
 /* --- the models' likelihood (fit_ml.c) --- */
 

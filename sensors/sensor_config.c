@@ -14,6 +14,7 @@
 
 #include "sensors/quantize.h"
 #include "sensors/set_internal.h"
+#include "sim/file_read.h"
 #include "sim/json_read.h"
 
 #define CFG_PATH_MAX 192
@@ -760,7 +761,7 @@ int sens_set_load_file(sens_set **out, const sim_model *m, const char *path, cha
 /* `name` relative to the directory of `base` (absolute names stay as they are; a robot file read
  * from standard input has the current directory) */
 static void cfg_relative(char *out, size_t out_sz, const char *base, const char *name) {
-  const char *slash = sim_json_is_stdin_name(base) ? NULL : strrchr(base, '/');
+  const char *slash = sim_file_is_stdin_name(base) ? NULL : strrchr(base, '/');
   if (name[0] == '/' || !slash) {
     snprintf(out, out_sz, "%s", name);
   } else {
@@ -789,7 +790,7 @@ int sens_set_load_robot(sens_set **out, const sim_model *m, const char *robot_pa
   char source[1024];
   if (!block) {
     rc = sens_fail(err, err_sz, SENS_ENOTFOUND, "%s: sensors: no \"sensors\" key", robot_path);
-  } else if (cJSON_IsString(block) && sim_json_is_stdin_name(block->valuestring)) {
+  } else if (cJSON_IsString(block) && sim_file_is_stdin_name(block->valuestring)) {
     /* standard input is for the CONFIG named on the command line, on purpose */
     rc = sens_fail(err, err_sz, SENS_EINVAL, "%s: sensors: \"%s\" is standard input (expected a file)",
                    robot_path, block->valuestring);

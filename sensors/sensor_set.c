@@ -194,6 +194,19 @@ static void set_publish_filling(sens_sensor *s, double t, double t_truth, const 
   set_publish_channels(out, s->nch, none, NAN, truth);
 }
 
+/* A sample is valid only when what it measured is finite: a truth that is NaN or infinite (a
+ * state gone non-finite, which the runtime stops on) must not reach firmware as a good reading,
+ * as an encoder's count of a NaN angle would (it reads 0). An encoder's truth includes the
+ * joint's angle itself (its count channel is always a number). */
+SENS__ALWAYS_INLINE int set_finite(const sens_sensor *s, sens_type type, const double *truth,
+                                   const double *meas) {
+  int finite = type != SENS_ENCODER || isfinite(truth[SENS_MAX_CHANNELS]);
+  for (int c = 0; c < s->nch; c++) {
+    finite &= isfinite(truth[c]) && isfinite(meas[c]);
+  }
+  return finite;
+}
+
 /* one sample at time t from the truth of time t_truth: chains, drop, delay, publish.
  * A line of the delay is [valid, t_truth, meas...]: latency delays all three together. With a
  * latency the line leaving the delay (the slot at the head) is published first, then the new
@@ -215,7 +228,7 @@ SENS__ALWAYS_INLINE void set_sample(sens_set *set, sens_sensor *s, sens_type typ
   }
   /* measure: the chains, then the drop decision from the event stream */
   set_measure(s, type, truth, line + 2);
-  int valid = !s->dead;
+  int valid = !s->dead && set_finite(s, type, truth, line + 2);
   if (s->drop_probability > 0.0 && sens_rng_uniform(&s->events) < s->drop_probability) {
     valid = 0;
   }

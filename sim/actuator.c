@@ -36,9 +36,11 @@ static double actuator_force(const sim_actuator *a, sim_data *d, int index) {
   double ctrl = command(a, d->ctrl[index]), qd = d->qvel[a->dof], force = 0;
   d->actuator_current[index] = 0;
   switch (a->type) {
-  case SIM_ACT_MOTOR:
   case SIM_ACT_SMART_SERVO: /* gear 1: the servo's model already gives the joint torque */
     return a->gear * ctrl;
+  case SIM_ACT_MOTOR:
+    force = a->gear * ctrl;
+    break;
   case SIM_ACT_DC_MOTOR:
     d->actuator_current[index] = dc_current(a, d, ctrl);
     force = a->kt * d->actuator_current[index] * a->gear * a->efficiency;

@@ -1,5 +1,5 @@
 /* sim/actuator_load.c: the "actuators" section of a robot description (docs/robot-format.md). */
-#include "sim/model_load.h"
+#include "sim/load_internal.h"
 #include "sim/servo_spec.h"
 
 #include <float.h>
@@ -13,7 +13,7 @@ typedef struct actuator_kind {
 } actuator_kind;
 
 #define COMMON_KEYS "name", "joint", "type", "ctrlrange", "comment"
-static const char *const motor_keys[] = {COMMON_KEYS, "gear", NULL};
+static const char *const motor_keys[] = {COMMON_KEYS, "gear", "force_limit", NULL};
 static const char *const dc_keys[] = {COMMON_KEYS,  "input",      "supply_voltage", "resistance",
                                       "inductance", "kt",         "ke",             "gear",
                                       "efficiency", "current_limit", "force_limit",  NULL};

@@ -1,6 +1,7 @@
 /* sim/body_load.c: the "bodies" of a robot description: placement, inertia, unique names and
  * the kinematic tree's order (docs/robot-format.md). Their joints: sim/joint_load.c. */
-#include "sim/model_load.h"
+#include "sim/load_internal.h"
+#include "sim/name_index.h"
 #include "sim/spatial.h"
 
 #include <cjson/cJSON.h>
@@ -172,86 +173,124 @@ static int parse_body(const sim_json_ctx *L, const cJSON *obj, const char *path,
   return parse_inertial(L, inertial, p, &rb->body);
 }
 
-/* joint a of body i against every joint of bodies 0..i (earlier joints only on body i) */
-static int check_joint_name(const sim_json_ctx *L, const raw_body *rb, int i, int a) {
-  const char *name = rb[i].joints[a].name;
-  for (int k = 0; name[0] && k <= i; k++) {
-    for (int b = 0; b < (k < i ? rb[k].njoint : a); b++) {
-      if (strcmp(name, rb[k].joints[b].name) == 0) {
-        char p[SIM_JSON_PATH_MAX];
-        if (rb[i].njoint > 1) {
-          snprintf(p, sizeof p, "bodies[%d].joints[%d].name", i, a);
-        } else {
-          snprintf(p, sizeof p, "bodies[%d].joint.name", i);
-        }
-        return sim_json_fail(L, p, "duplicate joint name \"%s\" (also bodies[%d])", name, k);
-      }
-    }
+/* the path of body i's joint a, for messages */
+static void joint_path(char p[SIM_JSON_PATH_MAX], const raw_body *rb, int i, int a) {
+  if (rb[i].njoint > 1) {
+    snprintf(p, SIM_JSON_PATH_MAX, "bodies[%d].joints[%d].name", i, a);
+  } else {
+    snprintf(p, SIM_JSON_PATH_MAX, "bodies[%d].joint.name", i);
   }
-  return 0;
 }
 
-static int check_unique_names(const sim_json_ctx *L, const raw_body *rb, int n) {
+/* Body names and joint names are each unique, checked through name indices (a model of n
+ * bodies compared n² pairs of names). bodies: filled with body name → description index. */
+static int check_unique_names(const sim_json_ctx *L, const raw_body *rb, int n,
+                              sim_name_index *bodies) {
+  sim_name_index joints;
+  int njoint = 0;
+  for (int i = 0; i < n; i++) {
+    njoint += rb[i].njoint;
+  }
+  if (sim_name_index_init(bodies, (size_t)n) || sim_name_index_init(&joints, (size_t)njoint)) {
+    sim_name_index_free(bodies);
+    return sim_json_fail(L, "", "out of memory");
+  }
+  int rc = 0;
   char p[SIM_JSON_PATH_MAX];
-  for (int i = 0; i < n; i++) {
-    for (int k = 0; k < i; k++) {
-      if (strcmp(rb[i].body.name, rb[k].body.name) == 0) {
-        snprintf(p, sizeof p, "bodies[%d].name", i);
-        return sim_json_fail(L, p, "duplicate body name \"%s\" (also bodies[%d])", rb[i].body.name, k);
-      }
+  for (int i = 0; i < n && rc == 0; i++) {
+    const int first = sim_name_index_add(bodies, rb[i].body.name, i);
+    if (first >= 0) {
+      snprintf(p, sizeof p, "bodies[%d].name", i);
+      rc = sim_json_fail(L, p, "duplicate body name \"%s\" (also bodies[%d])", rb[i].body.name,
+                         first);
     }
-    for (int a = 0; a < rb[i].njoint; a++) {
-      if (check_joint_name(L, rb, i, a)) {
-        return -1;
+    for (int a = 0; a < rb[i].njoint && rc == 0; a++) {
+      const char *name = rb[i].joints[a].name;
+      const int k = name[0] ? sim_name_index_add(&joints, name, i) : -1;
+      if (k >= 0) {
+        joint_path(p, rb, i, a);
+        rc = sim_json_fail(L, p, "duplicate joint name \"%s\" (also bodies[%d])", name, k);
       }
     }
   }
-  return 0;
+  sim_name_index_free(&joints);
+  if (rc) {
+    sim_name_index_free(bodies);
+  }
+  return rc;
 }
 
-static int find_raw(const raw_body *rb, int n, const char *name) {
-  for (int i = 0; i < n; i++) {
-    if (strcmp(rb[i].body.name, name) == 0) {
-      return i;
-    }
+/* The pass in which body i is placed when the descriptions are scanned again and again, each
+ * body placed once its parent is: a root's is 1, a child's its parent's, or the next when the
+ * parent comes later in the description. 0 for a body in a cycle or below one. pass[k] < 0: not
+ * known yet; stack: room for n indices. Each body's pass is found once, so all of them cost
+ * O(n). */
+static int placing_pass(const int *parent, int *pass, int *stack, int i, int n) {
+  int top = 0, k = i;
+  while (k >= 0 && pass[k] < 0 && top <= n) { /* climb to a root or a body already placed */
+    stack[top++] = k;
+    k = parent[k];
   }
-  return -1;
+  if (top > n) { /* around a cycle: everything on the way is in it or below it */
+    for (int t = 0; t < n; t++) {
+      pass[stack[t]] = 0;
+    }
+    return 0;
+  }
+  while (top > 0) { /* then down again, each pass from its parent's */
+    const int c = stack[--top], p = parent[c];
+    const int from = p < 0 ? 1 : pass[p];
+    pass[c] = from == 0 ? 0 : (p > c ? from + 1 : from);
+  }
+  return pass[i];
 }
 
 /* Orders bodies so that each parent precedes its children, keeping description order where
- * the description already allows it. order[k] = description index of model body k + 1. */
-static int order_bodies(const sim_json_ctx *L, const raw_body *rb, int n, int *order) {
+ * the description allows it: by pass (placing_pass), then by description index, as the scans
+ * would. order[k] = description index of model body k + 1. */
+static int order_bodies(const sim_json_ctx *L, const raw_body *rb, int n, int *order,
+                        const sim_name_index *bodies) {
   char p[SIM_JSON_PATH_MAX];
-  int *placed = calloc((size_t)n, sizeof *placed), count = 0;
-  if (!placed) {
+  int *parent = malloc(4 * ((size_t)n + 1) * sizeof *parent);
+  if (!parent) {
     return sim_json_fail(L, "", "out of memory");
   }
+  int *pass = parent + n + 1, *count = pass + n + 1, *stack = count + n + 1;
   for (int i = 0; i < n; i++) {
-    if (strcmp(rb[i].parent, "world") != 0 && find_raw(rb, n, rb[i].parent) < 0) {
-      free(placed);
+    parent[i] = strcmp(rb[i].parent, "world") == 0 ? -1 : sim_name_index_find(bodies, rb[i].parent);
+    if (parent[i] < 0 && strcmp(rb[i].parent, "world") != 0) {
+      free(parent);
       snprintf(p, sizeof p, "bodies[%d].parent", i);
       return sim_json_fail(L, p, "unknown body \"%s\" (expected \"world\" or a body name)", rb[i].parent);
     }
+    pass[i] = -1;
   }
-  for (int progress = 1; progress && count < n;) {
-    progress = 0;
-    for (int i = 0; i < n; i++) {
-      int parent = find_raw(rb, n, rb[i].parent);
-      if (!placed[i] && (parent < 0 || placed[parent])) {
-        placed[i] = 1, order[count++] = i, progress = 1;
-      }
-    }
+  int stuck = -1, last = 0;
+  for (int i = 0; i < n; i++) {
+    const int k = placing_pass(parent, pass, stack, i, n);
+    stuck = k == 0 && stuck < 0 ? i : stuck;
+    last = k > last ? k : last;
   }
-  int stuck = -1;
-  for (int i = 0; i < n && stuck < 0; i++) {
-    stuck = placed[i] ? -1 : i;
-  }
-  free(placed);
   if (stuck >= 0) {
+    free(parent);
     snprintf(p, sizeof p, "bodies[%d].parent", stuck);
     return sim_json_fail(L, p, "cycle in the kinematic tree (body \"%s\" is its own ancestor, or descends "
                       "from a cycle)", rb[stuck].body.name);
   }
+  /* counting sort by pass, stable in description order (passes run 1 .. last <= n) */
+  memset(count, 0, ((size_t)n + 1) * sizeof *count);
+  for (int i = 0; i < n; i++) {
+    count[pass[i] - 1]++;
+  }
+  for (int q = 0, at = 0; q < last; q++) {
+    const int c = count[q];
+    count[q] = at;
+    at += c;
+  }
+  for (int i = 0; i < n; i++) {
+    order[count[pass[i] - 1]++] = i;
+  }
+  free(parent);
   return 0;
 }
 
@@ -267,5 +306,11 @@ int sim_bodies_parse(const sim_json_ctx *L, const cJSON *bodies, raw_body *rb, i
       return -1;
     }
   }
-  return check_unique_names(L, rb, n) || order_bodies(L, rb, n, order) ? -1 : 0;
+  sim_name_index names;
+  if (check_unique_names(L, rb, n, &names)) {
+    return -1;
+  }
+  const int rc = order_bodies(L, rb, n, order, &names);
+  sim_name_index_free(&names);
+  return rc ? -1 : 0;
 }

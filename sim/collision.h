@@ -1,8 +1,8 @@
-/* sim/collision.h: narrow-phase collision of primitive shapes (sim/collision.c).
+/* sim/collision.h: narrow-phase collision of shapes, and the contact filter.
  *
  * The geometry half of the contact stage: given the world poses of two shapes, the contacts
  * between them, with MuJoCo 2.2.2's conventions so that contact rows made from them match
- * MuJoCo's (engine_collision_primitive.c, mju_makeFrame):
+ * MuJoCo's (engine_collision_primitive.c, engine_collision_box.c, mju_makeFrame):
  *  - a plane is the z = 0 plane of its frame (normal = its frame's z axis), infinite;
  *  - a sphere has size[0] = radius; a capsule size[0] = radius and size[1] = half-length of
  *    its segment along its frame's z axis; a box size[0..2] = half-extents along its axes;
@@ -13,11 +13,14 @@
  * Poses are a position and a row-major rotation matrix (body axes in world coordinates), as
  * in sim_data's xpos/xmat. Nothing allocates: the caller passes room for the contacts.
  *
+ * Files, each depending only on the ones after it: collision.c (sim_collide: broad phase,
+ * filter, dispatch), collision_primitive.c (planes, spheres, capsules, round shapes on boxes),
+ * collision_box.c (box–box), collision_convex.c (cylinders and meshes), contact_frame.c.
+ *
  * sim_collide (sim.h) runs these for every plane against every other shape and for every pair
  * of other shapes that the filter (sim_collision_filtered) lets touch, after a bounding-sphere
- * test. Box against box is not detected (the loader
- * reports such pairs, docs/robot-format.md). A cylinder has size[0] = radius, size[1] =
- * half-length along its z axis; a mesh is the convex hull of its file's vertices.
+ * test. A cylinder has size[0] = radius, size[1] = half-length along its z axis; a mesh is the
+ * convex hull of its file's vertices.
  */
 #ifndef ACHILLES_SIM_COLLISION_H
 #define ACHILLES_SIM_COLLISION_H
@@ -28,8 +31,8 @@ typedef struct sim_contact {
   double frame[9]; /* rows: normal (first shape → second), tangent 1, tangent 2 */
 } sim_contact;
 
-/* Most contacts any pair below reports. */
-#define SIM_COLLIDE_MAX 4
+/* Most contacts any pair below reports (box–box: the clipped corners and crossings of a face). */
+#define SIM_COLLIDE_MAX 24
 
 /* Each returns the number of contacts written to con (0 when farther apart than margin). */
 int sim_collide_plane_sphere(sim_contact *con, double margin, const double plane_pos[3],
@@ -69,6 +72,16 @@ int sim_collide_sphere_box(sim_contact *con, double margin, const double pos1[3]
 int sim_collide_capsule_box(sim_contact *con, double margin, const double pos1[3],
                             const double mat1[9], const double size1[2], const double pos2[3],
                             const double mat2[9], const double size2[3]);
+
+/* --- box against box (sim/collision_box.c) ------------------------------------------------- */
+
+/* MuJoCo 2.2.2's mjc_BoxBox: up to 24 (a face on a face gives the corners of the overlap,
+ * usually 4 to 8); every contact has the same normal, from box 1 into box 2. A face contact
+ * reports half the incident point's depth as dist (MuJoCo 2.2.2's figure); positions may
+ * repeat, and sim_collide keeps one of each as MuJoCo's driver does. */
+int sim_collide_box_box(sim_contact *con, double margin, const double pos1[3],
+                        const double mat1[9], const double size1[3], const double pos2[3],
+                        const double mat2[9], const double size2[3]);
 
 /* --- cylinders and convex meshes (sim/collision_convex.c) ---------------------------------- */
 
@@ -111,6 +124,13 @@ struct sim_model;
  * (bodies joined by fixed joints), on a weld body and its parent's (unless that is the world),
  * or on a body pair listed in the model's `exclude`. */
 int sim_collision_filtered(const struct sim_model *m, int g1, int g2);
+
+struct sim_data;
+/* The contacts of geoms g1 and g2 (neither a plane; margin 0) at the poses of d (after
+ * sim_kinematics), the pair worked in MuJoCo's order as sim_collide does, the filter not
+ * applied; returns their number (at most SIM_COLLIDE_MAX). */
+int sim_collide_geom_pair(const struct sim_model *m, const struct sim_data *d, int g1, int g2,
+                          sim_contact *con);
 
 /* Completes a contact frame from its normal (frame[0..2], normalized here) and an optional
  * first tangent hint (frame[3..5], zero for none): MuJoCo's mju_makeFrame. Returns -1 when the

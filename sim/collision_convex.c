@@ -6,6 +6,7 @@
  * a shape in a direction), one contact per pair, as MuJoCo 2.2.2's mjc_Convex does with the same
  * library and settings, so that contacts agree with its own to rounding. MPR allocates nothing. */
 #include "sim/collision.h"
+#include "sim/spatial.h"
 #include "sim/model.h"
 
 #include <ccd/ccd.h>
@@ -18,26 +19,8 @@
 #define PLANE_MESH_MAX 3          /* contacts of a plane with a mesh */
 #define PLANE_MESH_SPREAD 0.3     /* extra contacts at least this·rbound from the first */
 
-static double dot3(const double a[3], const double b[3]) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
 static double sign(double x) {
   return x < 0 ? -1 : x > 0 ? 1 : 0;
-}
-
-/* world vector v in the axes of rotation mat (matᵀ·v) */
-static void to_local(double out[3], const double mat[9], const double v[3]) {
-  for (int k = 0; k < 3; k++) {
-    out[k] = mat[k] * v[0] + mat[3 + k] * v[1] + mat[6 + k] * v[2];
-  }
-}
-
-/* vector v in the axes of mat, in world axes (mat·v) */
-static void to_world(double out[3], const double mat[9], const double v[3]) {
-  for (int k = 0; k < 3; k++) {
-    out[k] = mat[3 * k] * v[0] + mat[3 * k + 1] * v[1] + mat[3 * k + 2] * v[2];
-  }
 }
 
 /* the hull vertex farthest along dir (geom frame): hill-climbing over the hull graph from its
@@ -45,11 +28,11 @@ static void to_world(double out[3], const double mat[9], const double v[3]) {
 static int hull_support(const sim_shape *s, const double dir[3]) {
   const int *edgeadr = s->graph, *edges = s->graph + s->nvert;
   int best = 0;
-  double top = dot3(dir, s->vert);
+  double top = sim_dot3(dir, s->vert);
   for (int change = 1; change;) {
     change = 0;
     for (int e = edgeadr[best]; edges[e] >= 0; e++) {
-      const double v = dot3(dir, s->vert + 3 * edges[e]);
+      const double v = sim_dot3(dir, s->vert + 3 * edges[e]);
       if (v > top) {
         top = v;
         best = edges[e];
@@ -64,7 +47,7 @@ static int hull_support(const sim_shape *s, const double dir[3]) {
 void sim_shape_support(double out[3], const sim_shape *s, const double dir_world[3]) {
   double dir[3], res[3];
   const double *size = s->size;
-  to_local(dir, s->mat, dir_world);
+  sim_mat3t_vec(dir, s->mat, dir_world);
   switch (s->type) {
   case SIM_GEOM_SPHERE:
     for (int k = 0; k < 3; k++) {
@@ -96,7 +79,7 @@ void sim_shape_support(double out[3], const sim_shape *s, const double dir_world
     res[0] = res[1] = res[2] = 0;
     break;
   }
-  to_world(out, s->mat, res);
+  sim_mat3_vec(out, s->mat, res);
   for (int k = 0; k < 3; k++) {
     out[k] += s->pos[k];
   }
@@ -111,7 +94,7 @@ static void ccd_support(const void *obj, const ccd_vec3_t *dir, ccd_vec3_t *vec)
 static void ccd_center(const void *obj, ccd_vec3_t *center) {
   const sim_shape *s = obj;
   if (s->type == SIM_GEOM_MESH) {
-    to_world(center->v, s->mat, s->center);
+    sim_mat3_vec(center->v, s->mat, s->center);
     for (int k = 0; k < 3; k++) {
       center->v[k] += s->pos[k];
     }
@@ -120,23 +103,12 @@ static void ccd_center(const void *obj, ccd_vec3_t *center) {
   }
 }
 
-/* v / |v| in place, by the reciprocal as MuJoCo's mju_normalize3 ([1 0 0] when |v| is tiny) */
-static void normalize3(double v[3]) {
-  const double len = sqrt(dot3(v, v));
-  if (len < CONVEX_MINVAL) {
-    v[0] = 1, v[1] = 0, v[2] = 0;
-    return;
-  }
-  const double inv = 1 / len;
-  v[0] *= inv, v[1] *= inv, v[2] *= inv;
-}
-
 /* The outward normal of a round shape (sphere, capsule, or a cylinder's side) at the contact
  * point, world axes; 0 when the shape has none there. MuJoCo's mjc_fixNormal: MPR's normal is
  * only as good as its tolerance, a round shape's is exact. */
 static int round_normal(double out[3], const sim_shape *s, const double pos[3]) {
   double rel[3] = {pos[0] - s->pos[0], pos[1] - s->pos[1], pos[2] - s->pos[2]}, p[3], n[3];
-  to_local(p, s->mat, rel);
+  sim_mat3t_vec(p, s->mat, rel);
   switch (s->type) {
   case SIM_GEOM_SPHERE:
     memcpy(n, p, sizeof n);
@@ -160,8 +132,8 @@ static int round_normal(double out[3], const sim_shape *s, const double pos[3]) 
   default:
     return 0;
   }
-  normalize3(n);
-  to_world(out, s->mat, n);
+  sim_normalize3(n);
+  sim_mat3_vec(out, s->mat, n);
   return 1;
 }
 
@@ -174,7 +146,7 @@ static void fix_normal(double normal[3], const sim_shape *a, const sim_shape *b,
     normal[k] = ha && hb ? na[k] - nb[k] : ha ? na[k] : hb ? -nb[k] : normal[k];
   }
   if (ha && hb) {
-    normalize3(normal);
+    sim_normalize3(normal);
   }
 }
 
@@ -206,7 +178,7 @@ int sim_collide_convex(sim_contact *con, const sim_shape *a, const sim_shape *b)
 static void plane_point(sim_contact *con, const double p0[3], const double n[3],
                         const double x[3]) {
   const double rel[3] = {x[0] - p0[0], x[1] - p0[1], x[2] - p0[2]};
-  con->dist = dot3(n, rel);
+  con->dist = sim_dot3(n, rel);
   for (int k = 0; k < 3; k++) {
     con->pos[k] = x[k] + n[k] * (-0.5 * con->dist);
     con->frame[k] = n[k];
@@ -235,7 +207,7 @@ int sim_collide_plane_cylinder(sim_contact *con, double margin, const double pla
                                const double mat[9], const double size[2]) {
   const double n[3] = {plane_mat[2], plane_mat[5], plane_mat[8]};
   double axis[3] = {mat[2], mat[5], mat[8]}, rim[3], x[3];
-  double along = dot3(n, axis);
+  double along = sim_dot3(n, axis);
   if (along > 0) { /* make the axis point towards the plane */
     for (int k = 0; k < 3; k++) {
       axis[k] = -axis[k];
@@ -243,17 +215,17 @@ int sim_collide_plane_cylinder(sim_contact *con, double margin, const double pla
     along = -along;
   }
   const double rel[3] = {pos[0] - plane_pos[0], pos[1] - plane_pos[1], pos[2] - plane_pos[2]};
-  const double centre = dot3(rel, n);
+  const double centre = sim_dot3(rel, n);
   /* towards the plane within the cap's plane: −n less its part along the axis */
   for (int k = 0; k < 3; k++) {
     rim[k] = axis[k] * along - n[k];
   }
-  const double len = sqrt(dot3(rim, rim));
+  const double len = sqrt(sim_dot3(rim, rim));
   const double scl = len >= CONVEX_MINVAL ? size[0] / len : 0;
   for (int k = 0; k < 3; k++) { /* a cap parallel to the plane: the cylinder's x axis */
     rim[k] = len >= CONVEX_MINVAL ? rim[k] * scl : mat[3 * k] * size[0];
   }
-  const double down = dot3(rim, n);
+  const double down = sim_dot3(rim, n);
   for (int k = 0; k < 3; k++) {
     axis[k] *= size[1];
   }
@@ -275,7 +247,7 @@ int sim_collide_plane_cylinder(sim_contact *con, double margin, const double pla
   if (centre + along + half_down <= margin) {
     double side[3] = {rim[1] * axis[2] - rim[2] * axis[1], rim[2] * axis[0] - rim[0] * axis[2],
                       rim[0] * axis[1] - rim[1] * axis[0]};
-    normalize3(side);
+    sim_normalize3(side);
     for (int k = 0; k < 3; k++) {
       side[k] *= size[0] * sqrt(3.0) / 2;
     }
@@ -298,9 +270,9 @@ int sim_collide_plane_mesh(sim_contact *con, double margin, const double plane_p
   const double n[3] = {plane_mat[2], plane_mat[5], plane_mat[8]};
   const double down[3] = {-n[0], -n[1], -n[2]};
   double local[3], x[3];
-  to_local(local, mesh->mat, down);
+  sim_mat3t_vec(local, mesh->mat, down);
   const int best = hull_support(mesh, local);
-  to_world(x, mesh->mat, mesh->vert + 3 * best);
+  sim_mat3_vec(x, mesh->mat, mesh->vert + 3 * best);
   for (int k = 0; k < 3; k++) {
     x[k] += mesh->pos[k];
   }
@@ -310,21 +282,21 @@ int sim_collide_plane_mesh(sim_contact *con, double margin, const double plane_p
   }
   const double rel[3] = {mesh->pos[0] - plane_pos[0], mesh->pos[1] - plane_pos[1],
                          mesh->pos[2] - plane_pos[2]};
-  const double threshold = dot3(n, rel) - margin;
+  const double threshold = sim_dot3(n, rel) - margin;
   const int *edges = mesh->graph + mesh->nvert;
   int cnt = 1;
   for (int e = mesh->graph[best]; edges[e] >= 0 && cnt < PLANE_MESH_MAX; e++) {
     const double *v = mesh->vert + 3 * edges[e];
-    if (!(dot3(local, v) > threshold)) {
+    if (!(sim_dot3(local, v) > threshold)) {
       continue;
     }
-    to_world(x, mesh->mat, v);
+    sim_mat3_vec(x, mesh->mat, v);
     double gap[3];
     for (int k = 0; k < 3; k++) {
       x[k] += mesh->pos[k];
       gap[k] = x[k] - con->pos[k];
     }
-    if (sqrt(dot3(gap, gap)) < PLANE_MESH_SPREAD * rbound) {
+    if (sqrt(sim_dot3(gap, gap)) < PLANE_MESH_SPREAD * rbound) {
       continue;
     }
     plane_point(&con[cnt++], plane_pos, n, x);

@@ -9,13 +9,16 @@
  *   ½(a − a0)ᵀM(a − a0) + Σ s_i(J_i·a − aref_i)
  * with s_i the row's cost: for a limit ½D·x² when x < 0 and 0 otherwise (it can only push);
  * for friction ½D·x² while |x| < R·F and F·|x| − ½R·F² beyond (|force| <= F).
- * Rows are made only for limits that are reached (margin 0: pos < 0) and for joints with
- * friction, so limits that stay inactive cost one comparison each.
+ * Rows are made only for limits that are reached (margin 0: pos < 0), for joints with
+ * friction and for contacts (whose rows and costs depend on condim and the cone: make_contact,
+ * solver_cost.c), so limits that stay inactive cost one comparison each.
  *
- * Semantics follow MuJoCo 2.2.2 (mj_instantiateFriction, mj_instantiateLimit, mj_diagApprox,
- * mj_makeImpedance, mj_referenceConstraint); see docs/architecture.md.
+ * Semantics follow MuJoCo 2.2.2 (mj_instantiateFriction, mj_instantiateLimit,
+ * mj_instantiateContact, mj_diagApprox, mj_makeImpedance, mj_referenceConstraint); see
+ * docs/architecture.md.
  */
 #include "sim/constraint.h"
+#include "sim/inverse_weights.h"
 #include "sim/sim.h"
 
 #include <math.h>
@@ -74,74 +77,6 @@ void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *
   }
 }
 
-/* body_invweight0: mean diagonal blocks of J·M⁻¹·Jᵀ for the body's COM Jacobian J = [jacp;
- * jacr], as MuJoCo's mj_setConst (for contact rows' regularisation). */
-static int set_body_weights(sim_model *m, sim_data *d) {
-  int nv = m->nv;
-  double *jac = calloc(12 * (size_t)nv + 1, sizeof(double));
-  if (!jac) {
-    return -1;
-  }
-  double *sol = jac + 6 * nv;
-  for (int b = 1; b < m->nbody; b++) {
-    sim_jac_point(m, d, jac, jac + 3 * nv, b, d->xipos + 3 * b);
-    double diag[6];
-    for (int r = 0; r < 6; r++) {
-      memcpy(sol + r * nv, jac + r * nv, (size_t)nv * sizeof(double));
-      sim_solve_m(m, d, sol + r * nv);
-      diag[r] = 0;
-      for (int k = 0; k < nv; k++) {
-        diag[r] += jac[r * nv + k] * sol[r * nv + k];
-      }
-    }
-    m->bodies[b].invweight0[0] = (diag[0] + diag[1] + diag[2]) / 3;
-    m->bodies[b].invweight0[1] = (diag[3] + diag[4] + diag[5]) / 3;
-  }
-  free(jac);
-  return 0;
-}
-
-/* (M⁻¹)ₖₖ and the mean of diag(M) at q = 0, where MuJoCo computes them (its qpos0 is 0 for
- * the models the MJCF writer produces). */
-static int set_inverse_weights(sim_model *m) {
-  int nefc_max = m->nefc_max;
-  m->nefc_max = 0; /* the scratch data needs no rows */
-  sim_data *d = sim_data_new(m);
-  m->nefc_max = nefc_max;
-  if (!d) {
-    return -1;
-  }
-  /* MuJoCo's qpos0: 0 for hinges and slides, the identity for a ball, the placement for a
-   * free joint */
-  memset(d->qpos, 0, (size_t)m->nq * sizeof(double));
-  for (int j = 0; j < m->njnt; j++) {
-    const sim_joint *jt = &m->joints[j];
-    const sim_body *b = &m->bodies[jt->body];
-    if (jt->type == SIM_JOINT_BALL) {
-      d->qpos[jt->qposadr] = 1;
-    } else if (jt->type == SIM_JOINT_FREE) {
-      memcpy(d->qpos + jt->qposadr, b->pos, 3 * sizeof(double));
-      memcpy(d->qpos + jt->qposadr + 3, b->quat, 4 * sizeof(double));
-    }
-  }
-  memset(d->qvel, 0, (size_t)m->nv * sizeof(double));
-  sim_kinematics(m, d);
-  sim_crba(m, d);
-  sim_factor_m(m, d);
-  double trace = 0;
-  for (int k = 0; k < m->nv; k++) {
-    trace += d->qM[k * m->nv + k];
-    memset(d->scratch, 0, (size_t)m->nv * sizeof(double));
-    d->scratch[k] = 1;
-    sim_solve_m(m, d, d->scratch);
-    m->joints[m->dof_joint[k]].invweight0 = d->scratch[k];
-  }
-  m->meaninertia = m->nv > 0 ? trace / m->nv : 1.0;
-  int rc = set_body_weights(m, d);
-  sim_data_free(d);
-  return rc;
-}
-
 /* MuJoCo's weld bodies: a body on a fixed joint moves with its parent (the contact filter) */
 static void set_welds(sim_model *m) {
   m->bodies[0].weld = 0;
@@ -169,15 +104,19 @@ int sim_constraint_setconst(sim_model *m) {
     }
   }
   m->nefc_max += 4 * m->max_contacts; /* condim 3, pyramidal: four edges per contact */
-  return set_inverse_weights(m);
+  return sim__inverse_weights(m);
 }
 
 /* --- impedance and reference ---------------------------------------------------------------- */
 
-/* solref safety and solimp clamps as MuJoCo applies them before use */
+/* solref and solimp as MuJoCo uses them (getsolparam): a solref mixing its two forms is
+ * replaced by the default, a time constant is at least two steps, and solimp is clamped */
 static void sanitize(double ref[SIM_NREF], double imp[SIM_NIMP], const double *solref,
                      const double *solimp, double timestep) {
   ref[0] = solref[0], ref[1] = solref[1];
+  if ((ref[0] > 0) != (ref[1] > 0)) {
+    ref[0] = 0.02, ref[1] = 1;
+  }
   if (ref[0] > 0) { /* a time constant below two steps cannot be integrated: impose 2h */
     ref[0] = fmax(ref[0], 2 * timestep);
   }
@@ -215,6 +154,15 @@ static double impedance(const double solimp[SIM_NIMP], double pos) {
   return dmin + y * (dmax - dmin);
 }
 
+/* the spring k and damper b of a sanitized solref: standard [timeconst, dampratio] gives
+ * k = 1/(dmax²·timeconst²·dampratio²), b = 2/(dmax·timeconst); direct [−k', −b'] gives
+ * k = k'/dmax², b = b'/dmax */
+static void spring_damper(double *k, double *b, const double ref[SIM_NREF], double dmax) {
+  *k = ref[0] > 0 ? 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1])
+                  : -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
+  *b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
+}
+
 /* R, D and aref of row i from its solref/solimp, violation and velocity J·v */
 static void row_impedance(const sim_model *m, sim_data *d, int i, const double *solref,
                           const double *solimp, double invweight, double vel, int friction) {
@@ -223,18 +171,23 @@ static void row_impedance(const sim_model *m, sim_data *d, int i, const double *
   double pos = d->efc_pos[i], I = impedance(imp, pos), dmax = imp[1], k, b;
   d->efc_R[i] = fmax(CNSTR_MINVAL, (1 - I) * invweight / I);
   d->efc_D[i] = 1 / d->efc_R[i];
-  if (friction) {
-    k = 0;
-  } else if (ref[0] > 0) { /* k = 1/(dmax²·timeconst²·dampratio²) */
-    k = 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1]);
-  } else { /* direct: k = −solref[0]/dmax² */
-    k = -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
-  }
-  b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
+  spring_damper(&k, &b, ref, dmax);
+  k = friction ? 0 : k;
   d->efc_aref[i] = -b * vel - k * I * pos;
 }
 
 /* --- rows ----------------------------------------------------------------------------------- */
+
+/* the fields every new row i starts with (its Jacobian and its nonzeros are the caller's) */
+static void row_header(sim_data *d, int i, int nnz, double pos, sim_constraint_type type, int id) {
+  d->efc_nnz[i] = nnz;
+  d->efc_pos[i] = pos;
+  d->efc_type[i] = type;
+  d->efc_id[i] = id;
+  d->efc_frictionloss[i] = 0;
+  d->efc_force[i] = 0;
+  d->efc_state[i] = SIM_CSTATE_SATISFIED;
+}
 
 /* a row J = sign·e_dof; returns its index */
 static int add_row(const sim_model *m, sim_data *d, int dof, double sign, double pos,
@@ -246,13 +199,7 @@ static int add_row(const sim_model *m, sim_data *d, int dof, double sign, double
   /* its one nonzero: the products visit only the dofs a row lists (contact rows list their
    * bodies' chains), in ascending order, so every sum is the dense one bit for bit */
   d->efc_ind[(size_t)i * m->nv] = dof;
-  d->efc_nnz[i] = 1;
-  d->efc_pos[i] = pos;
-  d->efc_type[i] = type;
-  d->efc_id[i] = joint;
-  d->efc_frictionloss[i] = 0;
-  d->efc_force[i] = 0;
-  d->efc_state[i] = SIM_CSTATE_SATISFIED;
+  row_header(d, i, 1, pos, type, joint);
   return i;
 }
 
@@ -360,48 +307,88 @@ static void contact_jacobian(const sim_model *m, sim_data *d, int c, int b1, int
   }
 }
 
-/* four rows per contact, the edges n ± μ·t₁ and n ± μ·t₂ of the friction pyramid, sharing
- * R = 2μ²·(1 − imp)/imp·(1 + μ²)·(invweight0₁ + invweight0₂) (MuJoCo's pyramidal R) */
+/* The rows of contact c by its condim and the model's cone (MuJoCo's mj_instantiateContact,
+ * mj_diagApprox, mj_makeImpedance): with tran = invweight0₁ + invweight0₂ (translation) and
+ * R₀ = (1 − imp)/imp times the row's diagonal estimate,
+ *  - condim 1: one row along the normal, R = R₀(tran);
+ *  - pyramidal: four edges n ± μ·t₁, n ± μ·t₂ sharing R = 2·μ_r²·R₀(tran + μ²·tran), where
+ *    μ_r = μ·√(1/impratio) is the cone's friction on the regularised forces;
+ *  - elliptic: the normal and the two tangent rows, R = R₀(tran) for the normal and
+ *    R₀/impratio for the tangents; only the normal row has a spring (the tangents' aref is
+ *    −b·J·v).
+ * The edges' order is n + μt₁, n − μt₁, n + μt₂, n − μt₂. */
+typedef struct contact_rows {
+  const double *jn;   /* the normal and tangent Jacobian rows (3 rows of nv) */
+  const int *dofs;    /* the dofs they touch, ascending */
+  int n;
+  double dist, I, k, b; /* violation, impedance, spring and damper */
+} contact_rows;
+
+/* a row J = a (+ scale·b when b is given), zero outside the contact's dofs; returns its index */
+static int contact_row(const sim_model *m, sim_data *d, const contact_rows *cr, const double *a,
+                       const double *b, double scale, int c, sim_constraint_type type, double pos,
+                       double R, double spring) {
+  int nv = m->nv, i = d->nefc++;
+  double *J = d->efc_J + (size_t)i * nv, vel = 0;
+  int *ind = d->efc_ind + (size_t)i * nv;
+  memset(J, 0, (size_t)nv * sizeof(double));
+  for (int t = 0; t < cr->n; t++) {
+    const int q = cr->dofs[t];
+    J[q] = b ? a[q] + b[q] * scale : a[q];
+    vel += J[q] * d->qvel[q];
+    ind[t] = q;
+  }
+  row_header(d, i, cr->n, pos, type, c);
+  d->efc_R[i] = R;
+  d->efc_D[i] = 1 / R;
+  d->efc_aref[i] = -cr->b * vel - spring * cr->I * pos;
+  return i;
+}
+
 static void make_contact(const sim_model *m, sim_data *d, int c) {
   int nv = m->nv;
   const sim_geom *g1 = &m->geoms[d->con_geom[2 * c]], *g2 = &m->geoms[d->con_geom[2 * c + 1]];
   double mu, solref[SIM_NREF], solimp[SIM_NIMP], ref[SIM_NREF], imp[SIM_NIMP];
   contact_params(&mu, solref, solimp, g1, g2);
   sanitize(ref, imp, solref, solimp, m->opt.timestep);
-  /* the first row's index list holds the chain dofs, which all four rows share */
+  /* the first row's index list holds the chain dofs, which every row of the contact shares */
   int *dofs = d->efc_ind + (size_t)d->nefc * nv;
   const int n = contact_dofs(m, g1->body, g2->body, dofs);
   contact_jacobian(m, d, c, g1->body, g2->body, dofs, n);
-  const double *jn = d->con_jac + 6 * nv, dist = d->con_dist[c];
-  double I = impedance(imp, dist), dmax = imp[1];
-  double tran = m->bodies[g1->body].invweight0[0] + m->bodies[g2->body].invweight0[0];
-  double R0 = fmax(CNSTR_MINVAL, (1 - I) * (tran + mu * mu * tran) / I);
-  double R = 2 * mu * mu * R0;
-  double k = ref[0] > 0 ? 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1])
-                        : -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
-  double b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
+  contact_rows cr = {.jn = d->con_jac + 6 * nv, .dofs = dofs, .n = n, .dist = d->con_dist[c]};
+  cr.I = impedance(imp, cr.dist);
+  const double dmax = imp[1];
+  spring_damper(&cr.k, &cr.b, ref, dmax);
+  const double tran = m->bodies[g1->body].invweight0[0] + m->bodies[g2->body].invweight0[0];
+  const int dim = g1->condim > g2->condim ? g1->condim : g2->condim;
+  d->con_dim[c] = dim > 1 ? 3 : 1;
+  d->con_friction[c] = mu;
+  d->con_efc[c] = d->nefc;
+  if (dim <= 1) {
+    d->con_mu[c] = 0;
+    const double R = fmax(CNSTR_MINVAL, (1 - cr.I) * tran / cr.I);
+    contact_row(m, d, &cr, cr.jn, NULL, 0, c, SIM_CNSTR_CONTACT_FRICTIONLESS, cr.dist, R, cr.k);
+    return;
+  }
+  const double *jt1 = cr.jn + nv, *jt2 = cr.jn + 2 * nv;
+  if (m->opt.cone == SIM_CONE_ELLIPTIC) {
+    const double R0 = fmax(CNSTR_MINVAL, (1 - cr.I) * tran / cr.I);
+    const double R1 = R0 / fmax(CNSTR_MINVAL, m->opt.impratio);
+    const double R2 = R1 * mu * mu / (mu * mu); /* R₂μ₂² = R₁μ₁² with μ₂ = μ₁ */
+    d->con_mu[c] = mu * sqrt(R1 / R0);
+    contact_row(m, d, &cr, cr.jn, NULL, 0, c, SIM_CNSTR_CONTACT_ELLIPTIC, cr.dist, R0, cr.k);
+    contact_row(m, d, &cr, jt1, NULL, 0, c, SIM_CNSTR_CONTACT_ELLIPTIC, 0, R1, 0);
+    contact_row(m, d, &cr, jt2, NULL, 0, c, SIM_CNSTR_CONTACT_ELLIPTIC, 0, R2, 0);
+    return;
+  }
+  const double R0 = fmax(CNSTR_MINVAL, (1 - cr.I) * (tran + mu * mu * tran) / cr.I);
+  const double R1 = R0 / fmax(CNSTR_MINVAL, m->opt.impratio);
+  const double mu_r = mu * sqrt(R1 / R0);
+  const double R = 2 * mu_r * mu_r * R0;
+  d->con_mu[c] = mu_r;
   for (int e = 0; e < 4; e++) {
-    const double *jt = jn + (1 + e / 2) * nv, scale = e % 2 ? -mu : mu;
-    int i = d->nefc++;
-    double *J = d->efc_J + (size_t)i * nv, vel = 0;
-    int *ind = d->efc_ind + (size_t)i * nv;
-    memset(J, 0, (size_t)nv * sizeof(double));
-    for (int t = 0; t < n; t++) {
-      const int q = dofs[t];
-      J[q] = jn[q] + jt[q] * scale;
-      vel += J[q] * d->qvel[q];
-      ind[t] = q;
-    }
-    d->efc_nnz[i] = n;
-    d->efc_pos[i] = dist;
-    d->efc_type[i] = SIM_CNSTR_CONTACT_PYRAMIDAL;
-    d->efc_id[i] = c;
-    d->efc_frictionloss[i] = 0;
-    d->efc_force[i] = 0;
-    d->efc_state[i] = SIM_CSTATE_SATISFIED;
-    d->efc_R[i] = R;
-    d->efc_D[i] = 1 / R;
-    d->efc_aref[i] = -b * vel - k * I * dist;
+    contact_row(m, d, &cr, cr.jn, cr.jn + (1 + e / 2) * nv, e % 2 ? -mu : mu, c,
+                SIM_CNSTR_CONTACT_PYRAMIDAL, cr.dist, R, cr.k);
   }
 }
 
@@ -417,22 +404,34 @@ void sim_constraint_make(const sim_model *m, sim_data *d) {
   }
 }
 
-/* The four edges of contact c are its rows after the friction and limit rows, in the order
- * made above: n + μt₁, n − μt₁, n + μt₂, n − μt₂. Each edge's force pushes along the normal with
- * its whole size and along its tangent with μ times it. */
+/* The rows of contact c start at con_efc[c]. A pyramid's edges n + μt₁, n − μt₁, n + μt₂,
+ * n − μt₂ each push along the normal with their whole size and along their tangent with μ times
+ * it; an elliptic contact's rows are the force itself; a frictionless one has its normal only. */
 void sim_contact_force(const sim_model *m, const sim_data *d, int c, double out[3]) {
+  (void)m;
   out[0] = out[1] = out[2] = 0;
-  const int row = d->nefc - 4 * (d->ncon - c);
-  if (c < 0 || c >= d->ncon || row < d->nf) {
+  if (c < 0 || c >= d->ncon) {
+    return;
+  }
+  const int row = d->con_efc[c];
+  if (row < d->nf || row >= d->nefc) {
     return;
   }
   const double *f = d->efc_force + row;
-  double mu, solref[SIM_NREF], solimp[SIM_NIMP];
-  contact_params(&mu, solref, solimp, &m->geoms[d->con_geom[2 * c]],
-                 &m->geoms[d->con_geom[2 * c + 1]]);
-  out[0] = f[0] + f[1] + f[2] + f[3];
-  out[1] = mu * (f[0] - f[1]);
-  out[2] = mu * (f[2] - f[3]);
+  switch (d->efc_type[row]) {
+  case SIM_CNSTR_CONTACT_FRICTIONLESS:
+    out[0] = f[0];
+    break;
+  case SIM_CNSTR_CONTACT_ELLIPTIC:
+    out[0] = f[0], out[1] = f[1], out[2] = f[2];
+    break;
+  default: {
+    const double mu = d->con_friction[c];
+    out[0] = f[0] + f[1] + f[2] + f[3];
+    out[1] = mu * (f[0] - f[1]);
+    out[2] = mu * (f[2] - f[3]);
+  }
+  }
 }
 
 /* --- for sim/deriv (constraint.h): the rows' parameters exactly as the rows above use them -- */

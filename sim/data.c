@@ -1,7 +1,6 @@
 /* sim/data.c: one allocation for all mutable arrays, laid out from SIM_STATE_ARRAYS and
- * SIM_WORK_ARRAYS. */
+ * SIM_WORK_ARRAYS. The initial state in it: reset.c. */
 #include "sim/data.h"
-#include "sim/sim.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +15,7 @@
   d->name = next_int;                                                                          \
   next_int += (size_t)m->rows * (size_t)(cols);
 
-sim_data *sim_data_new(const sim_model *m) {
+sim_data *sim__data_alloc(const sim_model *m) {
   size_t total = 0;
   SIM_STATE_ARRAYS(SIM_X_SIZE)
   SIM_WORK_ARRAYS(SIM_X_SIZE)
@@ -39,7 +38,6 @@ sim_data *sim_data_new(const sim_model *m) {
   SIM_WORK_ARRAYS(SIM_X_ASSIGN)
   int *next_int = (int *)(buffer + ndouble);
   SIM_INT_ARRAYS(SIM_X_INT_ASSIGN)
-  sim_data_reset(m, d);
   return d;
 }
 
@@ -49,15 +47,4 @@ void sim_data_free(sim_data *d) {
   }
   free(d->buffer);
   free(d);
-}
-
-void sim_data_reset(const sim_model *m, sim_data *d) {
-  memset(d->buffer, 0, d->nbuffer);
-  memcpy(d->qpos, m->qpos0, (size_t)m->nq * sizeof(double));
-  d->time = 0;
-  d->nstep = 0;
-  d->midpoint_residual = 0;
-  d->nefc = d->nf = 0;
-  memset(&d->solver, 0, sizeof d->solver);
-  sim_forward(m, d);
 }

@@ -1,8 +1,8 @@
 /* sim/data.h: every mutable value of a simulation, in one allocation.
  *
- * sim_data_new() sizes and allocates all arrays from the model once; no function of sim/
- * allocates after that. Arrays are declared once in SIM_STATE_ARRAYS and SIM_WORK_ARRAYS, which
- * generate the struct fields, the layout and the snapshot copy. Ownership: sim_data_new()
+ * sim_data_new() (sim.h) sizes and allocates all arrays from the model once; no function of
+ * sim/ allocates after that. Arrays are declared once in SIM_STATE_ARRAYS and SIM_WORK_ARRAYS,
+ * which generate the struct fields, the layout and the snapshot copy. Ownership: sim_data_new()
  * allocates, sim_data_free() releases (and accepts NULL).
  *
  * Frames: x* arrays are world positions and orientations. c* arrays are spatial quantities in
@@ -15,11 +15,17 @@
 
 #include "sim/model.h"
 
+/* Newton's Hessian is nv × nv, kept only by a model that can have constraint rows */
+#define SIM_DATA_NH(m) ((m)->nefc_max > 0 ? (m)->nv : 0)
+
 /* The state that defines a simulation: stepping from equal state gives equal bits. */
 #define SIM_STATE_ARRAYS(X)                                                    \
   X(qpos, nq, 1)          /* joint positions, rad or m */                      \
   X(qvel, nv, 1)          /* joint velocities */                               \
   X(qfrc_applied, nv, 1)  /* generalized forces applied by the user, N·m or N */   \
+  X(xfrc_applied, nbody, 6) /* Cartesian force (N) and torque (N·m) on each body, world axes, \
+                               the force acting at the body's centre of mass: [f; τ] as   \
+                               MuJoCo's xfrc_applied (sim_passive maps it onto the dofs) */ \
   X(ctrl, nu, 1)          /* actuator commands (meaning per actuator type) */   \
   X(act, na, 1)           /* actuator internal state: DC motor current, A */          \
   X(qacc_warmstart, nv, 1) /* the constraint solver's last solution: next warm start */
@@ -27,7 +33,7 @@
 /* Everything derived from the state (recomputed by sim_forward) and scratch space. */
 #define SIM_WORK_ARRAYS(X)                                                     \
   X(qacc, nv, 1)          /* joint accelerations from the last sim_forward */  \
-  X(qfrc_passive, nv, 1)  /* spring and damping forces */                      \
+  X(qfrc_passive, nv, 1)  /* springs, dampers and the bodies' xfrc_applied */   \
   X(qfrc_actuator, nv, 1) /* generalized forces of all actuators */            \
   X(actuator_force, nu, 1) /* each actuator's force at its joint, N·m or N */  \
   X(actuator_current, nu, 1) /* DC motor current (0 for others), A */          \
@@ -72,18 +78,25 @@
   X(efc_jar, nefc_max, 1) /* J·a − aref at the solver's current a */            \
   X(efc_Jv, nefc_max, 1)  /* J·search */                                        \
   X(efc_force, nefc_max, 1) /* constraint force per row, N·m or N */            \
+  X(efc_quad, nefc_max, 3) /* line search: each row's cost along the search as a quadratic */ \
   X(sol_Mdelta, nv, 1)    /* M·(a − a0) */                                      \
   X(sol_Mv, nv, 1)        /* M·search */                                        \
   X(sol_grad, nv, 1)      /* gradient of the cost */                            \
-  X(sol_Mgrad, nv, 1)     /* M⁻¹·gradient (the preconditioned gradient) */      \
+  X(sol_Mgrad, nv, 1)     /* the preconditioned gradient: M⁻¹ (CG) or H⁻¹ (Newton) times it */ \
   X(sol_gradold, nv, 1)                                                        \
   X(sol_Mgradold, nv, 1)                                                       \
-  X(sol_search, nv, 1)    /* CG search direction */                             \
+  X(sol_search, nv, 1)    /* search direction */                                \
+  X(sol_H, nv, SIM_DATA_NH(m)) /* Newton: Cholesky factor of M + JᵀDJ (lower, row-major) */ \
+  X(sol_Hcone, nv, SIM_DATA_NH(m)) /* ... with the elliptic cones' Hessians added */ \
+  X(sol_LTJ, nv, 3)       /* Newton: one contact's cone rows, Lᵀ·J */            \
   X(geom_xpos, ngeom, 3)  /* geom centre, world */                              \
   X(geom_xmat, ngeom, 9)  /* geom orientation, world, row-major */              \
   X(con_dist, max_contacts, 1) /* contacts (collision.c): signed distance */    \
   X(con_pos, max_contacts, 3)  /* midpoint between the surfaces, world */       \
   X(con_frame, max_contacts, 9) /* normal (geom 1 → geom 2), tangent 1, tangent 2 */ \
+  X(con_friction, max_contacts, 1) /* sliding friction μ of the pair */            \
+  X(con_mu, max_contacts, 1)   /* the cone's μ on the regularised forces, μ/√impratio */ \
+  X(con_H, max_contacts, 9)    /* an elliptic contact's cone Hessian (dim × dim) */ \
   X(con_jac, nv, 9)       /* contact Jacobians: body 1, body 2, in the contact frame */
 
 /* Integer arrays, laid out after the doubles in the same allocation. */
@@ -94,13 +107,20 @@
   X(efc_nnz, nefc_max, 1)   /* nonzeros of each Jacobian row */                 \
   X(efc_ind, nefc_max, m->nv) /* their dof indices: the products skip the zeros */ \
   X(con_geom, max_contacts, 2) /* the two geoms of each contact (plane first) */    \
+  X(con_dim, max_contacts, 1)  /* its condim: 1 (frictionless) or 3 */             \
+  X(con_efc, max_contacts, 1)  /* its first constraint row */                      \
+  X(efc_oldstate, nefc_max, 1) /* Newton: the states before the last step */       \
+  X(sol_Hfirst, nv, 1)      /* Newton: first column of each row of the Hessian's profile */ \
   X(geom_sweep, ngeom, 1)   /* round geoms by the low x of their bounding spheres (broad phase) */
 
-/* Constraint rows: friction rows come first (box-constrained), then one-sided limits. */
+/* Constraint rows: friction rows come first (box-constrained), then one-sided limits, then the
+ * contacts' rows (each contact's consecutive, from con_efc). */
 typedef enum sim_constraint_type {
   SIM_CNSTR_FRICTION_DOF = 0, /* Coulomb friction of a joint, |force| <= frictionloss */
   SIM_CNSTR_LIMIT_JOINT = 1,  /* a joint at or past a limit, force >= 0 */
   SIM_CNSTR_CONTACT_PYRAMIDAL = 2, /* one edge of a contact's friction pyramid, force >= 0 */
+  SIM_CNSTR_CONTACT_FRICTIONLESS = 3, /* a condim-1 contact's normal, force >= 0 */
+  SIM_CNSTR_CONTACT_ELLIPTIC = 4, /* an elliptic contact's normal, tangent 1, tangent 2 rows */
 } sim_constraint_type;
 
 typedef enum sim_constraint_state {
@@ -108,14 +128,16 @@ typedef enum sim_constraint_state {
   SIM_CSTATE_QUADRATIC = 1, /* force −D·jar (the soft spring-damper) */
   SIM_CSTATE_LINEARNEG = 2, /* friction at its bound, force +frictionloss */
   SIM_CSTATE_LINEARPOS = 3, /* friction at its bound, force −frictionloss */
+  SIM_CSTATE_CONE = 4,      /* an elliptic contact on its cone's surface (all its rows) */
 } sim_constraint_state;
 
 /* What the constraint solver did in the last evaluation (plain data for status lines). */
 typedef struct sim_solver_stats {
-  int nefc;           /* constraint rows instantiated (active limits, friction rows) */
-  int ncon;           /* contacts (4 pyramid rows each) */
-  int nactive;        /* rows carrying force (not satisfied) at the solution */
-  int iterations;     /* CG iterations run */
+  int nefc;           /* constraint rows instantiated (active limits, friction rows, contacts) */
+  int ncon;           /* contacts (4 pyramid rows, 3 elliptic or 1 frictionless each) */
+  int nactive;        /* rows carrying force (not satisfied) at the solution: friction rows
+                         at their bound included */
+  int iterations;     /* solver iterations run (CG or Newton) */
   int warmstart;      /* 1: started from the previous solution, 0: from a0 */
   double cost;        /* final cost ½δᵀMδ + Σ row costs, δ = a − a0 */
   double improvement; /* last scaled cost decrease */
@@ -142,13 +164,12 @@ typedef struct sim_data {
   size_t nbuffer;               /* its size in bytes */
 } sim_data;
 
-/* Allocates data for m and resets it. Returns NULL when out of memory. */
-sim_data *sim_data_new(const sim_model *m);
+/* Allocates the arrays of data for m, every value 0; NULL when out of memory. Internal to sim/:
+ * sim_data_new (sim.h, reset.c) gives the initial state with its derived values, and the
+ * loader's constants (constraint.c) a scratch data. */
+sim_data *sim__data_alloc(const sim_model *m);
 
 /* Releases data; accepts NULL. */
 void sim_data_free(sim_data *d);
-
-/* Sets time 0, qpos = qpos0, qvel = 0, applied forces 0, and recomputes derived values. */
-void sim_data_reset(const sim_model *m, sim_data *d);
 
 #endif

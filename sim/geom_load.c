@@ -1,7 +1,6 @@
 /* sim/geom_load.c: the collision geometry of a robot description: "geoms" (meshes through
  * their convex hulls, sim/mesh.c), "max_contacts" and the "exclude" filter (docs/robot-format.md). */
-#include "sim/model_load.h"
-#include "sim/collision.h"
+#include "sim/load_internal.h"
 #include "sim/mesh.h"
 #include "sim/spatial.h"
 
@@ -154,11 +153,12 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
                       const sim_model *m, sim_geom *g) {
   static const char *const keys[] = {"name",   "body",   "type",    "pos",         "quat",
                                      "size",   "friction", "solref", "solimp",     "contype",
-                                     "conaffinity", "comment", "file", "scale", NULL};
+                                     "conaffinity", "condim", "comment", "file", "scale", NULL};
   char body[SIM_NAME_MAX] = "", p[SIM_JSON_PATH_MAX];
   const double identity[4] = {1, 0, 0, 0}, friction[3] = {1, 0.005, 0.0001};
   memcpy(g->quat, identity, sizeof identity);
   memcpy(g->friction, friction, sizeof friction);
+  g->condim = 3;
   if (sim_json_expect_object(L, obj, path) || sim_json_check_keys(L, obj, path, keys) ||
       sim_json_read_name(L, obj, path, "name", g->name, 1) ||
       sim_json_read_name(L, obj, path, "body", body, 1) || parse_geom_type(L, obj, path, g) ||
@@ -172,8 +172,14 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
       sim_json_read_solref(L, obj, path, "solref", g->solref) ||
       sim_json_read_solimp(L, obj, path, "solimp", g->solimp) ||
       read_mask(L, obj, path, "contype", &g->contype) ||
-      read_mask(L, obj, path, "conaffinity", &g->conaffinity)) {
+      read_mask(L, obj, path, "conaffinity", &g->conaffinity) ||
+      sim_json_read_int(L, obj, path, "condim", 1, 6, &g->condim)) {
     return -1;
+  }
+  if (g->condim != 1 && g->condim != 3) {
+    sim_json_path_join(p, path, "condim");
+    return sim_json_fail(L, p, "expected 1 (frictionless) or 3 (sliding friction); condim %d "
+                         "(torsional or rolling friction) is not modelled", g->condim);
   }
   g->body = sim_model_body(m, body);
   sim_json_path_join(p, path, "body");
@@ -272,23 +278,5 @@ int sim_excludes_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
     m->exclude[2 * i + 1] = x < y ? y : x;
   }
   qsort(m->exclude, (size_t)m->nexclude, 2 * sizeof *m->exclude, cmp_pair);
-  return 0;
-}
-
-/* Box–box contacts are not detected: a model where two boxes could touch is refused rather than
- * let them pass through each other silently. */
-int sim_box_pairs_check(const sim_json_ctx *L, const sim_model *m) {
-  for (int i = 0; i < m->ngeom; i++) {
-    for (int j = i + 1; j < m->ngeom && m->geoms[i].type == SIM_GEOM_BOX; j++) {
-      if (m->geoms[j].type == SIM_GEOM_BOX && !sim_collision_filtered(m, i, j)) {
-        char p[SIM_JSON_PATH_MAX];
-        sim_json_path_index(p, "geoms", j);
-        return sim_json_fail(L, p, "box \"%s\" may touch box \"%s\" (geoms[%d]), but box–box "
-                             "contacts are not supported yet: list their bodies in \"exclude\" "
-                             "or give them disjoint contype/conaffinity",
-                             m->geoms[j].name, m->geoms[i].name, i);
-      }
-    }
-  }
   return 0;
 }

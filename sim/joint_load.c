@@ -1,6 +1,6 @@
 /* sim/joint_load.c: the joints of a body in a robot description: one "joint" or a list of
  * "joints", their types, axes, anchors, springs, limits and friction (docs/robot-format.md). */
-#include "sim/model_load.h"
+#include "sim/load_internal.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

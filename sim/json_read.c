@@ -1,13 +1,13 @@
 /* sim/json_read.c: validated reading of JSON configuration; see json_read.h. */
 #include "sim/json_read.h"
 
-#include <errno.h>
+#include "sim/file_read.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 int sim_json_fail(const sim_json_ctx *L, const char *path, const char *fmt, ...) {
   if (L->err && L->err_sz > 0) {
@@ -232,82 +232,6 @@ static struct {
   size_t size;
 } pinned;
 
-/* standard input named on purpose: "-", /dev/stdin, or a shell's process substitution /dev/fd/N */
-int sim_json_is_stdin_name(const char *path) {
-  return strcmp(path, "-") == 0 || strcmp(path, "/dev/stdin") == 0 ||
-         strncmp(path, "/dev/fd/", 8) == 0;
-}
-
-static const char *file_kind(mode_t mode) {
-  return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a named pipe"
-       : S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device"
-       : S_ISSOCK(mode) ? "a socket" : "not a regular file";
-}
-
-/* Regular files of at most SIM_JSON_FILE_MAX bytes; anything else only when named as standard
- * input, so that /dev/zero or a FIFO without a writer cannot exhaust memory or block. */
-static FILE *open_checked(const char *path, char *err, size_t err_sz) {
-  if (strcmp(path, "-") == 0) {
-    return stdin;
-  }
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    snprintf(err, err_sz, "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
-  if (!S_ISREG(st.st_mode) && (!sim_json_is_stdin_name(path) || S_ISDIR(st.st_mode))) {
-    snprintf(err, err_sz, "%s: is %s, not a regular file (standard input is read when named -)",
-             path, file_kind(st.st_mode));
-    return NULL;
-  }
-  if (S_ISREG(st.st_mode) && st.st_size > SIM_JSON_FILE_MAX) {
-    snprintf(err, err_sz, "%s: %lld bytes, more than the limit of %d bytes", path,
-             (long long)st.st_size, SIM_JSON_FILE_MAX);
-    return NULL;
-  }
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(err, err_sz, "%s: cannot open: %s", path, strerror(errno));
-  }
-  return f;
-}
-
-/* Reads at most SIM_JSON_FILE_MAX bytes (one more tells that the file is longer). */
-static char *read_all(FILE *f, const char *path, size_t *size_out, char *err, size_t err_sz) {
-  char *text = NULL;
-  size_t size = 0, cap = 0;
-  for (;;) {
-    if (size + 4096 + 1 > cap) {
-      cap = 2 * cap + 8192;
-      char *grown = realloc(text, cap);
-      if (!grown) {
-        free(text);
-        snprintf(err, err_sz, "%s: out of memory", path);
-        return NULL;
-      }
-      text = grown;
-    }
-    size_t got = fread(text + size, 1, 4096, f);
-    size += got;
-    if (size > SIM_JSON_FILE_MAX) {
-      free(text);
-      snprintf(err, err_sz, "%s: more than the limit of %d bytes", path, SIM_JSON_FILE_MAX);
-      return NULL;
-    }
-    if (got < 4096) {
-      break;
-    }
-  }
-  if (ferror(f)) {
-    free(text);
-    snprintf(err, err_sz, "%s: read error: %s", path, strerror(errno));
-    return NULL;
-  }
-  text[size] = '\0';
-  *size_out = size;
-  return text;
-}
-
 char *sim_json_read_file(const char *path, char *err, size_t err_sz) {
   if (pinned.path && strcmp(path, pinned.path) == 0) {
     char *copy = malloc(pinned.size + 1);
@@ -318,15 +242,8 @@ char *sim_json_read_file(const char *path, char *err, size_t err_sz) {
     memcpy(copy, pinned.text, pinned.size + 1);
     return copy;
   }
-  FILE *f = open_checked(path, err, err_sz);
-  if (!f) {
-    return NULL;
-  }
   size_t size = 0;
-  char *text = read_all(f, path, &size, err, err_sz);
-  if (f != stdin) {
-    fclose(f);
-  }
+  char *text = sim_file_read(path, SIM_FILE_STDIN, SIM_JSON_FILE_MAX, &size, err, err_sz);
   const size_t len = text ? strlen(text) : 0;
   if (text && len != size) {
     free(text);
@@ -473,37 +390,21 @@ cJSON *sim_json_parse_file(const char *path, char *err, size_t err_sz) {
 static const double default_solref[SIM_NREF] = {0.02, 1};
 static const double default_solimp[SIM_NIMP] = {0.9, 0.95, 0.001, 0.5, 2};
 
-/* solref: [timeconst > 0, dampratio > 0] or direct [-stiffness <= 0, -damping <= 0] */
+/* solref: [timeconst, dampratio] (both > 0) or direct [-stiffness, -damping] (both <= 0). Any
+ * two finite numbers are taken, as MuJoCo takes them: a pair mixing the two forms is replaced by
+ * the default [0.02, 1] where it is used (a contact mixes its two geoms' first), in
+ * sim/constraint.c, as MuJoCo does. */
 int sim_json_read_solref(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
                        double ref[SIM_NREF]) {
-  char p[SIM_JSON_PATH_MAX];
   memcpy(ref, default_solref, sizeof default_solref);
-  if (sim_json_read_vector(L, obj, path, key, ref, SIM_NREF, 0)) {
-    return -1;
-  }
-  if ((ref[0] > 0) != (ref[1] > 0)) {
-    sim_json_path_join(p, path, key);
-    return sim_json_fail(L, p, "expected [timeconst > 0, dampratio > 0] or [-stiffness <= 0, "
-                         "-damping <= 0], not a mix (got [%g, %g])", ref[0], ref[1]);
-  }
-  return 0;
+  return sim_json_read_vector(L, obj, path, key, ref, SIM_NREF, 0);
 }
 
-/* solimp: [dmin, dmax, width, midpoint, power], dmin, dmax and midpoint in [0, 1] (the
- * constraint stage clamps them to [0.0001, 0.9999] as MuJoCo does, which accepts the ends: its
- * own humanoid.xml writes dmin 0), width >= 0, power >= 1 */
+/* solimp: [dmin, dmax, width, midpoint, power], any five finite numbers as MuJoCo takes them:
+ * where they are used (after a contact mixes its two geoms'), dmin, dmax and midpoint are
+ * clamped to [0.0001, 0.9999], width to >= 0 and power to >= 1 (sim/constraint.c) */
 int sim_json_read_solimp(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
                        double imp[SIM_NIMP]) {
-  char p[SIM_JSON_PATH_MAX];
   memcpy(imp, default_solimp, sizeof default_solimp);
-  if (sim_json_read_vector(L, obj, path, key, imp, SIM_NIMP, 0)) {
-    return -1;
-  }
-  if (!(imp[0] >= 0 && imp[0] <= 1 && imp[1] >= 0 && imp[1] <= 1 && imp[2] >= 0 &&
-        imp[3] >= 0 && imp[3] <= 1 && imp[4] >= 1)) {
-    sim_json_path_join(p, path, key);
-    return sim_json_fail(L, p, "expected [dmin, dmax, width, midpoint, power] with dmin, dmax "
-                         "and midpoint in [0, 1], width >= 0, power >= 1");
-  }
-  return 0;
+  return sim_json_read_vector(L, obj, path, key, imp, SIM_NIMP, 0);
 }

@@ -1,5 +1,6 @@
 /* sim/mesh.c: STL files read, their convex hulls built (see mesh.h). */
 #include "sim/mesh.h"
+#include "sim/file_read.h"
 
 #include "sim/model.h"
 
@@ -562,9 +563,8 @@ int sim_hull_faces(int **tri, int *ntri, const double *vert, int nvert, char *er
 int sim_hull_from_stl(sim_hull *h, const char *path, const double scale[3], char *err,
                       size_t err_sz) {
   memset(h, 0, sizeof *h);
-  FILE *f = fopen(path, "rb");
+  FILE *f = sim_file_open(path, 0, 0, err, err_sz);
   if (!f) {
-    snprintf(err, err_sz, "%s: cannot open: %s", path, strerror(errno));
     return -1;
   }
   unsigned char *data = NULL;

@@ -1,7 +1,8 @@
 /* sim/model.h: the immutable description of a robot (a kinematic tree of rigid bodies).
  *
  * A model is built once by the loader and never changes while data made from it is stepped,
- * except for `opt` (timestep, integrator, iterations), which a caller may change between steps.
+ * except for `opt` (timestep, integrator, the solver's settings) and a geom's `condim`, which a
+ * caller may change between steps.
  * Ownership: sim_model_load_*() allocates, sim_model_free() releases.
  *
  * Conventions (used everywhere in sim/):
@@ -47,14 +48,38 @@ typedef enum sim_integrator {
 
 #define SIM_NAME_MAX 64
 
+/* What one robot file may describe (docs/robot-format.md, "Limits"), whatever its format: at
+ * most this many bodies besides the world, and a tree whose load-time constants (each dof's
+ * solve along its path to the root, sim/inverse_weights.c) cost at most SIM_TREE_WORK_MAX: the
+ * sum over dofs of the number of dofs from it to the root, squared. A chain of about 1 060 dofs,
+ * or 10 000 bodies 200 dofs deep, reaches it; wide trees never do. */
+#define SIM_BODIES_MAX 10000
+#define SIM_TREE_WORK_MAX 4e8
+
+/* The constraint solver (solver.c): both minimize the same cost, MuJoCo's primal problem. */
+typedef enum sim_solver_type {
+  SIM_SOLVER_CG = 0,     /* conjugate gradient preconditioned by M (MuJoCo's mjSOL_CG) */
+  SIM_SOLVER_NEWTON = 1, /* Newton steps on the Hessian M + JᵀDJ (MuJoCo's mjSOL_NEWTON) */
+} sim_solver_type;
+
+/* The friction cone of contacts with friction (condim 3). */
+typedef enum sim_cone {
+  SIM_CONE_PYRAMIDAL = 0, /* four rows per contact, the edges n ± μ·t (MuJoCo's default) */
+  SIM_CONE_ELLIPTIC = 1,  /* three rows per contact, |tangent force| <= μ·normal force */
+} sim_cone;
+
 typedef struct sim_option {
   double timestep;         /* s, > 0 */
   double gravity[3];       /* m/s², world frame */
   sim_integrator integrator;
   int midpoint_iterations; /* fixed-point iterations of the implicit midpoint rule, >= 1 */
-  int solver_iterations;   /* constraint solver (CG) iterations per evaluation, >= 1 */
+  int solver_iterations;   /* constraint solver iterations per evaluation, >= 1 */
   double solver_tolerance; /* early exit when the scaled improvement or gradient falls below
                               it (MuJoCo's opt.tolerance); 0: always run every iteration */
+  sim_solver_type solver;  /* CG or Newton */
+  sim_cone cone;           /* pyramidal or elliptic */
+  double impratio;         /* friction rows' impedance over the normal row's (MuJoCo's
+                              opt.impratio, > 0, 1 by default): R_friction = R_normal/impratio */
 } sim_option;
 
 /* MuJoCo's soft-constraint parameters (sim/constraint.c):
@@ -145,7 +170,9 @@ typedef struct sim_geom {
   double quat[4];           /* in the body frame */
   double mat[9];            /* derived: rotation of quat */
   double size[3];
-  double friction[3];       /* sliding, torsional, rolling (only sliding is used: condim 3) */
+  double friction[3];       /* sliding, torsional, rolling (only sliding is used) */
+  int condim;               /* contact dimensionality: 1 (frictionless) or 3 (sliding friction);
+                               a pair takes the larger of its two geoms' */
   double solref[SIM_NREF];  /* contact soft-constraint reference */
   double solimp[SIM_NIMP];  /* contact impedance */
   int contype;              /* contact groups (MuJoCo's bitmasks): two geoms may touch when */
@@ -194,7 +221,7 @@ typedef struct sim_actuator {
   double kp;               /* position gain, N·m/rad */
   double kd;               /* damping gain of the position servo, N·m·s/rad */
   double kv;               /* velocity gain, N·m·s/rad */
-  double force_limit;      /* output limit of the servo or DC motor at the joint, N·m or N (0: none) */
+  double force_limit;      /* output limit of a motor, servo or DC motor at the joint, N·m or N (0: none) */
 } sim_actuator;
 
 typedef struct sim_model {
@@ -222,6 +249,8 @@ typedef struct sim_model {
   int *dof_joint;        /* [nv] joint of each degree of freedom */
   int *dof_body;         /* [nv] body of each degree of freedom */
   double *qpos0;         /* [nq] initial positions from the description */
+  struct sim_name_index *names; /* [2]: bodies and joints by name, made by the loader, so that
+                                   the lookups below take constant time (NULL: they search) */
   /* derived by the loader (sim_constraint_setconst) */
   int *dof_parent;       /* [nv] dof of the nearest moving ancestor, -1 at a root: the
                             sparsity of M along the tree */
@@ -240,7 +269,8 @@ sim_model *sim_model_load_string(const char *json, const char *source, char *err
 /* Releases a model; accepts NULL. */
 void sim_model_free(sim_model *m);
 
-/* Index lookups by name; -1 when absent. */
+/* Index lookups by name; -1 when absent. Bodies and joints through the loader's name index (a
+ * caller that renames them by hand frees m->names and sets it NULL). */
 int sim_model_body(const sim_model *m, const char *name);
 int sim_model_joint(const sim_model *m, const char *name);
 int sim_model_site(const sim_model *m, const char *name);
@@ -259,5 +289,11 @@ int sim_joint_nv(sim_joint_type type);
 const char *sim_integrator_name(sim_integrator integrator);
 /* Parses "euler", "verlet", "midpoint" or "rk4"; returns -1 for anything else. */
 int sim_integrator_parse(const char *name);
+
+/* "cg" and "newton"; "pyramidal" and "elliptic". The parsers return -1 for anything else. */
+const char *sim_solver_name(sim_solver_type solver);
+int sim_solver_parse(const char *name);
+const char *sim_cone_name(sim_cone cone);
+int sim_cone_parse(const char *name);
 
 #endif

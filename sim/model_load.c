@@ -2,10 +2,12 @@
  *
  * Everything is validated before anything is built: on the first error the loader writes one
  * message naming the source, the JSON path and what was expected, and returns NULL. No partial
- * model ever escapes. Each section has its loader (sim/model_load.h); this file reads them in
+ * model ever escapes. Each section has its loader (sim/load_internal.h); this file reads them in
  * order and assembles the bodies into the model's arrays.
  */
-#include "sim/model_load.h"
+#include "sim/inverse_weights.h"
+#include "sim/load_internal.h"
+#include "sim/name_index.h"
 #include "sim/spatial.h"
 
 #include <cjson/cJSON.h>
@@ -40,6 +42,9 @@ static void assemble_joint(sim_model *m, const raw_body *src, int k, int index, 
   *j = src->joints[k];
   j->body = body;
   j->qposadr = j->dofadr = -1;
+  if (j->name[0]) {
+    sim_name_index_add(&m->names[1], j->name, index);
+  }
   int nq = sim_joint_nq(j->type), nv = sim_joint_nv(j->type);
   if (nv == 0) {
     return;
@@ -58,6 +63,7 @@ static void assemble_joint(sim_model *m, const raw_body *src, int k, int index, 
 static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) {
   sim_body *world = &m->bodies[0];
   strcpy(world->name, "world");
+  sim_name_index_add(&m->names[0], world->name, 0);
   world->parent = -1;
   world->joint = -1;
   world->dofadr = -1;
@@ -70,6 +76,7 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
     sim_body *b = &m->bodies[k + 1];
     *b = src->body;
     b->parent = strcmp(src->parent, "world") == 0 ? 0 : sim_model_body(m, src->parent);
+    sim_name_index_add(&m->names[0], b->name, k + 1); /* after: its parent came before it */
     b->joint = njnt;
     b->jntnum = src->njoint;
     b->described = order[k];
@@ -92,9 +99,49 @@ static void assemble(sim_model *m, const raw_body *rb, const int *order, int n) 
   }
 }
 
+/* The load-time constants cost the sum over dofs of their depth squared (sim/inverse_weights.c):
+ * a deep chain is refused at the body where the sum passes SIM_TREE_WORK_MAX, not loaded for
+ * minutes. depth: scratch for a body's dofs from the root. */
+static int check_tree_work(const sim_json_ctx *L, const sim_model *m) {
+  int *depth = calloc((size_t)m->nbody + 1, sizeof *depth);
+  if (!depth) {
+    return sim_json_fail(L, "", "out of memory");
+  }
+  double work = 0;
+  for (int i = 1; i < m->nbody; i++) { /* parents first */
+    const sim_body *b = &m->bodies[i];
+    const int above = depth[b->parent];
+    for (int k = 1; k <= b->dofnum; k++) {
+      work += (double)(above + k) * (double)(above + k);
+    }
+    depth[i] = above + b->dofnum;
+    if (work > SIM_TREE_WORK_MAX) {
+      char p[SIM_JSON_PATH_MAX];
+      sim_json_path_index(p, "bodies", b->described);
+      const int d = depth[i];
+      free(depth);
+      return sim_json_fail(L, p, "the tree is too deep: %d dofs above this body's last, and the "
+                           "sum over dofs of their depth squared passes %.0e here (a chain of "
+                           "about 1 060 dofs; docs/robot-format.md, \"Limits\")",
+                           d - 1, SIM_TREE_WORK_MAX);
+    }
+  }
+  free(depth);
+  return 0;
+}
+
+static size_t njoints(const raw_body *rb, int n) {
+  size_t total = 0;
+  for (int i = 0; i < n; i++) {
+    total += (size_t)rb[i].njoint;
+  }
+  return total;
+}
+
 static const char *const root_keys[] = {
     "name", "comment", "timestep", "integrator", "midpoint_iterations", "solver_iterations",
-    "solver_tolerance", "max_contacts", "gravity", "bodies", "geoms", "exclude",
+    "solver_tolerance", "solver", "cone", "impratio", "max_contacts", "gravity", "bodies",
+    "geoms", "exclude",
     "sites", "actuators",
     /* sections owned by other modules, validated there */
     "sensors", "runtime", "transports", NULL};
@@ -109,6 +156,11 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
     return NULL;
   }
   int n = cJSON_GetArraySize(bodies);
+  if (n > SIM_BODIES_MAX) { /* before anything is allocated for them */
+    sim_json_fail(L, "bodies", "%d bodies, more than the limit of %d (docs/robot-format.md, "
+                  "\"Limits\")", n, SIM_BODIES_MAX);
+    return NULL;
+  }
   sim_model *m = calloc(1, sizeof *m);
   raw_body *rb = calloc((size_t)n, sizeof *rb);
   int *order = calloc((size_t)n, sizeof *order);
@@ -118,22 +170,77 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
   }
   ok = ok && sim_bodies_parse(L, bodies, rb, n, order) == 0 &&
        sim_options_parse(L, root, &m->opt) == 0;
-  if (ok && allocate_model(m, rb, n)) {
+  if (ok && (allocate_model(m, rb, n) || sim__model_names_init(m, (size_t)n + 1, njoints(rb, n)))) {
     ok = sim_json_fail(L, "", "out of memory") == 0;
   }
   if (ok) {
     assemble(m, rb, order, n);
+    free(rb); /* copied into the model: its memory is not held through the rest of the load */
+    rb = NULL;
     snprintf(m->name, sizeof m->name, "robot");
     ok = sim_json_read_name(L, root, "", "name", m->name, 0) == 0 && sim_sites_parse(L, root, m) == 0 &&
          sim_actuators_parse(L, root, m) == 0 && sim_geoms_parse(L, root, m) == 0;
   }
-  ok = ok && sim_excludes_parse(L, root, m) == 0;
-  if (ok && sim_constraint_setconst(m)) {
-    ok = sim_json_fail(L, "", "out of memory") == 0;
-  }
-  ok = ok && sim_box_pairs_check(L, m) == 0; /* after the welds are known (setconst) */
+  ok = ok && check_tree_work(L, m) == 0 && sim_excludes_parse(L, root, m) == 0;
   free(rb);
   free(order);
+  if (!ok) {
+    sim_model_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+/* the JSON path of joint j, for messages: bodies[i].joint or bodies[i].joints[a] */
+static void joint_path(char p[SIM_JSON_PATH_MAX], const sim_model *m, int j) {
+  const sim_body *b = &m->bodies[m->joints[j].body];
+  if (b->jntnum > 1) {
+    snprintf(p, SIM_JSON_PATH_MAX, "bodies[%d].joints[%d]", b->described, j - b->joint);
+  } else {
+    snprintf(p, SIM_JSON_PATH_MAX, "bodies[%d].joint", b->described);
+  }
+}
+
+/* A model whose joint-space inertia is singular at the initial pose steps to NaN at once: it is
+ * refused here, naming the joints (sim__singular_dof). */
+static int check_regular(const sim_json_ctx *L, sim_model *m) {
+  int no_inertia = 0, partner = -1;
+  const int k = sim__singular_dof(m, &no_inertia, &partner);
+  if (k == -2) {
+    return sim_json_fail(L, "", "out of memory");
+  }
+  if (k < 0) {
+    return 0;
+  }
+  char p[SIM_JSON_PATH_MAX];
+  const int j = m->dof_joint[k];
+  joint_path(p, m, j);
+  if (no_inertia) {
+    return sim_json_fail(L, p, "joint \"%s\" moves no inertia (the bodies it carries have none "
+                         "about its motion), so the joint-space inertia is singular and the "
+                         "first step would be NaN: give the joint an armature, or its bodies "
+                         "inertia", m->joints[j].name);
+  }
+  const char *other = partner >= 0 ? m->joints[m->dof_joint[partner]].name : "?";
+  return sim_json_fail(L, p, "joints \"%s\" and \"%s\" move the same way at the initial pose "
+                       "(their motion subspaces are dependent), so the joint-space inertia is "
+                       "singular and the first step would be NaN: remove one, change an axis, or "
+                       "give them an armature", m->joints[j].name, other);
+}
+
+/* The constants derived from the assembled model, once the JSON tree is gone (it is the largest
+ * part of a load's memory): the constraint stage's (sim_constraint_setconst), then the check
+ * that the joint-space inertia is regular at the initial pose. NULL, with the model freed, on
+ * failure. */
+static sim_model *finish_model(const sim_json_ctx *L, sim_model *m) {
+  if (!m) {
+    return NULL;
+  }
+  int ok = 1;
+  if (sim_constraint_setconst(m)) {
+    ok = sim_json_fail(L, "", "out of memory") == 0;
+  }
+  ok = ok && check_regular(L, m) == 0;
   if (!ok) {
     sim_model_free(m);
     return NULL;
@@ -153,7 +260,7 @@ sim_model *sim_model_load_string(const char *json, const char *source, char *err
   }
   sim_model *m = build_model(&L, root);
   cJSON_Delete(root);
-  return m;
+  return finish_model(&L, m);
 }
 
 sim_model *sim_model_load_file(const char *path, char *err, size_t err_sz) {

@@ -1,6 +1,7 @@
 /* sim/option_load.c: the model's options at the root of a robot description: timestep,
- * integrator, gravity and the constraint solver's settings (docs/robot-format.md). */
-#include "sim/model_load.h"
+ * integrator, gravity and the constraint solver's settings: solver, cone, impratio, iterations,
+ * tolerance (docs/robot-format.md). */
+#include "sim/load_internal.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -16,6 +17,28 @@ static int check_gravity(const sim_json_ctx *L, const double g[3]) {
   return 0;
 }
 
+/* "solver" ("cg", the default, or "newton"), "cone" ("pyramidal", the default, or "elliptic")
+ * and "impratio" (> 0, 1 by default) */
+static int read_solver(const sim_json_ctx *L, const cJSON *root, sim_option *opt) {
+  char solver[16] = "cg", cone[16] = "pyramidal";
+  if (sim_json_read_string(L, root, "", "solver", solver, sizeof solver) ||
+      sim_json_read_string(L, root, "", "cone", cone, sizeof cone) ||
+      sim_json_read_number(L, root, "", "impratio", &opt->impratio, 0) ||
+      sim_json_check_min(L, "", "impratio", opt->impratio, 0, 1)) {
+    return -1;
+  }
+  const int s = sim_solver_parse(solver), c = sim_cone_parse(cone);
+  if (s < 0) {
+    return sim_json_fail(L, "solver", "expected \"cg\" or \"newton\" (got \"%s\")", solver);
+  }
+  if (c < 0) {
+    return sim_json_fail(L, "cone", "expected \"pyramidal\" or \"elliptic\" (got \"%s\")", cone);
+  }
+  opt->solver = (sim_solver_type)s;
+  opt->cone = (sim_cone)c;
+  return 0;
+}
+
 int sim_options_parse(const sim_json_ctx *L, const cJSON *root, sim_option *opt) {
   opt->timestep = 0.002;
   opt->gravity[0] = 0, opt->gravity[1] = 0, opt->gravity[2] = -9.81;
@@ -23,6 +46,7 @@ int sim_options_parse(const sim_json_ctx *L, const cJSON *root, sim_option *opt)
   opt->midpoint_iterations = 4;
   opt->solver_iterations = 20;
   opt->solver_tolerance = 1e-8;
+  opt->impratio = 1;
   double iterations = 4, solver_iterations = 20;
   if (sim_json_read_number(L, root, "", "timestep", &opt->timestep, 0) ||
       sim_json_check_min(L, "", "timestep", opt->timestep, SIM_JSON_TIMESTEP_MIN, 0) ||
@@ -54,5 +78,5 @@ int sim_options_parse(const sim_json_ctx *L, const cJSON *root, sim_option *opt)
     }
     opt->integrator = (sim_integrator)k;
   }
-  return 0;
+  return read_solver(L, root, opt);
 }

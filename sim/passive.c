@@ -1,5 +1,25 @@
-/* sim/passive.c: joint springs and dampers. */
+/* sim/passive.c: joint springs and dampers, and forces applied to bodies. */
 #include "sim/sim.h"
+
+/* The generalized force of a force f at the world point p and a torque τ on body b: the wrench
+ * about the world origin is [τ + p × f; f], and each dof k that moves b (its own and its
+ * ancestors', along dof_parent) takes the power of its motion cdof_k = [ω; v0] against it. */
+static void body_wrench(const sim_model *m, sim_data *d, int b, const double *xfrc) {
+  const double *f = xfrc, *tau = xfrc + 3, *p = d->xipos + 3 * b;
+  const double n[3] = {tau[0] + p[1] * f[2] - p[2] * f[1], tau[1] + p[2] * f[0] - p[0] * f[2],
+                       tau[2] + p[0] * f[1] - p[1] * f[0]};
+  int k = -1;
+  for (int a = b; a > 0 && k < 0; a = m->bodies[a].parent) { /* the last dof that moves b */
+    if (m->bodies[a].dofnum > 0) {
+      k = m->bodies[a].dofadr + m->bodies[a].dofnum - 1;
+    }
+  }
+  for (; k >= 0; k = m->dof_parent[k]) {
+    const double *s = d->cdof + 6 * k;
+    d->qfrc_passive[k] += s[0] * n[0] + s[1] * n[1] + s[2] * n[2] + s[3] * f[0] + s[4] * f[1] +
+                          s[5] * f[2];
+  }
+}
 
 /* Damping acts on every dof; springs only on hinges and slides (the loader refuses them on
  * ball and free joints, whose coordinates are quaternions). */
@@ -11,5 +31,11 @@ void sim_passive(const sim_model *m, sim_data *d) {
       spring = -j->stiffness * (d->qpos[j->qposadr] - j->springref);
     }
     d->qfrc_passive[k] = spring - j->damping * d->qvel[k];
+  }
+  for (int b = 1; b < m->nbody; b++) { /* the world (body 0) takes no force */
+    const double *x = d->xfrc_applied + 6 * b;
+    if (x[0] != 0 || x[1] != 0 || x[2] != 0 || x[3] != 0 || x[4] != 0 || x[5] != 0) {
+      body_wrench(m, d, b, x);
+    }
   }
 }

@@ -36,7 +36,9 @@ void sim_body_acceleration(double out[6], const sim_data *d, int i);
 /* rnea.c: the base's spatial acceleration [0; −g] (gravity as a fictitious acceleration). */
 void sim_base_acceleration(const sim_model *m, double a0[6]);
 
-/* passive.c: qfrc_passive = -stiffness·(q - springref) - damping·qd. */
+/* passive.c: qfrc_passive = -stiffness·(q - springref) - damping·qd + Σ_b J_bᵀ·xfrc_applied_b,
+ * the last the generalized force of each body's applied force (at its centre of mass) and
+ * torque (J_b: the Jacobian of that point and of the body's rotation). Needs sim_kinematics. */
 void sim_passive(const sim_model *m, sim_data *d);
 
 /* actuator.c: qfrc_actuator and actuator_force from ctrl (clamped to each ctrlrange; a
@@ -89,22 +91,23 @@ void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *
 
 /* collision.c: contacts between geoms at the current poses (needs sim_kinematics): every
  * plane against every other shape (sphere, capsule, box, cylinder, mesh), and the pairs of those
- * (box–box excepted), that the contact filter
- * lets touch (collision.h), penetrating ones only (margin 0), at most max_contacts; ncon,
- * con_*. */
+ * that the contact filter lets touch (collision.h), penetrating ones only (margin 0), at most
+ * max_contacts; ncon, con_*. */
 void sim_collide(const sim_model *m, sim_data *d);
 
 /* constraint.c: the constraint rows at the current state (joint friction, then reached joint
- * limits, then four pyramid edges per contact): efc_J, efc_pos, efc_R/D, efc_aref; nefc and nf. Needs sim_kinematics. */
+ * limits, then each contact's: four pyramid edges, the elliptic cone's three rows, or one for
+ * condim 1): efc_J, efc_pos, efc_R/D, efc_aref; nefc and nf; con_dim, con_efc, con_mu. Needs
+ * sim_kinematics and sim_collide. */
 void sim_constraint_make(const sim_model *m, sim_data *d);
 
-/* solver.c: the constrained acceleration qacc, efc_force and qfrc_constraint by CG from the
- * rows and qacc_smooth (needs sim_constraint_make, sim_crba and sim_factor_m); fills
- * d->solver and stores qacc in qacc_warmstart. */
+/* solver.c: the constrained acceleration qacc, efc_force and qfrc_constraint from the rows and
+ * qacc_smooth by the model's solver, CG or Newton (solver_newton.c) (needs sim_constraint_make,
+ * sim_crba and sim_factor_m); fills d->solver and stores qacc in qacc_warmstart. */
 void sim_solve_constraints(const sim_model *m, sim_data *d);
 
 /* constraint.c: the force of contact c (0 <= c < ncon) in its frame, [normal, tangent 1,
- * tangent 2], N, from the pyramid edges' forces (MuJoCo's mj_contactForce): what geom 1
+ * tangent 2], N, from its rows' forces (MuJoCo's mj_contactForce): what geom 1
  * exerts on geom 2 (the normal component is >= 0: contacts only push). Needs
  * sim_solve_constraints (sim_forward). */
 void sim_contact_force(const sim_model *m, const sim_data *d, int c, double out[3]);
@@ -120,6 +123,12 @@ void sim_forward(const sim_model *m, sim_data *d);
 /* integrate.c: advances the state by m->opt.timestep with m->opt.integrator. */
 void sim_step(const sim_model *m, sim_data *d);
 
+/* state_check.c: the first joint (in model order) whose position or velocity is NaN or
+ * infinite, or -1 when the whole state is finite. A state that turned non-finite (a model
+ * singular at the pose reached, an integration that blew up) stays so: the runtime and the
+ * batch commands stop on it and name the joint and the time. */
+int sim_state_nonfinite(const sim_model *m, const sim_data *d);
+
 /* integrate.c: sim_step, calling stage(ctx, m, d, s) right after each evaluation of the dynamics
  * (s = 0 for Euler; 0..3 for RK4; the evaluations of Verlet and midpoint in order), when d holds
  * that evaluation's kinematics, rows and qacc and before the integrator uses them. The hook
@@ -127,6 +136,30 @@ void sim_step(const sim_model *m, sim_data *d);
  * step through it). */
 typedef void (*sim_stage_hook)(void *ctx, const sim_model *m, const sim_data *d, int stage);
 void sim_step_observed(const sim_model *m, sim_data *d, sim_stage_hook stage, void *ctx);
+
+/* --- reset.c ------------------------------------------------------------------------------ */
+
+/* Allocates data for m (data.h) and resets it. Returns NULL when out of memory. */
+sim_data *sim_data_new(const sim_model *m);
+
+/* Sets time 0, qpos = qpos0, qvel = 0, applied forces 0, and recomputes derived values
+ * (sim_forward). */
+void sim_data_reset(const sim_model *m, sim_data *d);
+
+/* --- overlap.c ----------------------------------------------------------------------------- */
+
+/* A pair of bodies of one robot that touch at its initial pose. */
+typedef struct sim_overlap {
+  int body1, body2; /* the bodies, the smaller index first */
+  int geom1, geom2; /* their geoms that overlap most (geom1 on body1) */
+  double depth;     /* how far those overlap, m (> 0) */
+} sim_overlap;
+
+/* The body pairs of one tree (below the same child of the world; the world's own geoms left out)
+ * whose geoms overlap at qpos0 although the contact filter lets them touch: self-contact at
+ * rest, which pushes the robot apart from its first step. At most max pairs into out, in geom
+ * order; returns their number, or -1 when out of memory. Allocates (a load-time check). */
+int sim_overlaps_at_rest(const sim_model *m, sim_overlap *out, int max);
 
 /* --- energy.c ----------------------------------------------------------------------------- */
 
@@ -138,8 +171,8 @@ double sim_energy_potential(const sim_model *m, const sim_data *d);
 
 /* --- snapshot.c --------------------------------------------------------------------------- */
 
-/* A copy of the state (time, qpos, qvel, qfrc_applied): restoring it and stepping on reproduces
- * the original run bit for bit. Ownership: sim_snapshot_new() allocates, sim_snapshot_free()
+/* A copy of the state (time, qpos, qvel, the applied forces, ...): restoring it and stepping on
+ * reproduces the original run bit for bit. Ownership: sim_snapshot_new() allocates, sim_snapshot_free()
  * releases and accepts NULL. */
 typedef struct sim_snapshot sim_snapshot;
 

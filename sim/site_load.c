@@ -1,6 +1,6 @@
 /* sim/site_load.c: the "sites" of a robot description: named points fixed to bodies, where
  * sensors read (docs/robot-format.md). */
-#include "sim/model_load.h"
+#include "sim/load_internal.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>

@@ -25,6 +25,19 @@ static inline double sim_dot3(const double a[3], const double b[3]) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
+/* v / |v| in place, by the reciprocal, as MuJoCo's mju_normalize3 (v = [1 0 0] when |v| is
+ * below 1e-15); returns |v| */
+static inline double sim_normalize3(double v[3]) {
+  const double norm = sqrt(sim_dot3(v, v));
+  if (norm < 1e-15) {
+    v[0] = 1, v[1] = 0, v[2] = 0;
+  } else {
+    const double inv = 1 / norm;
+    v[0] *= inv, v[1] *= inv, v[2] *= inv;
+  }
+  return norm;
+}
+
 /* The kernels below read an input into locals before they store any output: the compiler
  * must assume that an output may overlap an input and would otherwise load the input again
  * after every store (a third of their instructions). */

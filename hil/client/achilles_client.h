@@ -1,9 +1,11 @@
 /* hil/client/achilles_client.h: the Achilles serial protocol, for firmware and simulator alike.
  *
- * Portable C99, standard headers only (stdint.h, stddef.h; string.h in the .c file), no malloc:
- * every object lives where the caller puts it (static storage or the stack). Copy this header and
- * achilles_client.c into a firmware project unchanged. The full wire specification, with byte
- * layouts and example frames, is docs/serial-protocol.md; this header is the API.
+ * Portable C99, standard headers only (stdint.h, stddef.h; string.h and limits.h in the .c
+ * files), no malloc: every object lives where the caller puts it (static storage or the stack).
+ * Copy this header, achilles_client_internal.h and the three files achilles_client.c (error
+ * names, CRC), achilles_encode.c and achilles_decode.c into a firmware project unchanged, and
+ * include this header only. The full wire specification, with byte layouts and example frames,
+ * is docs/serial-protocol.md; this header is the API.
  *
  * Wire format in one paragraph. A frame is
  *     header (6 bytes) | payload (0..65535 bytes) | CRC-16 (2 bytes)
@@ -69,7 +71,7 @@ extern "C" {
 
 /* Fixed by the protocol (not options). */
 #define ACH_PROTOCOL_VERSION_MAJOR 1 /* in every header; a different major is rejected */
-#define ACH_PROTOCOL_VERSION_MINOR 1 /* only in HELLO / HELLO_ACK; minors are compatible */
+#define ACH_PROTOCOL_VERSION_MINOR 2 /* only in HELLO / HELLO_ACK; minors are compatible */
 #define ACH_HEADER_SIZE 6            /* version, type, sequence u16, payload length u16 */
 #define ACH_CRC_SIZE 2
 #define ACH_NAME_LEN 16               /* HELLO board name field, bytes, NUL-padded */
@@ -79,7 +81,8 @@ extern "C" {
 #define ACH_MOTOR_ENTRY_SIZE 6        /* bytes of one MOTOR_COMMAND entry on the wire */
 #define ACH_MOTOR_FIXED_SIZE 5        /* board time u32 + count u8 */
 #define ACH_UNITS_LEN 8               /* SENSOR_INFO units field, bytes at most */
-#define ACH_INFO_NAME_LEN 32          /* SENSOR_INFO name field, bytes at most */
+#define ACH_INFO_NAME_LEN 32          /* SENSOR_INFO and JOINT_INFO name field, bytes at most */
+#define ACH_ACTUATOR_NAME_LEN 24      /* JOINT_INFO actuator field, bytes at most */
 
 #ifndef ACH_MAX_SENSORS_PER_FRAME
 #define ACH_MAX_SENSORS_PER_FRAME \
@@ -138,8 +141,10 @@ typedef enum ach_msg_type {
   ACH_MSG_STATUS = 0x06,         /* S→B  state flags, counters, sim time */
   ACH_MSG_ERROR = 0x07,          /* both: code + short text */
   ACH_MSG_STEP_REQUEST = 0x08,   /* B→S  lockstep: advance n physics steps */
-  ACH_MSG_DESCRIBE = 0x09,       /* B→S  (1.1) which sensor ids exist: asks for SENSOR_INFO */
-  ACH_MSG_SENSOR_INFO = 0x0A     /* S→B  (1.1) one sensor id: name, kind, joint, cpr, rate, units */
+  ACH_MSG_DESCRIBE = 0x09,       /* B→S  (1.1) which sensor ids (1.2: or joint ids) exist */
+  ACH_MSG_SENSOR_INFO = 0x0A,    /* S→B  (1.1) one sensor id: name, kind, joint, cpr, rate, units */
+  ACH_MSG_JOINT_INFO = 0x0B,     /* S→B  (1.2) one joint id: its mode, command range, names */
+  ACH_MSG_REQUEST = 0x0C         /* B→S  (1.2) a STATUS now, or the latest samples again */
 } ach_msg_type;
 
 /* HELLO flags. */
@@ -295,8 +300,13 @@ typedef struct ach_step_request {
 
 /* DESCRIBE (B→S, 1.1): asks for the SENSOR_INFO of one sensor id, or of every id. */
 #define ACH_DESCRIBE_ALL 0xFFu
+#define ACH_DESCRIBE_SENSORS 0     /* DESCRIBE.what: SENSOR_INFO (1.1, and when absent) */
+#define ACH_DESCRIBE_JOINTS 1      /* DESCRIBE.what (1.2): JOINT_INFO */
+
 typedef struct ach_describe {
-  uint8_t sensor_id;               /* an id, or ACH_DESCRIBE_ALL: one SENSOR_INFO per id, in order */
+  uint8_t sensor_id;               /* an id, or ACH_DESCRIBE_ALL: one answer per id, in order */
+  uint8_t what;                    /* (1.2) ACH_DESCRIBE_SENSORS or ACH_DESCRIBE_JOINTS (sensor_id
+                                      is then a joint id); sent only when not SENSORS */
 } ach_describe;
 
 /* SENSOR_INFO sensor types (what kind of device the id belongs to). */
@@ -318,7 +328,31 @@ typedef struct ach_sensor_info {
   float rate_hz;                   /* samples per second of simulation time */
   char units[ACH_UNITS_LEN + 1];   /* ASCII, NUL-terminated: "count", "rad", "rad/s", ... */
   char name[ACH_INFO_NAME_LEN + 1]; /* ASCII, NUL-terminated: "sensor.channel" */
+  uint32_t latency_ns;             /* (1.2) the latency applied to its samples, ns; 0 from a 1.1
+                                      simulator */
 } ach_sensor_info;
+
+/* JOINT_INFO joint types */
+#define ACH_JOINT_ROTARY 0 /* a hinge: rad, rad/s, N·m */
+#define ACH_JOINT_LINEAR 1 /* a slide: m, m/s, N */
+
+/* JOINT_INFO (S→B, 1.2): the answer to DESCRIBE of joints, one per joint id. */
+typedef struct ach_joint_info {
+  uint8_t joint_id;
+  uint8_t mode;                    /* the ach_motor_mode MOTOR_COMMAND must use for it */
+  uint8_t joint_type;              /* ACH_JOINT_ROTARY or ACH_JOINT_LINEAR */
+  float ctrl_min, ctrl_max;        /* values outside are clamped; ±infinity when unlimited */
+  char name[ACH_INFO_NAME_LEN + 1]; /* ASCII, NUL-terminated: the joint's name */
+  char actuator[ACH_ACTUATOR_NAME_LEN + 1]; /* the actuator's name */
+} ach_joint_info;
+
+/* REQUEST.what (B→S, 1.2) */
+#define ACH_REQUEST_STATUS 0  /* one STATUS now */
+#define ACH_REQUEST_SAMPLES 1 /* the latest sample of every sensor again, stamped with the time now */
+
+typedef struct ach_request {
+  uint8_t what;
+} ach_request;
 
 /* Any message: what the decoder delivers and what ach_encode() takes. */
 typedef struct ach_message {
@@ -337,6 +371,8 @@ typedef struct ach_message {
     ach_step_request step_request;
     ach_describe describe;
     ach_sensor_info sensor_info;
+    ach_joint_info joint_info;
+    ach_request request;
   } u;
 } ach_message;
 
@@ -378,6 +414,8 @@ int ach_encode_step_request(uint8_t *out, size_t out_sz, uint16_t seq,
 int ach_encode_describe(uint8_t *out, size_t out_sz, uint16_t seq, const ach_describe *msg);
 /* units and name are sent up to their first NUL (ACH_E_RANGE if longer than the field). */
 int ach_encode_sensor_info(uint8_t *out, size_t out_sz, uint16_t seq, const ach_sensor_info *msg);
+int ach_encode_joint_info(uint8_t *out, size_t out_sz, uint16_t seq, const ach_joint_info *msg);
+int ach_encode_request(uint8_t *out, size_t out_sz, uint16_t seq, const ach_request *msg);
 /* Encodes msg->u according to msg->type (msg->seq, version and payload_len are ignored: seq is
  * the argument). ACH_E_TYPE for an unknown type. */
 int ach_encode(uint8_t *out, size_t out_sz, uint16_t seq, const ach_message *msg);

@@ -146,8 +146,8 @@ typedef struct hil_log_reader hil_log_reader;
 /* Opens a log and reads its header record. NULL with a message naming the file, record and
  * offset when the file is not an achilles log. */
 hil_log_reader *hil_log_reader_open(const char *path, char *err, size_t err_sz);
-/* Opens a log or CSV file for reading: regular files only (a FIFO would block, /dev/zero never
- * end, and the readers rewind). NULL with "PATH: why" in err. */
+/* Opens a log or CSV file for reading: regular files only, through sim_file_open (a FIFO would
+ * block, /dev/zero never end, and the readers rewind). NULL with "PATH: why" in err. */
 FILE *hil_log_open_input(const char *path, char *err, size_t err_sz);
 const hil_log_header *hil_log_reader_header(const hil_log_reader *r);
 /* Next record after the header: 1 with *rec filled, 0 at the end of the file, or a negative

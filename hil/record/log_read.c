@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
+#include "sim/file_read.h"
 #include "sim/json_read.h" /* sim_json_utf8_valid_prefix */
 
 struct hil_log_reader {
@@ -206,20 +206,7 @@ static const char *parse_header(hil_log_header *h, const cJSON *j) {
 }
 
 FILE *hil_log_open_input(const char *path, char *err, size_t err_sz) {
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    snprintf(err, err_sz, "%s: %s", path, strerror(errno));
-    return NULL;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    snprintf(err, err_sz, "%s: not a regular file (logs and CSV files are read from files)", path);
-    return NULL;
-  }
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(err, err_sz, "%s: %s", path, strerror(errno));
-  }
-  return f;
+  return sim_file_open(path, 0, 0, err, err_sz); /* the one check of every reader */
 }
 
 hil_log_reader *hil_log_reader_open(const char *path, char *err, size_t err_sz) {

@@ -89,10 +89,10 @@ typedef struct hil_replay_select {
 } hil_replay_select;
 
 /* A jump of t longer than the limit, played across (skip_gaps): the entries from `entry` on are
- * due `cut` s earlier. */
+ * due `cut` s earlier (and `total` s earlier than their t says: this gap and those before it). */
 typedef struct hil_replay_gap {
   size_t entry;
-  double cut;
+  double cut, total;
 } hil_replay_gap;
 
 typedef struct hil_replay_schedule {
@@ -150,6 +150,11 @@ typedef struct hil_replay_sample {
 
 /* Length of one pass, s: t_last - t_first + period. */
 double hil_replay_pass_length(const hil_replay_schedule *s);
+/* When entry i of pass `pass` is due, in s of the replay clock after the first entry of pass 0
+ * at rate 1 (the player divides by the rate): its t from the first, less the gaps played across
+ * before it, plus pass × (the pass length less all the gaps cut), so a looped pass never waits
+ * a cut gap again (docs/replay.md, sections 3 and 4). */
+double hil_replay_due_offset(const hil_replay_schedule *s, size_t i, long long pass);
 void hil_replay_sample_at(hil_replay_sample *out, const hil_replay_schedule *s, size_t i,
                           long long pass);
 

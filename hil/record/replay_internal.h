@@ -1,6 +1,6 @@
 /* hil/record/replay_internal.h: the player's state, shared by its files (internal to hil/record).
  *
- *   replay.c         the player: creation, pacing on absolute deadlines, loops, figures
+ *   player.c         the player: creation, pacing on absolute deadlines, loops, figures
  *   replay_zmq.c     the ZeroMQ side: PUB samples and status, REP control, PULL commands
  *   replay_serial.c  the serial side: the protocol's handshake, descriptions and sample frames
  * The player calls the two sides; the sides call nothing of the player.
@@ -8,9 +8,7 @@
 #ifndef ACHILLES_HIL_REPLAY_INTERNAL_H
 #define ACHILLES_HIL_REPLAY_INTERNAL_H
 
-#include <math.h>
 #include <stdatomic.h>
-#include <time.h>
 
 #include "hil/record/replay.h"
 #include "hil/serial/serial_codec.h"
@@ -71,24 +69,6 @@ struct hil_replay {
   double next_status;
 };
 
-/* monotonic s */
-static inline double hil__replay_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Physics steps as the recording counted them: a log's simulation starts at t = 0 and steps
- * 1 / rate_hz at a time, so the steps at the latest t are round(t * rate_hz) (one sample per
- * instant would count a step split by a sensor on its own clock several times); a CSV holds no
- * steps: its rows played. */
-static inline uint64_t hil__replay_played_steps(const hil_replay *r) {
-  if (r->s->is_csv || !(r->s->rate_hz > 0) || !(r->rep.t > 0)) {
-    return r->s->is_csv ? r->rep.instants : 0;
-  }
-  return (uint64_t)llround(r->rep.t * r->s->rate_hz);
-}
-
 /* --- the ZeroMQ side (replay_zmq.c) --- */
 /* binds the PUB (an XPUB: it sees subscriptions) and the optional REP and PULL */
 int hil__replay_zmq_open(hil_replay *r, char *err, size_t err_sz);
@@ -98,6 +78,8 @@ int hil__replay_zmq_drain(hil_replay *r);
 void hil__replay_zmq_send_msg(hil_replay *r, const pending_msg *m);
 /* encodes a sample into the group sent at the deadline (now = 0) or sends it at once (now = 1) */
 void hil__replay_zmq_add(hil_replay *r, const hil_replay_sample *smp, int truth, int now);
+/* physics steps as the recording counted them (status, hello, latest and the report) */
+uint64_t hil__replay_played_steps(const hil_replay *r);
 /* publishes the status message (final: the whole run's figures) */
 void hil__replay_zmq_status(hil_replay *r, int final);
 /* control requests and command messages waiting, without blocking */

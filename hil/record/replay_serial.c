@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hil/clock.h"
 #include "hil/error.h"
 
 /* the flat id table of docs/serial-transport.md, from the file's sensors */
@@ -36,7 +37,7 @@ void hil__replay_serial_print_table(const hil_replay *r, FILE *out) {
 
 void hil__replay_serial_flush(hil_replay *r) {
   while (r->tx_len > 0) {
-    const long put = hil_serial_port_write(r->port, r->tx, r->tx_len, hil__replay_now());
+    const long put = hil_serial_port_write(r->port, r->tx, r->tx_len, hil_monotonic_s());
     if (put <= 0) {
       if (put < 0) {
         r->tx_len = 0;
@@ -83,7 +84,8 @@ static void on_hello(hil_replay *r, const ach_message *m) {
   memset(&ack, 0, sizeof ack);
   ack.type = ACH_MSG_HELLO_ACK;
   ack.u.hello_ack.version_major = ACH_PROTOCOL_VERSION_MAJOR;
-  ack.u.hello_ack.version_minor = ACH_PROTOCOL_VERSION_MINOR;
+  ack.u.hello_ack.version_minor = 1; /* 1.1: a replay has no joints to describe and no
+                                         REQUEST (docs/replay.md, section 2) */
   ack.u.hello_ack.n_joints = (uint8_t)(r->s->nactuators < 255 ? r->s->nactuators : 255);
   ack.u.hello_ack.n_sensors = (uint8_t)r->table.n;
   ack.u.hello_ack.physics_rate_hz = (uint32_t)lround(r->s->rate_hz > 0 ? r->s->rate_hz : 0);
@@ -191,6 +193,10 @@ static void on_message(const ach_message *m, void *user) {
     serial_send(r, &out);
   } else if (m->type == ACH_MSG_STEP_REQUEST) {
     serial_error(r, ACH_ERRC_UNSUPPORTED, m->seq, "STEP_REQUEST needs lockstep mode");
+  } else if (m->type == ACH_MSG_DESCRIBE && m->u.describe.what != ACH_DESCRIBE_SENSORS) {
+    serial_error(r, ACH_ERRC_UNSUPPORTED, m->seq, "a replay has no joints to describe (1.1)");
+  } else if (m->type == ACH_MSG_REQUEST) {
+    serial_error(r, ACH_ERRC_UNSUPPORTED, m->seq, "a replay speaks 1.1: no REQUEST");
   } else if (m->type == ACH_MSG_DESCRIBE) {
     on_describe(r, m);
   } else if (m->type == ACH_MSG_ERROR) {
@@ -206,7 +212,7 @@ static void on_message(const ach_message *m, void *user) {
 
 /* reads what the board sent; follows the link going down and coming back */
 void hil__replay_serial_service(hil_replay *r) {
-  const double now = hil__replay_now();
+  const double now = hil_monotonic_s();
   if (!hil_serial_port_is_up(r->port)) {
     if (hil_serial_port_service(r->port, now)) {
       ach_decoder_init(&r->dec);

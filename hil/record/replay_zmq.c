@@ -3,6 +3,7 @@
  * PULL whose commands are read and discarded (docs/replay.md). */
 #include "hil/record/replay_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,17 @@ void hil__replay_zmq_add(hil_replay *r, const hil_replay_sample *smp, int truth,
   } else {
     r->ngroup++;
   }
+}
+
+/* Physics steps as the recording counted them: a log's simulation starts at t = 0 and steps
+ * 1 / rate_hz at a time, so the steps at the latest t are round(t * rate_hz) (one sample per
+ * instant would count a step split by a sensor on its own clock several times); a CSV holds no
+ * steps: its rows played. */
+uint64_t hil__replay_played_steps(const hil_replay *r) {
+  if (r->s->is_csv || !(r->s->rate_hz > 0) || !(r->rep.t > 0)) {
+    return r->s->is_csv ? r->rep.instants : 0;
+  }
+  return (uint64_t)llround(r->rep.t * r->s->rate_hz);
 }
 
 /* the "replay" object: progress of the replay (status message, status and hello replies) */

@@ -1,6 +1,6 @@
 /* hil/record/schedule.c: a log or CSV file into a replay schedule — every sample with its
  * time, checked at load (time going back, gaps, damage), cut to the selected window and
- * topics; see replay.h and docs/replay.md. The player that sends it is replay.c. */
+ * topics; see replay.h and docs/replay.md. The player that sends it is player.c. */
 #include "hil/record/replay.h"
 
 #include <errno.h>
@@ -163,8 +163,8 @@ static int add_gap(hil_replay_schedule *s, double gap, double base, const char *
     return HIL_LOG_EIO;
   }
   const double cut = fmax(gap - base, 0.0);
-  s->gap[s->ngaps++] = (hil_replay_gap){.entry = s->n, .cut = cut};
   s->gap_cut += cut;
+  s->gap[s->ngaps++] = (hil_replay_gap){.entry = s->n, .cut = cut, .total = s->gap_cut};
   return 0;
 }
 
@@ -705,6 +705,26 @@ void hil_replay_free(hil_replay_schedule *s) {
 
 double hil_replay_pass_length(const hil_replay_schedule *s) {
   return s->t_last - s->t_first + s->period;
+}
+
+/* the gaps cut before entry i: the total of the last gap whose entry is at or before i (they
+ * are in entry order) */
+static double cut_before(const hil_replay_schedule *s, size_t i) {
+  size_t lo = 0, hi = s->ngaps;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (s->gap[mid].entry <= i) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo > 0 ? s->gap[lo - 1].total : 0.0;
+}
+
+double hil_replay_due_offset(const hil_replay_schedule *s, size_t i, long long pass) {
+  return s->entry[i].t - s->t_first - cut_before(s, i) +
+         (double)pass * (hil_replay_pass_length(s) - s->gap_cut);
 }
 
 void hil_replay_sample_at(hil_replay_sample *out, const hil_replay_schedule *s, size_t i,

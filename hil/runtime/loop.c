@@ -263,6 +263,9 @@ static int lockstep_may_step(hil_runtime *rt) {
     rt->pending_steps--;
     return 1;
   }
+  if (rt->hook.lockstep_release && rt->hook.lockstep_release(rt->hook.user, rt)) {
+    return 1;
+  }
   return hil_commands_all_fresh(&rt->commands);
 }
 
@@ -271,6 +274,9 @@ static void run_lockstep(hil_runtime *rt) {
   double wall_origin = hil__monotonic_now(), sim_origin = rt->data->time;
   while (!rt->stop && !duration_reached(rt)) {
     wait_for_input(rt, IDLE_WAIT_MS);
+    if (rt->paused) { /* a pause is not banked: the pace starts again at the resume */
+      wall_origin = hil__monotonic_now(), sim_origin = rt->data->time;
+    }
     hil__poll_transports(rt);
     while (!rt->stop && !duration_reached(rt) && lockstep_may_step(rt)) {
       timed_step(rt);
@@ -287,7 +293,7 @@ static void run_fast(hil_runtime *rt) {
   double wall_origin = hil__monotonic_now(), sim_origin = rt->data->time;
   while (!rt->stop && !duration_reached(rt)) {
     hil__poll_transports(rt);
-    if (rt->paused) {
+    if (rt->paused) { /* as in lockstep: the pace starts again at the resume */
       wait_for_input(rt, IDLE_WAIT_MS);
       wall_origin = hil__monotonic_now(), sim_origin = rt->data->time;
     } else {
@@ -378,5 +384,5 @@ int hil_runtime_run(hil_runtime *rt) {
   }
   shut_down(rt);
   hil_cpu_awake_stop(&awake);
-  return rt->record_errors > 0 ? HIL_EIO : HIL_OK;
+  return rt->nonfinite ? HIL_ENONFINITE : rt->record_errors > 0 ? HIL_EIO : HIL_OK;
 }

@@ -104,6 +104,7 @@ hil_runtime *hil_runtime_new(const char *config_path, const hil_options *o, char
     return NULL;
   }
   rt->model->opt.timestep = 1.0 / o->rate_hz;
+  rt->models[rt->nmodels++] = rt->model;
   rt->data = sim_data_new(rt->model);
   rt->snapshot = sim_snapshot_new(rt->model);
   if (!rt->data || !rt->snapshot ||
@@ -140,7 +141,12 @@ void hil_runtime_destroy(hil_runtime **prt) {
   hil_commands_free(&rt->commands);
   sim_snapshot_free(rt->snapshot);
   sim_data_free(rt->data);
-  sim_model_free(rt->model);
+  for (int i = 0; i < rt->nmodels; i++) {
+    sim_model_free(rt->models[i]);
+  }
+  if (rt->nmodels == 0) {
+    sim_model_free(rt->model);
+  }
   free(rt);
   *prt = NULL;
 }
@@ -279,13 +285,40 @@ void hil__sense(hil_runtime *rt) {
       t->ops->publish_step(t, rt, rt->steps, rt->data->time);
     }
   }
+  if (rt->hook.after_sense) {
+    rt->hook.after_sense(rt->hook.user, rt);
+  }
+}
+
+/* The last line of defence against a state that turned NaN or infinite (a model singular at a
+ * pose it reached, an integration that blew up): it would stay so, and every sensor would read
+ * garbage. The run stops there, naming the time and the first joint; nothing of that state is
+ * sensed. 1 when stopped. */
+static int stop_if_nonfinite(hil_runtime *rt) {
+  const int j = sim_state_nonfinite(rt->model, rt->data);
+  if (j < 0) {
+    return 0;
+  }
+  const sim_joint *jt = &rt->model->joints[j];
+  fprintf(stderr, "[achilles] t=%.6f s: joint \"%s\": the state is not finite (q %g, qd %g): the "
+                  "run stops (a model singular at this pose, or a step too large for it)\n",
+          rt->data->time, jt->name, rt->data->qpos[jt->qposadr], rt->data->qvel[jt->dofadr]);
+  rt->nonfinite = 1;
+  rt->stop = 1;
+  return 1;
 }
 
 void hil__step(hil_runtime *rt) {
+  if (rt->hook.before_step) {
+    rt->hook.before_step(rt->hook.user, rt, rt->data);
+  }
   hil_commands_apply(&rt->commands, rt->data, hil_runtime_loop_time(rt));
   sim_step(rt->model, rt->data);
   sim_forward(rt->model, rt->data); /* derived values (sensors read them) match the new state */
   rt->steps++;
+  if (stop_if_nonfinite(rt)) {
+    return;
+  }
   hil__sense(rt);
   flush_log(rt);
 }
@@ -295,6 +328,43 @@ void hil_runtime_tick(hil_runtime *rt) {
   if (!rt->paused) {
     hil__step(rt);
   }
+}
+
+void hil_runtime_set_hook(hil_runtime *rt, const hil_hook *hook) {
+  if (hook) {
+    rt->hook = *hook;
+  } else {
+    memset(&rt->hook, 0, sizeof rt->hook);
+  }
+}
+
+/* Every count that sizes data, sensors or transports' tables must match. */
+static int same_layout(const sim_model *a, const sim_model *b) {
+  return a->nbody == b->nbody && a->njnt == b->njnt && a->nq == b->nq && a->nv == b->nv &&
+         a->nsite == b->nsite && a->nu == b->nu && a->ngeom == b->ngeom &&
+         a->max_contacts == b->max_contacts && a->na == b->na && a->nefc_max == b->nefc_max &&
+         a->nhull_vert == b->nhull_vert && a->nhull_graph == b->nhull_graph &&
+         a->nexclude == b->nexclude;
+}
+
+int hil_runtime_swap_model(hil_runtime *rt, sim_model *m, char *err, size_t err_sz) {
+  if (!m || rt->nmodels >= HIL_MAX_MODELS || !same_layout(rt->model, m)) {
+    snprintf(err, err_sz, "%s", !m ? "no model"
+                                : rt->nmodels >= HIL_MAX_MODELS
+                                    ? "too many model changes in one run (at most 15)"
+                                    : "the new model's layout (bodies, joints, dofs, actuators, "
+                                      "geoms, constraint rows) differs from the running one");
+    sim_model_free(m);
+    return HIL_EINVAL;
+  }
+  m->opt.timestep = rt->model->opt.timestep;
+  rt->models[rt->nmodels++] = m;
+  rt->model = m;
+  rt->commands.model = m;
+  if (rt->steps == 0) { /* before the run: its initial state comes from the new model */
+    sim_data_reset(m, rt->data);
+  }
+  return HIL_OK;
 }
 
 void hil_runtime_request_stop(hil_runtime *rt) {
@@ -439,16 +509,4 @@ int hil_runtime_snapshot_restore(hil_runtime *rt) {
   sim_snapshot_restore(rt->model, rt->data, rt->snapshot);
   rt->resynchronize = 1;
   return HIL_OK;
-}
-
-const char *hil_mode_name(hil_mode mode) {
-  switch (mode) {
-  case HIL_MODE_LOCKSTEP:
-    return "lockstep";
-  case HIL_MODE_FAST:
-    return "fast";
-  case HIL_MODE_REALTIME:
-  default:
-    return "realtime";
-  }
 }

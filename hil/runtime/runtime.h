@@ -112,8 +112,9 @@ int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_
 
 /* Runs the loop until stopped, the duration is reached, or a fatal error. On the way out the
  * commands go to zero, the final status is published and the log (if any) is closed with its
- * end record. Returns HIL_OK, or HIL_EIO when the recording lost records (see
- * hil_record_error_action). */
+ * end record. Returns HIL_OK, HIL_ENONFINITE when the state turned NaN or infinite (the run
+ * stopped at that step, said on stderr with the time and the first joint; sim_state_nonfinite),
+ * or HIL_EIO when the recording lost records (see hil_record_error_action). */
 int hil_runtime_run(hil_runtime *rt);
 
 /* Asks the loop to stop at the next tick; async-signal-safe. */
@@ -121,6 +122,42 @@ void hil_runtime_request_stop(hil_runtime *rt);
 
 /* One tick without pacing: poll transports, apply commands, step, sense, publish. */
 void hil_runtime_tick(hil_runtime *rt);
+
+/* --- a hook inside the loop (hil/scenario: events at simulated times, checks) ----------------- */
+
+/* Called on the loop thread; each member may be NULL, and each may call hil_runtime_request_stop.
+ *   before_step:       before every step from simulation time d->time, after the commands were
+ *                      taken in and before they are applied: an event at t acts on the step from
+ *                      t. d is the runtime's data, writable (xfrc_applied, qfrc_applied).
+ *   after_sense:       after the samples of every state (t = 0, each step, a reset) were taken
+ *                      and published: the state the sensors read is in hil_runtime_data().
+ *   lockstep_release:  lockstep only, asked each time the loop looks whether it may step
+ *                      (after each step and after each input pass, at least every 20 ms of
+ *                      wall time while it waits): 1 lets it step without a full command set
+ *                      (the firmware is gone, frozen or cut off by a link fault). */
+typedef struct hil_hook {
+  void (*before_step)(void *user, hil_runtime *rt, sim_data *d);
+  void (*after_sense)(void *user, hil_runtime *rt);
+  int (*lockstep_release)(void *user, hil_runtime *rt);
+  void *user;
+} hil_hook;
+
+/* Installs a copy of *hook (NULL removes it). */
+void hil_runtime_set_hook(hil_runtime *rt, const hil_hook *hook);
+
+/* Models a run may swap in (hil_runtime_swap_model), the first one included. */
+#define HIL_MAX_MODELS 16
+
+/* A change of the robot's parameters (friction up 50 %, a heavier link) without writing to a
+ * model that other threads may read (the view's thread reads names and geometry): m is a second
+ * model, loaded from the same description and changed before it is handed over, that the loop
+ * steps from now on. The runtime takes ownership of m (also on failure, when it frees it) and
+ * keeps the models it replaced alive until hil_runtime_destroy, so a pointer taken earlier stays
+ * valid. m must have the layout of the current model (every count equal: HIL_EINVAL otherwise);
+ * it gets the run's timestep. Before the first step the state is reset from m (its initial
+ * positions count); later the state carries on. Call on the loop thread (from the hook) or
+ * before hil_runtime_run. HIL_EINVAL after HIL_MAX_MODELS - 1 swaps. */
+int hil_runtime_swap_model(hil_runtime *rt, sim_model *m, char *err, size_t err_sz);
 
 /* --- for transports --------------------------------------------------------------------------- */
 

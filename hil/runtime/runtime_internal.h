@@ -12,6 +12,9 @@
 
 struct hil_runtime {
   sim_model *model;
+  sim_model *models[HIL_MAX_MODELS]; /* every model of the run: [0] the loaded one, then swaps */
+  int nmodels;
+  hil_hook hook;                 /* hil_runtime_set_hook; zeroed: none */
   sim_data *data;
   sens_set *sensors;             /* NULL when the robot has no sensors */
   sim_snapshot *snapshot;
@@ -34,6 +37,7 @@ struct hil_runtime {
   double log_next_flush;         /* monotonic s */
   char log_path[256];            /* for messages */
   uint64_t record_errors;        /* records lost to write, flush or close errors */
+  int nonfinite;                 /* the state turned NaN or infinite: the run stopped there */
   int status_due;                /* publish a status now (an error to tell), whatever the period */
   double input_until;            /* monotonic s: the current input pass's budget ends */
   uint64_t input_deferred;

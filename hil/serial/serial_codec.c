@@ -261,5 +261,25 @@ int hil_serial_sensor_info(ach_sensor_info *out, const hil_serial_table *t, cons
   snprintf(name, sizeof name, "%s.%s", sn->name, sn->channel[ch->channel]);
   memcpy(out->name, name, ACH_INFO_NAME_LEN);
   out->name[ACH_INFO_NAME_LEN] = '\0';
+  /* the latency applied (whole samples), as the console's table prints it */
+  const double latency_ns = sn->delay_s * 1e9;
+  out->latency_ns = latency_ns >= 4294967295.0 ? UINT32_MAX : (uint32_t)llround(latency_ns);
+  return 0;
+}
+
+int hil_serial_joint_info(ach_joint_info *out, const sim_model *m, int id) {
+  memset(out, 0, sizeof *out);
+  if (id < 0 || id >= m->nu || id >= (int)ACH_DESCRIBE_ALL) {
+    return -1;
+  }
+  const sim_actuator *a = &m->actuators[id];
+  const sim_joint *j = &m->joints[a->joint];
+  out->joint_id = (uint8_t)id;
+  out->mode = (uint8_t)hil_serial_actuator_mode(a);
+  out->joint_type = j->type == SIM_JOINT_SLIDE ? ACH_JOINT_LINEAR : ACH_JOINT_ROTARY;
+  out->ctrl_min = (float)a->ctrlrange[0];
+  out->ctrl_max = (float)a->ctrlrange[1];
+  snprintf(out->name, sizeof out->name, "%.*s", ACH_INFO_NAME_LEN, j->name);
+  snprintf(out->actuator, sizeof out->actuator, "%.*s", ACH_ACTUATOR_NAME_LEN, a->name);
   return 0;
 }

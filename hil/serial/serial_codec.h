@@ -68,6 +68,11 @@ int hil_serial_sample_entries(ach_sample *out, int max, hil_serial_table *t, int
 int hil_serial_sensor_info(ach_sensor_info *out, const hil_serial_table *t, const sens_set *s,
                            const sim_model *m, int id);
 
+/* JOINT_INFO (1.2) of joint id `id` (an actuator index: MOTOR_COMMAND's joint id): the mode its
+ * commands take, its joint's kind (rotary or linear), its ctrlrange (±infinity unlimited), the
+ * joint's and the actuator's names cut to their fields. -1 for an id that is not an actuator. */
+int hil_serial_joint_info(ach_joint_info *out, const sim_model *m, int id);
+
 /* The unit of channel c of sensor s: "count", "rad", "m", "rad/s", "m/s", "m/s^2", "N*m", "N",
  * "A" or "1" (dimensionless, such as an index pulse). */
 const char *hil_serial_channel_units(const sens_sensor *s, const sim_model *m, int c);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "hil/error.h"
+#include "hil/serial/line_fault.h"
 
 struct hil_serial_port {
   hil_serial_options opt;
@@ -29,6 +30,7 @@ struct hil_serial_port {
   char resolved[HIL_SERIAL_PATH_MAX]; /* the device the path pointed at when opened */
   int made_link;                      /* the symlink opt.link is ours to remove */
   int watch;                          /* pty: inotify watch of the slave's opening, or -1 */
+  hil_line_fault fault;               /* a cut or noisy line (hil/scenario) */
 };
 
 static const char *label(const hil_serial_port *p) {
@@ -316,7 +318,7 @@ int hil_serial_port_service(hil_serial_port *p, double now) {
   return 1;
 }
 
-long hil_serial_port_read(hil_serial_port *p, uint8_t *buf, size_t n, double now) {
+static long raw_read(hil_serial_port *p, uint8_t *buf, size_t n, double now) {
   if (!p->up) {
     return 0;
   }
@@ -349,7 +351,7 @@ long hil_serial_port_read(hil_serial_port *p, uint8_t *buf, size_t n, double now
   return got;
 }
 
-long hil_serial_port_write(hil_serial_port *p, const uint8_t *buf, size_t n, double now) {
+static long raw_write(hil_serial_port *p, const uint8_t *buf, size_t n, double now) {
   if (!p->up) {
     return 0;
   }
@@ -367,4 +369,42 @@ long hil_serial_port_write(hil_serial_port *p, const uint8_t *buf, size_t n, dou
     return went_down(p, why, now);
   }
   return put;
+}
+
+/* --- line faults ------------------------------------------------------------------------------ */
+
+long hil_serial_port_read(hil_serial_port *p, uint8_t *buf, size_t n, double now) {
+  long got = raw_read(p, buf, n, now);
+  /* cut: everything waiting is read and lost, so the other side never blocks on a full line */
+  while (got > 0 && hil_line_fault_swallow(&p->fault, (size_t)got)) {
+    got = raw_read(p, buf, n, now);
+  }
+  if (got > 0) {
+    hil_line_fault_corrupt(&p->fault, buf, (size_t)got);
+  }
+  return got;
+}
+
+long hil_serial_port_write(hil_serial_port *p, const uint8_t *buf, size_t n, double now) {
+  if (p->up && hil_line_fault_swallow(&p->fault, n)) {
+    return (long)n;
+  }
+  if (!hil_line_fault_corrupting(&p->fault)) {
+    return raw_write(p, buf, n, now);
+  }
+  uint8_t copy[1024]; /* corrupted on the way out; a longer write goes in parts, as any may */
+  const size_t k = n < sizeof copy ? n : sizeof copy;
+  memcpy(copy, buf, k);
+  hil_line_fault_corrupt(&p->fault, copy, k);
+  return raw_write(p, copy, k, now);
+}
+
+void hil_serial_port_link_fault(hil_serial_port *p, const hil_link_fault *f,
+                                hil_link_counters *out) {
+  if (f) {
+    hil_line_fault_set(&p->fault, f);
+  }
+  if (out) {
+    hil_line_fault_counters(&p->fault, out);
+  }
 }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "hil/serial/serial_transport.h"
+#include "hil/transport.h"
 
 typedef struct hil_serial_port hil_serial_port;
 
@@ -55,5 +56,10 @@ long hil_serial_port_read(hil_serial_port *p, uint8_t *buf, size_t n, double now
 /* Writes without blocking: the bytes the system took (maybe fewer than n, maybe 0), or HIL_EIO
  * when the link just went down. Writing to a port that is down returns 0. */
 long hil_serial_port_write(hil_serial_port *p, const uint8_t *buf, size_t n, double now);
+
+/* The line's fault (hil_link_fault, hil/transport.h): set when f is not NULL, counters into *out
+ * when out is not NULL. Applied to everything read and written from then on. */
+void hil_serial_port_link_fault(hil_serial_port *p, const hil_link_fault *f,
+                                hil_link_counters *out);
 
 #endif

@@ -52,7 +52,7 @@ typedef struct serial_transport {
   uint32_t state_sent;
   uint64_t trips_seen;
   /* a DESCRIBE of every id is answered over several polls when the queue fills */
-  int describe_next, describe_end;
+  int describe_next, describe_end, describe_joints;
   hil_serial_counters c;
 } serial_transport;
 
@@ -368,35 +368,61 @@ static void on_step_request(serial_transport *st, const ach_message *m) {
   hil_runtime_request_steps(st->rt, m->u.step_request.steps);
 }
 
-/* SENSOR_INFO for ids describe_next .. describe_end - 1, as many as the queue takes now. */
+/* SENSOR_INFO (or JOINT_INFO) for ids describe_next .. describe_end - 1, as many as the queue
+ * takes now. */
 static void send_sensor_infos(serial_transport *st) {
   const sens_set *set = hil_runtime_sensors(st->rt);
   while (st->describe_next < st->describe_end && st->tx_len + FRAME_MAX <= TX_CAP &&
          hil_serial_port_is_up(st->port)) {
     ach_message out;
     memset(&out, 0, sizeof out);
-    out.type = ACH_MSG_SENSOR_INFO;
-    hil_serial_sensor_info(&out.u.sensor_info, &st->table, set, hil_runtime_model(st->rt),
-                           st->describe_next++);
+    if (st->describe_joints) {
+      out.type = ACH_MSG_JOINT_INFO;
+      hil_serial_joint_info(&out.u.joint_info, hil_runtime_model(st->rt), st->describe_next++);
+    } else {
+      out.type = ACH_MSG_SENSOR_INFO;
+      hil_serial_sensor_info(&out.u.sensor_info, &st->table, set, hil_runtime_model(st->rt),
+                             st->describe_next++);
+    }
     send_message(st, &out);
   }
 }
 
+/* DESCRIBE of sensor ids (1.1), or (1.2) of joint ids: JOINT_INFO, one per actuator */
 static void on_describe(serial_transport *st, const ach_message *m) {
-  int id = m->u.describe.sensor_id;
-  if (id == ACH_DESCRIBE_ALL) {
-    st->describe_next = 0;
-    st->describe_end = st->table.n;
-  } else if (id < st->table.n) {
-    st->describe_next = id;
-    st->describe_end = id + 1;
-  } else {
-    char text[ACH_ERROR_TEXT_MAX + 1];
-    snprintf(text, sizeof text, "sensor %d: no such id (%d ids)", id, st->table.n);
-    send_error(st, ACH_ERRC_BAD_SENSOR, m->seq, text);
+  const int id = m->u.describe.sensor_id, joints = m->u.describe.what == ACH_DESCRIBE_JOINTS;
+  const int count = joints ? hil_runtime_model(st->rt)->nu : st->table.n;
+  char text[ACH_ERROR_TEXT_MAX + 1];
+  if (m->u.describe.what > ACH_DESCRIBE_JOINTS) {
+    snprintf(text, sizeof text, "DESCRIBE what %u: 0 sensors, 1 joints", m->u.describe.what);
+    send_error(st, ACH_ERRC_UNSUPPORTED, m->seq, text);
     return;
   }
+  if (id != ACH_DESCRIBE_ALL && id >= count) {
+    snprintf(text, sizeof text, "%s %d: no such id (%d ids)", joints ? "joint" : "sensor", id,
+             count);
+    send_error(st, joints ? ACH_ERRC_BAD_JOINT : ACH_ERRC_BAD_SENSOR, m->seq, text);
+    return;
+  }
+  st->describe_joints = joints;
+  st->describe_next = id == ACH_DESCRIBE_ALL ? 0 : id;
+  st->describe_end = id == ACH_DESCRIBE_ALL ? count : id + 1;
   send_sensor_infos(st);
+}
+
+/* REQUEST (1.2): a STATUS with the counters as they are now (the periodic one follows wall
+ * time and may be a period old), or the latest sample of every sensor again, as right after
+ * HELLO_ACK (for a board that did its discovery before reading samples) */
+static void on_request(serial_transport *st, const ach_message *m) {
+  if (m->u.request.what == ACH_REQUEST_STATUS) {
+    send_status_now(st, st->rt);
+  } else if (m->u.request.what == ACH_REQUEST_SAMPLES) {
+    send_latest_samples(st);
+  } else {
+    char text[ACH_ERROR_TEXT_MAX + 1];
+    snprintf(text, sizeof text, "REQUEST what %u: 0 status, 1 samples", m->u.request.what);
+    send_error(st, ACH_ERRC_UNSUPPORTED, m->seq, text);
+  }
 }
 
 static void on_message(const ach_message *m, void *user) {
@@ -423,6 +449,9 @@ static void on_message(const ach_message *m, void *user) {
     break;
   case ACH_MSG_DESCRIBE:
     on_describe(st, m);
+    break;
+  case ACH_MSG_REQUEST:
+    on_request(st, m);
     break;
   case ACH_MSG_ERROR: {
     char text[4 * ACH_ERROR_TEXT_MAX + 1];
@@ -555,13 +584,17 @@ static void serial_publish_sample(hil_transport *t, hil_runtime *rt, const sens_
   ensure_table(st, rt);
   int index = sensor_index(rt, s);
   ach_sample entries[SENS_MAX_CHANNELS];
+  /* a frame carries the simulation time of the step that publishes it, whatever the sensor's own
+   * clock (an 800 Hz IMU's sample of t = 1.25 ms goes out with the step of t = 2 ms, age
+   * 2 ms − its measurement's time): frame times never go back, and a new one is a new step */
+  const double now = hil_runtime_data(rt)->time;
   /* always: the table keeps each channel's last good value for dropped samples */
-  int n = hil_serial_sample_entries(entries, SENS_MAX_CHANNELS, &st->table, index, s, smp, smp->t);
+  int n = hil_serial_sample_entries(entries, SENS_MAX_CHANNELS, &st->table, index, s, smp, now);
   if (!st->connected || n == 0) {
     return;
   }
-  /* one frame holds the samples of one instant: another instant starts another frame */
-  if (st->pending.count > 0 && st->pending_time != smp->t) {
+  /* one frame holds the samples of one step: another step starts another frame */
+  if (st->pending.count > 0 && st->pending_time != now) {
     flush_samples(st);
   }
   for (int i = 0; i < n; i++) {
@@ -569,7 +602,7 @@ static void serial_publish_sample(hil_transport *t, hil_runtime *rt, const sens_
       flush_samples(st);
     }
     st->pending.samples[st->pending.count++] = entries[i];
-    st->pending_time = smp->t;
+    st->pending_time = now;
   }
   if (!st->pending_seen[index]) {
     st->pending_seen[index] = 1;
@@ -622,8 +655,13 @@ static void serial_destroy(hil_transport *t) {
   }
 }
 
+static void serial_link_fault(hil_transport *t, const hil_link_fault *f, hil_link_counters *out) {
+  hil_serial_port_link_fault(((serial_transport *)t)->port, f, out);
+}
+
 static const hil_transport_ops serial_ops = {
     .name = "serial",
+    .link_fault = serial_link_fault,
     .pollitems = serial_pollitems,
     .poll = serial_poll,
     .publish_sample = serial_publish_sample,

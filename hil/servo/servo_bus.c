@@ -463,8 +463,14 @@ static void bus_destroy(hil_transport *t) {
   free(b);
 }
 
+/* the bus thread reads and writes the port; the fault's settings are atomics (line_fault.h) */
+static void bus_link_fault(hil_transport *t, const hil_link_fault *f, hil_link_counters *out) {
+  hil_serial_port_link_fault(((servo_bus *)t)->port, f, out);
+}
+
 static const hil_transport_ops servo_bus_ops = {
     .name = "servo_bus",
+    .link_fault = bus_link_fault,
     .attach = bus_attach,
     .pollitems = NULL,
     .poll = bus_poll,

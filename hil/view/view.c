@@ -117,7 +117,8 @@ static void frame_free(view_frame *f) {
 }
 
 /* Contacts with their normal force: the sum of the pyramid edge forces of each contact (each
- * edge row is normal ± μ·tangent, so their normal components add up to the force). */
+ * edge row is normal ± μ·tangent, so their normal components add up to the force), an elliptic
+ * contact's first row, a frictionless contact's row. */
 static void copy_contacts(view_frame *f, const sim_data *d) {
   f->ncon = d->ncon < VIEW_MAX_CONTACTS ? d->ncon : VIEW_MAX_CONTACTS;
   for (int c = 0; c < f->ncon; c++) {
@@ -127,7 +128,10 @@ static void copy_contacts(view_frame *f, const sim_data *d) {
   }
   for (int r = 0; r < d->nefc; r++) {
     const int c = d->efc_id[r];
-    if (d->efc_type[r] == SIM_CNSTR_CONTACT_PYRAMIDAL && c >= 0 && c < f->ncon) {
+    const int t = d->efc_type[r];
+    if (c >= 0 && c < f->ncon &&
+        (t == SIM_CNSTR_CONTACT_PYRAMIDAL || t == SIM_CNSTR_CONTACT_FRICTIONLESS ||
+         (t == SIM_CNSTR_CONTACT_ELLIPTIC && r == d->con_efc[c]))) {
       f->con[c][6] += d->efc_force[r];
     }
   }

@@ -1,5 +1,6 @@
 /* hil/zmq/zmq_control.c: the control requests (docs/messages.md, section 7): what each does and
  * its reply, for the REP socket (zmq_transport.c) and for the view (hil_zmq_control_answer). */
+#include "hil/zmq/zmq_control.h"
 #include "hil/zmq/zmq_internal.h"
 
 #include <stdio.h>

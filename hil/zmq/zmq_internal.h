@@ -1,11 +1,12 @@
 /* hil/zmq/zmq_internal.h: the ZeroMQ transport's state, shared by its files (internal to hil/zmq).
  *
  *   zmq_transport.c  sockets, the transport's ops, the intake of commands and control requests
- *   zmq_options.c    the "transports.zmq" options: defaults, parsing, checks
- *   zmq_publish.c    the PUB streams: samples, truth, end-of-step markers, status
  *   zmq_control.c    what a control request does and its reply (also for the view)
- * Dependencies run down that list: the transport uses the other three, the control replies use
- * the publisher (hello and status also publish a status message).
+ *   zmq_publish.c    the PUB streams: samples, truth, end-of-step markers, status
+ *   zmq_options.c    the "transports.zmq" options: defaults, parsing, checks
+ *   zmq_counters.c   the counters as the "zmq" member of a status
+ * Each uses only those below it (hello and status replies also publish a status message). The
+ * public headers are one per file; zmq_transport.h includes them all.
  */
 #ifndef ACHILLES_HIL_ZMQ_INTERNAL_H
 #define ACHILLES_HIL_ZMQ_INTERNAL_H
@@ -13,14 +14,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hil/transport.h"
 #include "hil/zmq/json_messages.h"
-#include "hil/zmq/zmq_transport.h"
+#include "hil/zmq/zmq_options.h"
+#include "hil/zmq/zmq_counters.h"
 
 #define CMD_BATCH 256          /* most command messages read per poll */
 #define CTL_BATCH 16           /* most control requests answered per poll */
 #define REPLY_MAX (256 * 1024) /* largest control reply (hello lists every name) */
 #define STATUS_MAX 2048
-#define NSOCK 3
+#define NSOCK HIL_ZMQ_NSOCK
 
 /* One published stream (a sensor's samples, or their truth): its topic, the fixed parts of its
  * messages, and its newest message (the `latest` control request answers with it). */
@@ -54,11 +57,6 @@ typedef struct zmq_transport {
   double oversized_said_at; /* monotonic s of the last stderr line about an oversized message */
   uint64_t oversized_said;  /* the count that line gave */
 } zmq_transport;
-
-/* the options' key of each socket, indexed by hil_zmq_socket: "pub", "cmd", "ctl" */
-extern const char *const hil__zmq_socket_key[NSOCK];
-/* the endpoint the options give socket `which` */
-const char *hil__zmq_option_endpoint(const hil_zmq_options *o, int which);
 
 /* the publisher's transport ops (zmq_publish.c) */
 int hil__zmq_attach(hil_transport *t, hil_runtime *rt);

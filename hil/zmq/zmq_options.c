@@ -1,7 +1,7 @@
 /* hil/zmq/zmq_options.c: the ZeroMQ transport's options: defaults, the robot file's
  * "transports.zmq" section, and the endpoint checks (local only unless allowed); see
  * zmq_transport.h. */
-#include "hil/zmq/zmq_internal.h"
+#include "hil/zmq/zmq_options.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 #include "hil/error.h"
 #include "sim/json_read.h"
 
-const char *const hil__zmq_socket_key[NSOCK] = {"pub", "cmd", "ctl"};
+const char *const hil__zmq_socket_key[HIL_ZMQ_NSOCK] = {"pub", "cmd", "ctl"};
 
 void hil_zmq_options_default(hil_zmq_options *o) {
   memset(o, 0, sizeof *o);
@@ -29,7 +29,7 @@ void hil_zmq_options_default(hil_zmq_options *o) {
 }
 
 const char *hil__zmq_option_endpoint(const hil_zmq_options *o, int which) {
-  const char *const eps[NSOCK] = {o->pub, o->cmd, o->ctl};
+  const char *const eps[HIL_ZMQ_NSOCK] = {o->pub, o->cmd, o->ctl};
   return eps[which];
 }
 
@@ -58,7 +58,7 @@ static int endpoint_is_local(const char *ep) {
 static int check_options(const hil_zmq_options *o, const char *source, char *err, size_t err_sz) {
   const char *sep = source ? ": " : "";
   source = source ? source : "";
-  for (int i = 0; i < NSOCK; i++) {
+  for (int i = 0; i < HIL_ZMQ_NSOCK; i++) {
     const char *ep = hil__zmq_option_endpoint(o, i);
     if (!ep[0]) {
       snprintf(err, err_sz, "%s%stransports.zmq.%s: empty endpoint", source, sep, hil__zmq_socket_key[i]);

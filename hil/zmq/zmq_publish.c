@@ -125,24 +125,6 @@ int hil__zmq_attach(hil_transport *t, hil_runtime *rt) {
   return HIL_OK;
 }
 
-void hil_zmq_write_counters(hil_jw *w, const hil_zmq_counters *c) {
-  hil_jw_key(w, "zmq");
-  hil_jw_begin_object(w);
-  hil_jw_key(w, "sent");
-  hil_jw_uint(w, c->sent);
-  hil_jw_key(w, "send_failed");
-  hil_jw_uint(w, c->send_failed);
-  hil_jw_key(w, "cmd_messages");
-  hil_jw_uint(w, c->cmd_messages);
-  hil_jw_key(w, "oversized");
-  hil_jw_uint(w, c->oversized);
-  hil_jw_key(w, "ctl_requests");
-  hil_jw_uint(w, c->ctl_requests);
-  hil_jw_key(w, "ctl_errors");
-  hil_jw_uint(w, c->ctl_errors);
-  hil_jw_end_object(w);
-}
-
 void hil__zmq_publish_status(hil_transport *t, hil_runtime *rt, const hil_status *st) {
   zmq_transport *z = (zmq_transport *)t;
   (void)rt;

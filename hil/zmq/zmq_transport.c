@@ -1,14 +1,15 @@
 /* hil/zmq/zmq_transport.c: the ZeroMQ transport — PUB sensor streams, PULL commands, REP control;
  * see zmq_transport.h and docs/messages.md. */
+#include "hil/zmq/zmq_transport.h"
 #include "hil/zmq/zmq_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <zmq.h>
 
+#include "hil/clock.h"
 #include "hil/error.h"
 #include "hil/runtime/cpu.h"
 
@@ -40,9 +41,7 @@ int hil_zmq_recv_message(void *sock, zmq_msg_t *msg) {
  * one line a second (a flood must not become a flood of lines), each with the count so far. */
 static void count_oversized(zmq_transport *z, const char *what, size_t size) {
   z->n.oversized++;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+  const double now = hil_monotonic_s();
   if (z->oversized_said > 0 && now - z->oversized_said_at < 1.0) {
     return;
   }

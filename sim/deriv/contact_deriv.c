@@ -38,7 +38,14 @@
 #define CNSTR_MINVAL 1e-15 /* sim/constraint.c's */
 
 int sim__contact_supported(const sim_model *m, const sim_data *d) {
+  /* the rows below are the pyramid's four edges with R = 2μ²·R₀ (impratio 1, condim 3) */
+  if (d->ncon > 0 && (m->opt.cone != SIM_CONE_PYRAMIDAL || m->opt.impratio != 1)) {
+    return 0;
+  }
   for (int c = 0; c < d->ncon; c++) {
+    if (d->con_dim[c] != 3) {
+      return 0;
+    }
     int t1 = m->geoms[d->con_geom[2 * c]].type, t2 = m->geoms[d->con_geom[2 * c + 1]].type;
     if (t1 != SIM_GEOM_PLANE ||
         (t2 != SIM_GEOM_SPHERE && t2 != SIM_GEOM_CAPSULE && t2 != SIM_GEOM_BOX)) {

@@ -30,8 +30,9 @@
  *
  * What is differentiated: the step as sim_step takes it, for the Euler integrator (its implicit
  * joint damping included) and RK4 (with its dexp⁻¹-corrected rotation stages); hinge, slide,
- * ball and free joints; joint springs and dampers, armature, every actuator type (clamps of
- * ctrlrange, current_limit and force_limit hold their value: derivative 0 beyond them); joint
+ * ball and free joints; joint springs and dampers, armature, forces applied to bodies
+ * (xfrc_applied), every actuator type (clamps of ctrlrange, current_limit and force_limit hold
+ * their value: derivative 0 beyond them); joint
  * limits, joint friction and contacts of a plane with a sphere, a capsule or a box through the
  * constraint solver's optimality condition with the active set held (at the minimum of the
  * solver's active set: an iteration-limited solve is differentiated as if converged). Verlet and
@@ -147,7 +148,7 @@ void sim_state_difference(const sim_model *m, double *dq, const double *qpos1,
     "no derivatives for this integrator (euler and rk4 have them)")                           \
   X(SIM_DERIV_ECONTACT, -2,                                                                    \
     "the step has a contact without derivatives yet (only a plane's with a sphere, a capsule "  \
-    "or a box has them)")                                                                      \
+    "or a box, condim 3 under the pyramidal cone with impratio 1, has them)")                   \
   X(SIM_DERIV_EARG, -3, "invalid argument")                                                   \
   X(SIM_DERIV_EREPLAY, -4,                                                                     \
     "a step recomputed in the backward pass left a state other than the forward pass's (the "  \

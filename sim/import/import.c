@@ -8,12 +8,57 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/import/import_internal.h"
+#include "sim/file_read.h"
+#include "sim/import/mjcf.h"
+#include "sim/import/urdf.h"
 #include "sim/json_read.h"
+#include "sim/sim.h"
 
 static int ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), k = strlen(suffix);
   return n >= k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+/* Skips what may stand before the root element: the XML declaration and processing
+ * instructions, comments, a DOCTYPE with its internal subset, whitespace. NULL when the text
+ * ends first. */
+static const char *skip_prolog(const char *s) {
+  for (;;) {
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') {
+      s++;
+    }
+    const char *end = NULL;
+    if (strncmp(s, "\xef\xbb\xbf", 3) == 0) { /* a UTF-8 byte order mark */
+      s += 3;
+      continue;
+    }
+    if (strncmp(s, "<?", 2) == 0) {
+      end = strstr(s, "?>");
+      s = end ? end + 2 : NULL;
+    } else if (strncmp(s, "<!--", 4) == 0) {
+      end = strstr(s + 4, "-->");
+      s = end ? end + 3 : NULL;
+    } else if (strncmp(s, "<!", 2) == 0) { /* <!DOCTYPE name [ ... ]> */
+      int depth = 0;
+      for (s += 2; *s && !(*s == '>' && depth == 0); s++) {
+        depth += *s == '[' ? 1 : *s == ']' ? -1 : 0;
+      }
+      s = *s ? s + 1 : NULL;
+    } else {
+      return *s == '<' ? s : NULL;
+    }
+    if (!s) {
+      return NULL;
+    }
+  }
+}
+
+/* 1 when the root element of the text is <name> */
+static int root_is(const char *text, const char *name) {
+  const char *root = skip_prolog(text);
+  const size_t n = strlen(name);
+  return root && strncmp(root + 1, name, n) == 0 &&
+         strchr(" \t\r\n/>", root[1 + n]) != NULL && root[1 + n] != '\0';
 }
 
 sim_import_format sim_import_detect(const char *path) {
@@ -26,15 +71,19 @@ sim_import_format sim_import_detect(const char *path) {
   if (!ends_with(path, ".xml")) {
     return SIM_IMPORT_JSON;
   }
-  /* .xml: ROS tools write URDF as .xml too; the root element tells */
-  FILE *f = fopen(path, "rb");
-  char head[4096] = "";
-  if (f) {
-    size_t n = fread(head, 1, sizeof head - 1, f);
+  /* .xml: ROS tools write URDF as .xml too; the root element tells (not a mention of <robot in
+   * a comment: what comes before the root is skipped, in the first 64 KiB) */
+  enum { HEAD = 64 * 1024 };
+  char why[16], *head = malloc(HEAD);
+  FILE *f = head ? sim_file_open(path, 0, 0, why, sizeof why) : NULL; /* the reader says why */
+  size_t n = f ? fread(head, 1, HEAD - 1, f) : 0;
+  sim_file_close(f);
+  if (head) {
     head[n] = '\0';
-    fclose(f);
   }
-  return strstr(head, "<robot") && !strstr(head, "<mujoco") ? SIM_IMPORT_URDF : SIM_IMPORT_MJCF;
+  const int is_urdf = head && root_is(head, "robot");
+  free(head);
+  return is_urdf ? SIM_IMPORT_URDF : SIM_IMPORT_MJCF;
 }
 
 static cJSON *convert_xml(const char *path, sim_import_format format,
@@ -79,10 +128,32 @@ cJSON *sim_import_file(const char *path, const sim_import_options *o, char *err,
   return json;
 }
 
+/* Self-contact at rest (sim_overlaps_at_rest): a note per body pair, never an error (the robot
+ * loads as described; the user decides). */
+static void report_overlaps(const sim_model *m, const char *path, const sim_import_options *o) {
+  if (!m || !o || !o->report) {
+    return;
+  }
+  sim_overlap pairs[SIM_IMPORT_OVERLAPS_MAX];
+  const int n = sim_overlaps_at_rest(m, pairs, SIM_IMPORT_OVERLAPS_MAX);
+  for (int k = 0; k < n; k++) {
+    char message[512];
+    snprintf(message, sizeof message,
+             "%s: bodies \"%s\" and \"%s\" overlap by %.3g mm at the initial pose (geoms \"%s\" "
+             "and \"%s\"): they push each other apart from the first step; exclude the pair if "
+             "the robot is built so (achilles convert --exclude-overlapping)",
+             path, m->bodies[pairs[k].body1].name, m->bodies[pairs[k].body2].name,
+             1e3 * pairs[k].depth, m->geoms[pairs[k].geom1].name, m->geoms[pairs[k].geom2].name);
+    o->report(o->report_ctx, message);
+  }
+}
+
 sim_model *sim_import_load_file(const char *path, const sim_import_options *o, char *err,
                                 size_t err_sz) {
   if (sim_import_detect(path) == SIM_IMPORT_JSON) {
-    return sim_model_load_file(path, err, err_sz);
+    sim_model *m = sim_model_load_file(path, err, err_sz);
+    report_overlaps(m, path, o);
+    return m;
   }
   cJSON *json = sim_import_file(path, o, err, err_sz);
   if (!json) {
@@ -98,5 +169,6 @@ sim_model *sim_import_load_file(const char *path, const sim_import_options *o, c
   snprintf(source, sizeof source, "%s (converted)", path);
   sim_model *m = sim_model_load_string(text, source, err, err_sz);
   free(text);
+  report_overlaps(m, path, o);
   return m;
 }

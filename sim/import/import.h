@@ -46,7 +46,11 @@ struct cJSON *sim_import_file(const char *path, const sim_import_options *o, cha
                               size_t err_sz);
 
 /* sim_import_file, then sim_model_load_string: a model from any of the three formats. Errors
- * found by the loader in a converted file name the original file and the JSON path. */
+ * found by the loader in a converted file name the original file and the JSON path. The model
+ * loaded (a JSON file too), each pair of its own bodies that already overlaps at the initial
+ * pose is reported (at most SIM_IMPORT_OVERLAPS_MAX; sim_overlaps_at_rest), as a note only,
+ * never an error, strict or not. */
+#define SIM_IMPORT_OVERLAPS_MAX 64
 sim_model *sim_import_load_file(const char *path, const sim_import_options *o, char *err,
                                 size_t err_sz);
 

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/import/import_internal.h"
 #include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 /* a converted body's name, or "world" */
 static int has_body(const mjcf *m, const char *name) {
@@ -206,10 +206,7 @@ cJSON *imp__mjcf(imp_ctx *c, const xmlNode *top) {
   char comment[600];
   snprintf(comment, sizeof comment, "converted from MJCF %s by achilles", c->file);
   cJSON_AddStringToObject(root, "comment", comment);
-  cJSON_AddNumberToObject(root, "timestep", 0.002); /* MuJoCo's defaults */
-  cJSON_AddStringToObject(root, "integrator", "euler");
-  const double g[3] = {0, 0, -9.81};
-  cJSON_AddItemToObject(root, "gravity", imp__json_vector(g, 3));
+  imp__mujoco_options(root); /* <option> writes over them */
   m.bodies = cJSON_AddArrayToObject(root, "bodies");
   m.sites = cJSON_AddArrayToObject(root, "sites");
   m.actuators = cJSON_AddArrayToObject(root, "actuators");

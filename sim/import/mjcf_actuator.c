@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 const char *const mjcf__actuator_read[] = {"name",        "class",       "joint", "gear",
                                            "ctrlrange",   "ctrllimited", "kp",    "kv",

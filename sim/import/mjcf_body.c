@@ -3,7 +3,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 const char *const mjcf__site_read[] = {"name", "class", "pos", NULL};
 

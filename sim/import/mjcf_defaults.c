@@ -1,8 +1,9 @@
 /* sim/import/mjcf_defaults.c: MJCF <default> classes: the value an element's class chain gives
  * an attribute it does not set, and the check of what the classes set. */
+#include <math.h>
 #include <string.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 /* the <default class=name> at or below d (a top-level <default> is class "main") */
 static xmlNode *find_class_below(xmlNode *d, const char *name) {
@@ -74,11 +75,50 @@ int mjcf__numbers(mjcf *m, const xmlNode *el, const char *kind, const char *cls,
 }
 
 /* A solref (2 numbers) or solimp (5) given in part, as MuJoCo reads it: the numbers not given
- * keep MuJoCo's defaults (solref 0.02 1, solimp 0.9 0.95 0.001 0.5 2); returns want. */
-int mjcf__soft_defaults(double *v, int n, int want) {
+ * keep MuJoCo's defaults (solref 0.02 1, solimp 0.9 0.95 0.001 0.5 2). Values are kept as
+ * written: the constraint stage uses them as MuJoCo does (engine_core_constraint.c's
+ * getsolparam, after a contact mixes its two geoms'): a solref mixing its two forms becomes the
+ * default, solimp's dmin, dmax and midpoint are clamped to [0.0001, 0.9999], its width to >= 0
+ * and its power to >= 1. A value those rules change beyond the usual [0, 1] ends (MuJoCo's own
+ * models write dmin 0) gets a note saying what is used. Returns want, or -1 when a note is an
+ * error (strict). */
+int mjcf__soft_values(mjcf *m, const xmlNode *el, const char *attr, double *v, int n, int want) {
   static const double solref[2] = {0.02, 1}, solimp[5] = {0.9, 0.95, 0.001, 0.5, 2};
   for (int i = n; i < want; i++) {
     v[i] = want == 2 ? solref[i] : solimp[i];
+  }
+  double used[5];
+  memcpy(used, v, (size_t)want * sizeof(double));
+  int unusual;
+  if (want == 2) {
+    unusual = (used[0] > 0) != (used[1] > 0);
+    if (unusual) {
+      memcpy(used, solref, sizeof solref);
+    }
+  } else {
+    unusual = !(used[2] >= 0 && used[4] >= 1);
+    for (int i = 0; i < 4; i += i == 1 ? 2 : 1) { /* dmin, dmax, midpoint */
+      unusual |= !(used[i] >= 0 && used[i] <= 1);
+      used[i] = fmin(0.9999, fmax(0.0001, used[i]));
+    }
+    used[2] = fmax(0, used[2]);
+    used[4] = fmax(1, used[4]);
+  }
+  if (unusual) {
+    char given[160], taken[160];
+    size_t a = 0, b = 0;
+    for (int i = 0; i < want; i++) {
+      a += (size_t)snprintf(given + a, sizeof given - a, "%s%g", i ? " " : "", v[i]);
+      b += (size_t)snprintf(taken + b, sizeof taken - b, "%s%g", i ? " " : "", used[i]);
+    }
+    const int geom = imp__is(el, "geom");
+    if (imp__report(m->c, el, "<%s %s=\"%s\"> used as MuJoCo uses it: \"%s\"%s", imp__name(el),
+                    attr, given, taken,
+                    want == 2 ? " (its two forms mixed: the default)"
+                    : geom    ? " (clamped; a contact mixes its two geoms' values first)"
+                              : " (clamped)")) {
+      return -1;
+    }
   }
   return want;
 }

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 #define PI 3.14159265358979323846
 

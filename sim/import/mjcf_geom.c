@@ -5,12 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 const char *const mjcf__geom_read[] = {"name", "class", "type", "size", "fromto", "pos",
                                        "quat", "axisangle", "euler", "xyaxes", "zaxis",
                                        "mass", "density", "group", "friction", "solref",
-                                       "solimp", "contype", "conaffinity", "mesh", NULL};
+                                       "solimp", "contype", "conaffinity", "condim", "mesh",
+                                       NULL};
 
 static int shape_of(mjcf *m, const xmlNode *g, const char *cls, imp_shape *shape, int *massless) {
   const char *type = mjcf__attr(m, g, "geom", cls, "type");
@@ -83,6 +84,25 @@ int mjcf__geom_mass(mjcf *m, const xmlNode *g, const char *cls, imp_mass *sum) {
   imp__shape_inertia(diag, shape, size, mass);
   imp__quat_to_mat(R, q);
   imp__mass_add(sum, mass, pos, R, diag);
+  return 0;
+}
+
+/* condim: 1 (frictionless) is written, 3 (MuJoCo's default) needs nothing; 4 and 6 (torsional
+ * and rolling friction, not modelled) are read as 3 with a note; anything else is MuJoCo's
+ * error too */
+static int geom_condim(mjcf *m, const xmlNode *g, const char *cls, cJSON *o) {
+  double condim = 3;
+  if (mjcf__numbers(m, g, "geom", cls, "condim", &condim, 1, 1) < 0) {
+    return -1;
+  }
+  if (condim == 1) {
+    cJSON_AddNumberToObject(o, "condim", 1);
+  } else if (condim == 4 || condim == 6) {
+    return imp__report(m->c, g, "<geom condim=\"%g\"> read as 3: torsional and rolling friction "
+                       "are not modelled", condim);
+  } else if (condim != 3) {
+    return imp__fail(m->c, g, "<geom condim=\"%g\">: expected 1, 3, 4 or 6", condim);
+  }
   return 0;
 }
 
@@ -173,11 +193,19 @@ int mjcf__convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *b
       }
       n = 3;
     } else if (k > 0 && n > 0) {
-      n = mjcf__soft_defaults(v, n, counts[k]);
+      n = mjcf__soft_values(m, g, soft[k], v, n, counts[k]);
+    }
+    if (n < 0) {
+      cJSON_Delete(o);
+      return -1;
     }
     if (n == counts[k]) {
       cJSON_AddItemToObject(o, soft[k], imp__json_vector(v, n));
     }
+  }
+  if (geom_condim(m, g, cls, o) != 0) {
+    cJSON_Delete(o);
+    return -1;
   }
   if (ct != 1 || ca != 1) { /* contact groups other than MuJoCo's default */
     cJSON_AddNumberToObject(o, "contype", ct);

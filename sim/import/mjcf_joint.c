@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 const char *const mjcf__joint_read[] = {"name",      "class",     "type",    "axis",
                                         "pos",       "range",     "limited", "damping",
@@ -153,7 +153,11 @@ static cJSON *convert_joint(mjcf *m, const xmlNode *j, const char *cls, double p
       return NULL;
     }
     if (n > 0) {
-      n = mjcf__soft_defaults(v, n, want);
+      n = mjcf__soft_values(m, j, soft[k][0], v, n, want);
+    }
+    if (n < 0) {
+      cJSON_Delete(o);
+      return NULL;
     }
     if (n == want) {
       cJSON_AddItemToObject(o, soft[k][1], imp__json_vector(v, want));

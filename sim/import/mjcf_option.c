@@ -1,10 +1,12 @@
 /* sim/import/mjcf_option.c: the MJCF file's settings: <compiler> (angles, Euler sequence,
- * inertia from geoms, autolimits, meshdir) and <option> (timestep, gravity, integrator, flags). */
+ * inertia from geoms, autolimits, meshdir) and <option> (timestep, gravity, integrator, the
+ * constraint solver: solver, iterations, tolerance, cone, impratio; flags). */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/import/mjcf.h"
+#include "sim/import/mjcf_state.h"
 
 int mjcf__read_compiler(mjcf *m, const xmlNode *el) {
   static const char *const read[] = {"angle", "inertiafromgeom", "eulerseq", "autolimits",
@@ -37,10 +39,82 @@ int mjcf__read_compiler(mjcf *m, const xmlNode *el) {
   return 0;
 }
 
+/* one number of <option>, when given; 1 when read, 0 when absent, -1 on an error */
+static int option_number(mjcf *m, const xmlNode *el, const char *name, double *v) {
+  const char *text = imp__attr(el, name);
+  if (!text) {
+    return 0;
+  }
+  return imp__numbers(m->c, el, name, text, v, 1, 1) < 0 ? -1 : 1;
+}
+
+/* iterations, tolerance, solver, cone, impratio (MuJoCo's defaults are already in root);
+ * noslip_iterations > 0 is refused: its solver is not built */
+static int read_solver(mjcf *m, const xmlNode *el, cJSON *root) {
+  double v;
+  int rc;
+  if ((rc = option_number(m, el, "noslip_iterations", &v)) < 0) {
+    return -1;
+  }
+  if (rc && v != 0) {
+    return imp__fail(m->c, el, "<option noslip_iterations=\"%g\">: the noslip solver is not "
+                     "built (set 0 or remove it)", v);
+  }
+  if ((rc = option_number(m, el, "iterations", &v)) < 0) {
+    return -1;
+  }
+  if (rc) {
+    double used = fmin(1000, fmax(1, floor(v)));
+    if (used != v && imp__report(m->c, el, "<option iterations=\"%g\"> read as %g (1 to 1000)",
+                                 v, used)) {
+      return -1;
+    }
+    cJSON_ReplaceItemInObject(root, "solver_iterations", cJSON_CreateNumber(used));
+  }
+  if ((rc = option_number(m, el, "tolerance", &v)) < 0) {
+    return -1;
+  }
+  if (rc) {
+    if (!(v >= 0)) {
+      return imp__fail(m->c, el, "<option tolerance=\"%g\">: expected >= 0", v);
+    }
+    cJSON_ReplaceItemInObject(root, "solver_tolerance", cJSON_CreateNumber(v));
+  }
+  if ((rc = option_number(m, el, "impratio", &v)) < 0) {
+    return -1;
+  }
+  if (rc) {
+    if (!(v > 0)) {
+      return imp__fail(m->c, el, "<option impratio=\"%g\">: expected > 0", v);
+    }
+    cJSON_ReplaceItemInObject(root, "impratio", cJSON_CreateNumber(v));
+  }
+  const char *solver = imp__attr(el, "solver"), *cone = imp__attr(el, "cone");
+  if (solver) {
+    const int cg = strcmp(solver, "CG") == 0;
+    if (!cg && strcmp(solver, "Newton") != 0 &&
+        imp__report(m->c, el, "<option solver=\"%s\"> read as Newton (PGS is not built; run to "
+                    "convergence both give the same forces)", solver)) {
+      return -1;
+    }
+    cJSON_ReplaceItemInObject(root, "solver", cJSON_CreateString(cg ? "cg" : "newton"));
+  }
+  if (cone) {
+    if (strcmp(cone, "pyramidal") != 0 && strcmp(cone, "elliptic") != 0) {
+      return imp__fail(m->c, el, "<option cone=\"%s\">: expected pyramidal or elliptic", cone);
+    }
+    cJSON_ReplaceItemInObject(root, "cone", cJSON_CreateString(cone));
+  }
+  return 0;
+}
+
 int mjcf__read_option(mjcf *m, const xmlNode *el, cJSON *root) {
-  static const char *const read[] = {"timestep", "gravity", "integrator", NULL};
+  /* jacobian (dense or sparse) changes how MuJoCo stores the matrices, not the motion */
+  static const char *const read[] = {"timestep", "gravity", "integrator", "iterations",
+                                     "tolerance", "solver", "cone", "impratio",
+                                     "noslip_iterations", "jacobian", NULL};
   double v[3];
-  if (imp__check_attrs(m->c, el, read, "not used") != 0) {
+  if (imp__check_attrs(m->c, el, read, "not used") != 0 || read_solver(m, el, root) != 0) {
     return -1;
   }
   if (imp__attr(el, "timestep")) {

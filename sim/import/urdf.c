@@ -13,32 +13,25 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/import/import_internal.h"
+#include "sim/import/urdf.h"
 #include "sim/json_read.h"
 #include "sim/import/xml_read.h"
-
-#define URDF_MAX 1024
-
-typedef struct urdf {
-  imp_ctx *c;
-  const xmlNode *links[URDF_MAX], *joints[URDF_MAX];
-  int nlinks, njoints;
-  cJSON *bodies, *geoms;
-} urdf;
 
 /* a transform from a native body's frame: x = t + R·x_urdf */
 typedef struct frame {
   double t[3], R[9];
 } frame;
 
-static const xmlNode *child(const xmlNode *el, const char *name) {
-  for (const xmlNode *k = el->children; k; k = k->next) {
+const xmlNode *urdf__child(const xmlNode *el, const char *name) {
+  for (const xmlNode *k = el ? el->children : NULL; k; k = k->next) {
     if (imp__is(k, name)) {
       return k;
     }
   }
   return NULL;
 }
+
+#define child urdf__child
 
 /* attribute numbers with a default text when absent */
 static int numbers(urdf *u, const xmlNode *el, const char *attr, const char *dflt, double *out,
@@ -76,16 +69,6 @@ static void compose(frame *out, const frame *a, const frame *b) {
     }
   }
   *out = r;
-}
-
-static const xmlNode *find_link(const urdf *u, const char *name) {
-  for (int i = 0; i < u->nlinks; i++) {
-    const char *n = imp__attr(u->links[i], "name");
-    if (n && strcmp(n, name) == 0) {
-      return u->links[i];
-    }
-  }
-  return NULL;
 }
 
 static const char *attr_link(const xmlNode *joint, const char *which) {
@@ -351,6 +334,24 @@ static int floating_joint(urdf *u, const xmlNode *j, const char *name, cJSON **o
   return 0;
 }
 
+/* What becomes of <limit effort velocity>: effort is the force_limit of the actuator a
+ * transmission makes (urdf_transmission.c); a joint speed limit is not modelled. */
+static int limit_notes(urdf *u, const xmlNode *j, const xmlNode *lim, const char *name) {
+  const int driven = u->driven[sim_name_index_find(&u->joint_ix, name)];
+  const int effort = imp__attr(lim, "effort") != NULL, velocity = imp__attr(lim, "velocity") != NULL;
+  (void)j;
+  if (driven && velocity) {
+    return imp__report(u->c, lim, "<limit velocity> ignored: joint speed limits are not modelled "
+                                  "(effort is the force_limit of its actuator)");
+  }
+  if (!driven && (effort || velocity)) {
+    return imp__report(u->c, lim, "<limit effort/velocity> ignored: no <transmission> makes an "
+                                  "actuator for this joint, and joint speed limits are not "
+                                  "modelled");
+  }
+  return 0;
+}
+
 /* <joint> into a native joint object (NULL for fixed), or a list of them (planar) */
 static int joint_of(urdf *u, const xmlNode *j, cJSON **out, int *fixed) {
   static const char *const read[] = {"name", "type", NULL};
@@ -403,11 +404,17 @@ static int joint_of(urdf *u, const xmlNode *j, cJSON **out, int *fixed) {
     if (numbers(u, lim, "lower", "0", &range[0], 1) || numbers(u, lim, "upper", "0", &range[1], 1)) {
       return -1;
     }
-    if ((imp__attr(lim, "effort") || imp__attr(lim, "velocity")) &&
-        imp__report(u->c, lim, "<limit effort/velocity> ignored: actuator limits are set on "
-                               "actuators in the robot JSON") != 0) {
+    if (range[0] > range[1]) { /* MJCF and the native format refuse it too */
+      return imp__fail(u->c, lim, "<limit lower=\"%g\" upper=\"%g\">: lower is above upper",
+                       range[0], range[1]);
+    }
+    if (range[0] == range[1] &&
+        imp__report(u->c, lim, "<limit lower=upper> ignored: no range, the joint has no stops") != 0) {
       return -1;
     }
+  }
+  if (lim && limit_notes(u, j, lim, name) != 0) {
+    return -1;
   }
   if (dyn && (numbers(u, dyn, "damping", "0", &damping, 1) ||
               numbers(u, dyn, "friction", "0", &friction, 1))) {
@@ -439,40 +446,19 @@ static int joint_of(urdf *u, const xmlNode *j, cJSON **out, int *fixed) {
   return 0;
 }
 
-static int convert_link(urdf *u, const xmlNode *link, const char *parent, const frame *f,
-                        const xmlNode *joint, int depth);
+/* A link to convert: the native body it hangs from, its frame there, the joint above it. */
+typedef struct pending {
+  int link, joint;    /* joint -1 for the root */
+  const char *parent; /* the native parent body's name ("world" for the root) */
+  frame f;
+} pending;
 
-/* every joint whose parent is this link; f: the native parent's frame to this link's frame */
-static int convert_below(urdf *u, const char *link_name, const char *parent, const frame *f,
-                         int depth) {
-  for (int i = 0; i < u->njoints; i++) {
-    const char *p = attr_link(u->joints[i], "parent");
-    if (!p || strcmp(p, link_name) != 0) {
-      continue;
-    }
-    const char *c = attr_link(u->joints[i], "child");
-    const xmlNode *cl = c ? find_link(u, c) : NULL;
-    if (!cl) {
-      return imp__fail(u->c, u->joints[i], "<joint>: child link \"%s\" not found", c ? c : "");
-    }
-    frame origin, at;
-    if (origin_of(u, u->joints[i], &origin)) {
-      return -1;
-    }
-    compose(&at, f, &origin);
-    if (convert_link(u, cl, parent, &at, u->joints[i], depth + 1) != 0) {
-      return -1;
-    }
-  }
-  return 0;
-}
-
-static int convert_link(urdf *u, const xmlNode *link, const char *parent, const frame *f,
-                        const xmlNode *joint, int depth) {
+/* Link p.link into a native body (or merged into p.parent when massless on a fixed joint); its
+ * child joints are pushed on the stack, the first on top, so bodies come in the file's depth-first
+ * order. 0, or -1 on an error. */
+static int convert_link(urdf *u, const pending *p, pending *stack, int *top) {
+  const xmlNode *link = u->links[p->link], *joint = p->joint >= 0 ? u->joints[p->joint] : NULL;
   const char *name = imp__attr(link, "name");
-  if (depth > URDF_MAX) {
-    return imp__fail(u->c, link, "<link name=\"%s\">: the joints form a cycle", name);
-  }
   cJSON *inertial = NULL, *jo = NULL;
   int fixed = 1;
   if (report_link_parts(u, link) || inertial_of(u, link, &inertial) ||
@@ -484,6 +470,8 @@ static int convert_link(urdf *u, const xmlNode *link, const char *parent, const 
     cJSON_Delete(jo);
     return -1;
   }
+  const char *body = name; /* the native body the link's children hang from */
+  frame here = {{0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 1}};
   if (!inertial) {
     if (!fixed) {
       cJSON_Delete(jo);
@@ -491,48 +479,150 @@ static int convert_link(urdf *u, const xmlNode *link, const char *parent, const 
                                    "<inertial> with mass", name);
     }
     /* a frame only: merged into the parent, with its collision shapes */
-    return convert_collisions(u, link, parent, f) || convert_below(u, name, parent, f, depth);
+    body = p->parent, here = p->f;
+  } else {
+    if (jo && cJSON_IsObject(jo) && strcmp(cJSON_GetObjectItem(jo, "type")->valuestring, "free") == 0 &&
+        strcmp(p->parent, "world") != 0) {
+      cJSON_Delete(jo);
+      cJSON_Delete(inertial);
+      return imp__fail(u->c, joint, "<joint type=\"floating\">: its parent link must be the "
+                                    "world (a root link without inertia)");
+    }
+    double q[4];
+    imp__mat_to_quat(q, p->f.R);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddStringToObject(o, "parent", p->parent);
+    cJSON_AddItemToObject(o, "pos", imp__json_vector(p->f.t, 3));
+    cJSON_AddItemToObject(o, "quat", imp__json_vector(q, 4));
+    if (jo) {
+      cJSON_AddItemToObject(o, cJSON_IsArray(jo) ? "joints" : "joint", jo);
+    }
+    cJSON_AddItemToObject(o, "inertial", inertial);
+    cJSON_AddItemToArray(u->bodies, o);
   }
-  double q[4];
-  imp__mat_to_quat(q, f->R);
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "name", name);
-  cJSON_AddStringToObject(o, "parent", parent);
-  cJSON_AddItemToObject(o, "pos", imp__json_vector(f->t, 3));
-  cJSON_AddItemToObject(o, "quat", imp__json_vector(q, 4));
-  if (jo && cJSON_IsObject(jo) && strcmp(cJSON_GetObjectItem(jo, "type")->valuestring, "free") == 0 &&
-      strcmp(parent, "world") != 0) {
-    cJSON_Delete(jo);
-    cJSON_Delete(o);
-    cJSON_Delete(inertial);
-    return imp__fail(u->c, joint, "<joint type=\"floating\">: its parent link must be the "
-                                  "world (a root link without inertia)");
+  if (convert_collisions(u, link, body, &here)) {
+    return -1;
   }
-  if (jo) {
-    cJSON_AddItemToObject(o, cJSON_IsArray(jo) ? "joints" : "joint", jo);
+  /* the child joints in reverse, so that the first is converted next */
+  int n = 0;
+  for (int j = u->first_below[p->link]; j >= 0; j = u->next_below[j]) {
+    n++;
   }
-  cJSON_AddItemToObject(o, "inertial", inertial);
-  cJSON_AddItemToArray(u->bodies, o);
-  const frame here = {{0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 1}};
-  return convert_collisions(u, link, name, &here) || convert_below(u, name, name, &here, depth);
+  *top += n;
+  int k = *top - 1;
+  for (int j = u->first_below[p->link]; j >= 0; j = u->next_below[j], k--) {
+    frame origin;
+    if (origin_of(u, u->joints[j], &origin)) {
+      return -1;
+    }
+    pending *c = &stack[k];
+    c->link = u->child_link[j], c->joint = j, c->parent = body;
+    compose(&c->f, &here, &origin);
+  }
+  return 0;
+}
+
+/* the tree from the root link, depth first without recursion (a chain of 10 000 links) */
+static int convert_tree(urdf *u, int root) {
+  pending *stack = malloc((size_t)(u->njoints + 1) * sizeof *stack);
+  if (!stack) {
+    return imp__fail(u->c, NULL, "out of memory");
+  }
+  int top = 1, visited = 0, rc = 0;
+  stack[0] = (pending){root, -1, "world", {{0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 1}}};
+  while (top > 0 && rc == 0) {
+    const pending p = stack[--top];
+    visited++;
+    rc = convert_link(u, &p, stack, &top);
+  }
+  free(stack);
+  if (rc == 0 && visited < u->nlinks) { /* links in a loop of joints, apart from the root */
+    for (int i = 0; i < u->nlinks; i++) {
+      if (u->parent_joint[i] >= 0) {
+        int steps = 0, l = i; /* climb: a loop never reaches the root */
+        while (l >= 0 && l != root && steps++ <= u->nlinks) {
+          l = u->parent_joint[l] >= 0 ? u->parent_link[u->parent_joint[l]] : -1;
+        }
+        if (l != root) {
+          return imp__fail(u->c, u->links[i], "<link name=\"%s\">: not reached from the root "
+                                              "link \"%s\": the joints form a cycle",
+                           imp__attr(u->links[i], "name"), imp__attr(u->links[root], "name"));
+        }
+      }
+    }
+  }
+  return rc;
+}
+
+/* how many <link>, <joint> and <transmission> elements top holds; -1 past the limits (the
+ * element one too many named), before anything is allocated for them */
+static int count_elements(urdf *u, const xmlNode *top, int n[3]) {
+  static const char *const kinds[3] = {"link", "joint", "transmission"};
+  n[0] = n[1] = n[2] = 0;
+  for (const xmlNode *k = top->children; k; k = k->next) {
+    for (int i = 0; i < 3; i++) {
+      if (imp__is(k, kinds[i]) && ++n[i] > URDF_LINKS_MAX) {
+        return imp__fail(u->c, k, "more than %d <%s> elements (docs/robot-format.md, \"Limits\")",
+                         URDF_LINKS_MAX, kinds[i]);
+      }
+    }
+  }
+  return 0;
+}
+
+static int allocate(urdf *u, const int n[3]) {
+  const size_t L = (size_t)n[0] + 1, J = (size_t)n[1] + 1, T = (size_t)n[2] + 1;
+  u->links = calloc(L, sizeof *u->links);
+  u->joints = calloc(J, sizeof *u->joints);
+  u->transmissions = calloc(T, sizeof *u->transmissions);
+  u->parent_link = calloc(J, sizeof(int));
+  u->child_link = calloc(J, sizeof(int));
+  u->next_below = calloc(J, sizeof(int));
+  u->first_below = calloc(L, sizeof(int));
+  u->parent_joint = calloc(L, sizeof(int));
+  u->driven = calloc(J, 1);
+  if (!u->links || !u->joints || !u->transmissions || !u->parent_link || !u->child_link ||
+      !u->next_below || !u->first_below || !u->parent_joint || !u->driven ||
+      sim_name_index_init(&u->link_ix, L) || sim_name_index_init(&u->joint_ix, J)) {
+    return imp__fail(u->c, NULL, "out of memory");
+  }
+  return 0;
+}
+
+static void release(urdf *u) {
+  free(u->links), free(u->joints), free(u->transmissions);
+  free(u->parent_link), free(u->child_link), free(u->next_below);
+  free(u->first_below), free(u->parent_joint), free(u->driven);
+  sim_name_index_free(&u->link_ix);
+  sim_name_index_free(&u->joint_ix);
+}
+
+/* a link or joint into its list and its name index: a second of one name is an error */
+static int add_named(urdf *u, const xmlNode *k, int is_link) {
+  const char *name = imp__attr(k, "name");
+  if (!name) {
+    return imp__fail(u->c, k, "<%s>: name is required", imp__name(k));
+  }
+  const xmlNode **list = is_link ? u->links : u->joints;
+  int *n = is_link ? &u->nlinks : &u->njoints;
+  const int first = sim_name_index_add(is_link ? &u->link_ix : &u->joint_ix, name, *n);
+  if (first >= 0) {
+    return imp__fail(u->c, k, "<%s name=\"%s\">: a second %s of this name (the first is at "
+                              "line %ld)", imp__name(k), name, imp__name(k),
+                     (long)xmlGetLineNo(list[first]));
+  }
+  list[(*n)++] = k;
+  return 0;
 }
 
 static int collect(urdf *u, const xmlNode *top) {
   for (const xmlNode *k = top->children; k; k = k->next) {
     int rc = 0;
     if (imp__is(k, "link") || imp__is(k, "joint")) {
-      int is_link = imp__is(k, "link");
-      if ((is_link ? u->nlinks : u->njoints) >= URDF_MAX) {
-        return imp__fail(u->c, k, "more than %d links or joints", URDF_MAX);
-      }
-      if (!imp__attr(k, "name")) {
-        return imp__fail(u->c, k, "<%s>: name is required", imp__name(k));
-      }
-      if (is_link) {
-        u->links[u->nlinks++] = k;
-      } else {
-        u->joints[u->njoints++] = k;
-      }
+      rc = add_named(u, k, imp__is(k, "link"));
+    } else if (imp__is(k, "transmission")) {
+      u->transmissions[u->ntransmissions++] = k;
     } else if (imp__is(k, "material")) {
       rc = imp__report(u->c, k, "<material> ignored: visual only");
     } else if (k->type == XML_ELEMENT_NODE) {
@@ -545,33 +635,75 @@ static int collect(urdf *u, const xmlNode *top) {
   return 0;
 }
 
-/* the link that is no joint's child */
-static const xmlNode *root_link(urdf *u) {
-  const xmlNode *root = NULL;
+/* each joint's two links found by name (a joint naming a link that does not exist is an error,
+ * not a joint and a link left out), each link the child of one joint at most, and each link's
+ * child joints in file order */
+static int connect(urdf *u) {
   for (int i = 0; i < u->nlinks; i++) {
-    const char *name = imp__attr(u->links[i], "name");
-    int is_child = 0;
-    for (int j = 0; j < u->njoints && !is_child; j++) {
-      const char *c = attr_link(u->joints[j], "child");
-      is_child = c && strcmp(c, name) == 0;
-    }
-    if (!is_child) {
-      if (root) {
-        imp__fail(u->c, u->links[i], "<link name=\"%s\">: a second root link (\"%s\" is one): "
-                                     "a URDF robot is one tree", name, imp__attr(root, "name"));
-        return NULL;
-      }
-      root = u->links[i];
-    }
+    u->first_below[i] = -1, u->parent_joint[i] = -1;
   }
-  if (!root) {
+  int *tail = calloc((size_t)u->nlinks + 1, sizeof *tail);
+  if (!tail) {
+    return imp__fail(u->c, NULL, "out of memory");
+  }
+  for (int j = 0; j < u->njoints; j++) {
+    const xmlNode *jn = u->joints[j];
+    const char *name = imp__attr(jn, "name"), *pl = attr_link(jn, "parent"),
+               *cl = attr_link(jn, "child");
+    int rc = 0;
+    if (!pl || !cl) {
+      rc = imp__fail(u->c, jn, "<joint name=\"%s\">: needs <parent link> and <child link>", name);
+    } else if ((u->parent_link[j] = sim_name_index_find(&u->link_ix, pl)) < 0) {
+      rc = imp__fail(u->c, jn, "<joint name=\"%s\">: parent link \"%s\" not found", name, pl);
+    } else if ((u->child_link[j] = sim_name_index_find(&u->link_ix, cl)) < 0) {
+      rc = imp__fail(u->c, jn, "<joint name=\"%s\">: child link \"%s\" not found", name, cl);
+    } else if (u->parent_joint[u->child_link[j]] >= 0) {
+      const xmlNode *first = u->joints[u->parent_joint[u->child_link[j]]];
+      rc = imp__fail(u->c, jn, "<joint name=\"%s\">: link \"%s\" is already the child of joint "
+                               "\"%s\" (line %ld): a URDF robot is one tree", name, cl,
+                     imp__attr(first, "name"), (long)xmlGetLineNo(first));
+    }
+    if (rc != 0) {
+      free(tail);
+      return -1;
+    }
+    const int p = u->parent_link[j];
+    u->parent_joint[u->child_link[j]] = j;
+    u->next_below[j] = -1;
+    if (u->first_below[p] < 0) {
+      u->first_below[p] = j;
+    } else {
+      u->next_below[tail[p]] = j;
+    }
+    tail[p] = j;
+  }
+  free(tail);
+  return 0;
+}
+
+/* the link that is no joint's child */
+static int root_link(urdf *u) {
+  int root = -1;
+  for (int i = 0; i < u->nlinks; i++) {
+    if (u->parent_joint[i] >= 0) {
+      continue;
+    }
+    if (root >= 0) {
+      imp__fail(u->c, u->links[i], "<link name=\"%s\">: a second root link (\"%s\" is one): "
+                                   "a URDF robot is one tree",
+                imp__attr(u->links[i], "name"), imp__attr(u->links[root], "name"));
+      return -1;
+    }
+    root = i;
+  }
+  if (root < 0) {
     imp__fail(u->c, NULL, "no root link (every link is some joint's child)");
   }
   return root;
 }
 
 cJSON *imp__urdf(imp_ctx *c, const xmlNode *top) {
-  static urdf u; /* large tables; the importer is not re-entrant anyway (libxml2 error hook) */
+  urdf u;
   memset(&u, 0, sizeof u);
   u.c = c;
   cJSON *root = cJSON_CreateObject();
@@ -580,16 +712,24 @@ cJSON *imp__urdf(imp_ctx *c, const xmlNode *top) {
   char comment[600];
   snprintf(comment, sizeof comment, "converted from URDF %s by achilles", c->file);
   cJSON_AddStringToObject(root, "comment", comment);
-  const double g[3] = {0, 0, -9.81};
-  cJSON_AddItemToObject(root, "gravity", imp__json_vector(g, 3));
+  imp__mujoco_options(root); /* what MuJoCo gives a URDF: it has no options of its own */
   u.bodies = cJSON_AddArrayToObject(root, "bodies");
   u.geoms = cJSON_AddArrayToObject(root, "geoms");
-  const xmlNode *base = NULL;
-  const frame world = {{0, 0, 0}, {1, 0, 0, 0, 1, 0, 0, 0, 1}};
-  if (collect(&u, top) != 0 || !(base = root_link(&u)) ||
-      convert_link(&u, base, "world", &world, NULL, 0) != 0) {
+  u.actuators = cJSON_CreateArray();
+  int n[3], base = -1;
+  const int failed = count_elements(&u, top, n) || allocate(&u, n) || collect(&u, top) ||
+                     connect(&u) || (base = root_link(&u)) < 0 || urdf__transmissions(&u) ||
+                     convert_tree(&u, base);
+  release(&u);
+  if (failed) {
+    cJSON_Delete(u.actuators);
     cJSON_Delete(root);
     return NULL;
+  }
+  if (cJSON_GetArraySize(u.actuators) > 0) {
+    cJSON_AddItemToObject(root, "actuators", u.actuators);
+  } else {
+    cJSON_Delete(u.actuators);
   }
   if (cJSON_GetArraySize(u.bodies) == 0) {
     imp__fail(c, top, "no link with mass");

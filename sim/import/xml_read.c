@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "sim/file_read.h"
+#include "sim/json_read.h"
 
 void imp__init(imp_ctx *c, const char *file, const sim_import_options *o, char *err,
                size_t err_sz) {
@@ -103,18 +107,75 @@ static void on_xml_error(void *ctx, const xmlError *e) {
 
 static void on_xml_error_compat(void *ctx, xmlErrorPtr e) { on_xml_error(ctx, e); }
 
+/* An attribute value holding an entity reference (model="x&n;y", n declared in the document's
+ * DTD) is a list of nodes: text "x", the reference, text "y". The importers read an attribute
+ * as one text, so each such list becomes the one text node of its expanded value. */
+static int whole_value(xmlDoc *doc, xmlAttr *a) {
+  const xmlNode *t = a->children;
+  if (!t || (t->type == XML_TEXT_NODE && !t->next)) {
+    return 0;
+  }
+  xmlChar *value = xmlNodeListGetString(doc, a->children, 1);
+  xmlNode *text = xmlNewDocText(doc, value ? value : (const xmlChar *)"");
+  xmlFree(value);
+  if (!text) {
+    return -1;
+  }
+  xmlFreeNodeList(a->children);
+  text->parent = (xmlNode *)a;
+  a->children = a->last = text;
+  return 0;
+}
+
+/* every element of the document, in document order, without recursion (bodies nest deeply) */
+static int whole_attribute_values(xmlDoc *doc) {
+  xmlNode *n = xmlDocGetRootElement(doc);
+  while (n) {
+    if (n->type == XML_ELEMENT_NODE) {
+      for (xmlAttr *a = n->properties; a; a = a->next) {
+        if (whole_value(doc, a)) {
+          return -1;
+        }
+      }
+    }
+    if (n->children && n->type == XML_ELEMENT_NODE) {
+      n = n->children;
+      continue;
+    }
+    while (n && !n->next) {
+      n = n->parent;
+      if (n && n->type == XML_DOCUMENT_NODE) {
+        n = NULL;
+      }
+    }
+    if (n) {
+      n = n->next;
+    }
+  }
+  return 0;
+}
+
 xmlDoc *imp__parse(imp_ctx *c) {
   xmlParserCtxt *p = xmlNewParserCtxt();
   if (!p) {
     imp__fail(c, NULL, "out of memory");
     return NULL;
   }
+  /* the bytes through the one reader of files (a FIFO would block libxml2's own open) */
+  size_t size = 0;
+  char *text = sim_file_read(c->file, 0, SIM_JSON_FILE_MAX, &size, c->err, c->err_sz);
+  if (!text) {
+    xmlFreeParserCtxt(p);
+    c->failed = 1;
+    return NULL;
+  }
   xmlSetStructuredErrorFunc(c, on_xml_error_compat);
   /* no network, no entity expansion from outside the file, no DTD loading */
-  xmlDoc *doc = xmlCtxtReadFile(p, c->file, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
-                                                      XML_PARSE_NOERROR);
+  xmlDoc *doc = xmlCtxtReadMemory(p, text, (int)size, c->file, NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
   xmlSetStructuredErrorFunc(NULL, NULL);
   xmlFreeParserCtxt(p);
+  free(text);
   if (!doc) {
     if (!c->failed) {
       imp__fail(c, NULL, "cannot read or parse the file");
@@ -123,6 +184,11 @@ xmlDoc *imp__parse(imp_ctx *c) {
   }
   if (c->failed) { /* recovered from an error: still refuse the file */
     xmlFreeDoc(doc);
+    return NULL;
+  }
+  if (whole_attribute_values(doc)) {
+    xmlFreeDoc(doc);
+    imp__fail(c, NULL, "out of memory");
     return NULL;
   }
   return doc;
@@ -202,6 +268,18 @@ cJSON *imp__json_vector(const double *v, int n) {
     cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i] == 0 ? 0.0 : v[i])); /* no "-0" */
   }
   return a;
+}
+
+void imp__mujoco_options(cJSON *root) {
+  const double g[3] = {0, 0, -9.81};
+  cJSON_AddNumberToObject(root, "timestep", 0.002);
+  cJSON_AddStringToObject(root, "integrator", "euler");
+  cJSON_AddItemToObject(root, "gravity", imp__json_vector(g, 3));
+  cJSON_AddStringToObject(root, "solver", "newton");
+  cJSON_AddNumberToObject(root, "solver_iterations", 100);
+  cJSON_AddNumberToObject(root, "solver_tolerance", 1e-8);
+  cJSON_AddStringToObject(root, "cone", "pyramidal");
+  cJSON_AddNumberToObject(root, "impratio", 1);
 }
 
 void imp__quat_mul(double out[4], const double a[4], const double b[4]) {
@@ -290,20 +368,20 @@ static void dir_of(char *out, size_t out_sz, const char *path) {
   }
 }
 
-/* 0 and the absolute path into out when dir/name is a readable file */
+/* 0 and the absolute path into out when dir/name exists and may be read (not opened here: the
+ * mesh reader, sim_file_open, refuses what is not a regular file, with its name) */
 static int try_file(char *out, size_t out_sz, const char *dir, const char *name) {
   char joined[4096];
   if (snprintf(joined, sizeof joined, "%s/%s", dir, name) >= (int)sizeof joined) {
     return -1;
   }
   char *real = realpath(joined, NULL);
-  FILE *f = real ? fopen(real, "rb") : NULL;
-  if (f) {
-    fclose(f);
+  const int found = real && access(real, R_OK) == 0;
+  if (found) {
     snprintf(out, out_sz, "%s", real);
   }
   free(real);
-  return f ? 0 : -1;
+  return found ? 0 : -1;
 }
 
 int imp__mesh_file(char *out, size_t out_sz, const char *model_file, const char *dir,

@@ -71,6 +71,10 @@ int imp__mesh_file(char *out, size_t out_sz, const char *model_file, const char 
 
 /* A JSON array of n numbers for the converted robot, with no "-0" in it. */
 struct cJSON *imp__json_vector(const double *v, int n);
+/* MuJoCo 2.2.2's defaults of the options a file without <option> gets (timestep 0.002, Euler,
+ * gravity −9.81 along z, Newton, 100 iterations, tolerance 1e-8, pyramidal cone, impratio 1),
+ * written into a robot JSON root; the converters then write what the file sets over them. */
+void imp__mujoco_options(struct cJSON *root);
 
 /* Quaternion product and rotations used by both formats ([w x y z], row-major matrices). */
 void imp__quat_mul(double out[4], const double a[4], const double b[4]);

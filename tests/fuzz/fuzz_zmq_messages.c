@@ -6,6 +6,7 @@
  * The control replies' file is included to reach their handler (execute); the transport's sockets
  * are bound once, on Unix sockets in /tmp, and never receive anything. */
 #include "hil/zmq/zmq_control.c"
+#include "hil/zmq/zmq_transport.h"
 
 #include <stdlib.h>
 

@@ -17,9 +17,9 @@
 #include <string.h>
 
 #include "sensors/sensors.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/numbers.h"
-#include "support/model.h"
 #include "support/skip.h"
 #if ACHILLES_HAVE_MUJOCO
 #include "mjcf_writer.h"

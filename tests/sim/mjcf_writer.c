@@ -110,7 +110,7 @@ static void write_geoms(mjcf_out *o, const sim_model *m, int body, int depth) {
     out_vec(o, "solref", geom->solref, SIM_NREF);
     out_vec(o, "solimp", geom->solimp, SIM_NIMP);
     out_printf(o, " contype=\"%d\" conaffinity=\"%d\"", geom->contype, geom->conaffinity);
-    out_printf(o, " condim=\"3\" margin=\"0\" gap=\"0\"/>\n");
+    out_printf(o, " condim=\"%d\" margin=\"0\" gap=\"0\"/>\n", geom->condim);
   }
 }
 
@@ -297,8 +297,10 @@ static void write_option(mjcf_out *o, const sim_option *opt, int ngeom) {
   out_printf(o, "  <option");
   out_real(o, "timestep", opt->timestep);
   out_vec(o, "gravity", opt->gravity, 3);
-  out_printf(o, " integrator=\"%s\" solver=\"CG\" cone=\"pyramidal\" jacobian=\"dense\"",
-             integrator);
+  out_printf(o, " integrator=\"%s\" solver=\"%s\" cone=\"%s\" jacobian=\"dense\"", integrator,
+             opt->solver == SIM_SOLVER_NEWTON ? "Newton" : "CG",
+             opt->cone == SIM_CONE_ELLIPTIC ? "elliptic" : "pyramidal");
+  out_real(o, "impratio", opt->impratio);
   out_printf(o, " iterations=\"%d\"", opt->solver_iterations);
   out_real(o, "tolerance", opt->solver_tolerance);
   out_printf(o, ">\n");

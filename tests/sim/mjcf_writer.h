@@ -12,10 +12,11 @@
  *    by up to 1e-7 relative), and the compiler is told not to touch the inertia
  *    (inertiafromgeom, balanceinertia, boundmass, boundinertia, settotalmass);
  *  - geoms (plane, sphere, capsule, box) with friction, solref, solimp, contype, conaffinity,
- *    condim 3, margin 0, and the model's excluded body pairs as <contact><exclude>;
+ *    condim, margin 0, and the model's excluded body pairs as <contact><exclude>;
  *    contacts enabled only when the model has geoms;
- *  - angles in radians (springref of hinges), limits and friction loss enabled, energy enabled; the CG solver with the pyramidal cone, dense Jacobian, and the
- *    model's solver_iterations and solver_tolerance;
+ *  - angles in radians (springref of hinges), limits and friction loss enabled, energy enabled;
+ *    the model's solver (CG or Newton), cone, impratio, solver_iterations and solver_tolerance,
+ *    dense Jacobian;
  *  - actuators as MuJoCo general actuators with affine bias (motor, DC motor without
  *    inductance, position and velocity servos), in model order, ctrlrange and force limits
  *    included; a DC motor with inductance cannot be expressed and is left out (a comment);

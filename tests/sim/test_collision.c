@@ -16,9 +16,9 @@
 
 #include "sim/collision.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/numbers.h"
-#include "support/model.h"
 #include "support/skip.h"
 #if ACHILLES_HAVE_MUJOCO
 #include "mjcf_writer.h"

@@ -258,14 +258,15 @@ static double random_position(uint64_t *s, const sim_joint *jt) {
   return ts_uniform(s, 0, 1) < 0.5 ? lo - depth : hi + depth;
 }
 
-/* ours (CG) against MuJoCo's CG, or against its Newton solver, which converges to the
- * optimum to rounding */
+/* each solver against MuJoCo's of the same kind (CG at 1000 iterations stops short of the
+ * optimum on these stiff stops the same way on both sides; Newton reaches it to rounding) */
 static void check_states(mjtSolver solver, const char *name) {
   pair p;
   pair_open(&p);
   /* both solvers to convergence */
   pair_solver(&p, 1000, 1e-15);
   p.mm->opt.solver = solver;
+  p.m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
   int nv = p.m->nv;
   double q[8], qd[8], tau[8];
   state_errors e = {0};
@@ -303,19 +304,18 @@ static void test_states(void **state) {
   check_states(mjSOL_NEWTON, "Newton");
 }
 
-/* Why 1e-5 rad: per state the two solvers agree to ~1e-6 of q̈ (test_states), and q̈ at the
- * stops reaches ~1e4 rad/s², so steps differ by up to ~1e-2 rad/s² of q̈, h²·1e-2 = 4e-8 rad
- * of q per step; the stops are critically damped, so over 500 steps these add up rather than
- * grow: at most ~2e-5 rad, measured ~2e-6. A modelling error (test_detects_softer_limit) is
- * far above it. */
-#define TRAJ_TOL 1e-5
-/* The club arm striking its table with CG at 20 iterations: measured 4.5e-9 rad (1.3e-10 with
- * both solvers converged). Each step's difference is the two solvers' distance from the
- * optimum, below the tolerance's share of q̈ (~1e-8 relative, h² of it in q), and the one
- * contact is damped, not chaotic: 1e-6 rad bounds a thousand such steps with two orders to
- * spare, and a 10 % softer table on one side moves the arm by far more (test_club_strike). */
-#define CLUB_STRIKE_TOL 1e-6
-#define TRAJ_WHY "CG stopped at tolerance 1e-8 on both sides, different line searches"
+/* Why 1e-6 rad: both engines run the same CG (MuJoCo's line search, updates and stop rules)
+ * from the same warm start, so the steps differ by rounding only (measured 2e-14 with Euler,
+ * 4e-15 with RK4), and the stops are critically damped, so differences add up rather than grow;
+ * the bound leaves room for another machine's rounding. A modelling error
+ * (test_detects_softer_limit) is far above it. */
+#define TRAJ_TOL 1e-6
+/* The club arm striking its table with CG at 20 iterations: the same CG on both sides, rounding
+ * only (measured 8e-14 rad), and the one contact is damped, not chaotic: 1e-9 rad bounds it
+ * with room, and a 10 % softer table on one side moves the arm by far more
+ * (test_club_strike). */
+#define CLUB_STRIKE_TOL 1e-9
+#define TRAJ_WHY "the same CG on both sides, 20 iterations, tolerance 1e-8"
 
 /* --- contacts -------------------------------------------------------------------------------- */
 
@@ -367,6 +367,7 @@ static void check_contact_states_on(int shape, mjtSolver solver, int block) {
   pair_open_json(&p, json);
   pair_solver(&p, 1000, 1e-15);
   p.mm->opt.solver = solver;
+  p.m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
   double q[4], qd[4], tau[4];
   state_errors e = {0};
   uint64_t s = 0x7a5bd2e1f3c9ull + (uint64_t)shape;
@@ -408,10 +409,10 @@ static void check_contact_states_on(int shape, mjtSolver solver, int block) {
  *  - both solvers run to convergence: the same model integrated the same way, so rounding only,
  *    amplified by impacts: within 1e-8 m (measured 4e-11 to 5e-9 with MuJoCo's Newton or CG);
  *  - both with CG, 20 iterations, tolerance 1e-8 (the default): 20 iterations do not converge
- *    on stiff contacts, and each CG stops at a different point on the way (MuJoCo's line
- *    search is inexact, ours exact), so steps differ by more than rounding and impacts and
- *    stick–slip transitions amplify it: within 5e-3 m (measured: sphere 7e-7, capsule 3e-5,
- *    box 1.4e-3). The 1e-8 run is the proof that the model is MuJoCo's. */
+ *    on stiff contacts, but both engines run the same CG (MuJoCo's line search and stop rules),
+ *    so they stop at the same point to rounding: within 1e-9 m (measured 6e-15 to 2e-14; with
+ *    an exact line search of our own, before Newton came, it was 7e-7 to 1.4e-3). The 1e-8 run
+ *    is the proof that the model is MuJoCo's. */
 static double drop(int shape, int iterations, double tolerance, mjtSolver solver) {
   char json[4096];
   shape_json(json, sizeof json, shapes[shape]);
@@ -419,6 +420,7 @@ static double drop(int shape, int iterations, double tolerance, mjtSolver solver
   pair_open_json(&p, json);
   pair_solver(&p, iterations, tolerance);
   p.mm->opt.solver = solver;
+  p.m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
   double q[4] = {0, 0.1, -0.05 + tan(0.2) * 0.1 + reach[shape] + 0.03, 0.2};
   double qd[4] = {0.8, -0.3, 0, 0};
   pair_set(&p, q, qd, NULL);
@@ -446,7 +448,7 @@ static void test_contact_trajectories(void **state) {
   for (int shape = 0; shape < 3; shape++) {
     assert_true(drop(shape, 1000, 1e-15, mjSOL_NEWTON) <= 1e-8);
     assert_true(drop(shape, 1000, 1e-15, mjSOL_CG) <= 1e-8);
-    assert_true(drop(shape, 20, 1e-8, mjSOL_CG) <= 5e-3);
+    assert_true(drop(shape, 20, 1e-8, mjSOL_CG) <= 1e-9);
   }
 }
 
@@ -474,6 +476,7 @@ static double drop_free(int shape) {
   pair_open_json(&p, json);
   pair_solver(&p, 1000, 1e-15);
   p.mm->opt.solver = mjSOL_NEWTON;
+  p.m->opt.solver = SIM_SOLVER_NEWTON;
   const double qd[6] = {0.8, -0.3, 0, 2.0, -1.0, 3.0};
   pair_set(&p, NULL, qd, NULL);
   double eq = 0;
@@ -540,6 +543,7 @@ static void check_club_states(mjtSolver solver) {
   club_open(&p);
   pair_solver(&p, 1000, 1e-15);
   p.mm->opt.solver = solver;
+  p.m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
   double q[4], qd[4], tau[4];
   state_errors e = {0};
   uint64_t s = 0x243f6a8885a308d3ull;
@@ -585,7 +589,7 @@ static void test_club_states(void **state) {
  * duty 0: it swings down, strikes the table with its forearm and tool, bounces and comes to
  * rest on it, 1 s side by side (Euler, as shipped). Bounds as for the dropped shapes: solvers
  * to convergence, rounding only, amplified by the impacts; CG with 20 iterations, each stops at
- * a different point short of the optimum (MuJoCo's line search is inexact, ours exact). */
+ * the same point short of the optimum on both sides (the same CG), to rounding. */
 static double strike(int iterations, double tolerance, int perturb) {
   pair p;
   club_open(&p);
@@ -594,6 +598,7 @@ static double strike(int iterations, double tolerance, int perturb) {
   }
   pair_solver(&p, iterations, tolerance);
   p.mm->opt.solver = mjSOL_CG;
+  p.m->opt.solver = SIM_SOLVER_CG;
   double q[4] = {0.3, 0, 0.6, 0.2}, qd[4] = {0.5, 0, 0, 0};
   pair_set(&p, q, qd, NULL);
   memset(p.d->qacc_warmstart, 0, sizeof(double) * 4);

@@ -16,8 +16,8 @@
 
 #include "import_fixture.h"
 #include "sim/sim.h"
-#include "support/skip.h"
 #include "support/mujoco.h"
+#include "support/skip.h"
 #include "support/tmp.h"
 
 

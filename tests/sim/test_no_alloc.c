@@ -263,6 +263,47 @@ static void test_mesh_step_allocates_nothing(void **state) {
   expect_contact_steps_allocate_nothing(m, "mesh cube");
 }
 
+/* a box dropped onto a box on the floor, under both solvers and both cones, with a
+ * frictionless contact among them: box–box contacts, Newton's Hessian and its updates, the
+ * elliptic cones' Hessians */
+static const char stack_json[] =
+    "{ \"name\": \"stack\", \"solver_iterations\": 20,\n"
+    "  \"bodies\": [\n"
+    "  { \"name\": \"lower\", \"parent\": \"world\", \"pos\": [0, 0, 0.0398],\n"
+    "    \"joint\": { \"name\": \"lower\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 1, \"inertia\": [0.0027, 0.0027, 0.0043, 0, 0, 0] } },\n"
+    "  { \"name\": \"upper\", \"parent\": \"world\", \"pos\": [0.01, 0, 0.12],\n"
+    "    \"quat\": [0.9950041652780258, 0, 0, 0.0998334166468282],\n"
+    "    \"joint\": { \"name\": \"upper\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 0.4, \"inertia\": [0.0003, 0.0005, 0.0005, 0, 0, 0] } } ],\n"
+    "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
+    "    { \"name\": \"lower\", \"body\": \"lower\", \"type\": \"box\", \"size\": [0.08, 0.08, 0.04] },\n"
+    "    { \"name\": \"upper\", \"body\": \"upper\", \"type\": \"box\", \"size\": [0.05, 0.04, 0.03] } ] }\n";
+
+static void test_stack_step_allocates_nothing(void **state) {
+  (void)state;
+  sim_model *m = ts_model(stack_json);
+  m->geoms[2].condim = 1; /* the upper box: frictionless on the lower one */
+  for (int run = 0; run < 4; run++) {
+    m->opt.solver = run % 2 ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
+    m->opt.cone = run / 2 ? SIM_CONE_ELLIPTIC : SIM_CONE_PYRAMIDAL;
+    sim_data *d = sim_data_new(m);
+    assert_non_null(d);
+    long before = allocations;
+    int stacked = 0;
+    for (int s = 0; s < 500; s++) {
+      sim_step(m, d);
+      for (int c = 0; c < d->ncon; c++) {
+        stacked += d->con_geom[2 * c] == 1 && d->con_geom[2 * c + 1] == 2;
+      }
+    }
+    assert_int_equal(allocations - before, 0);
+    assert_true(stacked > 500);
+    sim_data_free(d);
+  }
+  sim_model_free(m);
+}
+
 /* differentiating: step Jacobians (Euler, RK4), sensitivities, rollout gradients with every
  * checkpoint interval, the pool's worlds each with their Jacobians; a floating base with a ball
  * and a slide at its stop with friction, a DC motor with a winding */
@@ -344,4 +385,4 @@ static void test_differentiating_allocates_nothing(void **state) {
 TS_MAIN(test_step_allocates_nothing, test_pool_step_allocates_nothing,
         test_constrained_step_allocates_nothing, test_floating_step_allocates_nothing,
         test_convex_step_allocates_nothing, test_mesh_step_allocates_nothing,
-        test_differentiating_allocates_nothing)
+        test_stack_step_allocates_nothing, test_differentiating_allocates_nothing)

@@ -1,15 +1,15 @@
 /* tests/sim/test_public_robots.c: robot descriptions that users already have load, and their
  * dynamics are MuJoCo's.
  *
- * The files are public ones that Debian ships (installed by tools/bootstrap.sh): DART's data
- * (package dart-doc) holds the URDF of the Barrett WAM (a 7-DoF research arm), the KUKA KR5
+ * The files are public ones that Debian ships (installed by tools/scripts/bootstrap.sh): DART's
+ * data (package dart-doc) holds the URDF of the Barrett WAM (a 7-DoF research arm), the KUKA KR5
  * sixx R650 (a 6-DoF arm) and Boston Dynamics' Atlas v3 (a 27-joint humanoid). Each is imported
  * from the file as shipped; MuJoCo 2.2.2 loads the same file (a copy without its visual and
  * collision elements, whose meshes MuJoCo would look for beside the file: neither engine takes
  * inertia from them) and both compute the joint-space mass matrix and bias forces at 20 random
- * states, joints matched by name; and MuJoCo's own humanoid.xml (libmujoco-samples). Also
- * MuJoCo's reading of a solref or solimp given in part. The KR5's and the WAM's STL collision
- * meshes convert; the KR5's touch where MuJoCo's do at random joint states. */
+ * states, joints matched by name; and MuJoCo's own humanoid.xml (libmujoco-samples). Also MuJoCo's
+ * reading of a solref or solimp given in part. The KR5's and the WAM's STL collision meshes
+ * convert; the KR5's touch where MuJoCo's do at random joint states. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,7 +56,8 @@ static void test_wam_meshes_convert(void **state) {
 static char *read_text(const char *path) {
   char *s = ts_read_file(path, NULL);
   if (!s) {
-    fail_msg("%s cannot be read", path);
+    fail_msg("%s is missing: tools/scripts/bootstrap.sh deps installs it (Debian package dart-doc)",
+             path);
   }
   return s;
 }

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "sim/sim.h"
-#include "support/mujoco.h"
 #include "support/model.h"
+#include "support/mujoco.h"
 #include "support/skip.h"
 
 /* Two hinges under gravity, both placements and both axes typed to 7 digits (none unit). */

@@ -40,7 +40,7 @@ int ts_reference(const char *reference, int available) {
   }
   const char *why = hidden ? "hidden by ACHILLES_TEST_HIDE" : "not installed";
   if (under_ci()) {
-    fail_msg("%s is %s, and CI=true requires every reference (tools/bootstrap.sh deps "
+    fail_msg("%s is %s, and CI=true requires every reference (tools/scripts/bootstrap.sh deps "
              "installs it)",
              reference, why);
   }

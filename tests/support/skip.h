@@ -9,7 +9,7 @@
  * Two kinds of skip:
  *   TS_REQUIRE(reference, available)  a reference the setup installs (libmujoco-dev, dart-doc,
  *                                     python3-zmq, gnuplot): skipped where it is missing, a
- *                                     FAILURE under CI=true (tools/bootstrap.sh installs it
+ *                                     FAILURE under CI=true (tools/scripts/bootstrap.sh installs it
  *                                     there, so missing means broken). ACHILLES_TEST_HIDE, a
  *                                     list of names ("libmujoco-dev dart-doc"), makes a
  *                                     reference missing on purpose.

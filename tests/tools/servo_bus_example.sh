@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/tools/servo_bus_example.sh ACHILLES PROTOCOL CONFIG [RUN ARGS...]: `achilles run CONFIG
-# RUN ARGS --pty-link DIR/arm` with tools/servo_bus_example.py (the example of docs/servo-bus.md)
+# RUN ARGS --pty-link DIR/arm` with tools/scripts/servo_bus_example.py (the example of docs/servo-bus.md)
 # driving it through the link. Fails when the link does not appear within 10 s, when the example
 # does not bring every servo to rest at its goal, or when the bus does not say, as the example
 # closes the port, that the servo bus's controller closed it.
@@ -20,7 +20,7 @@ if [ ! -e "$dir/arm" ]; then
   echo "achilles run made no $dir/arm within 10 s:"; cat "$dir/log"
   kill "$pid"; rm -rf "$dir"; exit 1
 fi
-/usr/bin/python3 "$here/../../tools/servo_bus_example.py" "$protocol" "$dir/arm"
+/usr/bin/python3 "$here/../../tools/scripts/servo_bus_example.py" "$protocol" "$dir/arm"
 status=$?
 i=0
 while ! grep -q "servo bus: firmware closed" "$dir/log" && [ $i -lt 50 ]; do

@@ -99,8 +99,8 @@ static void test_non_regular_and_oversized_files(void **state) {
   /* logs and CSV files too: replay and noise-fit blocked on a FIFO */
   char *replay_fifo[] = {ACHILLES_BIN, "replay", fifo, NULL};
   char *fit_fifo[] = {ACHILLES_BIN, "noise-fit", fifo, "--sensor", "enc", NULL};
-  expect_run(replay_fifo, NULL, 1, "fifo: not a regular file (logs and CSV files are read from files)");
-  expect_run(fit_fifo, NULL, 1, "fifo: not a regular file (logs and CSV files are read from files)");
+  expect_run(replay_fifo, NULL, 1, "fifo: is a named pipe, not a regular file");
+  expect_run(fit_fifo, NULL, 1, "fifo: is a named pipe, not a regular file");
   /* standard input that never ends stops at the limit */
   char *endless[] = {ACHILLES_BIN, "run", "-", NULL};
   expect_run(endless, "/dev/zero", 2, "-: more than the limit of 4194304 bytes");

@@ -1,9 +1,9 @@
 /* hil/client/examples/pd_firmware.c: example firmware built for the host — a PD position
  * controller for the arm's joints, speaking the Achilles serial protocol.
  *
- * It uses nothing but achilles_client.h/.c and POSIX terminal calls, the way a board's firmware
- * would use its UART driver; compiled for the host it opens the pseudo-terminal the simulator
- * prints ("serial: firmware should open /dev/pts/N"), or a real serial port.
+ * It uses nothing but the client library (hil/client) and POSIX terminal calls, the way a board's
+ * firmware would use its UART driver; compiled for the host it opens the pseudo-terminal the
+ * simulator prints ("serial: firmware should open /dev/pts/N"), or a real serial port.
  *
  *   pd_firmware /dev/pts/3 --setpoint 1=0.5 --setpoint 2=-0.4
  *
@@ -19,6 +19,17 @@
  * Homing on a hard stop (--home-stop J=CMD, with --stop-angle J=RAD): the joint is driven with
  * CMD until it stands still against its mechanical stop (|velocity| below 0.02 rad/s for 0.1 s,
  * after 0.2 s of homing), and that position becomes the stop's known angle.
+ *
+ * Set points from standard input (--stdin): lines "setpoint J=RAD" (also kp, kd, with the
+ * options' syntax) change the controller while it runs; a test scenario (docs/testing-firmware.md)
+ * writes them at simulated times. Standard input is read before the port whenever both have
+ * something, so that in lockstep a line written before a step acts on that step's samples.
+ *
+ * Planted bugs (--planted-bug NAME), for the shipped scenarios' failing twins (configs/scenarios):
+ * wrong-sign (the position error taken the wrong way round: the arm is pushed away from its set
+ * point), no-feed (a command goes out at most every 0.15 s of simulation time, as
+ * if the firmware believed the watchdog's timeout were longer; other frames get a STEP_REQUEST,
+ * so the simulator's 0.1 s watchdog starves between them), stop-sign (homing on a stop takes the stop's angle with the wrong sign).
  *
  * Defaults fit the club arm (configs/club_arm.json): its encoder counts at sensor ids 0, 4, 7,
  * 10 with 8192, 16384, 16384 and 4096 counts per turn (configs/club_arm.sensors.json), its DC
@@ -64,8 +75,16 @@ typedef struct joint {
   uint32_t seq; /* sample_seq of q */
 } joint;
 
+enum { BUG_NONE = 0, BUG_WRONG_SIGN, BUG_NO_FEED, BUG_STOP_SIGN };
+
 typedef struct firmware {
   const char *port;
+  int use_stdin;     /* --stdin: commands from standard input */
+  char line[256];    /* a partial line from standard input */
+  size_t line_len;
+  int bug;           /* --planted-bug */
+  double sent_at;    /* simulation time of the last command sent (no-feed) */
+  int have_sent;
   const char *name;
   int fd;
   int mode;          /* ach_motor_mode sent with every command */
@@ -107,6 +126,9 @@ static const char usage[] =
     "  --duration S       exit after S seconds of simulation time (default: run until closed)\n"
     "  --name NAME        board name sent in HELLO (default pd_firmware)\n"
     "  --quiet            no status line per second of simulation time\n"
+    "  --stdin            read lines \"setpoint J=RAD\" (also kp, kd) from standard input\n"
+    "  --planted-bug B    wrong-sign | no-feed | stop-sign: a deliberate bug, for tests that\n"
+    "                     must fail (see the source's header)\n"
     "  --help             this text\n";
 
 /* --- the serial port: POSIX termios, raw 8N1 -------------------------------------------------- */
@@ -178,7 +200,8 @@ static int send_command(firmware *f) {
     if (j->homing) {
       u = j->home_cmd;
     } else if (j->have) {
-      u = j->kp * (j->setpoint - j->q) - j->kd * j->v;
+      const double e = f->bug == BUG_WRONG_SIGN ? j->q - j->setpoint : j->setpoint - j->q;
+      u = j->kp * e - j->kd * j->v;
       u = u > f->limit ? f->limit : u < -f->limit ? -f->limit : u;
     }
     f->u[i] = u;
@@ -187,6 +210,14 @@ static int send_command(firmware *f) {
     c->mode = (uint8_t)f->mode;
     c->value = (float)u;
   }
+  if (f->bug == BUG_NO_FEED && f->have_sent && f->sim_time < f->sent_at + 0.15) {
+    memset(&m, 0, sizeof m); /* the planted bug: too soon to feed again, only ask for a step */
+    m.type = ACH_MSG_STEP_REQUEST;
+    m.u.step_request.steps = 1;
+    return send_message(f, &m);
+  }
+  f->sent_at = f->sim_time;
+  f->have_sent = 1;
   f->commands++;
   return send_message(f, &m);
 }
@@ -249,7 +280,8 @@ static void home_on_stop(firmware *f, int i) {
   if (f->sim_time - j->home_t0 < 0.2 || f->sim_time - j->still_since < 0.1) {
     return;
   }
-  const int32_t shift = (int32_t)lround(j->stop_angle * j->cpr / (2 * PI));
+  const double angle = f->bug == BUG_STOP_SIGN ? -j->stop_angle : j->stop_angle;
+  const int32_t shift = (int32_t)lround(angle * j->cpr / (2 * PI));
   j->q -= (double)(j->counts - shift - j->zero) * 2 * PI / j->cpr;
   j->zero = j->counts - shift;
   j->homing = 0;
@@ -441,6 +473,20 @@ static int parse_args(firmware *f, int argc, char **argv) {
       exit(0);
     } else if (strcmp(a, "--quiet") == 0) {
       f->verbose = 0;
+    } else if (strcmp(a, "--stdin") == 0) {
+      f->use_stdin = 1;
+    } else if (strcmp(a, "--planted-bug") == 0 && v) {
+      static const char *const bugs[] = {"wrong-sign", "no-feed", "stop-sign"};
+      for (int b = 0; b < 3; b++) {
+        if (strcmp(v, bugs[b]) == 0) {
+          f->bug = b + 1;
+        }
+      }
+      if (!f->bug) {
+        fprintf(stderr, "pd_firmware: --planted-bug %s: one of wrong-sign, no-feed, stop-sign\n", v);
+        return -1;
+      }
+      i++;
     } else if (a[0] != '-') {
       f->port = a;
     } else if (!v) {
@@ -507,13 +553,60 @@ static int parse_args(firmware *f, int argc, char **argv) {
 
 /* --- main loop -------------------------------------------------------------------------------- */
 
+/* One line of standard input: "setpoint J=RAD", "kp J=K" or "kd J=K" (J= may be left out for
+ * every joint). Anything else is said and ignored. */
+static void on_stdin_line(firmware *f, char *line) {
+  char *value = strchr(line, ' ');
+  int jnt;
+  double x;
+  if (value) {
+    *value++ = '\0';
+  }
+  const char which = strcmp(line, "setpoint") == 0 ? 's'
+                     : strcmp(line, "kp") == 0     ? 'p'
+                     : strcmp(line, "kd") == 0     ? 'd'
+                                                   : 0;
+  if (!which || !value || parse_pair(value, &jnt, &x) != 0 || (which == 's' && jnt < 0)) {
+    fprintf(stderr, "pd_firmware: standard input: expected \"setpoint J=RAD\", \"kp [J=]K\" or "
+                    "\"kd [J=]K\", got \"%s%s%s\"\n", line, value ? " " : "", value ? value : "");
+    return;
+  }
+  set_field(f, jnt, which, x);
+  fprintf(stderr, "pd_firmware: %s %s at t=%.3f s\n", line, value, f->sim_time);
+}
+
+/* Whatever standard input has: whole lines are applied; 0 at its end (no more polling). */
+static int read_stdin(firmware *f) {
+  char buf[256];
+  ssize_t n = read(0, buf, sizeof buf);
+  if (n < 0 && errno == EINTR) {
+    return 1;
+  }
+  if (n <= 0) {
+    return 0;
+  }
+  for (ssize_t i = 0; i < n; i++) {
+    if (buf[i] == '\n' || f->line_len == sizeof f->line - 1) {
+      f->line[f->line_len] = '\0';
+      if (f->line_len > 0) {
+        on_stdin_line(f, f->line);
+      }
+      f->line_len = 0;
+    } else if (buf[i] != '\r') {
+      f->line[f->line_len++] = buf[i];
+    }
+  }
+  return 1;
+}
+
 static int run(firmware *f) {
   uint8_t buf[1024];
   int since_hello = 0;
   for (;;) {
-    struct pollfd p;
-    p.fd = f->fd, p.events = POLLIN, p.revents = 0;
-    int r = poll(&p, 1, 500);
+    struct pollfd p[2];
+    p[0].fd = f->fd, p[0].events = POLLIN, p[0].revents = 0;
+    p[1].fd = 0, p[1].events = POLLIN, p[1].revents = 0;
+    int r = poll(p, f->use_stdin ? 2 : 1, 500);
     if (r < 0 && errno != EINTR) {
       perror("pd_firmware: poll");
       return 1;
@@ -525,6 +618,13 @@ static int run(firmware *f) {
       }
     }
     if (r <= 0) {
+      continue;
+    }
+    /* standard input first: a line written before a lockstep step acts on its samples */
+    if (f->use_stdin && (p[1].revents & (POLLIN | POLLHUP)) && !read_stdin(f)) {
+      f->use_stdin = 0;
+    }
+    if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
       continue;
     }
     ssize_t n = read(f->fd, buf, sizeof buf);

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tests/hil/client/golden_frames.py: the example frames of docs/serial-protocol.md, built from
 the written specification alone (struct.pack for the layouts, binascii.crc_hqx for
-CRC-16/CCITT-FALSE, a separate COBS implementation), independently of achilles_client.c.
+CRC-16/CCITT-FALSE, a separate COBS implementation), independently of hil/client/achilles_*.c.
 
 Prints each frame as hex (for the document) and as a C initializer (for
 test_client_messages.c). With --check C_FILE DOC_FILE it verifies instead that the test's golden
@@ -59,9 +59,9 @@ assert binascii.crc_hqx(b"123456789", 0xFFFF) == 0x29B1  # the published check v
 
 EXAMPLES = [
     ("hello", 0x01, 0,
-     struct.pack("<BBHH16s", 1, 0, 0x0001, 256, b"club-arm")),
+     struct.pack("<BBHH16s", 1, 2, 0x0001, 256, b"club-arm")),
     ("hello_ack", 0x02, 0,
-     struct.pack("<BBBBBIQHB", 1, 1, 0, 2, 3, 1000, 1_500_000_000, 256, 16)),
+     struct.pack("<BBBBBIQHB", 1, 2, 0, 2, 3, 1000, 1_500_000_000, 256, 16)),
     ("sensor_samples", 0x03, 42,
      struct.pack("<QB", 1_500_000_000, 2)
      + struct.pack("<BBBIIi", 0, 0x00, 0, 1500, 250_000, -1234)
@@ -78,7 +78,12 @@ EXAMPLES = [
     ("describe", 0x09, 12, struct.pack("<B", 0xFF)),
     ("sensor_info", 0x0A, 13,
      struct.pack("<BBBBIf", 0, 0, 0, 0, 8192, 1000.0) + struct.pack("<B", 5) + b"count"
-     + struct.pack("<B", 19) + b"enc_base_yaw.counts"),
+     + struct.pack("<B", 19) + b"enc_base_yaw.counts" + struct.pack("<I", 1_000_000)),
+    ("describe_joints", 0x09, 14, struct.pack("<BB", 0xFF, 1)),
+    ("joint_info", 0x0B, 15,
+     struct.pack("<BBBff", 0, 1, 0, -1.0, 1.0) + struct.pack("<B", 8) + b"base_yaw"
+     + struct.pack("<B", 10) + b"base_motor"),
+    ("request", 0x0C, 16, struct.pack("<B", 0)),
 ]
 
 # COBS cases checked byte for byte in test_client_framing.c (input and wire bytes): zero-free

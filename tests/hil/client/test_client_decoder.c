@@ -1,4 +1,4 @@
-/* tests/hil/client/test_client_decoder.c: the stream decoder of hil/client/achilles_client.c
+/* tests/hil/client/test_client_decoder.c: the stream decoder of hil/client/achilles_decode.c
  * under garbage, corruption, truncation, arbitrary splits, sequence gaps and over-long frames.
  * Every random byte comes from a fixed seed, so a failure reproduces. */
 #include <setjmp.h>

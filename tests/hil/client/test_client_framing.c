@@ -1,4 +1,4 @@
-/* tests/hil/client/test_client_framing.c: CRC-16 and COBS of hil/client/achilles_client.c
+/* tests/hil/client/test_client_framing.c: CRC-16 and COBS of hil/client (the library's three files)
  * against published check values, the worked COBS examples and an independent reference. */
 #include <setjmp.h>
 #include <stdarg.h>

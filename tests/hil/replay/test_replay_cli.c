@@ -1,4 +1,4 @@
-/* tests/hil/replay/test_replay_cli.c: the `achilles replay` command (tools/cmd_replay.c, linked
+/* tests/hil/replay/test_replay_cli.c: the `achilles replay` command (tools/cli/cmd_replay.c, linked
  * into this test): exit codes and messages for usage errors, an empty window, a non-local
  * endpoint, a missing file, and a damaged log (named once, what came before it played, exit 1).
  * stdout and stderr are captured in a file for each call. Replays here use ipc:// in a temporary
@@ -25,7 +25,7 @@
 #include "support/spawn.h"
 #include "support/tmp.h"
 
-int achilles_cmd_replay(int argc, char **argv); /* tools/commands.h */
+int achilles_cmd_replay(int argc, char **argv); /* tools/cli/commands.h */
 
 static char log_path[128];
 static char damaged_path[128];
@@ -184,7 +184,7 @@ static void test_missing_file_exit_1(void **state) {
   char path[128];
   ts_tmp_path(path, sizeof path, "none.log");
   assert_int_equal(replay(path, NULL), 1);
-  assert_non_null(strstr(errors, "none.log: No such file or directory"));
+  assert_non_null(strstr(errors, "none.log: cannot open: No such file or directory"));
 }
 
 static void test_plays_and_summarises(void **state) {

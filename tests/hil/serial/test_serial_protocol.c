@@ -229,7 +229,7 @@ static void test_receive_limits_announced_and_answered(void **state) {
   board b;
   connect_board(rt, t, &b);
   /* the limits the simulator announces are the ones it enforces below */
-  assert_int_equal(b.ack.version_minor, 1);
+  assert_int_equal(b.ack.version_minor, ACH_PROTOCOL_VERSION_MINOR);
   assert_int_equal(b.ack.rx_max_payload, 256);
   assert_int_equal(b.ack.max_joints, 16);
   /* a MOTOR_COMMAND of 40 entries: 245 bytes, within the payload limit, over the entry limit */

@@ -29,8 +29,8 @@
 #include "hil/transport.h"
 #include "support/pty_board.h"
 #include "support/runtime.h"
-#include "support/tmp.h"
 #include "support/skip.h"
+#include "support/tmp.h"
 #include "support/wait.h"
 
 #define ARM ACHILLES_SOURCE_DIR "/tests/hil/serial/club_arm_enc.json"

@@ -14,7 +14,7 @@ export async function startChromium(WebSocket, size = [1100, 620]) {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), "achilles-chromium-"));
   const exe = ["chromium", "chromium-browser", "google-chrome"].map((n) => `/usr/bin/${n}`).find((p) => fs.existsSync(p));
   if (!exe) {
-    console.log("SKIP: chromium is not installed (tools/bootstrap.sh deps installs Debian's chromium)");
+    console.log("SKIP: chromium is not installed (tools/scripts/bootstrap.sh deps installs Debian's chromium)");
     process.exit(SKIP);
   }
   const args = ["--headless", "--no-sandbox", "--disable-gpu-sandbox", "--use-angle=swiftshader",

@@ -55,8 +55,9 @@ async function kr5(cdp) {
         return [c.left + (v.x + 1) / 2 * c.width, c.top + (1 - v.y) / 2 * c.height]; }); })()`);
     check(spots.length === 7, `the KR5's 7 mesh links are drawn as meshes (${spots.length})`);
     const shown = await screenshot(cdp, p);
-    await p.eval("achilles.meshes.forEach((m) => { m.visible = false; }); achilles.redraw(); true");
-    const r0 = await p.eval("achilles.renders");
+    // the count is read in the same evaluation that asks for the redraw: read after it, a frame
+    // drawn in between would be counted already, and a still arm draws no other
+    const r0 = await p.eval("(() => { const r = achilles.renders; achilles.meshes.forEach((m) => { m.visible = false; }); achilles.redraw(); return r; })()");
     await until("the picture without the meshes", () => p.eval(`achilles.renders > ${r0}`), 10);
     const hidden = await screenshot(cdp, p);
     await p.eval("achilles.meshes.forEach((m) => { m.visible = true; }); achilles.redraw(); true");

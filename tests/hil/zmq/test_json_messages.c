@@ -17,8 +17,8 @@
 
 #include "hil/error.h"
 #include "hil/zmq/json_messages.h"
-#include "support/numbers.h"
 #include "support/model.h"
+#include "support/numbers.h"
 #include "support/skip.h"
 
 /* --- helpers ---------------------------------------------------------------------------------- */

@@ -242,8 +242,9 @@ static void realtime_run(const tmpdir *d, int flooded, double seconds, hil_statu
  * message in hand, the budget is what stopped them (deferred passes), and the median tick is
  * not late by the flood's work (against a run without the flood in the same test). The
  * lateness figures of both runs are printed: the flood's within 1.2x of the idle ones is
- * judged by ctest's flood_lateness (tools/flood_ratio.py: both conditions interleaved every half
- * second in one run, with --rt), which two separate runs on a shared machine cannot show.
+ * judged by ctest's flood_lateness (tools/bench/flood_ratio.py: both conditions interleaved
+ * every half second in one run, with --rt), which two separate runs on a shared machine cannot
+ * show.
  * The suite keeps what holds on any machine: the budget cut passes while 1000 commands got
  * through; the verdicts on time are test_zmq_commands_timing's (label timing). */
 static void test_flood_keeps_deadlines(void **state) {

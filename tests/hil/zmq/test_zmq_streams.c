@@ -1,5 +1,5 @@
 /* tests/hil/zmq/test_zmq_streams.c: the PUB streams as subscribers meet them: a slow subscriber
- * loses samples and the sequence numbers say so; tools/zmq_subscriber.py, run as a process,
+ * loses samples and the sequence numbers say so; tools/scripts/zmq_subscriber.py, run as a process,
  * reads the streams in order and answers of {"cmd":"latest"}. The robot, server and client are
  * zmq_fixture.h's. */
 #include <setjmp.h>
@@ -65,12 +65,12 @@ static void test_slow_subscriber_sees_gaps(void **state) {
   fixture_stop(&f);
 }
 
-/* Runs tools/zmq_subscriber.py with `args` (NULL-terminated) as a process, stepping the
+/* Runs tools/scripts/zmq_subscriber.py with `args` (NULL-terminated) as a process, stepping the
  * simulator until it exits; its output (stdout and stderr) goes to text. Returns its exit code. */
 static int run_subscriber_tool(fixture *f, const char *const *args, char *text, size_t cap) {
   /* argv[0] is the full path: a bare "python3" makes Python look itself up on PATH and take its
    * library path from whichever python3 comes first there */
-  char *argv[16] = {"/usr/bin/python3", ACHILLES_SOURCE_DIR "/tools/zmq_subscriber.py"};
+  char *argv[16] = {"/usr/bin/python3", ACHILLES_SOURCE_DIR "/tools/scripts/zmq_subscriber.py"};
   for (int i = 0; args[i] && i < 13; i++) {
     argv[2 + i] = (char *)args[i];
   }

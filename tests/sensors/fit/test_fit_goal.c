@@ -1,6 +1,6 @@
 /* tests/sensors/fit/test_fit_goal.c: the noise fit on logs of known parameters made by the
  * project's own sensor models (sensors/: an encoder on a one-joint robot, fixed seeds), written
- * with the log writer (hil/record/log.c), read back and fitted (docs/noise-fit.md, "Accuracy"). The
+ * with the log writer (hil/record/log_write.c), read back and fitted (docs/noise-fit.md, "Accuracy"). The
  * cases: moving 300 s, resting drift (a constant non-zero reference), short 20 s, first-order
  * low-pass, Butterworth low-pass, latency. Goal: σ within 10%, τ within 20%, cutoff within 10%,
  * scale error within 10%, latency and quantization exact. Then the printed uncertainties

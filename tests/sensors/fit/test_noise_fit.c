@@ -1,6 +1,6 @@
 /* tests/sensors/fit/test_noise_fit.c: the issue's end-to-end check. An encoder with known
  * parameters is simulated through sensors/ (fixed seed), recorded with the log writer
- * (hil/record/log.c), read back, and fitted: white σ and Gauss–Markov σ within 10%, τ within 20%, the
+ * (hil/record/log_write.c), read back, and fitted: white σ and Gauss–Markov σ within 10%, τ within 20%, the
  * scale error within 1e-4 with the truth as reference. Then `achilles noise-fit` on the same log
  * writes a sensors block that loads against configs/club_arm.json, prints the estimates with
  * uncertainties, draws the figure (when gnuplot is installed), and says "not enough data" on a

@@ -1,0 +1,12 @@
+/* tests/tools/cli_suite.h: the fixture of the suites that run `achilles test` and `achilles
+ * campaign` with the example firmware: a folder of their own, and the firmware's folder first on
+ * the PATH (the shipped scenarios name it as `pd_firmware`, as a user's PATH would). */
+#ifndef ACHILLES_TESTS_TOOLS_CLI_SUITE_H
+#define ACHILLES_TESTS_TOOLS_CLI_SUITE_H
+
+#include <stddef.h>
+
+/* A new folder (support/tmp.h's ts_tmpdir) into dir; PD_FIRMWARE_DIR put first on the PATH. */
+int cli_suite_setup(char *dir, size_t dir_sz, const char *tag);
+
+#endif
