@@ -188,3 +188,18 @@ sim_model *import_text(const char *name, const char *text, reports *r) {
   }
   return m;
 }
+
+cJSON *json_of(const char *name, const char *text) {
+  char path[256], err[512] = "";
+  ts_tmp_path(path, sizeof path, name);
+  ts_write_file(path, text);
+  cJSON *json = sim_import_file(path, NULL, err, sizeof err);
+  if (!json) {
+    fail_msg("%s: %s", name, err);
+  }
+  return json;
+}
+
+const cJSON *body_of(const cJSON *json, int i) {
+  return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(json, "bodies"), i);
+}

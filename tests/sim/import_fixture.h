@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "sim/import/import.h"
 
 /* An arm with everything of the subset, angles in degrees (MJCF's default). */
@@ -38,5 +40,10 @@ sim_model *import(const char *path, reports *r, int strict, char *err, size_t er
 /* text written as name in the suite folder and imported (not strict), its reports into r; fails
  * the test with the importer's message when it does not load */
 sim_model *import_text(const char *name, const char *text, reports *r);
+/* the JSON robot the importer makes of text written as name in the suite folder (the caller
+ * deletes it); fails the test with the importer's message */
+cJSON *json_of(const char *name, const char *text);
+/* bodies[i] of such a robot */
+const cJSON *body_of(const cJSON *json, int i);
 
 #endif

@@ -14,22 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "import_fixture.h"
 #include "sim/import/import.h"
 #include "support/skip.h"
 #include "support/tmp.h"
-
-
-/* the converted JSON of TEXT written to dir/NAME; fails the test with the importer's error */
-static cJSON *convert(const char *name, const char *text) {
-  char path[128], err[512] = "";
-  ts_tmp_path(path, sizeof path, name);
-  ts_write_file(path, text);
-  cJSON *json = sim_import_file(path, NULL, err, sizeof err);
-  if (!json) {
-    fail_msg("%s: %s", name, err);
-  }
-  return json;
-}
 
 static const char *string_at(const cJSON *obj, const char *key) {
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -37,13 +25,9 @@ static const char *string_at(const cJSON *obj, const char *key) {
   return s->valuestring;
 }
 
-static const cJSON *body(const cJSON *json, int i) {
-  return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(json, "bodies"), i);
-}
-
 static void test_mjcf_names_with_entities(void **state) {
   (void)state;
-  cJSON *json = convert("entities.xml",
+  cJSON *json = json_of("entities.xml",
                         "<!DOCTYPE mujoco [<!ENTITY n \"NN\"> <!ENTITY m \"(&n;)\">]>\n"
                         "<mujoco model=\"x&n;y\">\n"
                         "  <worldbody>\n"
@@ -54,16 +38,16 @@ static void test_mjcf_names_with_entities(void **state) {
                         "  </worldbody>\n"
                         "</mujoco>\n");
   assert_string_equal(string_at(json, "name"), "xNNy");
-  assert_string_equal(string_at(body(json, 0), "name"), "p(NN)q");
-  assert_string_equal(string_at(cJSON_GetObjectItemCaseSensitive(body(json, 0), "joint"), "name"),
-                      "a&BNN");
+  assert_string_equal(string_at(body_of(json, 0), "name"), "p(NN)q");
+  const cJSON *joint = cJSON_GetObjectItemCaseSensitive(body_of(json, 0), "joint");
+  assert_string_equal(string_at(joint, "name"), "a&BNN");
   cJSON_Delete(json);
 }
 
 /* numbers too: a value cut at the reference would lose its last components */
 static void test_urdf_values_with_entities(void **state) {
   (void)state;
-  cJSON *json = convert("entities.urdf",
+  cJSON *json = json_of("entities.urdf",
                         "<!DOCTYPE robot [<!ENTITY arm \"upper\"> <!ENTITY z \"0 0 1\">]>\n"
                         "<robot name=\"my_&arm;_arm\">\n"
                         "  <link name=\"base\"/>\n"
@@ -77,7 +61,7 @@ static void test_urdf_values_with_entities(void **state) {
                         "  </joint>\n"
                         "</robot>\n");
   assert_string_equal(string_at(json, "name"), "my_upper_arm");
-  const cJSON *b = body(json, 0);
+  const cJSON *b = body_of(json, 0);
   assert_string_equal(string_at(b, "name"), "upper");
   const cJSON *joint = cJSON_GetObjectItemCaseSensitive(b, "joint");
   assert_string_equal(string_at(joint, "name"), "upper_joint");

@@ -15,26 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "import_fixture.h"
 #include "sim/import/import.h"
 #include "support/skip.h"
 #include "support/tmp.h"
 
 static const double PI = 3.14159265358979323846;
-
-static cJSON *convert(const char *name, const char *text) {
-  char path[128], err[512] = "";
-  ts_tmp_path(path, sizeof path, name);
-  ts_write_file(path, text);
-  cJSON *json = sim_import_file(path, NULL, err, sizeof err);
-  if (!json) {
-    fail_msg("%s: %s", name, err);
-  }
-  return json;
-}
-
-static const cJSON *body(const cJSON *json, int i) {
-  return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(json, "bodies"), i);
-}
 
 static void expect_vector(const cJSON *v, const double *want, int n, double tol,
                           const char *what) {
@@ -66,8 +52,8 @@ static void test_xyaxes(void **state) {
              "      <inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"1 1 1\"/>\n"
              "      <joint name=\"j\"/>\n    </body>\n  </worldbody>\n</mujoco>\n",
              cases[k]);
-    cJSON *json = convert("xyaxes.xml", xml);
-    const cJSON *q = cJSON_GetObjectItemCaseSensitive(body(json, 0), "quat");
+    cJSON *json = json_of("xyaxes.xml", xml);
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(body_of(json, 0), "quat");
     char what[64];
     snprintf(what, sizeof what, "xyaxes=\"%s\": quat", cases[k]);
     if (q) {
@@ -94,14 +80,14 @@ static void test_slide_range_in_metres(void **state) {
              "        <joint name=\"hinge\" range=\"%s\"/>\n"
              "      </body>\n    </body>\n  </worldbody>\n</mujoco>\n",
              radian ? "radian" : "degree", radian ? "-1.5 0.75" : "-90 45");
-    cJSON *json = convert("ranges.xml", xml);
+    cJSON *json = json_of("ranges.xml", xml);
     const double slide[2] = {-0.5, 0.25};
     const double hinge[2] = {radian ? -1.5 : -PI / 2, radian ? 0.75 : PI / 4};
     expect_vector(cJSON_GetObjectItemCaseSensitive(
-                      cJSON_GetObjectItemCaseSensitive(body(json, 0), "joint"), "range"),
+                      cJSON_GetObjectItemCaseSensitive(body_of(json, 0), "joint"), "range"),
                   slide, 2, 0, radian ? "radian: slide range" : "degree: slide range");
     expect_vector(cJSON_GetObjectItemCaseSensitive(
-                      cJSON_GetObjectItemCaseSensitive(body(json, 1), "joint"), "range"),
+                      cJSON_GetObjectItemCaseSensitive(body_of(json, 1), "joint"), "range"),
                   hinge, 2, 1e-15, radian ? "radian: hinge range" : "degree: hinge range");
     cJSON_Delete(json);
   }
