@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/tools/servo_bus_example.sh ACHILLES PROTOCOL CONFIG [RUN ARGS...]: `achilles run CONFIG
 # RUN ARGS --pty-link DIR/arm` with tools/scripts/servo_bus_example.py (the example of docs/servo-bus.md)
-# driving it through the link. Fails when the link does not appear within 10 s, when the example
+# driving it through the link. Fails when the link does not appear within 60 s, when the example
 # does not bring every servo to rest at its goal, or when the bus does not say, as the example
 # closes the port, that the servo bus's controller closed it.
 set -u
@@ -12,12 +12,12 @@ dir=$(mktemp -d)
 "$achilles" run "$config" "$@" --pty-link "$dir/arm" --no-zmq --quiet --duration 60 2> "$dir/log" &
 pid=$!
 i=0
-while [ ! -e "$dir/arm" ] && [ $i -lt 100 ]; do
+while [ ! -e "$dir/arm" ] && [ $i -lt 600 ]; do
   sleep 0.1
   i=$((i + 1))
 done
 if [ ! -e "$dir/arm" ]; then
-  echo "achilles run made no $dir/arm within 10 s:"; cat "$dir/log"
+  echo "achilles run made no $dir/arm within 60 s:"; cat "$dir/log"
   kill "$pid"; rm -rf "$dir"; exit 1
 fi
 /usr/bin/python3 "$here/../../tools/scripts/servo_bus_example.py" "$protocol" "$dir/arm"

@@ -13,7 +13,7 @@ standard library: the two protocols written out from their manuals (docs/servo-b
 Pings IDs 1-6 (the servos that answer are the arm), turns their torque on with one SYNC_WRITE,
 reads where they are with one SYNC_READ, sends every joint a step from there (the gripper
 opens) with one SYNC_WRITE, and reads positions and Moving with SYNC_READs until every servo
-says Moving = 0. Prints the first packet of each kind as it goes on the wire. Exit status 0
+says Moving = 0 and holds still. Prints the first packet of each kind as it goes on the wire. Exit status 0
 when every servo came to rest within its tolerance of the goal.
 
     --planted-bug wrong-direction   every step the other way: a deliberate bug, for the failing
@@ -187,15 +187,24 @@ def ft_main(fd):
 
 
 def settle(fd, ids, goal, positions, moving, tolerance):
-    """Reads positions and Moving until every servo is at rest; 0 when each is near its goal."""
-    until, t0 = time.monotonic() + 10, time.monotonic()
+    """Reads positions and Moving until every servo is at rest; 0 when each is near its goal.
+
+    Moving = 0 alone is not rest: once its profile has ended a servo still creeping towards the
+    goal slower than its Moving Threshold (X-series: 10 × 0.229 rpm, about 156 ticks/s) reports
+    Moving = 0, as the real servo does. So rest is Moving = 0 on every servo and no position
+    changed by more than a tick over the last three reads."""
+    until, t0 = time.monotonic() + 20, time.monotonic()
+    still, last = 0, None
     while time.monotonic() < until:
         present, flags = positions(), moving()
         line = "  ".join(f"{sid}:{present[sid]:5d}{'*' if flags[sid] else ' '}" for sid in ids)
         print(f"{time.monotonic() - t0:5.2f} s  {line}")
-        if not any(flags.values()):
+        steady = last is not None and all(abs(present[s] - last[s]) <= 1 for s in ids)
+        still = still + 1 if not any(flags.values()) and steady else 0
+        last = present
+        if still >= 3:
             errors = {sid: present[sid] - goal[sid] for sid in ids}
-            print(f"every servo says Moving = 0: off the goal by {errors} ticks")
+            print(f"every servo says Moving = 0 and holds still: off the goal by {errors} ticks")
             return 0 if all(abs(e) <= tolerance for e in errors.values()) else 1
         time.sleep(0.1)
     return 1
