@@ -41,6 +41,11 @@ typedef struct text {
 
 static void put(text *t, const char *fmt, ...) {
   va_list ap;
+  if (t->s == NULL) { /* vsnprintf into NULL + 0 is undefined: start with a buffer */
+    t->cap = 4096;
+    t->s = malloc(t->cap);
+    assert_non_null(t->s);
+  }
   for (;;) {
     va_start(ap, fmt);
     const int k = vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);

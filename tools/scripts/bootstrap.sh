@@ -34,6 +34,8 @@ packages=(
   rt-tests               # cyclictest, the reference of tools/bench/bench_loop.py
   g++ libdragonbox-dev     # number text (hil/number_format.cc, the one C++ unit)
   libdouble-conversion-dev # benchmark baseline only (tools/bench_messages)
+  libgsl-dev             # system identification: bounded least squares (sysid/, gsl_multifit_nlinear)
+  libnlopt-dev           # benchmark baseline only: derivative-free fits beside sysid (tools/bench_sysid)
   libadolc-dev           # benchmark baseline only: taping autodiff beside sim/deriv (tools/bench_deriv)
   clang libclang-rt-dev  # the sanitizer suite with a second compiler, and libFuzzer (tests/fuzz)
   libwebsockets-dev      # the live view's web server (hil/view, docs/view.md)
