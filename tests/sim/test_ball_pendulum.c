@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 static const double PI = 3.14159265358979323846;
@@ -34,7 +35,7 @@ static const double G = 9.81, MASS = 1.5, L = 0.4, I1 = 0.012, I3 = 0.005, CART 
 
 /* a ball pendulum (on a cart sliding along x when cart is set), no damping, RK4 at dt */
 static sim_model *pendulum(int cart, double dt) {
-  char json[2048], err[512] = "", carriage[512] = "";
+  char json[2048], carriage[512] = "";
   if (cart) {
     snprintf(carriage, sizeof carriage,
              "{ \"name\": \"cart\", \"parent\": \"world\", \"joint\": { \"name\": \"x\", "
@@ -48,11 +49,7 @@ static sim_model *pendulum(int cart, double dt) {
            "\"ball\", \"type\": \"ball\" }, \"inertial\": { \"mass\": %.17g, \"com\": [0, 0, "
            "%.17g], \"inertia\": [%.17g, %.17g, %.17g, 0, 0, 0] } } ] }",
            dt, -G, carriage, cart ? "cart" : "world", MASS, -L, I1, I1, I3);
-  sim_model *m = sim_model_load_string(json, "ball pendulum", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
+  return ts_model(json);
 }
 
 /* v' = R(q)·v for a quaternion [w, x, y, z] (written here, not the engine's) */

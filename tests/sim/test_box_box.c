@@ -18,6 +18,7 @@
 
 #include "sim/collision.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
 
@@ -90,7 +91,7 @@ static void test_edge_on_face(void **state) {
  * MuJoCo's driver keeps it, so the edge rests on its two ends. */
 static void test_repeats_dropped(void **state) {
   (void)state;
-  char json[1024], err[512];
+  char json[1024];
   snprintf(json, sizeof json,
            "{ \"bodies\": [ { \"name\": \"cube\", \"parent\": \"world\", \"pos\": [0, 0, %.17g],\n"
            "    \"quat\": [%.17g, 0, %.17g, 0], \"joint\": { \"name\": \"f\", \"type\": \"free\" },\n"
@@ -99,10 +100,7 @@ static void test_repeats_dropped(void **state) {
            "    \"size\": [0.1, 0.1, 0.1] },\n"
            "    { \"name\": \"cube\", \"body\": \"cube\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }",
            0.1 + 0.1 * sqrt(2.0) - 0.003, cos(PI / 8), sin(PI / 8));
-  sim_model *m = sim_model_load_string(json, "edge", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   sim_kinematics(m, d);
   sim_collide(m, d);

@@ -277,11 +277,7 @@ static void test_broad_phase_finds_every_pair(void **state) {
     }
   }
   snprintf(json + n, sizeof json - n, "] }");
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "heap", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   static found swept[2000], brute[2000];
   int total = 0, nbox = 0, nfiltered = 0;
@@ -403,11 +399,7 @@ static int add_pair(name_pair *list, int n, const char *x, const char *y) {
 }
 
 static int filter_pairs(name_pair *list) {
-  char err[512];
-  sim_model *m = sim_model_load_string(filter_json, "filter", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(filter_json);
   sim_data *d = sim_data_new(m);
   sim_kinematics(m, d);
   sim_collide(m, d);

@@ -403,11 +403,7 @@ static void test_motor_stalls_at_hard_stop(void **state) {
       "  \"actuators\": [ { \"name\": \"m\", \"joint\": \"j\", \"type\": \"dc_motor\",\n"
       "    \"supply_voltage\": 12, \"resistance\": 4, \"kt\": 0.01, \"gear\": 50,\n"
       "    \"efficiency\": 0.8 } ] }\n";
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "stop", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   d->ctrl[0] = 1.0; /* full duty */
   for (int s = 0; s < 3000; s++) {
@@ -444,11 +440,7 @@ static void test_two_bodies_push_each_other(void **state) {
       "  \"geoms\": [ { \"name\": \"sa\", \"body\": \"a\", \"type\": \"sphere\", \"size\": [0.3] },\n"
       "    { \"name\": \"sb\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.2, 0.1],\n"
       "      \"quat\": [0.7071067811865476, 0, 0.7071067811865476, 0] } ] }\n";
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "pair", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   const double F = 3.0;
   for (int s = 0; s < 8000; s++) {

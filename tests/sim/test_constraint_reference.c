@@ -21,6 +21,7 @@
 
 #include "sim/json_read.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/numbers.h"
 #include "support/skip.h"
@@ -72,12 +73,8 @@ typedef struct pair {
 } pair;
 
 static void pair_open_json(pair *p, const char *json) {
-  char err[1000] = "";
   memset(p, 0, sizeof *p);
-  p->m = sim_model_load_string(json, "generated", err, sizeof err);
-  if (!p->m) {
-    fail_msg("%s", err);
-  }
+  p->m = ts_model(json);
   p->mm = ts_mj_compile(p->m);
   p->md = ts_mj_data(p->mm);
   p->d = sim_data_new(p->m);

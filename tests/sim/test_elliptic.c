@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
 
@@ -47,11 +48,7 @@ static void test_force_in_cone(void **state) {
       "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\", \"friction\": [0.5, 0, 0] },\n"
       "    { \"name\": \"b\", \"body\": \"box\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1],\n"
       "      \"friction\": [0.5, 0, 0] } ] }\n";
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "t", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   m->opt.cone = SIM_CONE_ELLIPTIC;
   m->opt.solver = SIM_SOLVER_NEWTON;
   sim_data *d = sim_data_new(m);

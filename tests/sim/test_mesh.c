@@ -20,6 +20,7 @@
 #include "sim/collision.h"
 #include "sim/mesh.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/numbers.h"
 #include "support/skip.h"
@@ -305,7 +306,7 @@ static void test_fuzzed_files(void **state) {
 
 /* a model: a body of mass 2 on a free joint (or a slide) holding `geom`, above a floor */
 static sim_model *one_body(const char *geom, const char *joint, double z) {
-  char json[2048], err[512];
+  char json[2048];
   snprintf(json, sizeof json,
            "{ \"timestep\": 0.001, \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\","
            " \"pos\": [0, 0, %.17g], \"joint\": { \"name\": \"j\", %s },"
@@ -313,11 +314,7 @@ static sim_model *one_body(const char *geom, const char *joint, double z) {
            " \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },"
            " { \"name\": \"g\", \"body\": \"b\", %s } ] }",
            z, joint, geom);
-  sim_model *m = sim_model_load_string(json, ts_tmp_dir(), err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
+  return ts_model_in(json, ts_tmp_dir());
 }
 
 /* The cube's mesh and the box of the same size on a floor, tilted on random attitudes: the
@@ -435,10 +432,7 @@ static void test_mesh_geom_errors(void **state) {
            " \"inertial\": { \"mass\": 2, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ],"
            " \"geoms\": [ { \"name\": \"g\", \"body\": \"b\", \"type\": \"mesh\", \"file\": \"box.stl\","
            " \"scale\": [2, 2, 2] } ] }");
-  sim_model *m = sim_model_load_string(json, source, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model_in(json, source);
   assert_true(fabs(m->geoms[0].rbound - 2 * sqrt(0.125 * 0.125 + 0.0625 * 0.0625 + 0.0625)) <
               1e-12);
   sim_model_free(m);
@@ -654,7 +648,7 @@ static void test_narrow_phase_on_mujoco_data(void **state) {
 static void compare_mesh_pair(const char *first_mjcf, const char *first_json, int plane,
                               const char *file, double tol, double pos_tol, double out_rate,
                               double miss_rate) {
-  char xml[2048], json[4096], err[512], path[512];
+  char xml[2048], json[4096], path[512];
   snprintf(path, sizeof path, KR5_MESHES "/%s", file);
   snprintf(xml, sizeof xml,
            "<mujoco><option><flag gravity='disable'/></option>"
@@ -674,10 +668,7 @@ static void compare_mesh_pair(const char *first_mjcf, const char *first_json, in
                         " \"type\": \"free\" }, \"inertial\": { \"mass\": 1, \"inertia\": "
                         "[0.01, 0.01, 0.01, 0, 0, 0] } },",
            first_json, path);
-  sim_model *m = sim_model_load_string(json, "scene", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   const int meshgeom = m->ngeom - 1;
   if (miss_rate < 0) { /* MuJoCo's spacing radius for the plane contacts (see the caller) */

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/numbers.h"
 #include "support/sanitizer.h"
@@ -111,12 +112,8 @@ static void pair_open(pair *p, const char *config) {
 }
 
 static void pair_open_string(pair *p, const char *json) {
-  char err[512] = "";
   memset(p, 0, sizeof *p);
-  p->m = sim_model_load_string(json, "generated", err, sizeof err);
-  if (!p->m) {
-    fail_msg("%s", err);
-  }
+  p->m = ts_model(json);
   pair_build(p);
 }
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
 
@@ -110,11 +111,7 @@ static void test_nactive_friction_at_bound(void **state) {
       "    \"joint\": { \"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 0, 1],\n"
       "      \"frictionloss\": 0.3 },\n"
       "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n";
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "t", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   for (int solver = 0; solver < 2; solver++) {
     m->opt.solver = (sim_solver_type)solver;
     sim_data *d = sim_data_new(m);

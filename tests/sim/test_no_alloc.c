@@ -121,11 +121,7 @@ static const char limited_json[] =
 
 static void test_constrained_step_allocates_nothing(void **state) {
   (void)state;
-  char err[512];
-  sim_model *m = sim_model_load_string(limited_json, "limited", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(limited_json);
   sim_data *d = sim_data_new(m);
   assert_non_null(d);
   int rows = 0;
@@ -163,11 +159,7 @@ static const char floating_json[] =
 
 static void test_floating_step_allocates_nothing(void **state) {
   (void)state;
-  char err[512];
-  sim_model *m = sim_model_load_string(floating_json, "floating", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(floating_json);
   for (int integrator = 0; integrator <= SIM_INTEGRATOR_RK4; integrator++) {
     sim_data *d = sim_data_new(m);
     assert_non_null(d);

@@ -24,6 +24,7 @@
 
 #include "sim/import/import.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
 #include "support/tmp.h"
@@ -228,12 +229,9 @@ static void expect_json_error(const char *json, const char *path, const char *wh
 static void test_json_keys(void **state) {
   (void)state;
   char err[512];
-  sim_model *m = sim_model_load_string("{\"solver\":\"newton\",\"cone\":\"elliptic\",\"impratio\":"
-                                       "2.5,\"bodies\":[" BODY "],\"geoms\":[" GEOM(",\"condim\":1")
-                                       "]}", "t", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model("{\"solver\":\"newton\",\"cone\":\"elliptic\",\"impratio\":"
+                          "2.5,\"bodies\":[" BODY "],\"geoms\":[" GEOM(",\"condim\":1")
+                          "]}");
   assert_int_equal(m->opt.solver, SIM_SOLVER_NEWTON);
   assert_int_equal(m->opt.cone, SIM_CONE_ELLIPTIC);
   assert_true(m->opt.impratio == 2.5);

@@ -19,13 +19,14 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 static const char *const integrators[] = {"euler", "verlet", "midpoint", "rk4"};
 
 /* a free body tumbling fast in space (no gravity), and a ball-jointed body hanging under it */
 static sim_model *tumbler(const char *integrator) {
-  char json[2048], err[512] = "";
+  char json[2048];
   snprintf(json, sizeof json,
            "{ \"timestep\": 0.001, \"integrator\": \"%s\", \"gravity\": [0, 0, 0],\n"
            "  \"bodies\": [ { \"name\": \"top\", \"parent\": \"world\",\n"
@@ -37,11 +38,7 @@ static sim_model *tumbler(const char *integrator) {
            "    \"inertial\": { \"mass\": 0.5, \"com\": [0.01, 0, -0.1],\n"
            "                    \"inertia\": [0.004, 0.003, 0.002, 0, 0, 0] } } ] }",
            integrator);
-  sim_model *m = sim_model_load_string(json, "tumbler", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
+  return ts_model(json);
 }
 
 static double norm_error(const double q[4]) {

@@ -19,6 +19,7 @@
 
 #include "random_tree.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 #if ACHILLES_HAVE_MUJOCO
@@ -35,20 +36,11 @@ static void near(double got, double want, double tol) {
   }
 }
 
-static sim_model *load(const char *json) {
-  char err[512] = "";
-  sim_model *m = sim_model_load_string(json, "test", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
-}
-
 /* one body on a slide along x, 2 kg, no gravity: a force along x accelerates it by f/m; a
  * force across the axis and a torque do nothing */
 static void test_slide_force(void **state) {
   (void)state;
-  sim_model *m = load("{\"name\":\"slide\",\"gravity\":[0,0,0],\"bodies\":[{\"name\":\"cart\","
+  sim_model *m = ts_model("{\"name\":\"slide\",\"gravity\":[0,0,0],\"bodies\":[{\"name\":\"cart\","
                       "\"parent\":\"world\",\"joint\":{\"name\":\"x\",\"type\":\"slide\","
                       "\"axis\":[1,0,0]},\"inertial\":{\"mass\":2,\"inertia\":[1,1,1,0,0,0]}}]}");
   sim_data *d = sim_data_new(m);
@@ -68,7 +60,7 @@ static void test_slide_force(void **state) {
  * the arm) nothing */
 static void test_hinge_torque_and_force(void **state) {
   (void)state;
-  sim_model *m = load("{\"name\":\"arm\",\"gravity\":[0,0,0],\"bodies\":[{\"name\":\"link\","
+  sim_model *m = ts_model("{\"name\":\"arm\",\"gravity\":[0,0,0],\"bodies\":[{\"name\":\"link\","
                       "\"parent\":\"world\",\"joint\":{\"name\":\"z\",\"type\":\"hinge\","
                       "\"axis\":[0,0,1]},\"inertial\":{\"mass\":2,\"com\":[0.5,0,0],"
                       "\"inertia\":[0.1,0.1,0.1,0,0,0]}}]}");
@@ -98,7 +90,7 @@ static void test_weight_cancelled(void **state) {
   for (uint64_t seed = 1; seed <= 20; seed++) {
     rt_spec spec = {.nbody = 8, .gravity = 1, .fixed = 1, .armature = 1};
     assert_true(rt_tree_json(json, sizeof json, seed, &spec) < sizeof json);
-    sim_model *m = load(json);
+    sim_model *m = ts_model(json);
     sim_data *d = sim_data_new(m);
     for (int i = 0; i < m->nq; i++) {
       d->qpos[i] = 0.4 * sin(1.7 * i + (double)seed);
@@ -135,7 +127,7 @@ static void test_snapshot_keeps_forces(void **state) {
   static char json[1 << 16];
   rt_spec spec = {.nbody = 5, .gravity = 1};
   assert_true(rt_tree_json(json, sizeof json, 7, &spec) < sizeof json);
-  sim_model *m = load(json);
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   sim_snapshot *s = sim_snapshot_new(m);
   d->xfrc_applied[6 * 3 + 2] = 4.0, d->xfrc_applied[6 * 2 + 4] = -0.5;
@@ -166,7 +158,7 @@ static void test_against_mujoco(void **state) {
   for (uint64_t seed = 1; seed <= 30; seed++) {
     rt_spec spec = {.nbody = 1 + (int)(seed % 9), .gravity = 1, .fixed = 1, .passive = 1};
     assert_true(rt_tree_json(json, sizeof json, seed, &spec) < sizeof json);
-    sim_model *m = load(json);
+    sim_model *m = ts_model(json);
     char err[512] = "";
     mjModel *mm = mjcf_load(m, err, sizeof err);
     if (!mm) {

@@ -10,8 +10,12 @@
 #include <stdio.h>
 
 sim_model *ts_model(const char *json) {
+  return ts_model_in(json, "test");
+}
+
+sim_model *ts_model_in(const char *json, const char *source) {
   char err[1024];
-  sim_model *m = sim_model_load_string(json, "test", err, sizeof err);
+  sim_model *m = sim_model_load_string(json, source, err, sizeof err);
   if (!m) {
     fail_msg("%s", err);
   }

@@ -1,6 +1,8 @@
 /* tests/support/model.h: our model, loaded for a test.
  *
  *   sim_model *m = ts_model(json);                   robot JSON text
+ *   sim_model *m = ts_model_in(json, source);        the same named source (a path: its meshes
+ *                                                    are found in the folder that path is in)
  *   sim_model *m = ts_model_file(path);              a robot file (JSON, MJCF or URDF by name)
  *   sim_model *m = ts_config("double_pendulum");     configs/double_pendulum.json
  *
@@ -12,6 +14,7 @@
 #include "sim/sim.h"
 
 sim_model *ts_model(const char *json);
+sim_model *ts_model_in(const char *json, const char *source);
 sim_model *ts_model_file(const char *path);
 sim_model *ts_config(const char *name);
 /* A suite's group fixture: its setup loads the suite's model and leaves it in *state as well;
