@@ -236,15 +236,11 @@ static void expect_closed_form_run(sim_integrator integrator, const double tau[2
   assert_true(err <= QACC_TOL);
 }
 
-static void test_rk4_trajectory(void **state) {
-  (void)state;
-  expect_closed_form_run(SIM_INTEGRATOR_RK4, (const double[2]){0, 0}, "rk4 2 ms, 10 s");
-}
+TS_TEST(test_rk4_trajectory,
+        expect_closed_form_run(SIM_INTEGRATOR_RK4, (const double[2]){0, 0}, "rk4 2 ms, 10 s"))
 
-static void test_euler_trajectory(void **state) {
-  (void)state;
-  expect_closed_form_run(SIM_INTEGRATOR_EULER, (const double[2]){0, 0}, "euler 2 ms, 10 s");
-}
+TS_TEST(test_euler_trajectory,
+        expect_closed_form_run(SIM_INTEGRATOR_EULER, (const double[2]){0, 0}, "euler 2 ms, 10 s"))
 
 static void test_constant_torque(void **state) {
   (void)state;

@@ -700,15 +700,10 @@ static double run_trajectory(mjtIntegrator mj_integrator, sim_integrator integra
 
 
 
-static void test_trajectory_euler(void **state) {
-  (void)state;
-  run_trajectory(mjINT_EULER, SIM_INTEGRATOR_EULER, TRAJ_TOL, TRAJ_WHY, 0);
-}
+TS_TEST(test_trajectory_euler,
+        run_trajectory(mjINT_EULER, SIM_INTEGRATOR_EULER, TRAJ_TOL, TRAJ_WHY, 0))
 
-static void test_trajectory_rk4(void **state) {
-  (void)state;
-  run_trajectory(mjINT_RK4, SIM_INTEGRATOR_RK4, TRAJ_TOL, TRAJ_WHY, 0);
-}
+TS_TEST(test_trajectory_rk4, run_trajectory(mjINT_RK4, SIM_INTEGRATOR_RK4, TRAJ_TOL, TRAJ_WHY, 0))
 
 /* the comparison can fail: a 10 % softer limit on one joint is seen far above the bound */
 static void test_detects_softer_limit(void **state) {

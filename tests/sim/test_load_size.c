@@ -179,20 +179,11 @@ static void linear_in(format f) {
   assert_true(large.cpu_s <= 5);
 }
 
-static void test_json_linear(void **state) {
-  (void)state;
-  linear_in(JSON);
-}
+TS_TEST(test_json_linear, linear_in(JSON))
 
-static void test_mjcf_linear(void **state) {
-  (void)state;
-  linear_in(MJCF);
-}
+TS_TEST(test_mjcf_linear, linear_in(MJCF))
 
-static void test_urdf_linear(void **state) {
-  (void)state;
-  linear_in(URDF);
-}
+TS_TEST(test_urdf_linear, linear_in(URDF))
 
 /* --- refused early -------------------------------------------------------------------------- */
 

@@ -95,10 +95,8 @@ static void test_rpy_matches_quat(void **state) {
   sim_model_free(m);
 }
 
-static void test_invalid_json_names_line(void **state) {
-  (void)state;
-  expect_error("{\n\"bodies\": [\n  {\"name\": }\n]}", "line 3", "invalid JSON");
-}
+TS_TEST(test_invalid_json_names_line,
+        expect_error("{\n\"bodies\": [\n  {\"name\": }\n]}", "line 3", "invalid JSON"))
 
 static void test_unknown_parent(void **state) {
   (void)state;
@@ -115,10 +113,9 @@ static void test_cycle(void **state) {
                "bodies[0].parent", "cycle");
 }
 
-static void test_duplicate_names(void **state) {
-  (void)state;
-  expect_error("{\"bodies\":[" BODY_A "," BODY_A "]}", "bodies[1].name", "duplicate body name");
-}
+TS_TEST(test_duplicate_names,
+        expect_error("{\"bodies\":[" BODY_A "," BODY_A "]}", "bodies[1].name",
+                     "duplicate body name"))
 
 static void test_bad_axis(void **state) {
   (void)state;
@@ -482,10 +479,9 @@ static void test_names_are_utf8_text(void **state) {
   sim_model_free(m);
 }
 
-static void test_text_after_the_value(void **state) {
-  (void)state;
-  expect_error("{\"bodies\":[" BODY_A "]}\n\n  x", "line 3, column 3", "text after the value");
-}
+TS_TEST(test_text_after_the_value,
+        expect_error("{\"bodies\":[" BODY_A "]}\n\n  x", "line 3, column 3",
+                     "text after the value"))
 
 static void test_missing_file(void **state) {
   (void)state;

@@ -134,7 +134,8 @@ static void test_observation_layout(void **state) {
 static void test_floating_worlds(void **state) {
   (void)state;
   char err[512];
-  sim_model *m = ts_model("{ \"timestep\": 0.002, \"integrator\": \"rk4\", \"bodies\": [\n"
+  sim_model *m = ts_model(
+      "{ \"timestep\": 0.002, \"integrator\": \"rk4\", \"bodies\": [\n"
       "  { \"name\": \"base\", \"parent\": \"world\", \"pos\": [0, 0, 1],\n"
       "    \"joint\": { \"name\": \"root\", \"type\": \"free\", \"damping\": 0.01 },\n"
       "    \"inertial\": { \"mass\": 2, \"inertia\": [0.02, 0.03, 0.04, 0, 0, 0] } },\n"

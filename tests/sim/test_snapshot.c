@@ -91,29 +91,18 @@ static void check_replay(sim_integrator integrator) {
   assert_true(limit_rows > 100);
 }
 
-static void test_euler(void **state) {
-  (void)state;
-  check_replay(SIM_INTEGRATOR_EULER);
-}
-static void test_verlet(void **state) {
-  (void)state;
-  check_replay(SIM_INTEGRATOR_VERLET);
-}
-static void test_midpoint(void **state) {
-  (void)state;
-  check_replay(SIM_INTEGRATOR_MIDPOINT);
-}
-static void test_rk4(void **state) {
-  (void)state;
-  check_replay(SIM_INTEGRATOR_RK4);
-}
+TS_TEST(test_euler, check_replay(SIM_INTEGRATOR_EULER))
+TS_TEST(test_verlet, check_replay(SIM_INTEGRATOR_VERLET))
+TS_TEST(test_midpoint, check_replay(SIM_INTEGRATOR_MIDPOINT))
+TS_TEST(test_rk4, check_replay(SIM_INTEGRATOR_RK4))
 
 /* a free cube with a ball pendulum, tumbling onto the floor: quaternions in the state, contacts
  * through the free joint; restoring replays bit for bit under every integrator, and a reset
  * returns the free body to its placement */
 static void test_floating_replay(void **state) {
   (void)state;
-  sim_model *m = ts_model("{ \"bodies\": [ { \"name\": \"cube\", \"parent\": \"world\", \"pos\": [0, 0, 0.3],\n"
+  sim_model *m = ts_model(
+      "{ \"bodies\": [ { \"name\": \"cube\", \"parent\": \"world\", \"pos\": [0, 0, 0.3],\n"
       "    \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
       "    \"inertial\": { \"mass\": 1, \"inertia\": [0.0067, 0.0067, 0.0067, 0, 0, 0] } },\n"
       "  { \"name\": \"bob\", \"parent\": \"cube\", \"pos\": [0, 0, -0.1],\n"
@@ -121,7 +110,8 @@ static void test_floating_replay(void **state) {
       "    \"inertial\": { \"mass\": 0.1, \"com\": [0, 0, -0.1],\n"
       "                  \"inertia\": [0.0001, 0.0001, 0.0001, 0, 0, 0] } } ],\n"
       "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
-      "    { \"name\": \"box\", \"body\": \"cube\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }");
+      "    { \"name\": \"box\", \"body\": \"cube\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] }"
+      " ] }");
   for (int integrator = 0; integrator <= SIM_INTEGRATOR_RK4; integrator++) {
     m->opt.integrator = (sim_integrator)integrator;
     sim_data *d = sim_data_new(m);

@@ -212,15 +212,9 @@ static void speed_across_a_pause(hil_mode mode) {
   hil_runtime_destroy(&rt);
 }
 
-static void test_fast_speed_holds_after_pause_and_resume(void **state) {
-  (void)state;
-  speed_across_a_pause(HIL_MODE_FAST);
-}
+TS_TEST(test_fast_speed_holds_after_pause_and_resume, speed_across_a_pause(HIL_MODE_FAST))
 
-static void test_lockstep_speed_holds_after_pause_and_resume(void **state) {
-  (void)state;
-  speed_across_a_pause(HIL_MODE_LOCKSTEP);
-}
+TS_TEST(test_lockstep_speed_holds_after_pause_and_resume, speed_across_a_pause(HIL_MODE_LOCKSTEP))
 
 static void write_robot(const char *path) {
   ts_write_file(path, "{ \"name\": \"ticker\", \"timestep\": 0.01, \"gravity\": [0, 0, 0],\n"
