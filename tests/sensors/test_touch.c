@@ -95,8 +95,7 @@ static void test_resting_weight(void **state) {
   assert_true(sens_set_update(set, m, d) > 0);
   assert_true(pad->sample.meas[0] == 0 && pad->sample.meas[3] == 0);
   sens_set_free(&set);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* The sensor knows no shapes: a cylinder pad (three contacts on its rim) reads the weight too. */
@@ -118,8 +117,7 @@ static void test_cylinder_pad_weight(void **state) {
   assert_int_equal(d->ncon, 3);
   assert_true(fabs(got - weight) <= 1e-6 * weight);
   sens_set_free(&set);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* A 1.5 kg box on a vertical slide resting on a sphere fixed to the world: sphere–box contacts
@@ -151,8 +149,7 @@ static void test_first_geom_feels_the_reaction(void **state) {
   assert_true(fabs(knob->sample.meas[3] + weight) <= 1e-6 * weight);
   assert_true(fabs(crate->sample.meas[3] - weight) <= 1e-6 * weight);
   sens_set_free(&set);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* the usual chain: white noise of σ = 0.2 N around the true force, per sample */
@@ -180,8 +177,7 @@ static void test_noise_chain(void **state) {
   assert_true(fabs(mean) < 4 * 0.2 / sqrt(n));
   assert_true(fabs(sd - 0.2) < 0.02);
   sens_set_free(&set);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void test_bad_touch_sensors(void **state) {

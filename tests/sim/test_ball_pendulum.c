@@ -109,8 +109,7 @@ static void test_planar_swing_period(void **state) {
                 theta0, measured, period, fabs(measured - period) / period, off_plane);
   assert_true(fabs(measured - period) <= 1e-7 * period);
   assert_true(off_plane <= 1e-12);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* Tilted by θ and precessing at the closed-form Ω, the body keeps its tilt and turns at Ω. */
@@ -148,8 +147,7 @@ static void test_conical_precession(void **state) {
                 theta, omega, tilt_err, az_err, d->time);
   assert_true(tilt_err <= 1e-9);
   assert_true(az_err <= 1e-8);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* horizontal momentum of cart and bob, from qpos and qvel alone */
@@ -197,8 +195,7 @@ static void test_on_a_sliding_cart(void **state) {
                 measured, period, fabs(measured - period) / period, p0, dp);
   assert_true(fabs(measured - period) <= 1e-7 * period); /* the swing's own error: O(θ0²) */
   assert_true(dp <= 1e-12 * fabs(p0) + 1e-14);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 TS_MAIN(test_planar_swing_period, test_conical_precession, test_on_a_sliding_cart)

@@ -106,8 +106,7 @@ static void test_repeats_dropped(void **state) {
   sim_collide(m, d);
   assert_int_equal(d->ncon, 2);
   assert_true(fabs(d->con_pos[1] + d->con_pos[4]) < 1e-12); /* at y = −0.1 and +0.1 */
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 #if ACHILLES_HAVE_MUJOCO

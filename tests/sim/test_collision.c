@@ -138,8 +138,7 @@ static void settle_cylinder(const double quat[4], int ncon_expected) {
                 "%.6g m\n", d->ncon, normal, weight, d->qpos[2]);
   assert_int_equal(d->ncon, ncon_expected);
   assert_true(fabs(normal - weight) <= 1e-6 * weight);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void test_cylinder_rests_on_plane(void **state) {
@@ -190,8 +189,7 @@ static void test_sphere_against_cylinder_side(void **state) {
   sim_kinematics(m, d);
   sim_collide(m, d);
   assert_int_equal(d->ncon, 0);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void test_frame_hints(void **state) {
@@ -336,8 +334,7 @@ static void test_broad_phase_finds_every_pair(void **state) {
                 "gives (%d box pairs filtered)\n", total, nbox, N, nfiltered);
   assert_true(total > 50 && nbox > 10);
   assert_int_equal(nfiltered, 5 * 12 * 11 / 2); /* the 12 boxes never meet each other */
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 
@@ -409,8 +406,7 @@ static int filter_pairs(name_pair *list) {
                  m->geoms[d->con_geom[2 * c + 1]].name);
   }
   qsort(list, (size_t)n, sizeof *list, cmp_name_pair);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
   return n;
 }
 

@@ -82,8 +82,7 @@ static void test_tree_mass_matrix_products(void **state) {
   assert_true(e_solve <= 1e-12);
   /* the coupling of the two branches (b and d) is zero: M is tree-sparse */
   assert_true(d->qM[1 * nv + 2] == 0);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* --- the soft model, written out independently ---------------------------------------------- */
@@ -140,8 +139,7 @@ static void test_friction_slides_at_tau_minus_f(void **state) {
                 d->qvel[0], v_rigid);
   assert_true(e_acc <= 1e-12);
   assert_true(fabs(d->qvel[0] - v_rigid) <= 1e-12 * v_rigid);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* below the breakaway torque the soft friction row is a damper of rate D·b: the joint creeps
@@ -172,8 +170,7 @@ static void test_friction_sticks_below_f(void **state) {
       assert_true(fabs(d->qvel[0] - sign * creep) <= 1e-6 * creep);
       assert_true(fabs(d->qpos[0]) <= creep * 1.0);
     }
-    sim_data_free(d);
-    sim_model_free(m);
+    ts_sim_free(m, d);
   }
 }
 
@@ -210,8 +207,7 @@ static void test_limit_settles_under_gravity(void **state) {
                 d->qpos[0], -x, impedance(solimp_default, x));
   assert_true(fabs(d->qpos[0] + x) <= 0.01 * x);
   assert_true(fabs(d->qvel[0]) <= 1e-6);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* a pendulum arm resting on its upper stop under gravity, with an underdamped custom solref
@@ -238,8 +234,7 @@ static void test_limit_settles_custom_solref(void **state) {
   print_message("arm on its stop: settled at %.6g rad, predicted %.6g rad\n", q, 0.2 + x);
   assert_true(fabs((q - 0.2) - x) <= 0.01 * x);
   assert_true(fabs(d->qvel[0]) <= 1e-6);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* inactive limits make no rows and leave the solver idle */
@@ -256,8 +251,7 @@ static void test_inactive_limits_cost_nothing(void **state) {
   assert_int_equal(d->nefc, 1);
   assert_true(d->efc_force[0] > 0 || d->efc_state[0] == SIM_CSTATE_SATISFIED);
   assert_true(d->solver.iterations > 0);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* --- contacts --------------------------------------------------------------------------------- */
@@ -294,8 +288,7 @@ static void test_ball_settles(void **state) {
   assert_int_equal(d->ncon, 1);
   assert_true(fabs(pen - x) <= 0.01 * x);
   assert_true(fabs(d->qfrc_constraint[0] - mass * g) <= 1e-6 * mass * g);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* A box sliding along x on the floor (slides x and z) with μ = 0.5 decelerates at μ·N/m. The
@@ -326,8 +319,7 @@ static void test_box_slides_at_mu_g(void **state) {
                 expected, 100 * (decel - expected) / expected);
   assert_true(fabs(decel - expected) <= 0.03 * expected);
   assert_true(decel < expected);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* A box on a plane tilted by θ about y (μ = 0.5 on both), free to move in x and z: it sticks
@@ -364,8 +356,7 @@ static double incline(double theta, double *moved) {
     }
   }
   *moved = d->qpos[0] * cos(theta) - d->qpos[1] * sin(theta) - along0;
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
   return (v2 - v1) / 0.5;
 }
 
@@ -419,8 +410,7 @@ static void test_motor_stalls_at_hard_stop(void **state) {
   assert_true(fabs(d->qvel[0]) < 1e-3);
   assert_true(fabs(d->actuator_current[0] - stall) < 1e-3 * stall);
   assert_true(fabs(d->qfrc_constraint[0] + torque) < 1e-3 * torque);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* Two spheres on slides pushed into each other with equal and opposite forces come to rest
@@ -461,8 +451,7 @@ static void test_two_bodies_push_each_other(void **state) {
   assert_true(fabs(d->qvel[0]) < 1e-3 && fabs(d->qvel[1]) < 1e-3);
   assert_true(fabs(d->qfrc_constraint[0] + F) < 1e-2 * F);
   assert_true(fabs(d->qfrc_constraint[1] - F) < 1e-2 * F);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 TS_MAIN(test_tree_mass_matrix_products, test_friction_slides_at_tau_minus_f,

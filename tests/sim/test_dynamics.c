@@ -35,6 +35,7 @@
 
 #include "random_tree.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 #define NTREE 100
@@ -617,8 +618,7 @@ static void test_perturbed_model_detected(void **state) {
   print_message("(f) ABA of a model with m1·(1+1e-5) vs the original: %.3e\n", e);
   assert_true(e > 1e-9);
   sim_data_free(dh);
-  sim_data_free(d);
-  sim_model_free(heavy);
+  ts_sim_free(heavy, d);
 }
 
 /* --- (g) the trees as drawn --------------------------------------------------------------- */

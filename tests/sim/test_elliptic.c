@@ -80,8 +80,7 @@ static void test_force_in_cone(void **state) {
   assert_true(worst <= 1e-12);
   assert_true(sliding > 100 && surface <= 1e-12);
   assert_true(decel < coulomb && decel > 0.99 * coulomb);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 #if ACHILLES_HAVE_MUJOCO

@@ -124,8 +124,7 @@ static void test_spinning_conserves(void **state) {
   assert_true(dE <= 1e-9);
   assert_true(dq <= 1e-14);
   assert_true(dEk <= 1e-12); /* rounding: the engine sums about the world origin */
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* the same body with semi-implicit Euler drifts measurably: the check above can fail */
@@ -143,8 +142,7 @@ static void test_euler_drift_is_visible(void **state) {
   }
   print_message("free body, Euler, 10 s at 1 ms: max relative energy drift %.2g\n", dE);
   assert_true(dE > 1e-6);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* What an IMU on a free body sees: falling freely under gravity, its proper acceleration is
@@ -183,8 +181,7 @@ static void test_falling_body_motion(void **state) {
   assert_true(e_lin <= 1e-12);
   assert_true(e_ang <= 1e-12);
   assert_true(e_w <= 1e-15);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* K(k) = π / (2·AGM(1, sqrt(1 − k²))) */
@@ -243,8 +240,7 @@ static void run_flips(const double w0[3], double *interval, double *predicted, i
                 "closed form %.9f s, worst single interval off by %.2g s\n",
                 w0[0], w0[1], w0[2], n, *interval, *predicted, worst);
   assert_true(worst <= 1e-6 * *predicted);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void test_dzhanibekov_flip_period(void **state) {

@@ -257,8 +257,7 @@ static void test_euler_implicit_damping_closed_form(void **state) {
                d->qvel[0], v, d->qpos[0], q);
     }
   }
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 int main(void) {

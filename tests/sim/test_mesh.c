@@ -376,8 +376,7 @@ static void test_mesh_cube_as_box(void **state) {
   assert_true(poses > 100);
   assert_true(e <= 1e-15);
   sim_data_free(dm);
-  sim_data_free(db);
-  sim_model_free(mm);
+  ts_sim_free(mm, db);
   sim_model_free(mb);
   /* resting: the weight is carried */
   const char *slide = "\"type\": \"slide\", \"axis\": [0, 0, 1], \"damping\": 20";
@@ -396,8 +395,7 @@ static void test_mesh_cube_as_box(void **state) {
                   which ? "box" : "mesh cube", d->ncon, normal, 2 * 9.81, d->qpos[0]);
     assert_int_equal(d->ncon, which ? 4 : 3);
     assert_true(fabs(normal - 2 * 9.81) <= 1e-6 * 2 * 9.81);
-    sim_data_free(d);
-    sim_model_free(m);
+    ts_sim_free(m, d);
   }
 }
 
@@ -706,8 +704,7 @@ static void compare_mesh_pair(const char *first_mjcf, const char *first_json, in
   assert_true(ncon > 100);
   assert_true(nout <= out_rate * poses);
   assert_true(nmiss <= miss_rate * poses);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
   mj_deleteData(md);
   mj_deleteModel(mm);
 }

@@ -97,8 +97,7 @@ static void test_step_allocates_nothing(void **state) {
     assert_int_equal(allocations - before, 0);
   }
   sim_snapshot_free(snap);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* with joint limits and friction active the constraint stage and its solver run every step */
@@ -137,8 +136,7 @@ static void test_constrained_step_allocates_nothing(void **state) {
   }
   assert_true(rows > 400); /* the limits were active most of the time */
   assert_int_equal(d->ncon, 4); /* the cube rests on its four bottom corners */
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* a free cube with a ball-jointed pendulum dropped on the floor: the multi-dof paths of every
@@ -209,8 +207,7 @@ static void expect_contact_steps_allocate_nothing(sim_model *m, const char *shap
   print_message("%s: %d contact-steps with the ball, %d with the floor\n", shape, on_knob,
                 on_floor);
   assert_true(on_knob > 10 && on_floor > 10);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void test_convex_step_allocates_nothing(void **state) {

@@ -139,8 +139,7 @@ static void public_arm(const char *file, const char *pair1, const char *pair2) {
   assert_true(ncon_before > 0 && fmax_before > 1e4);
   assert_int_equal(d->ncon, 0);
   assert_int_equal(sim_overlaps_at_rest(m, pairs, 64), 0);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 #define DART_DATA "/usr/share/doc/dart/data/"

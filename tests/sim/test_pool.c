@@ -124,8 +124,7 @@ static void test_observation_layout(void **state) {
     assert_true(out[m->nq - 1 + i] == 20 + i);
   }
   assert_int_equal(sim_observation_size(m, 99), m->nv); /* a skip past qpos skips all of it */
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* Free-floating robots (free base, ball shoulder, RK4 on the manifold): each world as alone for

@@ -24,6 +24,7 @@
 
 #include "sim/import/import.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
 #include "support/tmp.h"
@@ -182,8 +183,7 @@ static void compare_with_mujoco(const robot *rb) {
   free(vmap);
   mj_deleteData(md);
   mj_deleteModel(mm);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void test_wam_7dof_arm(void **state) {

@@ -69,8 +69,7 @@ static void test_unit_over_a_long_tumble(void **state) {
                   steps[w], worst_free, worst_ball);
     assert_true(worst_free <= 1e-15);
     assert_true(worst_ball <= 1e-15);
-    sim_data_free(d);
-    sim_model_free(m);
+    ts_sim_free(m, d);
   }
 }
 
@@ -106,8 +105,7 @@ static void test_wrong_length_is_renormalised(void **state) {
     assert_true(norm_error(d->qpos + 3) <= 1e-15);
     assert_true(norm_error(d->qpos + 7) <= 1e-15);
     sim_data_free(d);
-    sim_data_free(u);
-    sim_model_free(m);
+    ts_sim_free(m, u);
   }
 }
 

@@ -23,6 +23,7 @@
 #include "../sensors/sens_fixture.h"
 #include "sim/import/import.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 #include "support/spawn.h"
 #include "support/tmp.h"
@@ -72,8 +73,7 @@ static void test_dependent_axes_refused(void **state) {
     sim_step(m, d);
   }
   assert_int_equal(sim_state_nonfinite(m, d), -1);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
   /* MJCF: the same two hinges */
   expect_refused("two.xml",
                  "<mujoco>\n  <worldbody>\n    <body name=\"b\">\n"

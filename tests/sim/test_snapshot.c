@@ -78,8 +78,7 @@ static void check_replay_model(sim_integrator integrator, int constrained) {
   free(second);
   sim_snapshot_free(snap);
   sim_data_free(d);
-  sim_data_free(other);
-  sim_model_free(m);
+  ts_sim_free(m, other);
 }
 
 /* with the constraint stage active the warm start is part of the state: restoring it
@@ -149,8 +148,7 @@ static void test_reset_restores_initial_state(void **state) {
   assert_true(d->time == 0 && d->qpos[0] == 0 && d->qvel[0] == 0 && d->qfrc_applied[0] == 0);
   sim_data_free(d);
   sim_snapshot_free(NULL); /* accepts NULL, like every destructor */
-  sim_data_free(NULL);
-  sim_model_free(m);
+  ts_sim_free(m, NULL);
 }
 
 TS_MAIN(test_euler, test_verlet, test_midpoint, test_rk4, test_reset_restores_initial_state,

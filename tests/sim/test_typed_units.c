@@ -119,8 +119,7 @@ static void test_trajectory_matches_mujoco(void **state) {
   assert_true(worst <= 1e-9);
   mj_deleteData(md);
   mj_deleteModel(mm);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 #else
 static void test_trajectory_matches_mujoco(void **state) {

@@ -51,8 +51,7 @@ static void test_slide_force(void **state) {
   x[0] = 0;
   sim_forward(m, d);
   near(d->qacc[0], 0.0, 1e-15);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* a hinge about z at the origin, the COM 0.5 m out along x, I_zz about the COM 0.1: a torque
@@ -78,8 +77,7 @@ static void test_hinge_torque_and_force(void **state) {
   x[0] = -1.2, x[1] = 0;
   sim_forward(m, d);
   near(d->qacc[0], 0.5 * 1.2 / inertia, 1e-14);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* every body held up by a force equal to its weight at its centre of mass: at rest, no dof
@@ -115,8 +113,7 @@ static void test_weight_cancelled(void **state) {
       fail_msg("seed %llu: |qacc| %.3g with every weight cancelled", (unsigned long long)seed,
                worst);
     }
-    sim_data_free(d);
-    sim_model_free(m);
+    ts_sim_free(m, d);
   }
 }
 
@@ -145,8 +142,7 @@ static void test_snapshot_keeps_forces(void **state) {
   assert_memory_equal(q, d->qpos, (size_t)m->nq * sizeof *q);
   free(q);
   sim_snapshot_free(s);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 #if ACHILLES_HAVE_MUJOCO

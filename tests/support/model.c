@@ -31,6 +31,11 @@ sim_model *ts_model_file(const char *path) {
   return m;
 }
 
+void ts_sim_free(sim_model *m, sim_data *d) {
+  sim_data_free(d);
+  sim_model_free(m);
+}
+
 int ts_model_teardown(void **state) {
   sim_model *m = *state;
   sim_model_free(m);

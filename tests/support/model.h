@@ -17,6 +17,9 @@ sim_model *ts_model(const char *json);
 sim_model *ts_model_in(const char *json, const char *source);
 sim_model *ts_model_file(const char *path);
 sim_model *ts_config(const char *name);
+/* sim_data_free(d), then sim_model_free(m): a test's data and the model it was made for, at
+ * the end of the test (either may be NULL). */
+void ts_sim_free(sim_model *m, sim_data *d);
 /* A suite's group fixture: its setup loads the suite's model and leaves it in *state as well;
  * this teardown frees it. */
 int ts_model_teardown(void **state);

@@ -23,6 +23,7 @@
 #include "sensors/fit.h"
 #include "sensors/sensors.h"
 #include "encoder_log.h"
+#include "support/model.h"
 #include "support/skip.h"
 #include "support/spawn.h"
 #include "support/tmp.h"
@@ -375,8 +376,7 @@ static void test_end_missing_and_mismatch(void **state) {
   assert_int_equal(hil_log_close(&w), 0);
   sens_set_free(&set[0]);
   sens_set_free(&set[1]);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
   char *argv2[] = {"noise-fit", bad, "--sensor", "enc.angle", NULL};
   assert_int_equal(run_cmd2(out, errp, 4, argv2), 0);
   text = slurp(out);
