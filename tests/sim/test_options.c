@@ -29,31 +29,7 @@
 #include "support/skip.h"
 #include "support/tmp.h"
 
-typedef struct reports {
-  char text[8192];
-  int n;
-} reports;
-
-static void collect(void *ctx, const char *message) {
-  reports *r = ctx;
-  size_t used = strlen(r->text);
-  snprintf(r->text + used, sizeof r->text - used, "%s\n", message);
-  r->n++;
-}
-
-/* the file `name` written with text, imported and loaded; fails the test on an error */
-static sim_model *import_text(const char *name, const char *text, reports *r, char *path,
-                              size_t path_sz) {
-  ts_tmp_path(path, path_sz, name);
-  ts_write_file(path, text);
-  sim_import_options o = {0, collect, r};
-  char err[1024];
-  sim_model *m = sim_import_load_file(path, &o, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
-}
+#include "import_fixture.h"
 
 static const char full_options[] =
     "<mujoco>\n"
@@ -123,7 +99,7 @@ static void test_every_option(void **state) {
   (void)state;
   reports r = {"", 0};
   char path[512];
-  sim_model *m = import_text("full.xml", full_options, &r, path, sizeof path);
+  sim_model *m = import_text_at("full.xml", full_options, &r, path, sizeof path);
   assert_true(m->opt.timestep == 0.001);
   assert_true(m->opt.gravity[0] == 0.5 && m->opt.gravity[2] == -3);
   assert_int_equal(m->opt.integrator, SIM_INTEGRATOR_RK4);
@@ -153,7 +129,7 @@ static void test_defaults_are_mujoco(void **state) {
   for (int k = 0; k < 2; k++) {
     reports r = {"", 0};
     char path[512], err[512];
-    sim_model *m = import_text(files[k][0], files[k][1], &r, path, sizeof path);
+    sim_model *m = import_text_at(files[k][0], files[k][1], &r, path, sizeof path);
     assert_int_equal(m->opt.solver, SIM_SOLVER_NEWTON);
     assert_int_equal(m->opt.solver_iterations, 100);
     assert_true(m->opt.solver_tolerance == 1e-8);
@@ -201,7 +177,7 @@ static void test_refused_options(void **state) {
   /* PGS is read as Newton, iterations beyond 1000 as 1000, each with a note */
   reports r = {"", 0};
   char path[512];
-  sim_model *m = import_text("pgs.xml",
+  sim_model *m = import_text_at("pgs.xml",
                              "<mujoco><option solver=\"PGS\" iterations=\"5000\"/><worldbody>"
                              "<body><freejoint/><geom size=\"0.1\"/></body></worldbody></mujoco>",
                              &r, path, sizeof path);
@@ -279,7 +255,7 @@ static void test_solimp_as_mujoco(void **state) {
   (void)state;
   reports r = {"", 0};
   char path[512];
-  sim_model *m = import_text("clamped.xml", clamped, &r, path, sizeof path);
+  sim_model *m = import_text_at("clamped.xml", clamped, &r, path, sizeof path);
   print_message("reports:\n%s", r.text);
   assert_non_null(strstr(r.text, ":5: <geom solimp=\"2 1 0.01 0.5 2\"> used as MuJoCo uses it: "
                                 "\"0.9999 0.9999 0.01 0.5 2\""));
