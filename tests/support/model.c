@@ -13,22 +13,22 @@ sim_model *ts_model(const char *json) {
   return ts_model_in(json, "test");
 }
 
-sim_model *ts_model_in(const char *json, const char *source) {
-  char err[1024];
-  sim_model *m = sim_model_load_string(json, source, err, sizeof err);
+/* m, or the test fails with the loader's message */
+static sim_model *loaded(sim_model *m, const char *err) {
   if (!m) {
     fail_msg("%s", err);
   }
   return m;
 }
 
+sim_model *ts_model_in(const char *json, const char *source) {
+  char err[1024];
+  return loaded(sim_model_load_string(json, source, err, sizeof err), err);
+}
+
 sim_model *ts_model_file(const char *path) {
   char err[1024];
-  sim_model *m = sim_model_load_file(path, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
+  return loaded(sim_model_load_file(path, err, sizeof err), err);
 }
 
 void ts_sim_free(sim_model *m, sim_data *d) {
