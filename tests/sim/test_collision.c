@@ -440,6 +440,33 @@ static void test_filter_rules(void **state) {
 
 #if ACHILLES_HAVE_MUJOCO
 
+/* a random unit quaternion from the xorshift state s (four uniform draws, normalised) */
+static void random_quat(uint64_t *s, double q[4]) {
+  double draw[4], n2 = 0;
+  for (int i = 0; i < 4; i++) {
+    draw[i] = ts_uniform(s, -1, 1);
+  }
+  for (int i = 0; i < 4; i++) {
+    n2 += draw[i] * draw[i];
+  }
+  for (int i = 0; i < 4; i++) {
+    q[i] = draw[i] / sqrt(n2);
+  }
+}
+
+/* our n contacts against MuJoCo's first n (geom 0 first in each): the largest difference of
+ * distance, point and frame */
+static double contacts_error(const sim_contact *con, const mjData *md, int n) {
+  double e = 0;
+  for (int c = 0; c < n; c++) {
+    const mjContact *mc = &md->contact[c];
+    assert_int_equal(mc->geom1, 0);
+    e = fmax(e, fabs(con[c].dist - mc->dist));
+    e = fmax(e, ts_max_diff(con[c].pos, mc->pos, 3));
+    e = fmax(e, ts_max_diff(con[c].frame, mc->frame, 9));
+  }
+  return e;
+}
 
 /* a tilted plane and a free body holding one shape; contacts compared for random poses */
 static void compare_with_mujoco(const char *shape, int type) {
@@ -456,14 +483,10 @@ static void compare_with_mujoco(const char *shape, int type) {
   int ncontact = 0;
   double e = 0;
   for (int k = 0; k < 300; k++) {
-    double q[4] = {ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1)};
-    double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    random_quat(&s, md->qpos + 3);
     md->qpos[0] = ts_uniform(&s, -1, 1);
     md->qpos[1] = ts_uniform(&s, -1, 1);
     md->qpos[2] = ts_uniform(&s, -0.2, 0.4);
-    for (int i = 0; i < 4; i++) {
-      md->qpos[3 + i] = q[i] / nq;
-    }
     mj_forward(mm, md);
     const double *pp = md->geom_xpos, *pm = md->geom_xmat; /* geom 0: the plane */
     const double *gp = md->geom_xpos + 3, *gm = md->geom_xmat + 9, *size = mm->geom_size + 3;
@@ -473,17 +496,7 @@ static void compare_with_mujoco(const char *shape, int type) {
             : type == 2 ? sim_collide_plane_box(con, 0, pp, pm, gp, gm, size)
                         : sim_collide_plane_cylinder(con, 0, pp, pm, gp, gm, size);
     assert_int_equal(n, md->ncon);
-    for (int c = 0; c < n; c++) {
-      const mjContact *mc = &md->contact[c];
-      assert_int_equal(mc->geom1, 0);
-      e = fmax(e, fabs(con[c].dist - mc->dist));
-      for (int i = 0; i < 3; i++) {
-        e = fmax(e, fabs(con[c].pos[i] - mc->pos[i]));
-      }
-      for (int i = 0; i < 9; i++) {
-        e = fmax(e, fabs(con[c].frame[i] - mc->frame[i]));
-      }
-    }
+    e = fmax(e, contacts_error(con, md, n));
     ncontact += n;
   }
   print_message("%s: %d contacts in 300 poses, max difference from MuJoCo %.2g\n", shape,
@@ -530,14 +543,12 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
   double e = 0;
   for (int k = 0; k < 400; k++) {
     for (int body = 0; body < 2; body++) {
-      double q[4] = {ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1)};
-      double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+      double q[4];
+      random_quat(&s, q);
       for (int i = 0; i < 3; i++) {
         md->qpos[7 * body + i] = ts_uniform(&s, -0.3, 0.3);
       }
-      for (int i = 0; i < 4; i++) {
-        md->qpos[7 * body + 3 + i] = q[i] / nq;
-      }
+      memcpy(md->qpos + 7 * body + 3, q, sizeof q);
     }
     if (k % 50 == 0) { /* now and then parallel capsules, the case with two contacts */
       for (int i = 0; i < 4; i++) {
@@ -567,17 +578,7 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
       }
     }
     assert_int_equal(kept, md->ncon);
-    for (int c = 0; c < kept; c++) {
-      const mjContact *mc = &md->contact[c];
-      assert_int_equal(mc->geom1, 0);
-      e = fmax(e, fabs(con[c].dist - mc->dist));
-      for (int i = 0; i < 3; i++) {
-        e = fmax(e, fabs(con[c].pos[i] - mc->pos[i]));
-      }
-      for (int i = 0; i < 9; i++) {
-        e = fmax(e, fabs(con[c].frame[i] - mc->frame[i]));
-      }
-    }
+    e = fmax(e, contacts_error(con, md, kept));
     ncontact += kept;
     ntwo += kept == 2;
   }
