@@ -307,10 +307,7 @@ static void test_against_mujoco(void **state) {
 
 #else
 
-static void test_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
+TS_TEST(test_against_mujoco, TS_REQUIRE_MUJOCO())
 
 #endif
 

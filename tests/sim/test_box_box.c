@@ -241,19 +241,8 @@ static void test_against_mujoco(void **state) {
 
 #else
 
-static void test_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
+TS_TEST(test_against_mujoco, TS_REQUIRE_MUJOCO())
 
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_face_on_face),
-      cmocka_unit_test(test_edge_on_face),
-      cmocka_unit_test(test_repeats_dropped),
-      cmocka_unit_test(test_against_mujoco),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_face_on_face, test_edge_on_face, test_repeats_dropped, test_against_mujoco)

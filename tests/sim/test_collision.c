@@ -687,15 +687,8 @@ static void test_cylinder_against_mujoco(void **state) {
 
 #else
 
-static void test_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
-
-static void test_cylinder_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
+TS_TEST(test_against_mujoco, TS_REQUIRE_MUJOCO())
+TS_TEST(test_cylinder_against_mujoco, TS_REQUIRE_MUJOCO())
 
 #endif
 

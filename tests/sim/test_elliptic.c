@@ -176,34 +176,13 @@ static void test_condim1(void **state) {
 
 #else
 
-static void test_states_newton(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
-
-static void test_states_cg(void **state) {
-  test_states_newton(state);
-}
-
-static void test_trajectories(void **state) {
-  test_states_newton(state);
-}
-
-static void test_file_iterations(void **state) {
-  test_states_newton(state);
-}
-
-static void test_condim1(void **state) {
-  test_states_newton(state);
-}
+TS_TEST(test_states_newton, TS_REQUIRE_MUJOCO())
+TS_TEST(test_states_cg, TS_REQUIRE_MUJOCO())
+TS_TEST(test_trajectories, TS_REQUIRE_MUJOCO())
+TS_TEST(test_file_iterations, TS_REQUIRE_MUJOCO())
+TS_TEST(test_condim1, TS_REQUIRE_MUJOCO())
 
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_force_in_cone),   cmocka_unit_test(test_states_newton),
-      cmocka_unit_test(test_states_cg),       cmocka_unit_test(test_trajectories),
-      cmocka_unit_test(test_file_iterations), cmocka_unit_test(test_condim1),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_force_in_cone, test_states_newton, test_states_cg, test_trajectories,
+        test_file_iterations, test_condim1)

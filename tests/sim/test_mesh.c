@@ -748,20 +748,9 @@ static void test_contacts_against_mujoco(void **state) {
 
 #else
 
-static void test_hulls_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
-
-static void test_contacts_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
-
-static void test_narrow_phase_on_mujoco_data(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
+TS_TEST(test_hulls_against_mujoco, TS_REQUIRE_MUJOCO())
+TS_TEST(test_contacts_against_mujoco, TS_REQUIRE_MUJOCO())
+TS_TEST(test_narrow_phase_on_mujoco_data, TS_REQUIRE_MUJOCO())
 
 #endif
 

@@ -86,18 +86,9 @@ static void test_file_iterations(void **state) {
 
 #else
 
-static void test_states(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
-
-static void test_trajectories(void **state) {
-  test_states(state);
-}
-
-static void test_file_iterations(void **state) {
-  test_states(state);
-}
+TS_TEST(test_states, TS_REQUIRE_MUJOCO())
+TS_TEST(test_trajectories, TS_REQUIRE_MUJOCO())
+TS_TEST(test_file_iterations, TS_REQUIRE_MUJOCO())
 
 #endif
 
@@ -174,19 +165,8 @@ static void test_nactive_as_mujoco(void **state) {
   }
 }
 #else
-static void test_nactive_as_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
+TS_TEST(test_nactive_as_mujoco, TS_REQUIRE_MUJOCO())
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_states),
-      cmocka_unit_test(test_trajectories),
-      cmocka_unit_test(test_file_iterations),
-      cmocka_unit_test(test_nactive_friction_at_bound),
-      cmocka_unit_test(test_nactive_as_mujoco),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_states, test_trajectories, test_file_iterations, test_nactive_friction_at_bound,
+        test_nactive_as_mujoco)

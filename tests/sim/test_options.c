@@ -293,11 +293,5 @@ static void test_solimp_as_mujoco(void **state) {
   sim_model_free(m);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_every_option),    cmocka_unit_test(test_defaults_are_mujoco),
-      cmocka_unit_test(test_refused_options), cmocka_unit_test(test_json_keys),
-      cmocka_unit_test(test_solimp_as_mujoco),
-  };
-  return ts_run_with(tests, ts_tmp_setup, ts_tmp_teardown);
-}
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_every_option, test_defaults_are_mujoco,
+        test_refused_options, test_json_keys, test_solimp_as_mujoco)

@@ -154,10 +154,4 @@ static void test_public_arms(void **state) {
              "bodies \"/wam4\" and \"/wam6\" overlap by");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_chain),
-      cmocka_unit_test(test_public_arms),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_chain, test_public_arms)

@@ -392,17 +392,12 @@ static void test_partial_soft_parameters(void **state) {
 }
 
 #else
-#define NO_MUJOCO(test)                                                                            \
-  static void test(void **state) {                                                                 \
-    (void)state;                                                                                   \
-    TS_REQUIRE_MUJOCO();                                                                           \
-  }
-NO_MUJOCO(test_wam_7dof_arm)
-NO_MUJOCO(test_kr5_6dof_arm)
-NO_MUJOCO(test_kr5_mesh_contacts)
-NO_MUJOCO(test_atlas_humanoid)
-NO_MUJOCO(test_mujoco_humanoid)
-NO_MUJOCO(test_partial_soft_parameters)
+TS_TEST(test_wam_7dof_arm, TS_REQUIRE_MUJOCO())
+TS_TEST(test_kr5_6dof_arm, TS_REQUIRE_MUJOCO())
+TS_TEST(test_kr5_mesh_contacts, TS_REQUIRE_MUJOCO())
+TS_TEST(test_atlas_humanoid, TS_REQUIRE_MUJOCO())
+TS_TEST(test_mujoco_humanoid, TS_REQUIRE_MUJOCO())
+TS_TEST(test_partial_soft_parameters, TS_REQUIRE_MUJOCO())
 #endif
 
 TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_wam_7dof_arm, test_kr5_6dof_arm,

@@ -122,10 +122,7 @@ static void test_trajectory_matches_mujoco(void **state) {
   ts_sim_free(m, d);
 }
 #else
-static void test_trajectory_matches_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
+TS_TEST(test_trajectory_matches_mujoco, TS_REQUIRE_MUJOCO())
 #endif
 
 TS_MAIN(test_loader_normalises, test_trajectory_matches_mujoco)

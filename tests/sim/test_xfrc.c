@@ -20,6 +20,7 @@
 #include "random_tree.h"
 #include "sim/sim.h"
 #include "support/model.h"
+#include "support/mujoco.h"
 #include "support/skip.h"
 
 #if ACHILLES_HAVE_MUJOCO
@@ -203,19 +204,8 @@ static void test_against_mujoco(void **state) {
   assert_true(worst < 1e-9);
 }
 #else
-static void test_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE("libmujoco-dev", 0);
-}
+TS_TEST(test_against_mujoco, TS_REQUIRE_MUJOCO())
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_slide_force),
-      cmocka_unit_test(test_hinge_torque_and_force),
-      cmocka_unit_test(test_weight_cancelled),
-      cmocka_unit_test(test_snapshot_keeps_forces),
-      cmocka_unit_test(test_against_mujoco),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_slide_force, test_hinge_torque_and_force, test_weight_cancelled,
+        test_snapshot_keeps_forces, test_against_mujoco)

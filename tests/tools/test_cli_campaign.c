@@ -190,12 +190,5 @@ static void test_wrong_spec(void **state) {
   assert_int_not_equal(stat(result, &st), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_runs_ids_and_tables),
-      cmocka_unit_test(test_resume),
-      cmocka_unit_test(test_crashed_run_is_a_failed_run),
-      cmocka_unit_test(test_wrong_spec),
-  };
-  return ts_run_with(tests, cli_suite_setup, ts_tmp_teardown);
-}
+TS_MAIN_WITH(cli_suite_setup, ts_tmp_teardown, test_runs_ids_and_tables, test_resume,
+        test_crashed_run_is_a_failed_run, test_wrong_spec)

@@ -366,21 +366,9 @@ static void test_wrong_scenario_exits_2(void **state) {
       strstr(ts_slurp(err), "wrong.json: checks[0]: unknown hinge or slide joint \"elbw\""));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_hold_push_and_its_twin),
-      cmocka_unit_test(test_homing_and_its_twin),
-      cmocka_unit_test(test_watchdog_and_its_twin),
-      cmocka_unit_test(test_junit_validates),
-      cmocka_unit_test(test_result_repeats),
-      cmocka_unit_test(test_replay_reproduces_the_run),
-      cmocka_unit_test(test_firmware_that_dies_hangs_or_is_missing),
-      cmocka_unit_test(test_stdin_and_exit_code),
-      cmocka_unit_test(test_cut_line_and_frozen_firmware),
-      cmocka_unit_test(test_corrupting_line),
-      cmocka_unit_test(test_zmq_firmware),
-      cmocka_unit_test(test_events_change_the_run),
-      cmocka_unit_test(test_wrong_scenario_exits_2),
-  };
-  return ts_run_with(tests, cli_suite_setup, ts_tmp_teardown);
-}
+TS_MAIN_WITH(cli_suite_setup, ts_tmp_teardown, test_hold_push_and_its_twin,
+        test_homing_and_its_twin, test_watchdog_and_its_twin, test_junit_validates,
+        test_result_repeats, test_replay_reproduces_the_run,
+        test_firmware_that_dies_hangs_or_is_missing, test_stdin_and_exit_code,
+        test_cut_line_and_frozen_firmware, test_corrupting_line, test_zmq_firmware,
+        test_events_change_the_run, test_wrong_scenario_exits_2)

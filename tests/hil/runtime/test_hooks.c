@@ -202,11 +202,5 @@ static void test_swap_refused(void **state) {
   hil_runtime_destroy(&rt);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_called_per_step),       cmocka_unit_test(test_lockstep_release),
-      cmocka_unit_test(test_push_through_the_hook), cmocka_unit_test(test_swap_matches_by_hand),
-      cmocka_unit_test(test_swap_before_run_resets), cmocka_unit_test(test_swap_refused),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_called_per_step, test_lockstep_release, test_push_through_the_hook,
+        test_swap_matches_by_hand, test_swap_before_run_resets, test_swap_refused)

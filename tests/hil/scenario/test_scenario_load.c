@@ -190,12 +190,6 @@ static void test_shipped_scenarios_load(void **state) {
   assert_int_equal(chdir(cwd), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_minimal_loads),     cmocka_unit_test(test_top_level),
-      cmocka_unit_test(test_firmware),          cmocka_unit_test(test_timeline),
-      cmocka_unit_test(test_model_changes),     cmocka_unit_test(test_new_rows_refused),
-      cmocka_unit_test(test_overrides_and_checks), cmocka_unit_test(test_shipped_scenarios_load),
-  };
-  return ts_run_with(tests, setup, teardown);
-}
+TS_MAIN_WITH(setup, teardown, test_minimal_loads, test_top_level, test_firmware, test_timeline,
+        test_model_changes, test_new_rows_refused, test_overrides_and_checks,
+        test_shipped_scenarios_load)
