@@ -124,15 +124,11 @@ static void settle_cylinder(const double quat[4], int ncon_expected) {
            quat[0], quat[1], quat[2], quat[3]);
   sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
-  for (int s = 0; s < 4000; s++) {
-    sim_step(m, d);
-  }
-  double normal = 0, f[3];
+  ts_steps(m, d, 4000);
   for (int c = 0; c < d->ncon; c++) {
-    sim_contact_force(m, d, c, f);
-    normal += f[0];
     assert_int_equal(d->con_geom[2 * c], 0); /* the floor first */
   }
+  const double normal = ts_normal_force(m, d);
   const double weight = 3 * 9.81;
   print_message("cylinder at rest: %d contacts, normal forces %.9g N (weight %.9g N), height "
                 "%.6g m\n", d->ncon, normal, weight, d->qpos[2]);
@@ -590,6 +586,27 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
   mj_deleteModel(mm);
 }
 
+/* MuJoCo's touching pairs in mm at its initial state are ours (k pairs, sorted); frees mm */
+static void expect_mujoco_pairs(const char *scene, mjModel *mm, const name_pair *ours, int k) {
+  mjData *md = mj_makeData(mm);
+  mj_forward(mm, md);
+  name_pair theirs[64];
+  int n = 0;
+  for (int c = 0; c < md->ncon; c++) {
+    n = add_pair(theirs, n, mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom1),
+                 mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom2));
+  }
+  qsort(theirs, (size_t)n, sizeof *theirs, cmp_name_pair);
+  print_message("%s: MuJoCo and we find %d and %d touching pairs\n", scene, n, k);
+  assert_int_equal(n, k);
+  for (int i = 0; i < n; i++) {
+    assert_string_equal(ours[i].a, theirs[i].a);
+    assert_string_equal(ours[i].b, theirs[i].b);
+  }
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+}
+
 /* the filter scene in MJCF: MuJoCo finds the same touching pairs */
 static void compare_filter_with_mujoco(void) {
   static const char xml[] =
@@ -612,45 +629,12 @@ static void compare_filter_with_mujoco(void) {
       "conaffinity='0'/>"
       " <geom name='gf' type='cylinder' size='0.3 0.25' pos='0.06 0 0.2'/></body>"
       "</worldbody><contact><exclude body1='f' body2='a'/></contact></mujoco>";
-  mjModel *mm = ts_mj_load_xml(xml);
-  mjData *md = mj_makeData(mm);
-  mj_forward(mm, md);
-  name_pair theirs[64], ours[64];
-  int n = 0;
-  for (int c = 0; c < md->ncon; c++) {
-    n = add_pair(theirs, n, mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom1),
-                 mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom2));
-  }
-  qsort(theirs, (size_t)n, sizeof *theirs, cmp_name_pair);
+  name_pair ours[64];
   const int k = filter_pairs(ours);
-  print_message("filter scene: MuJoCo and we find %d and %d touching pairs\n", n, k);
-  assert_int_equal(n, k);
-  for (int i = 0; i < n; i++) {
-    assert_string_equal(ours[i].a, theirs[i].a);
-    assert_string_equal(ours[i].b, theirs[i].b);
-  }
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  expect_mujoco_pairs("the filter scene", ts_mj_load_xml(xml), ours, k);
   /* the MJCF the reference tests write from our model (groups and excludes included) too */
-  char err[512];
-  sim_model *m = sim_model_load_string(filter_json, "filter", err, sizeof err);
-  assert_non_null(m);
-  mm = ts_mj_compile(m);
-  md = mj_makeData(mm);
-  mj_forward(mm, md);
-  n = 0;
-  for (int c = 0; c < md->ncon; c++) {
-    n = add_pair(theirs, n, mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom1),
-                 mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom2));
-  }
-  qsort(theirs, (size_t)n, sizeof *theirs, cmp_name_pair);
-  assert_int_equal(n, k);
-  for (int i = 0; i < n; i++) {
-    assert_string_equal(ours[i].a, theirs[i].a);
-    assert_string_equal(ours[i].b, theirs[i].b);
-  }
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  sim_model *m = ts_model(filter_json);
+  expect_mujoco_pairs("the filter scene written from our model", ts_mj_compile(m), ours, k);
   sim_model_free(m);
 }
 

@@ -199,9 +199,7 @@ static void test_limit_settles_under_gravity(void **state) {
       "  \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n");
   sim_data *d = sim_data_new(m);
   d->qpos[0] = 0.01; /* dropped from 1 cm */
-  for (int s = 0; s < 2000; s++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 2000);
   double x = settled_violation(9.81, 1.0, solref_default, solimp_default);
   print_message("slider on its stop: settled at %.6g m, predicted %.6g m (imp %.4g)\n",
                 d->qpos[0], -x, impedance(solimp_default, x));
@@ -223,9 +221,7 @@ static void test_limit_settles_custom_solref(void **state) {
       "                \"inertia\": [0.001, 0.01, 0.01, 0, 0, 0] } } ] }\n");
   sim_data *d = sim_data_new(m);
   d->qpos[0] = 0.1;
-  for (int s = 0; s < 5000; s++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 5000);
   /* hinge about +y: gravity's torque on a COM at +x is +m·g·r·cos(q) (it lowers the arm,
    * raising q) against the upper stop; I = 0.01 + 2·0.3² */
   const double ref[2] = {0.05, 0.5}, imp[5] = {0.5, 0.99, 0.05, 0.3, 3};
@@ -272,9 +268,7 @@ static void test_ball_settles(void **state) {
   sim_model *m = ts_model(ball_json);
   sim_data *d = sim_data_new(m);
   d->qpos[0] = 0.101;
-  for (int s = 0; s < 3000; s++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 3000);
   const double mass = 2, g = 9.81, mu = 1, w = 1 / (3 * mass);
   double k = stiffness(solref_default, solimp_default[1]), lo = 0, hi = 0.1;
   for (int it = 0; it < 200; it++) {
@@ -397,9 +391,7 @@ static void test_motor_stalls_at_hard_stop(void **state) {
   sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   d->ctrl[0] = 1.0; /* full duty */
-  for (int s = 0; s < 3000; s++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 3000);
   sim_forward(m, d);
   const double stall = 12.0 / 4.0, torque = 0.01 * stall * 50 * 0.8;
   print_message("at the stop: q %.5f rad, qd %.2e rad/s, current %.4f A (stall %.4f), "

@@ -174,15 +174,11 @@ static void test_condim1(void **state) {
   }
 }
 
-#else
-
-TS_TEST(test_states_newton, TS_REQUIRE_MUJOCO())
-TS_TEST(test_states_cg, TS_REQUIRE_MUJOCO())
-TS_TEST(test_trajectories, TS_REQUIRE_MUJOCO())
-TS_TEST(test_file_iterations, TS_REQUIRE_MUJOCO())
-TS_TEST(test_condim1, TS_REQUIRE_MUJOCO())
-
 #endif
 
+#if ACHILLES_HAVE_MUJOCO
 TS_MAIN(test_force_in_cone, test_states_newton, test_states_cg, test_trajectories,
         test_file_iterations, test_condim1)
+#else
+TS_MAIN(test_force_in_cone, ts_mujoco_missing)
+#endif

@@ -383,14 +383,8 @@ static void test_mesh_cube_as_box(void **state) {
   for (int which = 0; which < 2; which++) {
     sim_model *m = one_body(which ? geom_box : geom_mesh, slide, 0.2);
     sim_data *d = sim_data_new(m);
-    for (int step = 0; step < 3000; step++) {
-      sim_step(m, d);
-    }
-    double normal = 0, f[3];
-    for (int c = 0; c < d->ncon; c++) {
-      sim_contact_force(m, d, c, f);
-      normal += f[0];
-    }
+    ts_steps(m, d, 3000);
+    const double normal = ts_normal_force(m, d);
     print_message("resting %s: %d contacts, %.9g N (m·g %.9g N), height %.6g\n",
                   which ? "box" : "mesh cube", d->ncon, normal, 2 * 9.81, d->qpos[0]);
     assert_int_equal(d->ncon, which ? 4 : 3);
@@ -746,16 +740,13 @@ static void test_contacts_against_mujoco(void **state) {
                     0, "elbow.STL", 1e-6, 1e-6, 0.15, 0.0);
 }
 
-#else
-
-TS_TEST(test_hulls_against_mujoco, TS_REQUIRE_MUJOCO())
-TS_TEST(test_contacts_against_mujoco, TS_REQUIRE_MUJOCO())
-TS_TEST(test_narrow_phase_on_mujoco_data, TS_REQUIRE_MUJOCO())
-
 #endif
 
+#if ACHILLES_HAVE_MUJOCO
 TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_cube_hull, test_fine_hull, test_damaged_files,
-                                            test_fuzzed_files, test_mesh_cube_as_box,
-                                            test_mesh_geom_errors, test_hulls_against_mujoco,
-                                            test_narrow_phase_on_mujoco_data,
-                                            test_contacts_against_mujoco)
+        test_fuzzed_files, test_mesh_cube_as_box, test_mesh_geom_errors, test_hulls_against_mujoco,
+        test_narrow_phase_on_mujoco_data, test_contacts_against_mujoco)
+#else
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_cube_hull, test_fine_hull, test_damaged_files,
+        test_fuzzed_files, test_mesh_cube_as_box, test_mesh_geom_errors, ts_mujoco_missing)
+#endif

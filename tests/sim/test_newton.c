@@ -84,12 +84,6 @@ static void test_file_iterations(void **state) {
   }
 }
 
-#else
-
-TS_TEST(test_states, TS_REQUIRE_MUJOCO())
-TS_TEST(test_trajectories, TS_REQUIRE_MUJOCO())
-TS_TEST(test_file_iterations, TS_REQUIRE_MUJOCO())
-
 #endif
 
 /* A hinge with friction loss 0.3 N·m pushed by 1 N·m slides with its friction row at the bound
@@ -164,9 +158,11 @@ static void test_nactive_as_mujoco(void **state) {
     }
   }
 }
-#else
-TS_TEST(test_nactive_as_mujoco, TS_REQUIRE_MUJOCO())
 #endif
 
+#if ACHILLES_HAVE_MUJOCO
 TS_MAIN(test_states, test_trajectories, test_file_iterations, test_nactive_friction_at_bound,
         test_nactive_as_mujoco)
+#else
+TS_MAIN(test_nactive_friction_at_bound, ts_mujoco_missing)
+#endif

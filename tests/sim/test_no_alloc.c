@@ -163,9 +163,7 @@ static void test_floating_step_allocates_nothing(void **state) {
     assert_non_null(d);
     m->opt.integrator = (sim_integrator)integrator;
     long before = allocations;
-    for (int s = 0; s < 1000; s++) {
-      sim_step(m, d);
-    }
+    ts_steps(m, d, 1000);
     assert_int_equal(allocations - before, 0);
     /* it fell, tipped onto a face and rests on its four bottom corners */
     assert_int_equal(d->ncon, 4);

@@ -44,9 +44,7 @@ static void test_each_world_as_alone(void **state) {
     sim_data *d = sim_data_new(m);
     world_input(m, w, d->qpos, ctrl + w * m->nu);
     memcpy(d->ctrl, ctrl + w * m->nu, (size_t)m->nu * sizeof *ctrl);
-    for (int s = 0; s < 300; s++) {
-      sim_step(m, d);
-    }
+    ts_steps(m, d, 300);
     sim_observe(m, d, 0, expect + w * size);
     sim_data_free(d);
   }
@@ -152,9 +150,7 @@ static void test_floating_worlds(void **state) {
     for (int i = 0; i < m->nv; i++) {
       d->qvel[i] = 0.3 * sin(w + 2.0 * i);
     }
-    for (int s = 0; s < 200; s++) {
-      sim_step(m, d);
-    }
+    ts_steps(m, d, 200);
     sim_observe(m, d, 2, expect + w * size);
     const double *q = d->qpos + 3;
     assert_true(fabs(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1) < 1e-14);

@@ -391,16 +391,12 @@ static void test_partial_soft_parameters(void **state) {
   sim_model_free(m);
 }
 
-#else
-TS_TEST(test_wam_7dof_arm, TS_REQUIRE_MUJOCO())
-TS_TEST(test_kr5_6dof_arm, TS_REQUIRE_MUJOCO())
-TS_TEST(test_kr5_mesh_contacts, TS_REQUIRE_MUJOCO())
-TS_TEST(test_atlas_humanoid, TS_REQUIRE_MUJOCO())
-TS_TEST(test_mujoco_humanoid, TS_REQUIRE_MUJOCO())
-TS_TEST(test_partial_soft_parameters, TS_REQUIRE_MUJOCO())
 #endif
 
+#if ACHILLES_HAVE_MUJOCO
 TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_wam_7dof_arm, test_kr5_6dof_arm,
-                                            test_kr5_mesh_contacts, test_wam_meshes_convert,
-                                            test_atlas_humanoid, test_mujoco_humanoid,
-                                            test_partial_soft_parameters)
+        test_kr5_mesh_contacts, test_wam_meshes_convert, test_atlas_humanoid, test_mujoco_humanoid,
+        test_partial_soft_parameters)
+#else
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_wam_meshes_convert, ts_mujoco_missing)
+#endif

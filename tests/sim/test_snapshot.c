@@ -141,9 +141,7 @@ static void test_reset_restores_initial_state(void **state) {
   sim_model *m = ts_config("two_link_arm");
   sim_data *d = sim_data_new(m);
   d->qfrc_applied[0] = 1;
-  for (int s = 0; s < 50; s++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 50);
   sim_data_reset(m, d);
   assert_true(d->time == 0 && d->qpos[0] == 0 && d->qvel[0] == 0 && d->qfrc_applied[0] == 0);
   sim_data_free(d);

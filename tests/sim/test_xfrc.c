@@ -130,16 +130,12 @@ static void test_snapshot_keeps_forces(void **state) {
   sim_snapshot *s = sim_snapshot_new(m);
   d->xfrc_applied[6 * 3 + 2] = 4.0, d->xfrc_applied[6 * 2 + 4] = -0.5;
   sim_snapshot_save(m, d, s);
-  for (int i = 0; i < 100; i++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 100);
   double *q = malloc((size_t)m->nq * sizeof *q);
   memcpy(q, d->qpos, (size_t)m->nq * sizeof *q);
   memset(d->xfrc_applied, 0, 6 * (size_t)m->nbody * sizeof(double));
   sim_snapshot_restore(m, d, s);
-  for (int i = 0; i < 100; i++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 100);
   assert_memory_equal(q, d->qpos, (size_t)m->nq * sizeof *q);
   free(q);
   sim_snapshot_free(s);

@@ -31,6 +31,22 @@ sim_model *ts_model_file(const char *path) {
   return loaded(sim_model_load_file(path, err, sizeof err), err);
 }
 
+void ts_steps(const sim_model *m, sim_data *d, int n) {
+  for (int i = 0; i < n; i++) {
+    sim_step(m, d);
+  }
+}
+
+double ts_normal_force(const sim_model *m, const sim_data *d) {
+  double normal = 0;
+  for (int c = 0; c < d->ncon; c++) {
+    double f[3];
+    sim_contact_force(m, d, c, f);
+    normal += f[0];
+  }
+  return normal;
+}
+
 void ts_sim_free(sim_model *m, sim_data *d) {
   sim_data_free(d);
   sim_model_free(m);

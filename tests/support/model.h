@@ -17,6 +17,10 @@ sim_model *ts_model(const char *json);
 sim_model *ts_model_in(const char *json, const char *source);
 sim_model *ts_model_file(const char *path);
 sim_model *ts_config(const char *name);
+/* n steps (sim_step) */
+void ts_steps(const sim_model *m, sim_data *d, int n);
+/* The sum of the contacts' normal forces (the first component of sim_contact_force), N. */
+double ts_normal_force(const sim_model *m, const sim_data *d);
 /* sim_data_free(d), then sim_model_free(m): a test's data and the model it was made for, at
  * the end of the test (either may be NULL). */
 void ts_sim_free(sim_model *m, sim_data *d);
