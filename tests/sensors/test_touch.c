@@ -300,8 +300,7 @@ static void test_against_mujoco(void **state) {
   assert_true(err_rel <= 1e-6);
   sens_set_free(&set);
   sim_data_free(d);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
   sim_model_free(m);
 }
 

@@ -235,8 +235,7 @@ static void test_against_mujoco(void **state) {
   assert_true(t.touching >= 400);
   assert_true(t.many >= 100 && t.edges >= 50);
   assert_true(t.error <= 1e-9);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
 }
 
 #else

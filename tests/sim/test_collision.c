@@ -499,8 +499,7 @@ static void compare_with_mujoco(const char *shape, int type) {
                 ncontact, e);
   assert_true(ncontact > 100);
   assert_true(e <= 1e-15);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
 }
 
 /* MuJoCo's geom type as ours */
@@ -582,8 +581,7 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
                 "MuJoCo %.2g\n", shape1, shape2, ncontact, ntwo, e);
   assert_true(ncontact > 100);
   assert_true(e <= pair_tolerance);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
 }
 
 /* MuJoCo's touching pairs in mm at its initial state are ours (k pairs, sorted); frees mm */
@@ -603,8 +601,7 @@ static void expect_mujoco_pairs(const char *scene, mjModel *mm, const name_pair 
     assert_string_equal(ours[i].a, theirs[i].a);
     assert_string_equal(ours[i].b, theirs[i].b);
   }
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
 }
 
 /* the filter scene in MJCF: MuJoCo finds the same touching pairs */

@@ -613,8 +613,7 @@ static void narrow_phase_on_mujoco_data(const char *first, int plane) {
   assert_true(e == 0);
   free(vert);
   free(graph);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
 }
 
 static void test_narrow_phase_on_mujoco_data(void **state) {
@@ -699,8 +698,7 @@ static void compare_mesh_pair(const char *first_mjcf, const char *first_json, in
   assert_true(nout <= out_rate * poses);
   assert_true(nmiss <= miss_rate * poses);
   ts_sim_free(m, d);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
 }
 
 static void test_contacts_against_mujoco(void **state) {

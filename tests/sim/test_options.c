@@ -286,8 +286,7 @@ static void test_solimp_as_mujoco(void **state) {
     assert_true(touching > 100 && mixed_warnings > 100);
     assert_true(e <= 1e-9);
     sim_data_free(d);
-    mj_deleteData(md);
-    mj_deleteModel(mm);
+    ts_mj_free(mm, md);
   }
 #endif
   sim_model_free(m);

@@ -181,8 +181,7 @@ static void compare_with_mujoco(const robot *rb) {
   assert_true(eb < 1e-6);
   free(M);
   free(vmap);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
   ts_sim_free(m, d);
 }
 
@@ -352,8 +351,7 @@ static void test_kr5_mesh_contacts(void **state) {
   assert_true(close >= npairs * 85 / 100);
   assert_true(worst <= 0.02);
   sim_data_free(d);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
   sim_model_free(m);
 }
 

@@ -117,8 +117,7 @@ static void test_trajectory_matches_mujoco(void **state) {
   }
   print_message("typed digits, 4 s Euler: max |dq| against MuJoCo %.3g rad\n", worst);
   assert_true(worst <= 1e-9);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
   ts_sim_free(m, d);
 }
 #else

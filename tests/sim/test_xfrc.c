@@ -191,8 +191,7 @@ static void test_against_mujoco(void **state) {
       worst = fmax(worst, fabs(ours - ref) / (1 + fabs(ref)));
     }
     sim_data_free(d);
-    mj_deleteData(md);
-    mj_deleteModel(mm);
+    ts_mj_free(mm, md);
     sim_model_free(m);
   }
   print_message("30 random trees with random body forces: max |qacc - MuJoCo| / (1 + |qacc|) = "

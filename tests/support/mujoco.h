@@ -70,6 +70,8 @@ mjModel *ts_mj_load_xml(const char *xml);
 mjModel *ts_mj_compile(const sim_model *m);
 /* mj_makeData(mm), which must not fail */
 mjData *ts_mj_data(const mjModel *mm);
+/* mj_deleteData(md), then mj_deleteModel(mm): MuJoCo's side of a comparison, at its end. */
+void ts_mj_free(mjModel *mm, mjData *md);
 /* MuJoCo's joint of our joint j, by name; fails the test when MuJoCo has none. */
 int ts_mj_joint(const sim_model *m, const mjModel *mm, int j);
 /* Our qpos (qmap) and dof (vmap) indices to MuJoCo's, joints matched by name (either may be
