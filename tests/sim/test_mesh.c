@@ -720,22 +720,27 @@ static void test_contacts_against_mujoco(void **state) {
                            "quat='0.98 0.1 -0.15 0.05'/>";
   compare_mesh_pair(plane_mjcf, plane_json, 1, "wrist.STL", 1e-8, 1e-8, 0, -1);
   compare_mesh_pair(plane_mjcf, plane_json, 1, "wrist.STL", 1e-8, 1e-8, 0, 0.05);
-  compare_mesh_pair("<geom type='sphere' size='0.04'/>",
-                    "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"sphere\", \"size\": [0.04] }",
-                    0, "wrist.STL", 1e-6, 1e-6, 0.15, 0.0);
-  compare_mesh_pair("<geom type='capsule' size='0.02 0.05'/>",
-                    "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"capsule\", \"size\": [0.02, 0.05] }",
-                    0, "wrist.STL", 1e-6, 1e-6, 0.15, 0.0);
-  compare_mesh_pair("<geom type='cylinder' size='0.03 0.04'/>",
-                    "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"cylinder\", \"size\": [0.03, 0.04] }",
-                    0, "elbow.STL", 1e-6, 1e-6, 0.15, 0.0);
-  compare_mesh_pair("<geom type='box' size='0.03 0.02 0.04'/>",
-                    "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"box\", \"size\": [0.03, 0.02, 0.04] }",
-                    0, "wrist.STL", 1e-6, 1e-6, 0.15, 0.0);
-  compare_mesh_pair("<geom type='mesh' mesh='n'/>",
-                    "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"mesh\", \"file\": \""
-                    KR5_MESHES "/wrist.STL\" }",
-                    0, "elbow.STL", 1e-6, 1e-6, 0.15, 0.0);
+  /* round shapes and a box against either mesh, and a mesh against a mesh: the same tolerances */
+  static const char *const shapes[][3] = {
+      {"<geom type='sphere' size='0.04'/>",
+       "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"sphere\", \"size\": [0.04] }", "wrist.STL"},
+      {"<geom type='capsule' size='0.02 0.05'/>",
+       "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"capsule\", \"size\": [0.02, 0.05] }",
+       "wrist.STL"},
+      {"<geom type='cylinder' size='0.03 0.04'/>",
+       "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"cylinder\", \"size\": [0.03, 0.04] }",
+       "elbow.STL"},
+      {"<geom type='box' size='0.03 0.02 0.04'/>",
+       "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"box\", \"size\": [0.03, 0.02, 0.04] }",
+       "wrist.STL"},
+      {"<geom type='mesh' mesh='n'/>",
+       "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"mesh\", \"file\": \"" KR5_MESHES
+       "/wrist.STL\" }",
+       "elbow.STL"},
+  };
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+    compare_mesh_pair(shapes[k][0], shapes[k][1], 0, shapes[k][2], 1e-6, 1e-6, 0.15, 0.0);
+  }
 }
 
 #endif
