@@ -66,17 +66,16 @@ int sample_of(int i, long k, sens_sample *smp) {
   return 1;
 }
 
-void write_log(const char *path, long nsteps) {
-  hil_log_header h;
-  memset(&h, 0, sizeof h);
-  h.version = HIL_LOG_VERSION;
-  snprintf(h.robot, sizeof h.robot, "replay_arm");
-  h.rate_hz = 1000;
-  h.seed = 3;
-  h.nsensors = NSENS;
-  for (int i = 0; i < NSENS; i++) {
-    const sens_sensor *s = &test_sensor[i];
-    hil_log_sensor_info *si = &h.sensor[i];
+void replay_log_header(hil_log_header *h, const char *robot, double rate_hz,
+                       const sens_sensor *sensors, int n) {
+  memset(h, 0, sizeof *h);
+  h->version = HIL_LOG_VERSION;
+  snprintf(h->robot, sizeof h->robot, "%s", robot);
+  h->rate_hz = rate_hz;
+  h->nsensors = n;
+  for (int i = 0; i < n; i++) {
+    const sens_sensor *s = &sensors[i];
+    hil_log_sensor_info *si = &h->sensor[i];
     snprintf(si->name, sizeof si->name, "%s", s->name);
     snprintf(si->type, sizeof si->type, "%s", sens_type_name(s->type));
     si->nch = s->nch;
@@ -86,10 +85,16 @@ void write_log(const char *path, long nsteps) {
       snprintf(si->unit[c], sizeof si->unit[c], "%s", hil_msg_unit(NULL, s, c));
     }
   }
+  snprintf(h->started, sizeof h->started, "2026-11-29T00:00:00Z");
+}
+
+void write_log(const char *path, long nsteps) {
+  hil_log_header h;
+  replay_log_header(&h, "replay_arm", 1000, test_sensor, NSENS);
+  h.seed = 3;
   h.nactuators = 2;
   snprintf(h.actuator[0], HIL_LOG_NAME_MAX, "motor_a");
   snprintf(h.actuator[1], HIL_LOG_NAME_MAX, "motor_b");
-  snprintf(h.started, sizeof h.started, "2026-11-29T00:00:00Z");
   char err[512];
   hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
   assert_non_null(w);

@@ -30,6 +30,10 @@
 extern sens_sensor test_sensor[NSENS];
 /* sensor i's sample at step k, or 0 when it does not sample at k */
 int sample_of(int i, long k, sens_sample *smp);
+/* A log header of version HIL_LOG_VERSION for robot at rate_hz with the n sensors (names, types,
+ * channels, units and rates as they say), started at a fixed date; no actuators. */
+void replay_log_header(hil_log_header *h, const char *robot, double rate_hz,
+                       const sens_sensor *sensors, int n);
 /* the test log of nsteps steps at path */
 void write_log(const char *path, long nsteps);
 /* A log NAME in the suite folder (its path into path) of the test's sensors with the header's

@@ -29,6 +29,8 @@
 #include "support/tmp.h"
 #include "support/wait.h"
 
+#include "replay_fixture.h"
+
 int achilles_cmd_replay(int argc, char **argv); /* tools/commands.h */
 
 static char log_path[160];
@@ -44,21 +46,11 @@ static void write_gapped_log(const char *path) {
   memset(&s, 0, sizeof s);
   snprintf(s.name, sizeof s.name, "enc");
   s.type = SENS_ENCODER;
+  s.rate_hz = 1 / PERIOD;
   s.nch = 1;
   snprintf(s.channel[0], sizeof s.channel[0], "angle");
   hil_log_header h;
-  memset(&h, 0, sizeof h);
-  h.version = HIL_LOG_VERSION;
-  snprintf(h.robot, sizeof h.robot, "gaps");
-  h.rate_hz = 1 / PERIOD;
-  h.nsensors = 1;
-  snprintf(h.sensor[0].name, sizeof h.sensor[0].name, "enc");
-  snprintf(h.sensor[0].type, sizeof h.sensor[0].type, "encoder");
-  h.sensor[0].nch = 1;
-  h.sensor[0].rate_hz = 1 / PERIOD;
-  snprintf(h.sensor[0].channel[0], SENS_CHANNEL_NAME_MAX, "angle");
-  snprintf(h.sensor[0].unit[0], HIL_LOG_UNIT_MAX, "%s", hil_msg_unit(NULL, &s, 0));
-  snprintf(h.started, sizeof h.started, "2026-11-29T00:00:00Z");
+  replay_log_header(&h, "gaps", 1 / PERIOD, &s, 1);
   char err[256];
   hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
   assert_non_null(w);
