@@ -86,6 +86,17 @@ static int tick_until(hil_runtime *rt, hil_transport *t, board *b, peer *p, cons
   return *counter >= target;
 }
 
+/* the club arm in mode on a serial transport (*t, a new pty), the board b on its pty and an
+ * empty peer p reading it */
+static hil_runtime *open_rig(hil_mode mode, hil_transport **t, board *b, peer *p) {
+  hil_runtime *rt = ts_runtime(CLUB, mode, 0);
+  *t = ts_serial_transport(rt, NULL);
+  board_open_on(b, *t);
+  memset(p, 0, sizeof *p);
+  ach_decoder_init(&p->dec);
+  return rt;
+}
+
 static void send_describe(board *b, uint8_t id, uint8_t what) {
   ach_message m = {.type = ACH_MSG_DESCRIBE};
   m.u.describe.sensor_id = id;
@@ -101,13 +112,10 @@ static void send_request(board *b, uint8_t what) {
 
 static void test_joints_latency_and_requests(void **state) {
   (void)state;
-  hil_runtime *rt = ts_runtime(CLUB, HIL_MODE_FAST, 0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
+  hil_transport *t;
   board b;
-  assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
   static peer p;
-  memset(&p, 0, sizeof p);
-  ach_decoder_init(&p.dec);
+  hil_runtime *rt = open_rig(HIL_MODE_FAST, &t, &b, &p);
   hil_runtime_pause(rt); /* polls only: the state stays at t = 0 */
   board_hello(&b, "discovery");
   assert_true(tick_until(rt, t, &b, &p, &p.acks, 1));
@@ -171,13 +179,10 @@ static int read_until(board *b, peer *p, const int *counter, int target) {
  * done, then asks for the samples and answers them; the run advances. */
 static void test_lockstep_discovery_first(void **state) {
   (void)state;
-  hil_runtime *rt = ts_runtime(CLUB, HIL_MODE_LOCKSTEP, 0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
+  hil_transport *t;
   board b;
-  assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
   static peer p;
-  memset(&p, 0, sizeof p);
-  ach_decoder_init(&p.dec);
+  hil_runtime *rt = open_rig(HIL_MODE_LOCKSTEP, &t, &b, &p);
   ts_loop loop;
   ts_loop_start(&loop, rt);
   board_hello(&b, "discovery-first");
