@@ -77,6 +77,9 @@ void board_command(board *b, int n, const ach_joint_command *joints);
 
 /* Reads and decodes whatever is waiting, without blocking. */
 void board_read(board *b);
+/* The same for a test that keeps its own record of what arrived: whatever is waiting on fd, fed
+ * to dec, fn(message, user) called for each message in order. */
+void board_read_with(int fd, ach_decoder *dec, ach_message_fn fn, void *user);
 /* Reads until *counter >= target or BOARD_WAIT_S passed; returns 1 when reached. */
 int board_wait_count(board *b, const int *counter, int target);
 /* Reads until a frame of time >= t_ns carried an entry for sensor id `id`. */
