@@ -259,6 +259,12 @@ hil_transport *ts_serial_transport(hil_runtime *rt, const char *link) {
   return t;
 }
 
+hil_transport *board_on_pty(board *b, hil_runtime *rt) {
+  hil_transport *t = ts_serial_transport(rt, NULL);
+  board_open_on(b, t);
+  return t;
+}
+
 hil_serial_counters ts_serial_counters(const hil_transport *t) {
   hil_serial_counters c;
   if (hil_serial_transport_counters(t, &c) != HIL_OK) {

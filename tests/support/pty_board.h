@@ -94,6 +94,9 @@ void tick_after(hil_runtime *rt, hil_transport *t, board *b);
 /* A quiet serial transport added to rt, reopening a closed link after 5 ms: on a new pty when
  * link is NULL, else with its slave linked at link. Fails the test when it cannot. */
 hil_transport *ts_serial_transport(hil_runtime *rt, const char *link);
+/* The board's usual start: a serial transport on a new pty added to rt (as
+ * ts_serial_transport(rt, NULL)) and b opened on its pty; the transport. */
+hil_transport *board_on_pty(board *b, hil_runtime *rt);
 /* The serial transport's counters. */
 hil_serial_counters ts_serial_counters(const hil_transport *t);
 

@@ -58,9 +58,8 @@ static void drain(seen *s, int fd) { board_read_with(fd, &s->dec, on_message, s)
 static void test_frame_times_follow_the_steps(void **state) {
   (void)state;
   hil_runtime *rt = ts_runtime(CLUB, HIL_MODE_FAST, 0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  board_open_on(&b, t);
+  hil_transport *t = board_on_pty(&b, rt);
   static seen s;
   memset(&s, 0, sizeof s);
   ach_decoder_init(&s.dec);
