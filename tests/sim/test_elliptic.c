@@ -107,15 +107,6 @@ static void states(const mj_run *r, const char *what, const int *scenes, int n) 
 
 static const int every_scene[SCENE_COUNT] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
 
-static void test_states_newton(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-  const mj_run r = {SIM_SOLVER_NEWTON, SIM_CONE_ELLIPTIC, 1000, 1e-15, 0, 0};
-  states(&r, "Newton, elliptic", every_scene, SCENE_COUNT);
-  const mj_run r10 = {SIM_SOLVER_NEWTON, SIM_CONE_ELLIPTIC, 1000, 1e-15, 10, 0};
-  states(&r10, "Newton, elliptic, impratio 10", every_scene, SCENE_COUNT);
-}
-
 static void test_states_cg(void **state) {
   (void)state;
   TS_REQUIRE_MUJOCO();
@@ -142,14 +133,21 @@ static void trajectories(const mj_run *r, const char *what, const int *scenes, i
   }
 }
 
-static void test_trajectories(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-  const mj_run r = {SIM_SOLVER_NEWTON, SIM_CONE_ELLIPTIC, 100, 1e-10, 0, 0};
-  trajectories(&r, "Newton, elliptic at 1e-10", every_scene, SCENE_COUNT);
-  const mj_run r10 = {SIM_SOLVER_NEWTON, SIM_CONE_ELLIPTIC, 100, 1e-10, 10, 0};
-  trajectories(&r10, "Newton, elliptic, impratio 10 at 1e-10", every_scene, SCENE_COUNT);
+/* check on every scene under Newton and the elliptic cone (iterations, tolerance), at impratio
+ * 1 and 10 */
+typedef void (*scene_check)(const mj_run *r, const char *what, const int *scenes, int n);
+static void newton_elliptic(scene_check check, int iterations, double tol, const char *at) {
+  for (int impratio = 0; impratio <= 10; impratio += 10) {
+    const mj_run r = {SIM_SOLVER_NEWTON, SIM_CONE_ELLIPTIC, iterations, tol, impratio, 0};
+    char what[128];
+    snprintf(what, sizeof what, "Newton, elliptic%s%s", impratio ? ", impratio 10" : "", at);
+    check(&r, what, every_scene, SCENE_COUNT);
+  }
 }
+
+TS_TEST(test_states_newton, TS_REQUIRE_MUJOCO(); newton_elliptic(states, 1000, 1e-15, ""))
+TS_TEST(test_trajectories,
+        TS_REQUIRE_MUJOCO(); newton_elliptic(trajectories, 100, 1e-10, " at 1e-10"))
 
 static void test_file_iterations(void **state) {
   (void)state;

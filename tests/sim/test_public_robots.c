@@ -185,31 +185,19 @@ static void compare_with_mujoco(const robot *rb) {
   ts_sim_free(m, d);
 }
 
-static void test_wam_7dof_arm(void **state) {
-  (void)state;
-  const robot rb = {DART_DATA "urdf/wam/wam.urdf", 7};
-  compare_with_mujoco(&rb);
-}
+TS_TEST(test_wam_7dof_arm, compare_with_mujoco(&(const robot){DART_DATA "urdf/wam/wam.urdf", 7}))
 
-static void test_kr5_6dof_arm(void **state) {
-  (void)state;
-  const robot rb = {DART_DATA "urdf/KR5/KR5 sixx R650.urdf", 6};
-  compare_with_mujoco(&rb);
-}
+TS_TEST(test_kr5_6dof_arm,
+        compare_with_mujoco(&(const robot){DART_DATA "urdf/KR5/KR5 sixx R650.urdf", 6}))
 
-static void test_atlas_humanoid(void **state) {
-  (void)state;
-  const robot rb = {DART_DATA "sdf/atlas/atlas_v3_no_head.urdf", 27};
-  compare_with_mujoco(&rb);
-}
+TS_TEST(test_atlas_humanoid,
+        compare_with_mujoco(&(const robot){DART_DATA "sdf/atlas/atlas_v3_no_head.urdf", 27}))
 
 /* MuJoCo's own humanoid (libmujoco-samples): a free root, bodies of two and three hinges, the
  * ankles' at different anchors, default classes, degrees */
-static void test_mujoco_humanoid(void **state) {
-  (void)state;
-  const robot rb = {"/usr/share/mujoco/model/humanoid/humanoid.xml", 6 + 21};
-  compare_with_mujoco(&rb);
-}
+TS_TEST(test_mujoco_humanoid,
+        compare_with_mujoco(
+            &(const robot){"/usr/share/mujoco/model/humanoid/humanoid.xml", 6 + 21}))
 
 typedef struct body_pair {
   char a[64], b[64];
