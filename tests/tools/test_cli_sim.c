@@ -16,7 +16,8 @@
 #include "support/tmp.h"
 
 /* a 1 kg box dropped from 5 cm onto the floor */
-#define BOX ACHILLES_SOURCE_DIR "/tests/support/robots/box_on_floor.json"
+#define ROBOTS ACHILLES_SOURCE_DIR "/tests/support/robots"
+#define BOX ROBOTS "/box_on_floor.json"
 
 static char output[1 << 20];
 
@@ -86,33 +87,16 @@ static void test_errors(void **state) {
   expect_failure(args, "expected a finite number");
 }
 
-/* a child listed before its parent */
-static const char child_first[] =
-    "{ \"name\": \"child_first\", \"timestep\": 0.002, \"gravity\": [0, 0, 0],\n"
-    "  \"bodies\": [\n"
-    "    { \"name\": \"lower\", \"parent\": \"upper\", \"pos\": [0.5, 0, 0],\n"
-    "      \"joint\": { \"name\": \"elbow\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
-    "      \"inertial\": { \"mass\": 0.5, \"com\": [0.2, 0, 0],\n"
-    "                    \"inertia\": [0.001, 0.01, 0.01, 0, 0, 0] } },\n"
-    "    { \"name\": \"upper\", \"parent\": \"world\",\n"
-    "      \"joint\": { \"name\": \"shoulder\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
-    "      \"inertial\": { \"mass\": 1, \"com\": [0.25, 0, 0],\n"
-    "                    \"inertia\": [0.001, 0.02, 0.02, 0, 0, 0] } }\n"
-    "  ] }\n";
-
-/* A file that lists a child before its parent: columns still follow the file, and each column
- * holds its own joint's value (the model itself orders parents first). */
+/* A file that lists a child before its parent (tests/support/robots/child_first.json): columns
+ * still follow the file, and each column holds its own joint's value (the model itself orders
+ * parents first). */
 static void test_columns_in_file_order(void **state) {
   (void)state;
-  char path[] = "/tmp/achilles_order_XXXXXX";
-  ts_write_temp(path, child_first);
   char cmd[512];
   snprintf(cmd, sizeof cmd,
            "%s sim %s --duration 0.002 --qpos elbow=0.3 --qpos shoulder=-0.2 --csv -",
-           ACHILLES_BIN, path);
-  int rc = ts_shell(cmd, output, sizeof output);
-  remove(path);
-  assert_int_equal(rc, 0);
+           ACHILLES_BIN, ROBOTS "/child_first.json");
+  assert_int_equal(ts_shell(cmd, output, sizeof output), 0);
   const char *header = "time,elbow.q,shoulder.q,elbow.qd,shoulder.qd,energy\n";
   assert_memory_equal(output, header, strlen(header));
   double t, q_elbow, q_shoulder;
@@ -120,29 +104,12 @@ static void test_columns_in_file_order(void **state) {
   assert_true(t == 0 && q_elbow == 0.3 && q_shoulder == -0.2);
 }
 
-/* a ball, a free body and a body with several joints */
-static const char multi_dof[] =
-    "{ \"name\": \"multi\", \"timestep\": 0.002, \"gravity\": [0, 0, 0],\n"
-    "  \"bodies\": [\n"
-    "    { \"name\": \"base\", \"parent\": \"world\", \"pos\": [1, 2, 3],\n"
-    "      \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
-    "      \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
-    "    { \"name\": \"arm\", \"parent\": \"base\",\n"
-    "      \"joint\": { \"name\": \"sh\", \"type\": \"ball\" },\n"
-    "      \"inertial\": { \"mass\": 1, \"com\": [0.2, 0, 0],\n"
-    "                    \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
-    "    { \"name\": \"cart\", \"parent\": \"world\",\n"
-    "      \"joints\": [ { \"name\": \"x\", \"type\": \"slide\", \"axis\": [1, 0, 0] },\n"
-    "                  { \"name\": \"ry\", \"type\": \"hinge\", \"axis\": [0, 1, 0] } ],\n"
-    "      \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } }\n"
-    "  ] }\n";
-
-/* ball, free and several joints per body: one column per coordinate, named by its meaning; the
+/* ball, free and several joints per body (a ball, a free body and a body with several joints:
+ * tests/support/robots/multi_dof.json): one column per coordinate, named by its meaning; the
  * free body starts at its placement with a unit quaternion; --qpos on a ball is refused */
 static void test_multi_dof_columns(void **state) {
   (void)state;
-  char path[] = "/tmp/achilles_multi_XXXXXX";
-  ts_write_temp(path, multi_dof);
+  const char *path = ROBOTS "/multi_dof.json";
   char cmd[512];
   snprintf(cmd, sizeof cmd, "%s sim %s --duration 0.002 --qpos x=0.25 --csv -", ACHILLES_BIN,
            path);
@@ -164,7 +131,6 @@ static void test_multi_dof_columns(void **state) {
   }
   snprintf(cmd, sizeof cmd, "%s sim %s --duration 0.002 --qpos sh=0.25 2>&1", ACHILLES_BIN, path);
   rc = ts_shell(cmd, output, sizeof output);
-  remove(path);
   assert_int_not_equal(rc, 0);
   assert_non_null(strstr(output, "joint 'sh' has several coordinates"));
 }

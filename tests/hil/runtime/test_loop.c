@@ -25,6 +25,7 @@
 #define PROBE ACHILLES_SOURCE_DIR "/configs/latency_probe.json"
 /* a 1 kg box dropped from 5 cm onto the floor */
 #define BOX ACHILLES_SOURCE_DIR "/tests/support/robots/box_on_floor.json"
+#define REST ACHILLES_SOURCE_DIR "/tests/support/robots/rest_box_and_arm.json"
 
 /* a quiet runtime of the latency probe, without periodic status */
 static hil_runtime *make(hil_mode mode, double duration_s) {
@@ -88,30 +89,12 @@ static void test_status_reports_constraints(void **state) {
   hil_runtime_destroy(&rt);
 }
 
-/* a 2 kg box resting on the floor, and an arm hanging against its stop */
-static const char rest_robot[] =
-    "{ \"name\": \"rest\",\n"
-    "  \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\", \"pos\": [0, 0, 0.1],\n"
-    "    \"joint\": { \"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1],\n"
-    "                 \"damping\": 20 },\n"
-    "    \"inertial\": { \"mass\": 2, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } },\n"
-    "    { \"name\": \"arm\", \"parent\": \"world\", \"pos\": [1, 0, 1],\n"
-    "    \"joint\": { \"name\": \"h\", \"type\": \"hinge\", \"axis\": [0, 1, 0],\n"
-    "      \"limited\": true, \"range\": [-0.3, 0.3] },\n"
-    "    \"inertial\": { \"mass\": 1, \"com\": [0.2, 0, 0],\n"
-    "                  \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } } ],\n"
-    "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
-    "    { \"name\": \"cube\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }\n";
-
 /* The status tells what the robot touches: a 2 kg box resting on the floor (the normal forces
  * add up to its weight) and an arm hanging against its stop (one stop in force), on the status
- * line and in the status message. */
+ * line and in the status message (tests/support/robots/rest_box_and_arm.json). */
 static void test_status_reports_stops_and_force(void **state) {
   (void)state;
-  char path[] = "/tmp/achilles_rest_XXXXXX";
-  ts_write_temp(path, rest_robot);
-  hil_runtime *rt = ts_runtime(path, HIL_MODE_FAST, 2.0);
-  remove(path);
+  hil_runtime *rt = ts_runtime(REST, HIL_MODE_FAST, 2.0);
   assert_int_equal(hil_runtime_run(rt), HIL_OK);
   hil_status st;
   hil_runtime_status(rt, &st);
