@@ -19,14 +19,24 @@
 #define ROBOTS ACHILLES_SOURCE_DIR "/tests/support/robots"
 #define BOX ROBOTS "/box_on_floor.json"
 
+#define ARM ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
+
 static char output[1 << 20];
+
+/* `achilles sim ARGS` (printf-style), its standard output into output: it must exit 0 */
+static void sim_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sim_ok(const char *fmt, ...) {
+  char args[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  assert_int_equal(ts_shellf(output, sizeof output, "%s sim %s", ACHILLES_BIN, args), 0);
+}
 
 static void test_csv_layout(void **state) {
   (void)state;
-  int rc = ts_shell(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
-                            " --duration 0.1 --torque shoulder=1 --integrator rk4 --csv -",
-                    output, sizeof output);
-  assert_int_equal(rc, 0);
+  sim_ok("%s --duration 0.1 --torque shoulder=1 --integrator rk4 --csv -", ARM);
   const char *header = "time,shoulder.q,elbow.q,shoulder.qd,elbow.qd,energy\n";
   assert_memory_equal(output, header, strlen(header));
   const int rows = ts_count_lines(output);
@@ -46,10 +56,8 @@ static void test_csv_layout(void **state) {
 
 static void test_every_and_qpos(void **state) {
   (void)state;
-  int rc = ts_shell(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/double_pendulum.json"
-                            " --duration 1 --every 100 --qpos hinge2=0.5 --integrator rk4",
-                    output, sizeof output);
-  assert_int_equal(rc, 0);
+  sim_ok("%s --duration 1 --every 100 --qpos hinge2=0.5 --integrator rk4",
+         ACHILLES_SOURCE_DIR "/configs/double_pendulum.json");
   const int rows = ts_count_lines(output);
   assert_int_equal(rows, 1 + 1 + 5); /* 500 steps written every 100th */
   double t, q1, q2;
@@ -70,7 +78,7 @@ static void expect_failure(const char *args, const char *message) {
 
 static void test_errors(void **state) {
   (void)state;
-  const char *cfg = ACHILLES_SOURCE_DIR "/configs/two_link_arm.json";
+  const char *cfg = ARM;
   char args[512];
   snprintf(args, sizeof args, "%s --duration 1 --torque wrist=1", cfg);
   expect_failure(args, "unknown joint 'wrist' (joints: shoulder, elbow)");
@@ -92,11 +100,8 @@ static void test_errors(void **state) {
  * parents first). */
 static void test_columns_in_file_order(void **state) {
   (void)state;
-  char cmd[512];
-  snprintf(cmd, sizeof cmd,
-           "%s sim %s --duration 0.002 --qpos elbow=0.3 --qpos shoulder=-0.2 --csv -",
-           ACHILLES_BIN, ROBOTS "/child_first.json");
-  assert_int_equal(ts_shell(cmd, output, sizeof output), 0);
+  sim_ok("%s --duration 0.002 --qpos elbow=0.3 --qpos shoulder=-0.2 --csv -",
+         ROBOTS "/child_first.json");
   const char *header = "time,elbow.q,shoulder.q,elbow.qd,shoulder.qd,energy\n";
   assert_memory_equal(output, header, strlen(header));
   double t, q_elbow, q_shoulder;
@@ -109,12 +114,7 @@ static void test_columns_in_file_order(void **state) {
  * free body starts at its placement with a unit quaternion; --qpos on a ball is refused */
 static void test_multi_dof_columns(void **state) {
   (void)state;
-  const char *path = ROBOTS "/multi_dof.json";
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "%s sim %s --duration 0.002 --qpos x=0.25 --csv -", ACHILLES_BIN,
-           path);
-  int rc = ts_shell(cmd, output, sizeof output);
-  assert_int_equal(rc, 0);
+  sim_ok("%s --duration 0.002 --qpos x=0.25 --csv -", ROBOTS "/multi_dof.json");
   const char *header =
       "time,root.x,root.y,root.z,root.qw,root.qx,root.qy,root.qz,sh.qw,sh.qx,sh.qy,sh.qz,x.q,"
       "ry.q,root.vx,root.vy,root.vz,root.wx,root.wy,root.wz,sh.wx,sh.wy,sh.wz,x.qd,ry.qd,energy\n";
@@ -129,20 +129,15 @@ static void test_multi_dof_columns(void **state) {
   for (int k = 0; k < 14; k++) {
     assert_true(v[k] == expect[k]);
   }
-  snprintf(cmd, sizeof cmd, "%s sim %s --duration 0.002 --qpos sh=0.25 2>&1", ACHILLES_BIN, path);
-  rc = ts_shell(cmd, output, sizeof output);
-  assert_int_not_equal(rc, 0);
-  assert_non_null(strstr(output, "joint 'sh' has several coordinates"));
+  expect_failure(ROBOTS "/multi_dof.json --duration 0.002 --qpos sh=0.25",
+                 "joint 'sh' has several coordinates");
 }
 
 /* --solver: a box dropped on the floor ends resting on its four bottom corners (4 contacts, 16
  * pyramid rows, iterations run); a robot without constraints reports zeros */
 static void test_solver_columns(void **state) {
   (void)state;
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "%s sim %s --duration 1 --every 500 --solver", ACHILLES_BIN, BOX);
-  int rc = ts_shell(cmd, output, sizeof output);
-  assert_int_equal(rc, 0);
+  sim_ok("%s --duration 1 --every 500 --solver", BOX);
   const char *header = "time,z.q,z.qd,energy,contacts,rows,active,iterations,cost\n";
   assert_memory_equal(output, header, strlen(header));
   const char *last = output + strlen(output) - 2;
@@ -157,10 +152,7 @@ static void test_solver_columns(void **state) {
   assert_int_equal(rows, 16);
   assert_true(active > 0 && iterations > 0);
   assert_true(q < -0.04 && q > -0.06); /* resting on the floor: centre near 0.1 m up */
-  rc = ts_shell(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
-                        " --duration 0.01 --solver",
-                output, sizeof output);
-  assert_int_equal(rc, 0);
+  sim_ok("%s --duration 0.01 --solver", ARM);
   assert_non_null(strstr(output, ",0,0,0,0,0\n"));
 }
 
