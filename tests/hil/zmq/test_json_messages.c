@@ -462,11 +462,8 @@ static int cmd_setup(void **state) {
     return -1;
   }
   f->m = ts_model(arm_json);
-  if (hil_commands_init(&f->c, f->m, 0, HIL_TIMEOUT_ZERO) != HIL_OK) {
-    return -1;
-  }
   *state = f;
-  return 0;
+  return hil_commands_init(&f->c, f->m, 0, HIL_TIMEOUT_ZERO) == HIL_OK ? 0 : -1;
 }
 
 static int cmd_teardown(void **state) {
