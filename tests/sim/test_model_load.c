@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 /* A valid two-body description; each bad case below patches one piece of it. */
@@ -53,10 +54,7 @@ static void test_shipped_configs_load(void **state) {
 
 static void test_valid_minimal(void **state) {
   (void)state;
-  char err[256];
-  sim_model *m = sim_model_load_string("{\"bodies\":[" BODY_A "," BODY_B "]}", "t", err,
-                                       sizeof err);
-  assert_non_null(m);
+  sim_model *m = ts_model("{\"bodies\":[" BODY_A "," BODY_B "]}");
   assert_int_equal(m->nv, 2);
   assert_int_equal(m->joints[1].type, SIM_JOINT_SLIDE);
   assert_int_equal(m->bodies[2].parent, 1);
@@ -71,10 +69,7 @@ static void test_valid_minimal(void **state) {
 /* Children listed before parents are reordered so every parent precedes its children. */
 static void test_out_of_order_bodies_are_sorted(void **state) {
   (void)state;
-  char err[256];
-  sim_model *m = sim_model_load_string("{\"bodies\":[" BODY_B "," BODY_A "]}", "t", err,
-                                       sizeof err);
-  assert_non_null(m);
+  sim_model *m = ts_model("{\"bodies\":[" BODY_B "," BODY_A "]}");
   assert_string_equal(m->bodies[1].name, "a");
   assert_string_equal(m->bodies[2].name, "b");
   assert_int_equal(m->bodies[2].parent, 1);

@@ -30,8 +30,7 @@ static void world_input(const sim_model *m, int w, double *qpos, double *ctrl) {
 }
 
 static void test_each_world_as_alone(void **state) {
-  (void)state;
-  sim_model *m = ts_model_file(ARM);
+  sim_model *m = *state; /* the club arm */
   const int size = sim_observation_size(m, 0);
   double *expect = calloc((size_t)NWORLD * (size_t)size, sizeof *expect);
   double *got = calloc((size_t)NWORLD * (size_t)size, sizeof *got);
@@ -71,13 +70,11 @@ static void test_each_world_as_alone(void **state) {
   free(expect);
   free(got);
   free(ctrl);
-  sim_model_free(m);
 }
 
 /* a world reset from a snapshot of another replays that world's future exactly */
 static void test_reset_from_snapshot(void **state) {
-  (void)state;
-  sim_model *m = ts_model_file(ARM);
+  sim_model *m = *state; /* the club arm */
   char err[256];
   sim_pool *p = sim_pool_new(m, 4, 2, err, sizeof err);
   assert_non_null(p);
@@ -99,12 +96,10 @@ static void test_reset_from_snapshot(void **state) {
   assert_memory_equal(after, replay, (size_t)size * sizeof *after);
   sim_snapshot_free(s);
   sim_pool_free(&p);
-  sim_model_free(m);
 }
 
 static void test_observation_layout(void **state) {
-  (void)state;
-  sim_model *m = ts_model_file(ARM);
+  sim_model *m = *state; /* the club arm */
   sim_data *d = sim_data_new(m);
   for (int i = 0; i < m->nq; i++) {
     d->qpos[i] = 10 + i;
@@ -122,7 +117,7 @@ static void test_observation_layout(void **state) {
     assert_true(out[m->nq - 1 + i] == 20 + i);
   }
   assert_int_equal(sim_observation_size(m, 99), m->nv); /* a skip past qpos skips all of it */
-  ts_sim_free(m, d);
+  sim_data_free(d);
 }
 
 /* Free-floating robots (free base, ball shoulder, RK4 on the manifold): each world as alone for
@@ -184,8 +179,7 @@ static void test_floating_worlds(void **state) {
 }
 
 static void test_bad_arguments(void **state) {
-  (void)state;
-  sim_model *m = ts_model_file(ARM);
+  sim_model *m = *state; /* the club arm */
   char err[256];
   assert_null(sim_pool_new(m, 0, 1, err, sizeof err));
   assert_non_null(strstr(err, "at least one world"));
@@ -198,8 +192,13 @@ static void test_bad_arguments(void **state) {
   sim_pool_step(p, 3);
   assert_true(sim_pool_data(p, 0)->nstep == 3 && sim_pool_data(p, 1)->nstep == 3);
   sim_pool_free(&p);
-  sim_model_free(m);
 }
 
-TS_MAIN(test_each_world_as_alone, test_reset_from_snapshot, test_observation_layout,
-        test_bad_arguments, test_floating_worlds)
+/* the club arm, shared by the tests that only read it */
+static int setup(void **state) {
+  *state = ts_model_file(ARM);
+  return 0;
+}
+
+TS_MAIN_WITH(setup, ts_model_teardown, test_each_world_as_alone, test_reset_from_snapshot,
+             test_observation_layout, test_bad_arguments, test_floating_worlds)
