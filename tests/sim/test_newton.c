@@ -91,12 +91,11 @@ static void test_file_iterations(void **state) {
  * MuJoCo's nactive); at rest under no torque the row sticks and counts too, quadratic. */
 static void test_nactive_friction_at_bound(void **state) {
   (void)state;
-  static const char json[] =
+  sim_model *m = ts_model(
       "{ \"bodies\": [ { \"name\": \"arm\", \"parent\": \"world\",\n"
       "    \"joint\": { \"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 0, 1],\n"
       "      \"frictionloss\": 0.3 },\n"
-      "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n";
-  sim_model *m = ts_model(json);
+      "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n");
   for (int solver = 0; solver < 2; solver++) {
     m->opt.solver = (sim_solver_type)solver;
     sim_data *d = sim_data_new(m);

@@ -230,6 +230,13 @@ static void test_json_keys(void **state) {
                     "geoms[0].condim", "integer");
 }
 
+#if ACHILLES_HAVE_MUJOCO
+static int mixed_warnings;
+static void count_warning(const char *message) { /* MuJoCo replaces the mixed solref too */
+  mixed_warnings += strstr(message, "mixed solref") != NULL;
+}
+#endif
+
 /* solimp="2 1 0.01" (dmin past 1, the SO-ARM100's) and a solref mixing its two forms: loaded as
  * written, with a note saying what MuJoCo uses; the constraint stage uses them as MuJoCo does
  * (after mixing a contact's two geoms'): the dropped sphere's motion is MuJoCo's own (MuJoCo
@@ -243,13 +250,6 @@ static const char clamped[] =
     "    </body>\n"
     "  </worldbody>\n"
     "</mujoco>\n";
-
-#if ACHILLES_HAVE_MUJOCO
-static int mixed_warnings;
-static void count_warning(const char *message) { /* MuJoCo replaces the mixed solref too */
-  mixed_warnings += strstr(message, "mixed solref") != NULL;
-}
-#endif
 
 static void test_solimp_as_mujoco(void **state) {
   (void)state;

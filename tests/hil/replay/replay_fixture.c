@@ -88,6 +88,15 @@ void replay_log_header(hil_log_header *h, const char *robot, double rate_hz,
   snprintf(h->started, sizeof h->started, "2026-11-29T00:00:00Z");
 }
 
+hil_log_writer *replay_log_open(const char *path, const hil_log_header *h) {
+  char err[512];
+  hil_log_writer *w = hil_log_open(path, h, err, sizeof err);
+  if (!w) {
+    fail_msg("%s: %s", path, err);
+  }
+  return w;
+}
+
 void write_log(const char *path, long nsteps) {
   hil_log_header h;
   replay_log_header(&h, "replay_arm", 1000, test_sensor, NSENS);
@@ -95,9 +104,7 @@ void write_log(const char *path, long nsteps) {
   h.nactuators = 2;
   snprintf(h.actuator[0], HIL_LOG_NAME_MAX, "motor_a");
   snprintf(h.actuator[1], HIL_LOG_NAME_MAX, "motor_b");
-  char err[512];
-  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
-  assert_non_null(w);
+  hil_log_writer *w = replay_log_open(path, &h);
   for (long k = 0; k < nsteps; k++) {
     sens_sample smp;
     for (int i = 0; i < NSENS; i++) {
@@ -123,8 +130,7 @@ hil_log_writer *custom_log(char *path, size_t path_sz, const char *name, double 
   hil_log_header h = *hil_log_reader_header(rd);
   hil_log_reader_close(&rd);
   h.rate_hz = rate_hz;
-  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
-  assert_non_null(w);
+  hil_log_writer *w = replay_log_open(path, &h);
   return w;
 }
 

@@ -34,6 +34,8 @@ int sample_of(int i, long k, sens_sample *smp);
  * channels, units and rates as they say), started at a fixed date; no actuators. */
 void replay_log_header(hil_log_header *h, const char *robot, double rate_hz,
                        const sens_sensor *sensors, int n);
+/* hil_log_open(path, h); fails the test with the writer's message when it cannot */
+hil_log_writer *replay_log_open(const char *path, const hil_log_header *h);
 /* the test log of nsteps steps at path */
 void write_log(const char *path, long nsteps);
 /* A log NAME in the suite folder (its path into path) of the test's sensors with the header's

@@ -45,9 +45,7 @@ static void write_encoder_log(const char *path) {
   snprintf(s.channel[1], sizeof s.channel[1], "angle");
   hil_log_header h;
   replay_log_header(&h, "cli", 1000, &s, 1);
-  char err[256];
-  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
-  assert_non_null(w);
+  hil_log_writer *w = replay_log_open(path, &h);
   for (int k = 0; k < 100; k++) {
     sens_sample smp;
     memset(&smp, 0, sizeof smp);

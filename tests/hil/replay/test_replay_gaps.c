@@ -51,9 +51,7 @@ static void write_gapped_log(const char *path) {
   snprintf(s.channel[0], sizeof s.channel[0], "angle");
   hil_log_header h;
   replay_log_header(&h, "gaps", 1 / PERIOD, &s, 1);
-  char err[256];
-  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
-  assert_non_null(w);
+  hil_log_writer *w = replay_log_open(path, &h);
   for (int k = 0; k < 30; k++) {
     sens_sample smp;
     memset(&smp, 0, sizeof smp);
