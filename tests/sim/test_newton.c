@@ -24,6 +24,37 @@
 #include "support/mujoco.h"
 #include "support/skip.h"
 
+/* A hinge with friction loss 0.3 N·m pushed by 1 N·m slides with its friction row at the bound
+ * (LINEARPOS: force −F against the motion): the row carries force, so nactive counts it (data.h,
+ * MuJoCo's nactive); at rest under no torque the row sticks and counts too, quadratic. */
+static void test_nactive_friction_at_bound(void **state) {
+  (void)state;
+  static const char json[] =
+      "{ \"bodies\": [ { \"name\": \"arm\", \"parent\": \"world\",\n"
+      "    \"joint\": { \"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 0, 1],\n"
+      "      \"frictionloss\": 0.3 },\n"
+      "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n";
+  sim_model *m = ts_model(json);
+  for (int solver = 0; solver < 2; solver++) {
+    m->opt.solver = (sim_solver_type)solver;
+    sim_data *d = sim_data_new(m);
+    d->qfrc_applied[0] = 1.0;
+    d->qvel[0] = 0.5;
+    sim_forward(m, d);
+    assert_int_equal(d->nefc, 1);
+    assert_int_equal(d->efc_state[0], SIM_CSTATE_LINEARPOS);
+    assert_true(d->efc_force[0] == -0.3);
+    assert_int_equal(d->solver.nactive, 1);
+    d->qfrc_applied[0] = 0;
+    d->qvel[0] = 0;
+    sim_forward(m, d);
+    assert_int_equal(d->efc_state[0], SIM_CSTATE_QUADRATIC);
+    assert_int_equal(d->solver.nactive, 1);
+    sim_data_free(d);
+  }
+  sim_model_free(m);
+}
+
 #if ACHILLES_HAVE_MUJOCO
 #include "contact_scenes.h"
 #include "mujoco_pair.h"
@@ -84,39 +115,6 @@ static void test_file_iterations(void **state) {
   }
 }
 
-#endif
-
-/* A hinge with friction loss 0.3 N·m pushed by 1 N·m slides with its friction row at the bound
- * (LINEARPOS: force −F against the motion): the row carries force, so nactive counts it (data.h,
- * MuJoCo's nactive); at rest under no torque the row sticks and counts too, quadratic. */
-static void test_nactive_friction_at_bound(void **state) {
-  (void)state;
-  sim_model *m = ts_model(
-      "{ \"bodies\": [ { \"name\": \"arm\", \"parent\": \"world\",\n"
-      "    \"joint\": { \"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 0, 1],\n"
-      "      \"frictionloss\": 0.3 },\n"
-      "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n");
-  for (int solver = 0; solver < 2; solver++) {
-    m->opt.solver = (sim_solver_type)solver;
-    sim_data *d = sim_data_new(m);
-    d->qfrc_applied[0] = 1.0;
-    d->qvel[0] = 0.5;
-    sim_forward(m, d);
-    assert_int_equal(d->nefc, 1);
-    assert_int_equal(d->efc_state[0], SIM_CSTATE_LINEARPOS);
-    assert_true(d->efc_force[0] == -0.3);
-    assert_int_equal(d->solver.nactive, 1);
-    d->qfrc_applied[0] = 0;
-    d->qvel[0] = 0;
-    sim_forward(m, d);
-    assert_int_equal(d->efc_state[0], SIM_CSTATE_QUADRATIC);
-    assert_int_equal(d->solver.nactive, 1);
-    sim_data_free(d);
-  }
-  sim_model_free(m);
-}
-
-#if ACHILLES_HAVE_MUJOCO
 /* along the chain thrown into its stops and the club arm on its table (friction rows sliding
  * and sticking, limits, a contact), nactive is MuJoCo's at every step, for both solvers */
 static void test_nactive_as_mujoco(void **state) {
