@@ -121,9 +121,13 @@ void write_log(const char *path, long nsteps) {
   assert_int_equal(hil_log_close(&w), 0);
 }
 
-hil_log_writer *custom_log(char *path, size_t path_sz, const char *name, double rate_hz) {
+void write_log_as(char *path, size_t path_sz, const char *name, long nsteps) {
   ts_tmp_path(path, path_sz, name);
-  write_log(path, 0);
+  write_log(path, nsteps);
+}
+
+hil_log_writer *custom_log(char *path, size_t path_sz, const char *name, double rate_hz) {
+  write_log_as(path, path_sz, name, 0);
   char err[512];
   hil_log_reader *rd = hil_log_reader_open(path, err, sizeof err);
   assert_non_null(rd);
@@ -158,8 +162,7 @@ void load_test_log(hil_replay_schedule *s, char *path, size_t path_sz, const cha
     path = own;
     path_sz = sizeof own;
   }
-  ts_tmp_path(path, path_sz, name);
-  write_log(path, nsteps);
+  write_log_as(path, path_sz, name, nsteps);
   hil_replay_select sel = {0};
   if (topics) {
     snprintf(sel.topics, sizeof sel.topics, "%s", topics);

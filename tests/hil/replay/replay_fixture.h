@@ -38,6 +38,8 @@ void replay_log_header(hil_log_header *h, const char *robot, double rate_hz,
 hil_log_writer *replay_log_open(const char *path, const hil_log_header *h);
 /* the test log of nsteps steps at path */
 void write_log(const char *path, long nsteps);
+/* the test log of nsteps steps written as NAME in the suite folder, its path into path */
+void write_log_as(char *path, size_t path_sz, const char *name, long nsteps);
 /* A log NAME in the suite folder (its path into path) of the test's sensors with the header's
  * physics rate set to rate_hz and no samples yet: the caller writes its own records with put()
  * and closes it. */

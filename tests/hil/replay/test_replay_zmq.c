@@ -77,8 +77,7 @@ static void test_zmq_live_layout(void **state) {
 static void test_window_and_topics(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "window.log");
-  write_log(path, 60);
+  write_log_as(path, sizeof path, "window.log", 60);
   hil_replay_select sel = {0};
   sel.has_from = sel.has_to = 1;
   sel.from = 0.010;
@@ -148,8 +147,7 @@ static void test_shift_policy(void **state) {
 static void test_loop_continues_seq_and_t(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "loop.log");
-  write_log(path, 40);
+  write_log_as(path, sizeof path, "loop.log", 40);
   hil_replay_select sel = {0};
   sel.has_from = sel.has_to = 1;
   sel.from = 0.005;
@@ -186,8 +184,7 @@ static void test_loop_continues_seq_and_t(void **state) {
 static void test_large_instant(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "instant.log");
-  write_log(path, 0);
+  write_log_as(path, sizeof path, "instant.log", 0);
   /* rewrite with 100 samples at t = 0 and one at t = 0.001 */
   hil_log_reader *rd;
   char err[512];

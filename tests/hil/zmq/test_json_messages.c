@@ -212,12 +212,7 @@ static void test_units(void **state) {
 }
 
 static sens_sample make_sample(void) {
-  sens_sample smp;
-  memset(&smp, 0, sizeof smp);
-  smp.t = 0.123;
-  smp.t_truth = 0.1225;
-  smp.seq = 123;
-  smp.valid = 1;
+  sens_sample smp = {.t = 0.123, .t_truth = 0.1225, .seq = 123, .valid = 1};
   const double meas[] = {-1234, 0.1 + 0.2, -3.0 / 7.0, 1};
   const double truth[] = {-1233, 0.30000000000000010, -0.4285, 0};
   memcpy(smp.meas, meas, sizeof meas);
