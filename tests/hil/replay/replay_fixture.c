@@ -189,7 +189,7 @@ static int sub_cpu = -1;
 
 void replay_zmq(const hil_replay_schedule *s, hil_replay_options *o, hil_replay_report *rep) {
   free_received();
-  snprintf(o->zmq_endpoint, sizeof o->zmq_endpoint, "ipc://%s/pub", ts_tmp_dir());
+  ts_tmp_ipc(o->zmq_endpoint, sizeof o->zmq_endpoint, "pub");
   o->output = HIL_REPLAY_ZMQ;
   o->wait_subscriber = 1;
   char err[512];
@@ -286,8 +286,8 @@ void options(hil_replay_options *o) {
   o->status_period_s = 0.2;
   o->progress = NULL;
   /* the control and command sockets in the temporary directory, not on the TCP defaults */
-  snprintf(o->ctl_endpoint, sizeof o->ctl_endpoint, "ipc://%s/ctl", ts_tmp_dir());
-  snprintf(o->cmd_endpoint, sizeof o->cmd_endpoint, "ipc://%s/cmd", ts_tmp_dir());
+  ts_tmp_ipc(o->ctl_endpoint, sizeof o->ctl_endpoint, "ctl");
+  ts_tmp_ipc(o->cmd_endpoint, sizeof o->cmd_endpoint, "cmd");
   o->ctl_required = o->cmd_required = 1;
 }
 
@@ -371,6 +371,13 @@ ach_message board_next(board *b) {
   ach_message none;
   memset(&none, 0, sizeof none);
   return none;
+}
+
+ach_hello_ack board_hello_acked(board *b, const char *name) {
+  board_hello(b, name);
+  ach_message ack = board_next(b);
+  assert_int_equal(ack.type, ACH_MSG_HELLO_ACK);
+  return ack.u.hello_ack;
 }
 
 float as_float(uint32_t raw) {

@@ -104,6 +104,8 @@ void board_send(board *b, const ach_message *m);
 void board_hello(board *b, const char *name);
 /* the next message from the replay, or fails after RECV_TIMEOUT_MS */
 ach_message board_next(board *b);
+/* board_hello, then the HELLO_ACK that must come next */
+ach_hello_ack board_hello_acked(board *b, const char *name);
 float as_float(uint32_t raw);
 /* A replay of s with o on the serial output over a new pty (o says so on return), played by a
  * thread; b is the board's end, raw. */

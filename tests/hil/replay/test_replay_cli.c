@@ -105,7 +105,7 @@ static void test_view_option(void **state) {
   assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
   char taken[64], ep[160];
   snprintf(taken, sizeof taken, "127.0.0.1:%d", ntohs(sa.sin_port));
-  snprintf(ep, sizeof ep, "ipc://%s/pub-view", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub-view");
   assert_int_equal(replay(log_path, "--view", taken, "--zmq", ep, "--no-ctl", "--no-cmd",
                           "--no-wait", NULL),
                    1);
@@ -179,7 +179,7 @@ static void test_plays_and_summarises(void **state) {
   (void)state;
   write_encoder_log(log_path);
   char ep[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub");
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", "--loop", "--loops",
                           "2", NULL),
                    0);
@@ -192,7 +192,7 @@ static void test_unusable_cpu_plays_on(void **state) {
   (void)state;
   write_encoder_log(log_path);
   char ep[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub-cpu", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub-cpu");
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", "--cpu", "1000",
                           "--keep-awake", NULL),
                    0);
@@ -212,7 +212,7 @@ static void test_damaged_log_exit_1(void **state) {
   fputc('#', f);
   fclose(f);
   char ep[160], want[256];
-  snprintf(ep, sizeof ep, "ipc://%s/pub", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub");
   snprintf(want, sizeof want, "damaged.log: record 51 at byte %ld: ", off);
   assert_int_equal(replay(damaged_path, "--zmq", ep, "--no-wait", "--rate", "10", NULL), 1);
   print_message("%s", errors);
@@ -246,8 +246,8 @@ static void test_help_and_startup_name_latest(void **state) {
   assert_non_null(strstr(errors, "answer control requests (hello, status, latest)"));
   assert_non_null(strstr(errors, "--wait-hello"));
   char ep[160], ctl[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub-latest", ts_tmp_dir());
-  snprintf(ctl, sizeof ctl, "ipc://%s/ctl-latest", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub-latest");
+  ts_tmp_ipc(ctl, sizeof ctl, "ctl-latest");
   assert_int_equal(replay(log_path, "--zmq", ep, "--ctl", ctl, "--no-cmd", "--no-wait", "--rate",
                           "10", NULL),
                    0);
@@ -267,7 +267,7 @@ static void test_wait_hello_gap_and_end_record(void **state) {
   /* the end record is the last line: cut it off (as a killed recorder leaves a log) */
   assert_int_equal(truncate(log_path, ts_line_offset(log_path, ts_file_lines(log_path))), 0);
   char ep[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub-end", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub-end");
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", NULL), 0);
   print_message("%s", errors);
   assert_int_equal(count(errors, "no end record"), 2); /* at the start, and in the summary */

@@ -123,7 +123,7 @@ static int replay(char **argv, int argc) {
 static void test_looped_replay_waits_no_gap(void **state) {
   (void)state;
   char ep[128];
-  snprintf(ep, sizeof ep, "ipc://%s/pub", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub");
   char *argv[] = {"replay", log_path, "--zmq", ep, "--no-wait", "--skip-gaps", "--loop",
                   "--loops", "2", "--quiet", NULL};
   const double t0 = ts_now();
