@@ -68,8 +68,7 @@ static void write_gapped_log(const char *path) {
  * periods, while t goes on as recorded (plus a pass length per pass). */
 static void test_two_gaps_and_loops_due_times(void **state) {
   (void)state;
-  hil_replay_select sel = {0};
-  sel.skip_gaps = 1;
+  hil_replay_select sel = {.skip_gaps = 1};
   hil_replay_schedule s;
   char err[512];
   assert_int_equal(hil_replay_load(&s, log_path, &sel, err, sizeof err), 0);

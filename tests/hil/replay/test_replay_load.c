@@ -188,10 +188,7 @@ static void test_window_tolerance(void **state) {
     put(w, 0, t, t, (uint64_t)k);
   }
   assert_int_equal(hil_log_close(&w), 0);
-  hil_replay_select sel = {0};
-  sel.has_from = sel.has_to = 1;
-  sel.from = 0.5;
-  sel.to = 1.0;
+  hil_replay_select sel = {.has_from = 1, .has_to = 1, .from = 0.5, .to = 1.0};
   hil_replay_schedule s;
   load(&s, path, &sel);
   print_message("t of the last sample in the window: %.17g\n", s.t_last);

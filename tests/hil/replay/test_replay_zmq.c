@@ -78,10 +78,8 @@ static void test_window_and_topics(void **state) {
   (void)state;
   char path[128];
   write_log_as(path, sizeof path, "window.log", 60);
-  hil_replay_select sel = {0};
-  sel.has_from = sel.has_to = 1;
-  sel.from = 0.010;
-  sel.to = 0.0201; /* t = 0.020 is in: both ends are included */
+  /* t = 0.020 is in: both ends are included */
+  hil_replay_select sel = {.has_from = 1, .has_to = 1, .from = 0.010, .to = 0.0201};
   snprintf(sel.topics, sizeof sel.topics, "enc/,trq/*");
   hil_replay_schedule s;
   load(&s, path, &sel);
@@ -148,10 +146,7 @@ static void test_loop_continues_seq_and_t(void **state) {
   (void)state;
   char path[128];
   write_log_as(path, sizeof path, "loop.log", 40);
-  hil_replay_select sel = {0};
-  sel.has_from = sel.has_to = 1;
-  sel.from = 0.005;
-  sel.to = 0.0245;
+  hil_replay_select sel = {.has_from = 1, .has_to = 1, .from = 0.005, .to = 0.0245};
   snprintf(sel.topics, sizeof sel.topics, "enc/");
   hil_replay_schedule s;
   load(&s, path, &sel);
