@@ -26,8 +26,7 @@ static hil_runtime *make(hil_mode mode, double duration_s) {
 
 static sim_model *load_club(void) {
   char err[512];
-  const sim_import_options import = {0, NULL, NULL};
-  sim_model *m = sim_import_load_file(CLUB, &import, err, sizeof err);
+  sim_model *m = sim_import_load_file(CLUB, NULL, err, sizeof err);
   if (!m) {
     fail_msg("%s", err);
   }

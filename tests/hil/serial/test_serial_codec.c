@@ -31,11 +31,11 @@ static int setup(void **state) {
   static fixture f;
   char err[512];
   f.m = ts_model_file(ARM);
+  *state = &f;
   if (sens_set_load_robot(&f.s, f.m, ARM, err, sizeof err) != 0) {
     fprintf(stderr, "%s\n", err);
     return -1;
   }
-  *state = &f;
   return 0;
 }
 

@@ -508,8 +508,7 @@ static void test_link_replaces_stale_symlink_not_files(void **state) {
   char err[512] = "";
   assert_null(hil_serial_transport_new(&so, err, sizeof err));
   assert_non_null(strstr(err, "not a symlink"));
-  unlink(link);
-  rmdir(dir);
+  assert_int_equal(ts_rmtree(dir), 0);
 }
 
 /* Debian's libserialport cannot open a pty by itself (the reason pty mode exists): device mode

@@ -452,20 +452,17 @@ typedef struct cmd_fixture {
 } cmd_fixture;
 
 static int cmd_setup(void **state) {
-  cmd_fixture *f = calloc(1, sizeof *f);
-  if (!f) {
-    return -1;
-  }
-  f->m = ts_model(arm_json);
-  *state = f;
-  return hil_commands_init(&f->c, f->m, 0, HIL_TIMEOUT_ZERO) == HIL_OK ? 0 : -1;
+  static cmd_fixture f;
+  memset(&f, 0, sizeof f); /* a fresh fixture per test, as calloc gave */
+  f.m = ts_model(arm_json);
+  *state = &f;
+  return hil_commands_init(&f.c, f.m, 0, HIL_TIMEOUT_ZERO) == HIL_OK ? 0 : -1;
 }
 
 static int cmd_teardown(void **state) {
   cmd_fixture *f = *state;
   hil_commands_free(&f->c);
   sim_model_free(f->m);
-  free(f);
   return 0;
 }
 
