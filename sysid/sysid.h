@@ -86,7 +86,7 @@ typedef struct sysid_options {
                              the readings at a window's start (default 0.01: a local quadratic
                              fit over ±span) */
   int max_iter;           /* trust-region iterations (default 100) */
-  double xtol, gtol, ftol; /* GSL's stop rules (gsl_multifit_nlinear_test; defaults 1e-10,
+  double xtol, gtol, ftol; /* GSL's stop rules (gsl_multilarge_nlinear_test; defaults 1e-10,
                               1e-10, 1e-12) */
   double weak_ratio;      /* a singular value of the scaled Jacobian below weak_ratio × the
                              largest names a combination the log cannot determine (default
