@@ -175,7 +175,7 @@ typedef struct sysid_report {
   double *rms_before, *rms_after; /* per series joint, reading units (rad or m): the
                                      unweighted residual over its readings */
   double *max_before, *max_after;
-  int iterations;
+  int iterations;        /* steps taken (the progress callback's calls) */
   double seconds;        /* wall-clock time of the fit */
   double cost_before, cost_after; /* ½·Σr² (weighted residuals) */
   int nresidual, nunknown;

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -66,16 +67,54 @@ static void test_motor_jacobian(void **state) {
   release(&r);
 }
 
+/* the progress callback: once per iteration, in order, the cost never rising (beyond its
+   rounding) */
+typedef struct progress_log {
+  int calls, last_iter;
+  double last_cost;
+} progress_log;
+
+static void progress(void *ctx, int iter, double cost, double step) {
+  progress_log *l = ctx;
+  assert_int_equal(iter, l->last_iter + 1);
+  /* (at the end, a step of 5e-11 may move the cost by its rounding, 4e-15 of it) */
+  assert_true(cost <= l->last_cost * (1 + 1e-12) && step >= 0);
+  l->calls++, l->last_iter = iter, l->last_cost = cost;
+}
+
 static void test_motor_kt_recovered(void **state) {
   (void)state;
   static const double f[ARM_NJ] = {1.4, 0.6, 1.35};
   motor_run r;
   make(&r, 3, "actuator.*.kt", f);
-  sysid_report rep;
+  /* the same problem with a progress callback */
   char err[512];
+  sysid_options o;
+  sysid_options_default(&o);
+  progress_log pl = {0, 0, INFINITY};
+  o.progress = progress, o.ctx = &pl;
+  sysid_problem_free(&r.p);
+  r.p = sysid_problem_new(r.mg, &r.s, "actuator.*.kt", NULL, r.meas, &o, err, sizeof err);
+  assert_non_null(r.p);
+  sysid_report rep;
   if (sysid_fit(r.p, &rep, err, sizeof err) < 0) {
     fail_msg("%s", err);
   }
+  assert_int_equal(pl.calls, rep.iterations);
+  assert_true(fabs(pl.last_cost - rep.cost_after) <= 1e-9 * rep.cost_after);
+  /* the simulated readings after the fit: the report's residuals */
+  double *q = malloc((size_t)r.s.n * ARM_NJ * sizeof(double));
+  assert_int_equal(sysid_simulate(r.p, 1, q), 0);
+  double ss = 0;
+  int cnt = 0;
+  for (int i = 2; i < r.s.n; i++) { /* samples 0, 1: before the log (latency) */
+    double e = q[(size_t)i * ARM_NJ + 1] - r.s.q[(size_t)i * ARM_NJ + 1];
+    ss += e * e, cnt++;
+  }
+  printf("shoulder: simulated against logged readings, rms %.4g (report: %.4g)\n",
+         sqrt(ss / cnt), rep.rms_after[1]);
+  assert_true(fabs(sqrt(ss / cnt) / rep.rms_after[1] - 1) < 1e-6);
+  free(q);
   for (int k = 0; k < rep.np; k++) {
     double truth = r.mt->actuators[k].kt;
     printf("%-28s initial %.4g fitted %.6g ± %.2g truth %.4g error %+.4f %%\n", rep.param[k].name,
