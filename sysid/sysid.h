@@ -27,6 +27,14 @@
  * positive (mass, damping, armature, frictionloss, inertias, gains, resistance, kt, ...) is
  * fitted as log θ, a bounded one as lo + (hi − lo)·logistic(φ), others as θ itself.
  *
+ * Friction (and contacts) enter through the constraint solver, which sim/deriv differentiates
+ * with the active set held: at a stick–slip transition the Jacobian is one side's (measured:
+ * 2.8e-3 of a column's scale where a stiff servo makes a joint stick and slip within the
+ * differences' step, 1e-7–1e-5 elsewhere; `ctest -R test_sysid -V` prints the figures); the fit
+ * goes through them. When masses or armatures change, the constraint stage's constants
+ * (sim_constraint_setconst) are refreshed as a robot file with those values would load, a
+ * dependence the Jacobian leaves out (1.9e-3 of a column).
+ *
  * Parameters by name, KIND.NAME.FIELD with fnmatch(3) wildcards in NAME (and FIELD), comma
  * separated:
  *   joint.NAME.damping | armature | frictionloss | stiffness | springref
