@@ -20,8 +20,10 @@
  *
  * The Jacobian of the residuals comes from the step Jacobians (sim/deriv/deriv.h): along each
  * window the forward sensitivities S ← A·S + [0 | P] give ∂x/∂[x₀ | θ] at every step, never
- * finite differences of rollouts. The least squares are GSL's gsl_multifit_nlinear (trust
- * region, Levenberg–Marquardt steps) on unconstrained coordinates: a quantity that must stay
+ * finite differences of rollouts. The least squares are GSL's trust-region Levenberg–Marquardt
+ * in its large-problem form (gsl_multilarge_nlinear, which takes J·u, Jᵀ·u and JᵀJ: the
+ * Jacobian is kept as its nonzero blocks, as a minute at 1 kHz with fitted window states would
+ * be ~0.5 GB dense) on unconstrained coordinates: a quantity that must stay
  * positive (mass, damping, armature, frictionloss, inertias, gains, resistance, kt, ...) is
  * fitted as log θ, a bounded one as lo + (hi − lo)·logistic(φ), others as θ itself.
  *
@@ -70,9 +72,12 @@ typedef struct sysid_meas {
 void sysid_meas_default(sysid_meas *m);
 
 typedef struct sysid_options {
-  double window;          /* s, multiple-shooting window length (default 2); the last window
-                             takes the remainder when it is at least half a window, else the
-                             one before it grows */
+  double window;          /* s, multiple-shooting window length (default 0.5); the last
+                             window takes the remainder when it is at least half a window, else
+                             the one before it grows. Short windows keep the fit convex: on
+                             tests/sysid's arm from parameters 30–50 % off, 0.5 s windows
+                             converge in ~12 iterations, 1 s in ~50, and 2 s windows (open-loop
+                             torques over 2 s of a wrong arm) stop in a local minimum */
   int fit_initial_state;  /* 1 (default): each window's q and q̇ are fitted too (unknowns
                              2·nv per window); 0: each window starts from the log */
   double velocity_span;   /* s, half width of the smoothed difference that estimates q̇ from
