@@ -47,6 +47,8 @@ static void say(FILE *out, const char *fmt, ...) {
 }
 
 static void usage(FILE *out) {
+  sysid_options d;
+  sysid_options_default(&d); /* the defaults printed are the library's */
   fprintf(out,
           "usage: achilles sysid ROBOT LOG [options]\n\n"
           "Fits the parameters of ROBOT (a robot JSON, MJCF or URDF file) to LOG, what an arm\n"
@@ -63,11 +65,11 @@ static void usage(FILE *out) {
           "                   ke|gear|kp|kd|kv|inductance|gear_friction|rotor_inertia\n"
           "  --bounds LIST    ENTRY=LO:HI,... (either end may be empty); positive quantities\n"
           "                   stay positive without bounds\n"
-          "  --window S       multiple-shooting window, s (default 2)\n"
+          "  --window S       multiple-shooting window, s (default %g)\n"
           "  --initial-state fit|log\n"
           "                   fit each window's initial state too (default), or take it from\n"
           "                   the log\n"
-          "  --max-iter N     iterations at most (default 100)\n"
+          "  --max-iter N     iterations at most (default %d)\n"
           "  --map MAP        CSV columns: time=COL[*K], JOINT=COL[*K], JOINT=COL/COUNTS_PER_TURN,\n"
           "                   ACTUATOR=COL[*K], comma-separated (default: columns named as the\n"
           "                   robot's joints and actuators, and time)\n"
@@ -82,7 +84,8 @@ static void usage(FILE *out) {
           "  --quiet          no progress on stderr\n"
           "  -h, --help       this text\n\n"
           "The report goes to standard output; progress (iteration, cost, step) to stderr.\n"
-          "Exit status: 0 fitted, 1 bad input or a failed fit, 2 usage error.\n");
+          "Exit status: 0 fitted, 1 bad input or a failed fit, 2 usage error.\n",
+          d.window, d.max_iter);
 }
 
 static int parse_number(const char *opt, const char *text, double min, double *out) {
