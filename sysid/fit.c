@@ -79,6 +79,31 @@ void sysid__normal_matrix(const sysid_problem *p, double *H) {
   }
 }
 
+void sysid__jacobian_product(const sysid_problem *p, int transpose, const double *u,
+                             size_t us, double *v, size_t vs) {
+  int nb = p->np + p->nxs;
+  size_t nv = transpose ? (size_t)p->nunk : (size_t)p->nrow;
+  for (size_t i = 0; i < nv; i++) {
+    v[i * vs] = 0;
+  }
+  for (int ri = 0; ri < p->nrow; ri++) {
+    const double *J = p->Jb + (size_t)ri * nb;
+    int w = p->row[ri].w;
+    if (!transpose) {
+      double s = 0;
+      for (int a = 0; a < nb; a++) {
+        s += J[a] * u[(size_t)sysid__column(p, w, a) * us];
+      }
+      v[(size_t)ri * vs] = s;
+    } else {
+      double ur = u[(size_t)ri * us];
+      for (int a = 0; a < nb; a++) {
+        v[(size_t)sysid__column(p, w, a) * vs] += J[a] * ur;
+      }
+    }
+  }
+}
+
 static int cb_df(CBLAS_TRANSPOSE_t trans, const gsl_vector *x, const gsl_vector *u, void *vctx,
                  gsl_vector *v, gsl_matrix *JTJ) {
   fit_ctx *c = vctx;
@@ -86,25 +111,8 @@ static int cb_df(CBLAS_TRANSPOSE_t trans, const gsl_vector *x, const gsl_vector 
   if (ensure_jacobian(c, x) < 0) {
     return GSL_EBADFUNC;
   }
-  int nb = p->np + p->nxs;
   if (u && v) {
-    gsl_vector_set_zero(v);
-    for (int ri = 0; ri < p->nrow; ri++) {
-      const double *J = p->Jb + (size_t)ri * nb;
-      int w = p->row[ri].w;
-      if (trans == CblasNoTrans) {
-        double s = 0;
-        for (int a = 0; a < nb; a++) {
-          s += J[a] * gsl_vector_get(u, (size_t)sysid__column(p, w, a));
-        }
-        gsl_vector_set(v, (size_t)ri, s);
-      } else {
-        double ur = gsl_vector_get(u, (size_t)ri);
-        for (int a = 0; a < nb; a++) {
-          v->data[(size_t)sysid__column(p, w, a) * v->stride] += J[a] * ur;
-        }
-      }
-    }
+    sysid__jacobian_product(p, trans == CblasTrans, u->data, u->stride, v->data, v->stride);
   }
   if (JTJ) {
     sysid__normal_matrix(p, JTJ->data);

@@ -25,7 +25,7 @@ typedef struct sysid_pspec {
 
 typedef struct sysid_window {
   int s, e;             /* its samples [s, e) */
-  double t0;            /* simulated start time: t[s] − the largest latency */
+  double t0;            /* simulated start time: t[s] − the largest latency (not before t[0]) */
   int nsteps;           /* steps simulated (states 0..nsteps) */
   double *qbase;        /* nq: the base pose its tangent unknowns perturb */
   int r0, nr;           /* its residual rows [r0, r0 + nr) */
@@ -101,6 +101,16 @@ int sysid__column(const sysid_problem *p, int w, int c);
 
 /* fit.c: JᵀJ (nunk × nunk, row-major) of the last Jacobian evaluation */
 void sysid__normal_matrix(const sysid_problem *p, double *H);
+/* v = J·u (transpose 0; u nunk, v nrow) or Jᵀ·u (1; u nrow, v nunk), strides us, vs */
+void sysid__jacobian_product(const sysid_problem *p, int transpose, const double *u,
+                             size_t us, double *v, size_t vs);
+
+/* identify.c: singular values, weak directions (named into rep->weak; weak_of[k] != 0 for the
+ * parameters in them) and the covariance of the scaled parameters θ_k/scale_k (cov, np × np)
+ * from the last Jacobian, columns scaled by D (np); s2 the residual variance */
+int sysid__identify(const sysid_problem *p, const double *D, double s2, sysid_report *rep,
+                    double *cov, int *weak_of);
+int sysid__add_weak(sysid_report *rep, const char *text);
 
 /* report.c */
 int sysid__report(sysid_problem *p, const double *x, const double *r0, const double *r,

@@ -199,9 +199,10 @@ static int entry_expand(const sim_model *m, const entry *e, visit_fn visit, void
       snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "",
                element_name(m, e->kind, i));
     }
-    snprintf(err, err_sz, "parameter '%s': %s (the model's %ss: %s)", e->text,
+    static const char *const plural[3] = {"bodies", "joints", "actuators"};
+    snprintf(err, err_sz, "parameter '%s': %s (the model's %s: %s)", e->text,
              !found ? "no element of that name" : "none of the elements named has that field",
-             kind_names[e->kind], list[0] ? list : "none");
+             plural[e->kind], list[0] ? list : "none");
     return -1;
   }
   return visited;
@@ -286,7 +287,8 @@ static int apply_bound(void *vctx, sim_param sp) {
   sysid_problem *p = b->pc->p;
   for (int k = 0; k < p->np; k++) {
     if (p->ps[k].sp.field == sp.field && p->ps[k].sp.index == sp.index) {
-      p->ps[k].lo = b->lo, p->ps[k].hi = b->hi;
+      /* an empty LO of a positive quantity is 0, not −∞ */
+      p->ps[k].lo = isinf(b->lo) && positive(sp.field) ? 0 : b->lo, p->ps[k].hi = b->hi;
       b->matched++;
     }
   }

@@ -193,5 +193,6 @@ int sysid_simulate(sysid_problem *p, int which, double *q_out) {
       }
     }
   }
-  return 0;
+  /* the model keeps the fitted values (sysid_fitted_model) */
+  return p->fitted && which == 0 ? set_params(p, p->xfit, err, sizeof err) : 0;
 }

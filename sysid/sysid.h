@@ -88,7 +88,8 @@ typedef struct sysid_options {
                               1e-10, 1e-12) */
   double weak_ratio;      /* a singular value of the scaled Jacobian below weak_ratio × the
                              largest names a combination the log cannot determine (default
-                             1e-6) */
+                             1e-6); so does one whose standard error exceeds ±100 % of the
+                             parameters' magnitudes (sysid/identify.c) */
   /* called after each iteration: iteration (1, 2, ...), cost ½·Σr², and the step's norm in
      the fit's coordinates; NULL for none */
   void (*progress)(void *ctx, int iter, double cost, double step);
@@ -117,7 +118,9 @@ int sysid_nparam(const sysid_problem *p);
 int sysid_nwindow(const sysid_problem *p);
 /* The fit's unknowns: np parameters, then (fit_initial_state) 2·nv per window. */
 int sysid_nunknown(const sysid_problem *p);
-/* Residuals: one per finite reading inside a window. */
+/* Residuals: one per finite reading (NAN readings are missing samples), but for the first
+ * readings whose true time t − latency falls before the log's first sample (no input known
+ * there). */
 int sysid_nresidual(const sysid_problem *p);
 /* Parameter i: the sim_param (deriv.h) and its name "joint.elbow.damping". */
 sim_param sysid_param(const sysid_problem *p, int i);

@@ -122,6 +122,9 @@ static int rows_of(sysid_problem *p, int w, int *cap) {
         p->row = r, *cap = c;
       }
       double kf = (p->t[i] - p->meas[j].latency - win->t0) / h;
+      if (kf < -1e-9) {
+        continue; /* the position before the log began */
+      }
       int k = (int)floor(kf + 1e-9);
       double f = kf - k;
       f = f < 0 ? 0 : f > 1 ? 1 : f;
@@ -175,7 +178,9 @@ int sysid__windows_make(sysid_problem *p, char *err, size_t err_sz) {
   }
   for (int w = 0; w < p->nw; w++) {
     sysid_window *win = &p->win[w];
-    win->t0 = p->t[win->s] - lmax;
+    /* no window starts before the log: its inputs are unknown there (the first readings,
+       of true times before t[0], are left out) */
+    win->t0 = fmax(p->t[win->s] - lmax, p->t[0]);
     win->qbase = malloc((size_t)p->m->nq * sizeof(double) + 1);
     if (!win->qbase || rows_of(p, w, &cap) < 0) {
       free(xw);

@@ -21,7 +21,7 @@ const char *const arm_param_list = "joint.*.damping,joint.*.armature,joint.*.fri
                                    "body.upper_arm.mass,body.forearm.mass";
 
 void arm_truth(arm_params *p) {
-  *p = (arm_params){{0.05, 0.08, 0.05}, {0.002, 0.003, 0.002}, {0.02, 0.03, 0.02}, 0.6, 0.4};
+  *p = (arm_params){{0.05, 0.08, 0.05}, {0.002, 0.003, 0.002}, {0.02, 0.03, 0.02}, 0.6, 0.4, 0};
 }
 
 void arm_guess(arm_params *p) {
@@ -45,6 +45,11 @@ int arm_param_values(const arm_params *p, double *out) {
 }
 
 char *arm_json(char *buf, size_t sz, const arm_params *p, double h) {
+  const char *motor =
+      p->dc_motors ? "\"type\": \"dc_motor\", \"supply_voltage\": 12, \"resistance\": 2,"
+                     " \"kt\": 0.02, \"ke\": 0.02, \"gear\": 100, \"efficiency\": 0.8,"
+                     " \"current_limit\": 20"
+                   : "\"type\": \"motor\", \"gear\": 1, \"ctrlrange\": [-10, 10]";
   snprintf(
       buf, sz,
       "{\"name\": \"sysid_arm\", \"timestep\": %.17g, \"integrator\": \"euler\","
@@ -62,12 +67,12 @@ char *arm_json(char *buf, size_t sz, const arm_params *p, double h) {
       "  \"damping\": %.17g, \"armature\": %.17g, \"frictionloss\": %.17g},"
       " \"inertial\": {\"mass\": %.17g, \"com\": [0.1, 0, 0], \"inertia\": [0.0002, 0.0014, 0.0014, 0, 0, 0]}}],"
       " \"actuators\": ["
-      "{\"name\": \"base_motor\", \"joint\": \"base_yaw\", \"type\": \"motor\", \"gear\": 1, \"ctrlrange\": [-10, 10]},"
-      "{\"name\": \"shoulder_motor\", \"joint\": \"shoulder\", \"type\": \"motor\", \"gear\": 1, \"ctrlrange\": [-10, 10]},"
-      "{\"name\": \"elbow_motor\", \"joint\": \"elbow\", \"type\": \"motor\", \"gear\": 1, \"ctrlrange\": [-10, 10]}]}",
+      "{\"name\": \"base_motor\", \"joint\": \"base_yaw\", %s},"
+      "{\"name\": \"shoulder_motor\", \"joint\": \"shoulder\", %s},"
+      "{\"name\": \"elbow_motor\", \"joint\": \"elbow\", %s}]}",
       h, p->damping[0], p->armature[0], p->frictionloss[0], p->damping[1], p->armature[1],
       p->frictionloss[1], p->mass_upper, p->damping[2], p->armature[2], p->frictionloss[2],
-      p->mass_fore);
+      p->mass_fore, motor, motor, motor);
   return buf;
 }
 
@@ -148,6 +153,11 @@ int arm_log_make(const sim_model *m, const arm_log_opts *o, sysid_series *s, sys
       double u = (j == 0 ? 6 : j == 1 ? 25 : 10) * e - (j == 0 ? 0.4 : j == 1 ? 1.0 : 0.4) * de +
                  (j == 1 ? -1.8 * cos(y) : 0);
       u = j == o->still_joint ? 0 : fmax(-10, fmin(10, u));
+      const sim_actuator *a = &m->actuators[act[j]];
+      if (a->type == SIM_ACT_DC_MOTOR) { /* the torque's duty, back-EMF left to the motor */
+        u = fmax(-1, fmin(1, u * a->resistance /
+                                 (a->efficiency * a->gear * a->kt * a->supply_voltage)));
+      }
       prev[j] = y;
       s->u[(size_t)i * ARM_NJ + j] = u;
       d->ctrl[act[j]] = u;

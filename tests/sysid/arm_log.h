@@ -25,6 +25,8 @@
 typedef struct arm_params {
   double damping[ARM_NJ], armature[ARM_NJ], frictionloss[ARM_NJ];
   double mass_upper, mass_fore; /* kg */
+  int dc_motors;                /* 0: torque motors (ctrl N·m); 1: 12 V DC gearmotors driven
+                                   by duty (kt = ke = 0.02, R = 2 Ω, gear 100, η 0.8) */
 } arm_params;
 
 /* The truth: damping 0.05/0.08/0.05, armature 0.002/0.003/0.002, frictionloss 0.02/0.03/0.02,

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "arm_log.h"
+#include "fd_check.h"
 #include "support/model.h"
 #include "support/skip.h"
 #include "sysid/internal.h"
@@ -39,42 +40,6 @@ static sysid_problem *problem(int fit_states, sim_model **mt, sim_model **mg, sy
   return p;
 }
 
-/* max over columns of |J − FD| / max|FD column|; prints the worst */
-static double compare(sysid_problem *p, const char *what) {
-  int nr = sysid_nresidual(p), nu = sysid_nunknown(p);
-  double *x = malloc((size_t)nu * sizeof *x), *r = malloc((size_t)nr * sizeof *r);
-  double *rp = malloc((size_t)nr * sizeof *rp), *rm = malloc((size_t)nr * sizeof *rm);
-  double *J = malloc((size_t)nr * (size_t)nu * sizeof *J);
-  char err[512];
-  sysid_start(p, x);
-  assert_int_equal(sysid_residual(p, x, r, J, err, sizeof err), 0);
-  double worst = 0;
-  int worst_col = -1;
-  for (int c = 0; c < nu; c++) {
-    double x0 = x[c], eps = 1e-6 * fmax(1, fabs(x0));
-    x[c] = x0 + eps;
-    assert_int_equal(sysid_residual(p, x, rp, NULL, err, sizeof err), 0);
-    x[c] = x0 - eps;
-    assert_int_equal(sysid_residual(p, x, rm, NULL, err, sizeof err), 0);
-    x[c] = x0;
-    double big = 0, diff = 0;
-    for (int i = 0; i < nr; i++) {
-      double fd = (rp[i] - rm[i]) / (2 * eps);
-      big = fmax(big, fabs(fd));
-      diff = fmax(diff, fabs(fd - J[(size_t)i * nu + c]));
-    }
-    double rel = big > 0 ? diff / big : diff;
-    if (rel > worst) {
-      worst = rel, worst_col = c;
-    }
-  }
-  printf("%s: %d residuals × %d unknowns, worst column %d (%s) |J − FD|/max|FD| = %.2e\n", what,
-         nr, nu, worst_col, worst_col >= 0 && worst_col < sysid_nparam(p) ? sysid_param_name(p, worst_col) : "a window state",
-         worst);
-  free(x), free(r), free(rp), free(rm), free(J);
-  return worst;
-}
-
 static void run(int fit_states, int refresh, double tol) {
   sim_model *mt, *mg;
   sysid_series s;
@@ -83,7 +48,7 @@ static void run(int fit_states, int refresh, double tol) {
   char what[128];
   snprintf(what, sizeof what, "window states %s, constraint constants %s",
            fit_states ? "fitted" : "from the log", refresh ? "refreshed" : "held");
-  double worst = compare(p, what);
+  double worst = fd_jacobian_error(p, what);
   if (tol > 0) {
     assert_true(worst < tol);
   }
@@ -111,4 +76,56 @@ static void test_jacobian_refreshed_constants(void **state) {
   run(1, 1, 1e-2);
 }
 
-TS_MAIN(test_jacobian_with_states, test_jacobian_params_only, test_jacobian_refreshed_constants)
+/* what GSL is handed: J·u, Jᵀ·u and JᵀJ from the block rows, against the dense Jacobian */
+static void test_products_and_normal_matrix(void **state) {
+  (void)state;
+  sim_model *mt, *mg;
+  sysid_series s;
+  sysid_problem *p = problem(1, &mt, &mg, &s);
+  int nr = sysid_nresidual(p), nu = sysid_nunknown(p);
+  double *x = malloc((size_t)nu * sizeof *x), *r = malloc((size_t)nr * sizeof *r);
+  double *J = malloc((size_t)nr * (size_t)nu * sizeof *J), *H = malloc((size_t)nu * nu * sizeof *H);
+  double *u = malloc((size_t)nr * sizeof *u), *v = malloc((size_t)nr * sizeof *v);
+  char err[512];
+  sysid_start(p, x);
+  assert_int_equal(sysid_residual(p, x, r, J, err, sizeof err), 0);
+  sysid__normal_matrix(p, H);
+  double worst = 0, big = 0;
+  for (int a = 0; a < nu; a++) {
+    for (int b = 0; b < nu; b++) {
+      double h = 0;
+      for (int i = 0; i < nr; i++) {
+        h += J[(size_t)i * nu + a] * J[(size_t)i * nu + b];
+      }
+      worst = fmax(worst, fabs(h - H[(size_t)a * nu + b]));
+      big = fmax(big, fabs(h));
+    }
+  }
+  printf("JᵀJ: worst difference %.2e of %.2e\n", worst, big);
+  assert_true(worst <= 1e-12 * big);
+  for (int i = 0; i < nr; i++) {
+    u[i] = sin(0.37 * i);
+  }
+  sysid__jacobian_product(p, 1, u, 1, v, 1); /* Jᵀ·u */
+  for (int c = 0; c < nu; c++) {
+    double d = 0;
+    for (int i = 0; i < nr; i++) {
+      d += J[(size_t)i * nu + c] * u[i];
+    }
+    assert_true(fabs(d - v[c]) <= 1e-12 * fmax(1, fabs(d)));
+  }
+  sysid__jacobian_product(p, 0, u, 1, v, 1); /* J·u with u's first nu entries */
+  for (int i = 0; i < nr; i++) {
+    double d = 0;
+    for (int c = 0; c < nu; c++) {
+      d += J[(size_t)i * nu + c] * u[c];
+    }
+    assert_true(fabs(d - v[i]) <= 1e-12 * fmax(1, fabs(d)));
+  }
+  free(x), free(r), free(J), free(H), free(u), free(v);
+  sysid_problem_free(&p);
+  sysid_series_free(&s);
+  sim_model_free(mt), sim_model_free(mg);
+}
+
+TS_MAIN(test_products_and_normal_matrix, test_jacobian_with_states, test_jacobian_params_only, test_jacobian_refreshed_constants)
