@@ -1,7 +1,8 @@
 /* tests/tools/test_cli_sysid.c: `achilles sysid` as a user meets it before any fit: --help,
  * usage errors (exit 2), and bad input named by its place (exit 1): a missing file, a CSV
  * without the columns named, times that go back, a non-finite cell, a map naming a joint the
- * robot lacks, a log with --map, a log without a sensors file (docs/sysid.md section 7). */
+ * robot lacks, a parameter it lacks, a log shorter than a window, a log with --map, a log without
+ * a sensors file (docs/sysid.md). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -90,6 +91,13 @@ static void test_csv_errors(void **state) {
   assert_int_equal(sysid(ARM " c.csv"), 1);
   ASSERT_SAYS("c.csv: line 3, column 2 (\"shoulder\"): expected a finite number or a blank "
               "(got \"inf\")");
+  /* the library's checks, reached through the command: a parameter the robot lacks, a log
+   * shorter than one window */
+  put_file("e.csv", "time,shoulder,shoulder_motor\n0,0,0\n0.001,0,0\n0.002,0,0\n");
+  assert_int_equal(sysid(ARM " e.csv --params joint.knee.damping"), 1);
+  ASSERT_SAYS("parameter 'joint.knee.damping': no element of that name");
+  assert_int_equal(sysid(ARM " e.csv"), 1);
+  ASSERT_SAYS("shorter than one window");
   put_file("d.csv", "time,hip,knee\n0,0,0\n0.001,0,0\n");
   assert_int_equal(sysid(ARM " d.csv"), 1);
   ASSERT_SAYS("d.csv: line 1: no column is a joint's reading (the joints of club_arm: base_yaw, "
