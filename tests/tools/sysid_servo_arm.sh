@@ -11,7 +11,7 @@ achilles=$1 src=$2
 [ -x /usr/bin/python3 ] || { echo "no /usr/bin/python3"; exit 77; }
 dir=$(mktemp -d)
 "$achilles" run "$src/configs/servo_arm.json" --pty-link "$dir/arm" --no-zmq --quiet \
-    --duration 8 --record "$dir/servo.ndjson" 2> "$dir/run.log" &
+    --duration 300 --record "$dir/servo.ndjson" 2> "$dir/run.log" &
 pid=$!
 i=0
 while [ ! -e "$dir/arm" ] && [ $i -lt 600 ]; do
@@ -24,6 +24,7 @@ if [ ! -e "$dir/arm" ]; then
 fi
 /usr/bin/python3 "$src/tests/tools/servo_excite.py" "$dir/arm" 7 > "$dir/excite.log" 2>&1
 excite=$?
+kill -INT "$pid"
 wait "$pid"
 run=$?
 if [ $excite -ne 0 ] || [ $run -ne 0 ]; then
