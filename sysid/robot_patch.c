@@ -157,7 +157,8 @@ static int patch_one(cJSON *doc, const sysid_param_result *p, const sim_model *m
     if (strcmp(p->field, "rotor_inertia") == 0 || strcmp(p->field, "gear_friction") == 0) {
       /* value: the joint's total, as the loader folds the gearbox in */
       const int a = sim_model_actuator(m0, p->element);
-      return a >= 0 ? patch_servo(doc, m0, a, p->field[0] == 'r' ? "armature" : "frictionloss", p->value) : -1;
+      const char *key = p->field[0] == 'r' ? "armature" : "frictionloss";
+      return a >= 0 ? patch_servo(doc, m0, a, key, p->value) : -1;
     }
     cJSON *a = find_named(doc, "actuators", p->element);
     return a ? set_number(a, p->field, p->value) : -1;
