@@ -154,10 +154,9 @@ static int iterate(sysid_problem *p, fit_ctx *c, double *x, sysid_report *rep, c
   snprintf(rep->stop, sizeof rep->stop, "iteration limit");
   while (status == GSL_SUCCESS && it < p->o.max_iter) {
     status = gsl_multilarge_nlinear_iterate(w);
-    if (status == GSL_ENOPROG) {
+    if (status == GSL_ENOPROG) { /* an iteration that found no step: converged as far as it goes */
       snprintf(rep->stop, sizeof rep->stop, "no step lowers the cost further");
       status = GSL_SUCCESS;
-      it++;
       break;
     }
     if (status != GSL_SUCCESS) {

@@ -92,6 +92,27 @@ int sysid__add_weak(sysid_report *rep, const char *text) {
   return 0;
 }
 
+/* the standard deviation of model joint jid's readings over its σ (INFINITY when the series
+   does not log it): a joint held still reads its noise only, ~1 */
+static double reading_spread(const sysid_problem *p, int jid) {
+  for (int j = 0; j < p->nj; j++) {
+    if (p->jdof[j] != p->m->joints[jid].dofadr) {
+      continue;
+    }
+    double s = 0, s2 = 0;
+    int n = 0;
+    for (int i = 0; i < p->n; i++) {
+      double y = p->y[(size_t)i * p->nj + j];
+      if (!isnan(y)) {
+        s += y, s2 += y * y, n++;
+      }
+    }
+    double mean = n ? s / n : 0, var = n > 1 ? (s2 - n * mean * mean) / (n - 1) : 0;
+    return sqrt(fmax(var, 0)) / (fabs(p->meas[j].scale) * p->meas[j].sigma);
+  }
+  return INFINITY;
+}
+
 /* the weak directions named in words; weak_of[k] set for the parameters in them */
 static int name_weak(const sysid_problem *p, const gsl_vector *S, const gsl_matrix *V,
                      const double *colnorm, double tol, const int *weak_dir, double s,
@@ -101,10 +122,16 @@ static int name_weak(const sysid_problem *p, const gsl_vector *S, const gsl_matr
   for (int k = 0; k < np; k++) { /* a parameter whose own column is nil: named alone */
     if (!(colnorm[k] > tol)) {
       char t[256];
-      snprintf(t, sizeof t, "%s: no effect on the readings (scaled column %.2g, largest σ %.2g)%s",
-               p->ps[k].name, colnorm[k], smax,
-               sim_param_kind_of(p->ps[k].sp.field) == SIM_PARAM_JOINT ? ": does the joint move?"
-                                                                        : "");
+      snprintf(t, sizeof t, "%s: no effect on the readings (scaled column %.2g, largest σ %.2g)",
+               p->ps[k].name, colnorm[k], smax);
+      double spread = sim_param_kind_of(p->ps[k].sp.field) == SIM_PARAM_JOINT
+                          ? reading_spread(p, p->ps[k].sp.index)
+                          : INFINITY;
+      if (spread < 5) {
+        size_t len = strlen(t);
+        snprintf(t + len, sizeof t - len, ": the joint barely moves in the log (spread %.1f σ)",
+                 spread);
+      }
       if (sysid__add_weak(rep, t) < 0) {
         return -1;
       }
@@ -135,9 +162,11 @@ static int name_weak(const sysid_problem *p, const gsl_vector *S, const gsl_matr
       size_t len = strlen(t);
       snprintf(t + len, sizeof t - len, ": not determined by the log (σ/σmax %.1e, ±%.0f %%)",
                smax > 0 ? sv / smax : 0, sv > 0 && isfinite(s) ? 100 * s / sv : INFINITY);
-      if (joint >= 0) {
+      double spread = joint >= 0 ? reading_spread(p, joint) : INFINITY;
+      if (spread < 5) {
         len = strlen(t);
-        snprintf(t + len, sizeof t - len, ": does joint %s move?", p->m->joints[joint].name);
+        snprintf(t + len, sizeof t - len, ": joint %s barely moves in the log (spread %.1f σ)",
+                 p->m->joints[joint].name, spread);
       }
       if (sysid__add_weak(rep, t) < 0) {
         return -1;

@@ -91,8 +91,9 @@ int sysid__report(sysid_problem *p, const double *x, const double *r0, const dou
   for (int k = 0; k < np; k++) {
     sysid_param_result *o = &rep->param[k];
     o->stderr_ = o->identifiable ? scale[k] * sqrt(fmax(cov[k * np + k], 0)) : NAN;
-    /* determined only to ±100 % or worse: not a number to trust either */
-    if (o->identifiable && !(o->stderr_ < fabs(o->value))) {
+    /* a magnitude (positive or bounded) determined only to ±100 % or worse: not a number to
+       trust either (a free quantity such as a centre of mass may well be near 0) */
+    if (o->identifiable && p->ps[k].map != SYSID_MAP_FREE && !(o->stderr_ < fabs(o->value))) {
       char t[256];
       snprintf(t, sizeof t, "%s: %.3g ± %.3g, the log barely determines it", o->name, o->value,
                o->stderr_);

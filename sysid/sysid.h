@@ -27,6 +27,14 @@
  * positive (mass, damping, armature, frictionloss, inertias, gains, resistance, kt, ...) is
  * fitted as log θ, a bounded one as lo + (hi − lo)·logistic(φ), others as θ itself.
  *
+ * Friction (and contacts) enter through the constraint solver, which sim/deriv differentiates
+ * with the active set held: at a stick–slip transition the Jacobian is one side's (measured:
+ * 2.8e-3 of a column's scale where a stiff servo makes a joint stick and slip within the
+ * differences' step, 1e-7–1e-5 elsewhere; `ctest -R test_sysid -V` prints the figures); the fit
+ * goes through them. When masses or armatures change, the constraint stage's constants
+ * (sim_constraint_setconst) are refreshed as a robot file with those values would load, a
+ * dependence the Jacobian leaves out (1.9e-3 of a column).
+ *
  * Parameters by name, KIND.NAME.FIELD with fnmatch(3) wildcards in NAME (and FIELD), comma
  * separated:
  *   joint.NAME.damping | armature | frictionloss | stiffness | springref
@@ -79,12 +87,14 @@ typedef struct sysid_options {
                              converge in ~12 iterations, 1 s in ~50, and 2 s windows (open-loop
                              torques over 2 s of a wrong arm) stop in a local minimum */
   int fit_initial_state;  /* 1 (default): each window's q and q̇ are fitted too (unknowns
-                             2·nv per window); 0: each window starts from the log */
+                             2·nv per window); 0: each window starts from the log, which is
+                             faster but biased by the velocity estimate's error (tests/sysid's
+                             arm: frictionloss 22 % off, residual RMS 20–80 σ) */
   double velocity_span;   /* s, half width of the smoothed difference that estimates q̇ from
                              the readings at a window's start (default 0.01: a local quadratic
                              fit over ±span) */
   int max_iter;           /* trust-region iterations (default 100) */
-  double xtol, gtol, ftol; /* GSL's stop rules (gsl_multifit_nlinear_test; defaults 1e-10,
+  double xtol, gtol, ftol; /* GSL's stop rules (gsl_multilarge_nlinear_test; defaults 1e-10,
                               1e-10, 1e-12) */
   double weak_ratio;      /* a singular value of the scaled Jacobian below weak_ratio × the
                              largest names a combination the log cannot determine (default
@@ -173,7 +183,7 @@ typedef struct sysid_report {
   double *rms_before, *rms_after; /* per series joint, reading units (rad or m): the
                                      unweighted residual over its readings */
   double *max_before, *max_after;
-  int iterations;
+  int iterations;        /* steps taken (the progress callback's calls) */
   double seconds;        /* wall-clock time of the fit */
   double cost_before, cost_after; /* ½·Σr² (weighted residuals) */
   int nresidual, nunknown;
@@ -194,8 +204,9 @@ typedef struct sysid_report {
 int sysid_fit(sysid_problem *p, sysid_report *r, char *err, size_t err_sz);
 void sysid_report_free(sysid_report *r);
 
-/* Simulated readings over the whole series, n × njoint like series.q (NAN outside every
- * window), with the initial (which = 0: the model's values, windows from the log) or fitted
+/* Simulated readings over the whole series, n × njoint like series.q (every sample lies in a
+ * window; the first ones, of true times before the log, read the log's first state), with the
+ * initial (which = 0: the model's values, windows from the log) or fitted
  * (1: after sysid_fit, with its fitted window states) parameters. Returns 0, or -1 when the
  * simulation fails (or which = 1 before a fit). */
 int sysid_simulate(sysid_problem *p, int which, double *q_out);

@@ -46,10 +46,12 @@ int arm_param_values(const arm_params *p, double *out) {
 
 char *arm_json(char *buf, size_t sz, const arm_params *p, double h) {
   const char *motor =
-      p->dc_motors ? "\"type\": \"dc_motor\", \"supply_voltage\": 12, \"resistance\": 2,"
-                     " \"kt\": 0.02, \"ke\": 0.02, \"gear\": 100, \"efficiency\": 0.8,"
-                     " \"current_limit\": 20"
-                   : "\"type\": \"motor\", \"gear\": 1, \"ctrlrange\": [-10, 10]";
+      p->dc_motors == 1 ? "\"type\": \"dc_motor\", \"supply_voltage\": 12, \"resistance\": 2,"
+                          " \"kt\": 0.02, \"ke\": 0.02, \"gear\": 100, \"efficiency\": 0.8,"
+                          " \"current_limit\": 20"
+      : p->dc_motors == 2 ? "\"type\": \"position_servo\", \"kp\": 20, \"kd\": 0.5,"
+                            " \"ctrlrange\": [-3, 3]"
+                          : "\"type\": \"motor\", \"gear\": 1, \"ctrlrange\": [-10, 10]";
   snprintf(
       buf, sz,
       "{\"name\": \"sysid_arm\", \"timestep\": %.17g, \"integrator\": \"euler\","
@@ -154,7 +156,9 @@ int arm_log_make(const sim_model *m, const arm_log_opts *o, sysid_series *s, sys
                  (j == 1 ? -1.8 * cos(y) : 0);
       u = j == o->still_joint ? 0 : fmax(-10, fmin(10, u));
       const sim_actuator *a = &m->actuators[act[j]];
-      if (a->type == SIM_ACT_DC_MOTOR) { /* the torque's duty, back-EMF left to the motor */
+      if (a->type == SIM_ACT_POSITION_SERVO) { /* the servo closes its own loop on the truth */
+        u = j == o->still_joint ? 0 : set_point(j, t);
+      } else if (a->type == SIM_ACT_DC_MOTOR) { /* the torque's duty, back-EMF left to the motor */
         u = fmax(-1, fmin(1, u * a->resistance /
                                  (a->efficiency * a->gear * a->kt * a->supply_voltage)));
       }

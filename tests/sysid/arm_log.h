@@ -26,7 +26,9 @@ typedef struct arm_params {
   double damping[ARM_NJ], armature[ARM_NJ], frictionloss[ARM_NJ];
   double mass_upper, mass_fore; /* kg */
   int dc_motors;                /* 0: torque motors (ctrl N·m); 1: 12 V DC gearmotors driven
-                                   by duty (kt = ke = 0.02, R = 2 Ω, gear 100, η 0.8) */
+                                   by duty (kt = ke = 0.02, R = 2 Ω, gear 100, η 0.8); 2:
+                                   position servos (kp 20 N·m/rad, kd 0.5 N·m·s/rad; the log's
+                                   input is the set point itself) */
 } arm_params;
 
 /* The truth: damping 0.05/0.08/0.05, armature 0.002/0.003/0.002, frictionloss 0.02/0.03/0.02,

@@ -16,7 +16,8 @@
 
 /* a short log of the true arm, and a problem on the guessed arm whose sensor latency is not a
    multiple of the timestep (readings between steps) and whose scale and offset are not 1, 0 */
-static sysid_problem *problem(int fit_states, sim_model **mt, sim_model **mg, sysid_series *s) {
+static sysid_problem *problem_of(const char *params, int fit_states, sim_model **mt,
+                                 sim_model **mg, sysid_series *s) {
   char json[8192], err[512];
   arm_params truth, guess;
   arm_truth(&truth), arm_guess(&guess);
@@ -33,11 +34,15 @@ static sysid_problem *problem(int fit_states, sim_model **mt, sim_model **mg, sy
   sysid_options o;
   sysid_options_default(&o);
   o.fit_initial_state = fit_states;
-  sysid_problem *p = sysid_problem_new(*mg, s, arm_param_list, NULL, meas, &o, err, sizeof err);
+  sysid_problem *p = sysid_problem_new(*mg, s, params, NULL, meas, &o, err, sizeof err);
   if (!p) {
     fail_msg("%s", err);
   }
   return p;
+}
+
+static sysid_problem *problem(int fit_states, sim_model **mt, sim_model **mg, sysid_series *s) {
+  return problem_of(arm_param_list, fit_states, mt, mg, s);
 }
 
 static void run(int fit_states, int refresh, double tol) {
@@ -128,4 +133,18 @@ static void test_products_and_normal_matrix(void **state) {
   sim_model_free(mt), sim_model_free(mg);
 }
 
-TS_MAIN(test_products_and_normal_matrix, test_jacobian_with_states, test_jacobian_params_only, test_jacobian_refreshed_constants)
+/* the mass properties' other fields: centres of mass (free coordinates) and inertias */
+static void test_jacobian_mass_properties(void **state) {
+  (void)state;
+  sim_model *mt, *mg;
+  sysid_series s;
+  sysid_problem *p = problem_of("body.forearm.com,body.upper_arm.com_x,body.*.inertia,"
+                                "body.upper_arm.mass", 1, &mt, &mg, &s);
+  p->refresh_const = 0;
+  assert_true(fd_jacobian_error(p, "centres of mass, inertias, a mass") < 3e-5);
+  sysid_problem_free(&p);
+  sysid_series_free(&s);
+  sim_model_free(mt), sim_model_free(mg);
+}
+
+TS_MAIN(test_products_and_normal_matrix, test_jacobian_mass_properties, test_jacobian_with_states, test_jacobian_params_only, test_jacobian_refreshed_constants)
