@@ -74,6 +74,12 @@ struct sysid_problem {
   double *xJ;           /* nunk: the point Jb belongs to */
   int haveJ;
   double simulated;     /* seconds simulated */
+  struct sysid_servo_loop *sl; /* nsl servos driven by their goals (servo_loop.c) */
+  int nsl;
+  double *A, *B, *P, *Sn; /* their step's Jacobians and S⁺ (servo_loop.c) */
+  int servo_smooth;     /* 0 (default): the servos' encoders read whole ticks, as the bus's;
+                           1: without the rounding (servo_state.continuous_encoder), the
+                           residuals then smooth (tests compare the Jacobian with differences) */
   int refresh_const;    /* 1 (default): sim_constraint_setconst after the masses change; the
                            Jacobian leaves out that dependence of the soft rows (tests set 0 to
                            compare it with differences of an exactly held model) */

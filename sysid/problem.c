@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sysid/internal.h"
+#include "sysid/servo_loop.h"
 
 void sysid_meas_default(sysid_meas *m) {
   *m = (sysid_meas){.latency = 0, .scale = 1, .offset = 0, .sigma = 1e-3};
@@ -253,6 +254,10 @@ sysid_problem *sysid_problem_new(const sim_model *m, const sysid_series *s, cons
     sysid_problem_free(&p);
     return NULL;
   }
+  if (sysid__servo_setup(p, err, err_sz) < 0) {
+    sysid_problem_free(&p);
+    return NULL;
+  }
   return p;
 }
 
@@ -261,6 +266,7 @@ void sysid_problem_free(sysid_problem **pp) {
     return;
   }
   sysid_problem *p = *pp;
+  sysid__servo_free(p);
   sim_deriv_free(&p->w);
   sim_data_free(p->d);
   for (int w = 0; p->win && w < p->nw; w++) {

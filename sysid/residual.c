@@ -9,12 +9,14 @@
  *   ∂r/∂x₀ = scale/σ · ((1 − f)·S_k + f·S_{k+1})[q row, state column]
  * The Jacobian's nonzeros are kept as blocks, one row of np + 2·nv per residual (a reading
  * depends on the parameters and its own window's state only): p->Jb.
+ * Servos driven by their Goal Position (servo_loop.h) add their loops' feedback to S's step.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sysid/internal.h"
+#include "sysid/servo_loop.h"
 
 /* the parameters of x into the model (θ and dθ/dφ kept for the Jacobian) */
 static int set_params(sysid_problem *p, const double *x, char *err, size_t err_sz) {
@@ -63,6 +65,14 @@ static void record(sysid_problem *p, int k, int jac) {
   int nj = p->nj, nv = p->m->nv, nc = 2 * nv + p->np, ns = p->nx + p->np;
   for (int j = 0; j < nj; j++) {
     p->traj[(size_t)k * nj + j] = p->d->qpos[p->jqpos[j]];
+    if (p->nsl && sysid__servo_reading(p, j, &p->traj[(size_t)k * nj + j], jac ? p->Sn : NULL)) {
+      if (jac) { /* a servo's Present Position: its encoder's output */
+        double *out = p->trajS + ((size_t)k * nj + j) * nc;
+        memcpy(out, p->Sn, 2 * (size_t)nv * sizeof(double));
+        memcpy(out + 2 * nv, p->Sn + p->nx, (size_t)p->np * sizeof(double));
+      }
+      continue;
+    }
     if (jac) {
       const double *Srow = p->S + (size_t)p->jdof[j] * ns;
       double *out = p->trajS + ((size_t)k * nj + j) * nc;
@@ -81,22 +91,24 @@ static int simulate(sysid_problem *p, int w, const double *x, int jac, char *err
   if (jac) {
     sim_deriv_sensitivity_init(p->w, p->S);
   }
-  record(p, 0, jac);
   int is = 0; /* the sample whose input is held */
+  while (is + 1 < p->n && p->t[is + 1] <= win->t0 + 1e-9 * h) {
+    is++;
+  }
+  sysid__servo_start(p, is, jac);
+  record(p, 0, jac);
   for (int k = 0; k < win->nsteps; k++) {
     double tau = win->t0 + k * h;
     while (is + 1 < p->n && p->t[is + 1] <= tau + 1e-9 * h) {
       is++;
     }
     for (int a = 0; a < p->na; a++) {
-      d->ctrl[p->act[a]] = p->u[(size_t)is * p->na + a];
+      if (!p->nsl || !sysid__servo_has(p, a)) {
+        d->ctrl[p->act[a]] = p->u[(size_t)is * p->na + a];
+      }
     }
-    int rc = SIM_DERIV_OK;
-    if (jac) {
-      rc = sim_deriv_sensitivity_step(m, d, p->w, p->S);
-    } else {
-      sim_step(m, d);
-    }
+    sysid__servo_ctrl(p, is, jac); /* servos driven by their goals: their loops' torques */
+    int rc = sysid__servo_step(p, jac);
     if (rc != SIM_DERIV_OK) {
       snprintf(err, err_sz, "window %d, step at t = %.4f s: %s", w, tau, sim_deriv_strerror(rc));
       return -1;

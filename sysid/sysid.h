@@ -79,6 +79,21 @@ typedef struct sysid_meas {
 /* An exact reading: latency 0, scale 1, offset 0, sigma 1e-3. */
 void sysid_meas_default(sysid_meas *m);
 
+/* A smart servo driven by its Goal Position (docs/sysid.md section 10): the series actuator
+ * `actuator` (of type servo) takes the servo's Goal Position as input, in rad (the joint angle it
+ * asks for; the register's whole ticks are 2048 + angle·4096/2π), and the servo's own firmware
+ * loop (hil/servo's dxl_servo_step: the position PID at the model's default gains and limits,
+ * the PWM and the motor with its back-EMF and current limit) turns it into the joint's torque at
+ * every step of the simulation, the loop's feedback included in the Jacobian. */
+typedef struct sysid_servo {
+  char actuator[SIM_NAME_MAX];
+  int model;              /* Dynamixel model number: 1060 (XL430-W250), 1020 (XM430-W350) */
+  int joint_sensor;       /* 0: the series' readings of its joint are the servo's Present
+                             Position (its encoder's output, whose hysteresis holds it half a
+                             tick behind a moving joint: modelled, then the joint's sysid_meas);
+                             1: another sensor's, read as the joint's true angle */
+} sysid_servo;
+
 typedef struct sysid_options {
   double window;          /* s, multiple-shooting window length (default 0.5); the last
                              window takes the remainder when it is at least half a window, else
@@ -100,6 +115,9 @@ typedef struct sysid_options {
                              largest names a combination the log cannot determine (default
                              1e-6); so does one whose standard error exceeds ±100 % of the
                              parameters' magnitudes (sysid/identify.c) */
+  const sysid_servo *servo; /* nservo servos driven by their Goal Position (above; copied by
+                               sysid_problem_new); NULL: every input is its actuator's ctrl */
+  int nservo;
   /* called after each iteration: iteration (1, 2, ...), cost ½·Σr², and the step's norm in
      the fit's coordinates; NULL for none */
   void (*progress)(void *ctx, int iter, double cost, double step);

@@ -46,6 +46,16 @@ double servo_estimate_velocity(servo_state *s, double ticks, double dt) {
  * within the hysteresis of it. */
 double servo_read_encoder(servo_state *s, double ticks) {
   const double lag = SERVO_ENCODER_HYSTERESIS - 0.5;
+  if (s->continuous_encoder) {
+    if (!s->have_held) {
+      s->held = ticks, s->have_held = 1;
+    } else if (ticks - s->held > lag) {
+      s->held = ticks - lag;
+    } else if (s->held - ticks > lag) {
+      s->held = ticks + lag;
+    }
+    return s->held;
+  }
   if (!s->have_held) {
     s->held = round(ticks), s->have_held = 1;
   } else if (ticks - s->held >= SERVO_ENCODER_HYSTERESIS) {
