@@ -30,6 +30,7 @@ struct sysid_servo_loop {
   int a;                 /* series actuator */
   int act, dof;          /* model actuator, its joint's dof */
   int present;           /* the series' readings of its joint are its Present Position */
+  double sensor_step;    /* rad, the joint encoder's resolution in front of the servo's (0: none) */
   dxl_device dev;        /* the control table, at the model's defaults, torque on */
   servo_state st;
   servo_motor mot;
@@ -81,6 +82,7 @@ int sysid__servo_setup(sysid_problem *p, char *err, size_t err_sz) {
     }
     L->dev.mem[DXL_TORQUE_ENABLE] = 1;
     L->a = a, L->act = act, L->dof = m->actuators[act].dof, L->present = !sv->joint_sensor;
+    L->sensor_step = sv->sensor_step > 0 ? sv->sensor_step : 0;
     L->dH = calloc(4 * n, sizeof(double));
     if (!L->dH) {
       snprintf(err, err_sz, "out of memory");
@@ -120,6 +122,12 @@ int sysid__servo_has(const sysid_problem *p, int a) {
   return 0;
 }
 
+/* the joint's angle as the servo's position sensor gives it: rounded to the joint encoder's
+   resolution when it reads one (left whole for the smooth variant) */
+static double sensed(const sysid_problem *p, const struct sysid_servo_loop *L, double q) {
+  return L->sensor_step > 0 && !p->servo_smooth ? L->sensor_step * round(q / L->sensor_step) : q;
+}
+
 static void axpy(double *y, double a, const double *x, size_t n) {
   for (size_t c = 0; c < n; c++) {
     y[c] += a * x[c];
@@ -133,7 +141,9 @@ static void start(sysid_problem *p, struct sysid_servo_loop *L, double goal, int
   const int nv = p->m->nv;
   const size_t n = (size_t)p->nx + (size_t)p->np;
   const double h = p->m->opt.timestep, q = d->qpos[p->m->actuators[L->act].qposadr];
-  const double v = d->qvel[L->dof], lag = SERVO_ENCODER_HYSTERESIS - 0.5;
+  /* behind a rounding sensor the servo's encoder jumps a whole tick with it: no lag */
+  const double v = d->qvel[L->dof];
+  const double lag = L->sensor_step > 0 && !p->servo_smooth ? 0 : SERVO_ENCODER_HYSTERESIS - 0.5;
   memset(&L->st, 0, sizeof L->st);
   L->dev.mem[DXL_HARDWARE_ERROR_STATUS] = 0;
   L->st.started = 1, L->st.reboots = L->dev.reboots, L->st.torque_was_on = 1;
@@ -141,7 +151,7 @@ static void start(sysid_problem *p, struct sysid_servo_loop *L, double goal, int
   /* the encoder's settled lag behind a moving joint, smoothly to none at rest (a function of
      the window's state the Jacobian can follow) */
   const double th = tanh(v / SERVO_REST_SPEED);
-  L->st.held = servo_ticks(q) - lag * th;
+  L->st.held = servo_ticks(sensed(p, L, q)) - lag * th;
   if (!p->servo_smooth) {
     L->st.held = round(L->st.held);
   }
@@ -201,7 +211,8 @@ void sysid__servo_ctrl(sysid_problem *p, int is, int jac) {
     const double goal = (double)lround(servo_ticks(p->u[(size_t)is * p->na + L->a]));
     dxl_device_set(&L->dev, DXL_GOAL_POSITION, 4, (uint32_t)(int32_t)goal);
     const double held0 = L->st.held, e0 = L->st.prev_error, i0 = L->st.integral;
-    const servo_feedback fb = {d->qpos[p->m->actuators[L->act].qposadr], d->qvel[L->dof]};
+    const servo_feedback fb = {sensed(p, L, d->qpos[p->m->actuators[L->act].qposadr]),
+                               d->qvel[L->dof]};
     d->ctrl[L->act] = dxl_servo_step(&L->dev, &L->st, &L->mot, &fb, h);
     if (jac) {
       torque_rows(p, L, held0, e0, i0);
@@ -225,7 +236,7 @@ int sysid__servo_reading(sysid_problem *p, int j, double *q, double *dq) {
     /* what the encoder reads at this state: its next reading (the play, idempotent), on a copy
        of the loop's state */
     servo_state s = L->st;
-    const double held = servo_read_encoder(&s, servo_ticks(p->d->qpos[p->jqpos[j]]));
+    const double held = servo_read_encoder(&s, servo_ticks(sensed(p, L, p->d->qpos[p->jqpos[j]])));
     *q = (held - 2048.0) / TICKS_PER_RAD;
     if (dq) {
       const size_t n = (size_t)p->nx + (size_t)p->np;

@@ -92,6 +92,10 @@ typedef struct sysid_servo {
                              Position (its encoder's output, whose hysteresis holds it half a
                              tick behind a moving joint: modelled, then the joint's sysid_meas);
                              1: another sensor's, read as the joint's true angle */
+  double sensor_step;     /* rad: the resolution of the joint's encoder sensor when the servo
+                             reads its position from it (as the bus does with one configured:
+                             hil/servo/servo_bus.c), rounded to it before the servo's encoder;
+                             0: the servo reads the joint itself */
 } sysid_servo;
 
 typedef struct sysid_options {

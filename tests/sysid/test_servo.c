@@ -42,7 +42,7 @@ static sim_model *servo_arm(void) {
 }
 
 /* duration s of the arm m driven through its servos' loops, logged at every step */
-static void servo_log(const sim_model *m, double duration, sysid_series *s) {
+static void servo_log(const sim_model *m, double duration, double sensor_step, sysid_series *s) {
   sim_data *d = sim_data_new(m);
   dxl_device dev[NS];
   servo_state st[NS];
@@ -74,7 +74,9 @@ static void servo_log(const sim_model *m, double duration, sysid_series *s) {
                                                150 * sin(TWO_PI * (1.1 + 0.2 * j) * tc));
         dxl_device_set(&dev[j], DXL_GOAL_POSITION, 4, (uint32_t)goal);
       }
-      const servo_feedback fb = {d->qpos[qadr[j]], d->qvel[dof[j]]};
+      const double qs = d->qpos[qadr[j]];
+      const servo_feedback fb = {sensor_step > 0 ? sensor_step * round(qs / sensor_step) : qs,
+                                 d->qvel[dof[j]]};
       d->ctrl[act[j]] = dxl_servo_step(&dev[j], &st[j], &mot[j], &fb, h);
       if (k == 0) {
         start[j] = (int32_t)dxl_device_get(&dev[j], DXL_PRESENT_POSITION, 4);
@@ -122,7 +124,7 @@ static void test_servo_jacobian(void **state) {
   (void)state;
   sim_model *m = servo_arm(), *g = servo_guess();
   sysid_series s;
-  servo_log(m, 1.0, &s);
+  servo_log(m, 1.0, 0, &s);
   sysid_options o;
   sysid_servo sv[NS];
   sysid_meas meas[NS];
@@ -141,16 +143,19 @@ static void test_servo_jacobian(void **state) {
   sim_model_free(m), sim_model_free(g);
 }
 
-/* from 40 % and 35 % off, the gearboxes come back */
-static void test_servo_fit(void **state) {
-  (void)state;
+/* from 40 % and 35 % off, the gearboxes come back; sensor_step: the servos read a rounding
+   joint encoder (as the bus does with one configured) */
+static void fit(double sensor_step) {
   sim_model *m = servo_arm(), *g = servo_guess();
   sysid_series s;
-  servo_log(m, 7.0, &s);
+  servo_log(m, 7.0, sensor_step, &s);
   sysid_options o;
   sysid_servo sv[NS];
   sysid_meas meas[NS];
   servo_options(&o, sv), servo_meas(meas);
+  for (int j = 0; j < NS; j++) {
+    sv[j].sensor_step = sensor_step;
+  }
   char err[512];
   sysid_problem *p = sysid_problem_new(g, &s, "joint.*.armature,joint.*.frictionloss", NULL,
                                        meas, &o, err, sizeof err);
@@ -186,12 +191,22 @@ static void test_servo_fit(void **state) {
   sim_model_free(m), sim_model_free(g);
 }
 
+static void test_servo_fit(void **state) {
+  (void)state;
+  fit(0);
+}
+
+static void test_servo_fit_behind_encoder(void **state) {
+  (void)state;
+  fit(TWO_PI / 4096);
+}
+
 /* a servo the series does not drive, one not of type servo, an unknown model */
 static void test_servo_errors(void **state) {
   (void)state;
   sim_model *m = servo_arm();
   sysid_series s;
-  servo_log(m, 1.0, &s);
+  servo_log(m, 1.0, 0, &s);
   sysid_options o;
   sysid_servo sv[NS];
   servo_options(&o, sv);
@@ -213,6 +228,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_servo_jacobian),
       cmocka_unit_test(test_servo_fit),
+      cmocka_unit_test(test_servo_fit_behind_encoder),
       cmocka_unit_test(test_servo_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,13 +23,14 @@
 #include "sysid/sensor_meas.h"
 #include "sysid/series.h"
 #include "sysid/sysid.h"
+#include "sysid_servo.h"
 #include "sysid_plot.h"
 
 #define SY_DEFAULT_PARAMS "joint.*.damping,joint.*.armature,joint.*.frictionloss"
 
 typedef struct sy_args {
   const char *robot, *log, *params, *bounds, *map, *sensors, *out, *report, *plot;
-  int no_sensors, quiet;
+  int no_sensors, quiet, servo_goals;
   sysid_options opt;
 } sy_args;
 
@@ -77,6 +78,9 @@ static void usage(FILE *out) {
           "                   and its latency, scale, offset, noise and resolution (default: the\n"
           "                   robot's own \"sensors\" file, as `achilles run` finds it)\n"
           "  --no-sensors     readings are exact joint positions (a CSV only)\n"
+          "  --servo-goals    the inputs of the robot's servos (X-series) are their Goal\n"
+          "                   Positions, rad, and their readings their Present Positions: the\n"
+          "                   servos' firmware loops run inside the fit (docs/sysid.md section 10)\n"
           "  --out FILE       the robot file as JSON with the fitted values written in\n"
           "  --report FILE    the report as JSON (schema: docs/sysid.md section 6)\n"
           "  --plot FILE.png  logged against simulated readings per joint, before and after\n"
@@ -109,6 +113,7 @@ static int parse_option(sy_args *a, int opt, const char *arg) {
   case 'r': a->report = arg; return 0;
   case 'P': a->plot = arg; return 0;
   case 'q': a->quiet = 1; return 0;
+  case 'G': a->servo_goals = 1; return 0;
   case 'w':
     if (parse_number("--window", arg, 0, &v) != 0 || !(v > 0)) {
       say(stderr, "achilles sysid: --window: expected a positive number of seconds, got '%s'", arg);
@@ -145,6 +150,7 @@ static int parse_args(sy_args *a, int argc, char **argv) {
       {"sensors", required_argument, NULL, 's'},  {"no-sensors", no_argument, NULL, 'N'},
       {"out", required_argument, NULL, 'o'},      {"report", required_argument, NULL, 'r'},
       {"plot", required_argument, NULL, 'P'},     {"quiet", no_argument, NULL, 'q'},
+      {"servo-goals", no_argument, NULL, 'G'},
       {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
   a->params = SY_DEFAULT_PARAMS;
@@ -369,6 +375,22 @@ static int outputs(const sy_args *a, sysid_problem *p, const sy_inputs *in,
   return status;
 }
 
+/* --servo-goals: the robot's servos; the joint encoders the bus feeds them are the robot's own
+   sensors' (also with --no-sensors, which is about the log's readings) */
+static int servo_goals(sy_args *a, const sy_inputs *in, sysid_servo **servo, char *err,
+                       size_t err_sz) {
+  sens_set *own = NULL;
+  const sens_set *set = in->set;
+  if (!set && sim_import_detect(a->robot) == SIM_IMPORT_JSON &&
+      sens_set_load_robot(&own, in->m, a->robot, err, err_sz) == 0) {
+    set = own;
+  }
+  int rc = sysid_servo_goals(a->robot, in->m, set, &in->s, servo, &a->opt.nservo, err, err_sz);
+  sens_set_free(&own);
+  a->opt.servo = *servo;
+  return rc;
+}
+
 int achilles_cmd_sysid(int argc, char **argv) {
   sy_args a;
   const int parsed = parse_args(&a, argc, argv);
@@ -384,7 +406,9 @@ int achilles_cmd_sysid(int argc, char **argv) {
   sysid_report r;
   memset(&r, 0, sizeof r);
   int status = 1;
+  sysid_servo *servo = NULL;
   if (load_inputs(&in, &a, err, sizeof err) != 0 ||
+      (a.servo_goals && servo_goals(&a, &in, &servo, err, sizeof err) != 0) ||
       !(p = sysid_problem_new(in.m, &in.s, a.params, a.bounds, in.meas, &a.opt, err, sizeof err))) {
     say(stderr, "achilles sysid: %s", err);
   } else if (sysid_fit(p, &r, err, sizeof err) != 0) {
@@ -395,5 +419,6 @@ int achilles_cmd_sysid(int argc, char **argv) {
   sysid_report_free(&r);
   sysid_problem_free(&p);
   inputs_free(&in);
+  free(servo);
   return status;
 }
