@@ -93,6 +93,12 @@ int mjcf__geom_mass(mjcf *m, const xmlNode *g, const char *cls, imp_mass *sum);
 int mjcf__convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *body,
                        const mjcf_frame *f);
 
+/* Nonzero for an element whose bodies or forces are not built (composite, tendon, equality,
+ * plugin, ...); refusing it is -1 with an error naming it, 0 for an empty <tendon> or
+ * <equality> (nothing to build). */
+int mjcf__unbuilt(const xmlNode *k);
+int mjcf__refuse_unbuilt(mjcf *m, const xmlNode *k);
+
 /* --- actuators (mjcf_actuator.c) --- */
 int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index);
 
