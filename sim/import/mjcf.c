@@ -114,53 +114,13 @@ static int convert_contact(mjcf *m, const xmlNode *contact, cJSON *root) {
   return 0;
 }
 
-/* <asset><mesh name file scale>: an STL file, found through compiler meshdir; its name is the
- * file's without directory and extension when not given (MuJoCo's rule). A mesh that is not
- * found, or not STL, is reported, and geoms using it are not converted. */
-static int read_mesh(mjcf *m, const xmlNode *el) {
-  static const char *const read[] = {"name", "file", "scale", NULL};
-  if (imp__check_attrs(m->c, el, read, "not modelled") != 0) {
-    return -1;
-  }
-  const char *file = imp__attr(el, "file"), *name = imp__attr(el, "name");
-  double scale[3] = {1, 1, 1};
-  if (mjcf__numbers(m, el, "mesh", NULL, "scale", scale, 3, 3) < 0) {
-    return -1;
-  }
-  if (!file) {
-    return imp__report(m->c, el, "<mesh> without a file (vertices given inline) not converted");
-  }
-  char stem[256], path[4096];
-  if (!name) { /* MuJoCo's default name: the file's stem */
-    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-    const char *dot = strrchr(base, '.');
-    snprintf(stem, sizeof stem, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
-    name = stem;
-  }
-  const size_t len = strlen(file);
-  if (len < 4 || strcasecmp(file + len - 4, ".stl") != 0) {
-    return imp__report(m->c, el, "<mesh file=\"%s\"> not converted: only STL meshes are read",
-                       file);
-  }
-  if (imp__mesh_file(path, sizeof path, m->c->file, m->meshdir[0] ? m->meshdir : NULL, file)) {
-    return imp__report(m->c, el, "<mesh file=\"%s\"> not converted: file not found", file);
-  }
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "file", path);
-  if (scale[0] != 1 || scale[1] != 1 || scale[2] != 1) {
-    cJSON_AddItemToObject(o, "scale", imp__json_vector(scale, 3));
-  }
-  cJSON_AddItemToObject(m->meshes, name, o);
-  return 0;
-}
-
 static int read_assets(mjcf *m, const xmlNode *asset) {
   for (const xmlNode *k = asset->children; k; k = k->next) {
     int rc = 0;
     if (k->type != XML_ELEMENT_NODE) {
       continue;
     } else if (imp__is(k, "mesh")) {
-      rc = read_mesh(m, k);
+      rc = mjcf__read_mesh(m, k);
     } else if (imp__is(k, "texture") || imp__is(k, "material") || imp__is(k, "skin")) {
       rc = imp__report(m->c, k, "<asset><%s> ignored: visual only", imp__name(k));
     } else {

@@ -31,7 +31,7 @@ typedef struct mjcf {
   xmlNode *defaults[MJCF_TOP_DEFAULTS];
   int ndefaults;
   char meshdir[1024]; /* compiler meshdir */
-  cJSON *meshes;     /* <asset><mesh>s by name: {"file": absolute path, "scale": [3]} */
+  cJSON *meshes; /* <asset><mesh>s by name: {"file": absolute path, "scale": [3], "obj": true} */
   cJSON *bodies, *sites, *actuators, *geoms;
   int unnamed_bodies, unnamed_joints, unnamed_geoms;
 } mjcf;
@@ -98,6 +98,13 @@ int mjcf__convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *b
  * <equality> (nothing to build). */
 int mjcf__unbuilt(const xmlNode *k);
 int mjcf__refuse_unbuilt(mjcf *m, const xmlNode *k);
+
+/* --- meshes (mjcf_mesh.c) --- */
+/* <asset><mesh> into m->meshes */
+int mjcf__read_mesh(mjcf *m, const xmlNode *el);
+/* a mesh geom's mass at pos, q (the geom's frame in the body's MJCF frame) into sum */
+int mjcf__mesh_mass(mjcf *m, const xmlNode *g, const char *cls, const double pos[3],
+                    const double q[4], imp_mass *sum);
 
 /* --- actuators (mjcf_actuator.c) --- */
 int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index);
