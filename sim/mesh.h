@@ -60,8 +60,9 @@ int sim_mesh_read(float **tri, int *ntri, const char *path, char *err, size_t er
 
 /* What MuJoCo 2.2.2's compiler makes of a mesh for a mesh geom's mass (sim/mesh_inertia.c says
  * how): with scale applied, the centre of mass in the file's frame, the volume the geom's mass
- * comes from (MuJoCo's: that of the mesh's equivalent inertia box, not the mesh's own, which is
- * `volume`), and the inertia about the centre of mass per unit mass, in the file's axes. */
+ * comes from (by default MuJoCo's: that of the mesh's equivalent inertia box, not the mesh's
+ * own, which is `volume`; with `exact`, <compiler exactmeshinertia="true">, the mesh's own), and
+ * the inertia about the centre of mass per unit mass, in the file's axes. */
 typedef struct sim_mesh_mass {
   double com[3];
   double box_volume;
@@ -70,7 +71,7 @@ typedef struct sim_mesh_mass {
 } sim_mesh_mass;
 /* 0, or -1 with a message (no area, no volume, an inertia no body has: MuJoCo's refusals). */
 int sim_mesh_inertia(sim_mesh_mass *out, const float *tri, int ntri, const double scale[3],
-                     const char *name, char *err, size_t err_sz);
+                     int exact, const char *name, char *err, size_t err_sz);
 
 /* Internal (mesh.c, mesh_inertia.c): a triangle's area, unit normal and centre (float sums, as
  * MuJoCo's compiler); 0 when degenerate. */

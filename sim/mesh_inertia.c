@@ -1,21 +1,22 @@
 /* sim/mesh_inertia.c: a mesh file's triangles (STL or Wavefront OBJ) and the mass properties
- * MuJoCo 2.2.2's compiler gives a mesh geom (src/user/user_mesh.cc, mjCMesh::Process, with
- * <compiler exactmeshinertia="false">, its default).
+ * MuJoCo 2.2.2's compiler gives a mesh geom (src/user/user_mesh.cc, mjCMesh::Process), with
+ * <compiler exactmeshinertia="false">, its default, or "true".
  *
  * MuJoCo keeps vertices as floats: scaled in place (float = float·double), re-centred at the
  * centre of mass (float −= double), each triangle's centre a float sum. We do the same, so the
  * numbers are MuJoCo's to rounding of the double sums. Its steps:
  *   1. the area-weighted centre of the faces, c_f;
- *   2. the centre of mass from pyramids c_f → face, unsigned volumes |n·(c−c_f)|·area/3 (2.2.2
- *      takes them so; the signed ones of exactmeshinertia give 1.5e-2 other masses for its mug
- *      sample), each pyramid's centroid 3/4 of the way to the face centre;
- *   3. vertices re-centred there; products of inertia P_ij = Σ ρ·|vol|/20·(2ΣD_iD_j + cross
- *      terms) over pyramids origin → face (|vol|: the "legacy" unsigned volumes);
+ *   2. the centre of mass from pyramids c_f → face, volumes |n·(c−c_f)|·area/3, unsigned (2.2.2
+ *      takes them so, and signed under exactmeshinertia: measured on its mug sample, where the
+ *      other choice moves the mass by 1.5e-2 and 1.1e-8), each pyramid's centroid 3/4 of the way
+ *      to the face centre;
+ *   3. vertices re-centred there; products of inertia P_ij = Σ ρ·vol/20·(2ΣD_iD_j + cross
+ *      terms) over pyramids origin → face (vol unsigned again, signed under exactmeshinertia);
  *   4. I = [P11+P22, P00+P22, P00+P11; −P01, −P02, −P12], its eigenvalues e, and the
  *      "equivalent inertia box" b_k = √(6(e_i+e_j−e_k)/m)/2 for m = ρ·Σ|vol|;
- *   5. the geom's volume is the box's, 8·b0·b1·b2 (not the mesh's), its mass ρ_geom times that
- *      (or the mass given), its principal moments mass·e/m along I's axes, its frame moved to
- *      the centre of mass.
+ *   5. the geom's volume is the box's, 8·b0·b1·b2 (the mesh's own, Σvol, under
+ *      exactmeshinertia), its mass ρ_geom times that (or the mass given), its principal moments
+ *      mass·(b_j²+b_k²)/3 along I's axes, its frame moved to the centre of mass.
  * Load time only: this allocates.
  */
 #include <math.h>
@@ -251,7 +252,7 @@ static void eig3(double e[3], double R[9], const double I[9]) {
 }
 
 int sim_mesh_inertia(sim_mesh_mass *out, const float *tri_in, int ntri, const double scale[3],
-                     const char *name, char *err, size_t err_sz) {
+                     int exact, const char *name, char *err, size_t err_sz) {
   memset(out, 0, sizeof *out);
   float *tri = malloc((size_t)ntri * 9 * sizeof(float));
   if (!tri) {
@@ -261,7 +262,7 @@ int sim_mesh_inertia(sim_mesh_mass *out, const float *tri_in, int ntri, const do
   for (int i = 0; i < 9 * ntri; i++) {
     tri[i] = (float)(tri_in[i] * scale[i % 3]);
   }
-  /* 1, 2: the centre of the faces, then the centre of mass (unsigned pyramid volumes) */
+  /* 1, 2: the centre of the faces, then the centre of mass */
   double facecen[3] = {0, 0, 0}, area = 0, com[3] = {0, 0, 0}, volume = 0, nrm[3], cen[3];
   for (int t = 0; t < ntri; t++) {
     const double a = sim__mesh_triangle(nrm, cen, tri + 9 * t, tri + 9 * t + 3, tri + 9 * t + 6);
@@ -276,7 +277,8 @@ int sim_mesh_inertia(sim_mesh_mass *out, const float *tri_in, int ntri, const do
   for (int t = 0; area >= 1e-15 && t < ntri; t++) {
     const double a = sim__mesh_triangle(nrm, cen, tri + 9 * t, tri + 9 * t + 3, tri + 9 * t + 6);
     const double vec[3] = {cen[0] - facecen[0], cen[1] - facecen[1], cen[2] - facecen[2]};
-    const double vol = fabs((vec[0] * nrm[0] + vec[1] * nrm[1] + vec[2] * nrm[2]) * a / 3);
+    double vol = (vec[0] * nrm[0] + vec[1] * nrm[1] + vec[2] * nrm[2]) * a / 3;
+    vol = exact ? vol : fabs(vol);
     volume += vol;
     for (int k = 0; k < 3; k++) {
       com[k] += vol * (cen[k] * 3.0 / 4.0 + facecen[k] / 4.0);
@@ -291,7 +293,7 @@ int sim_mesh_inertia(sim_mesh_mass *out, const float *tri_in, int ntri, const do
   for (int k = 0; k < 3; k++) {
     com[k] /= volume;
   }
-  /* 3: re-centred (in float, as MuJoCo's vertices), products of inertia, unsigned volumes */
+  /* 3: re-centred (in float, as MuJoCo's vertices), products of inertia */
   for (int i = 0; i < 9 * ntri; i++) {
     tri[i] = (float)(tri[i] - com[i % 3]);
   }
@@ -301,7 +303,8 @@ int sim_mesh_inertia(sim_mesh_mass *out, const float *tri_in, int ntri, const do
   for (int t = 0; t < ntri; t++) {
     const float *D = tri + 9 * t, *E = D + 3, *F = D + 6;
     const double a = sim__mesh_triangle(nrm, cen, D, E, F);
-    const double vol = fabs((cen[0] * nrm[0] + cen[1] * nrm[1] + cen[2] * nrm[2]) * a / 3);
+    double vol = (cen[0] * nrm[0] + cen[1] * nrm[1] + cen[2] * nrm[2]) * a / 3;
+    vol = exact ? vol : fabs(vol);
     volume += vol;
     for (int j = 0; j < 6; j++) {
       const int r = ij[j][0], c = ij[j][1];
@@ -329,7 +332,7 @@ int sim_mesh_inertia(sim_mesh_mass *out, const float *tri_in, int ntri, const do
   }
   memcpy(out->com, com, sizeof out->com);
   out->volume = volume;
-  out->box_volume = 8 * box[0] * box[1] * box[2];
+  out->box_volume = exact ? volume : 8 * box[0] * box[1] * box[2];
   /* per unit mass: MuJoCo's mass·(b_j² + b_k²)/3 along its axes, which is e/volume */
   for (int i = 0; i < 3; i++) {
     for (int j = 0; j < 3; j++) {

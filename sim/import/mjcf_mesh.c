@@ -78,7 +78,7 @@ int mjcf__mesh_mass(mjcf *m, const xmlNode *g, const char *cls, const double pos
   char why[600];
   sim_mesh_mass mm;
   if (sim_mesh_read(&tri, &ntri, file, why, sizeof why) != 0 ||
-      sim_mesh_inertia(&mm, tri, ntri, scale, file, why, sizeof why) != 0) {
+      sim_mesh_inertia(&mm, tri, ntri, scale, m->exact_mesh, file, why, sizeof why) != 0) {
     free(tri);
     return imp__fail(m->c, g, "<geom type=\"mesh\" mesh=\"%s\">: its mass: %s", name, why);
   }

@@ -26,6 +26,7 @@ typedef struct mjcf {
   int no_limits;     /* <option><flag limit="disable">: ranges are kept, not enforced */
   int no_friction;   /* <option><flag frictionloss="disable"> */
   int no_contact;    /* <option><flag contact="disable">: geoms give mass only */
+  int exact_mesh;    /* <compiler exactmeshinertia="true">: a mesh's own volume (mjcf_mesh.c) */
   /* the top-level <default> elements: together class "main" (MuJoCo merges them, later ones
    * overriding earlier ones), each holding its own nested classes */
   xmlNode *defaults[MJCF_TOP_DEFAULTS];

@@ -2,7 +2,8 @@
  * root children replace the element, anywhere in the tree; names relative to the main file's
  * directory, nested includes too; a second include of a file, a cycle, a missing file refused
  * at the <include>'s line), several <worldbody> and <actuator> sections read in turn, and the
- * elements whose bodies or forces are not built refused by name and line. */
+ * elements whose bodies or forces are not built (composites, tendons, equalities, plugins,
+ * actuators on a slider-crank) refused by name and line. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -194,6 +195,11 @@ static void test_unbuilt_refused(void **state) {
            "<mujoco>\n<extension><plugin plugin=\"x\"/></extension>\n<worldbody>\n%s</body>\n"
            "</worldbody>\n</mujoco>\n", body);
   expect_error("plugin.xml", xml, "plugin.xml:2: <extension> is not imported");
+  snprintf(xml, sizeof xml,
+           "<mujoco>\n<worldbody>\n%s<site name=\"s\"/></body>\n</worldbody>\n<actuator>\n"
+           "<position cranksite=\"s\" slidersite=\"s\"/>\n</actuator>\n</mujoco>\n", body);
+  expect_error("crank.xml", xml, "crank.xml:6: <position cranksite=\"s\">: actuators on a "
+                                 "slider-crank are not imported");
   /* empty sections change nothing: taken without a word */
   reports r = {"", 0};
   snprintf(xml, sizeof xml,

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "sim/sim.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
+#include "support/tmp.h"
 
 #define SAMPLES "/usr/share/mujoco/model/"
 
@@ -127,6 +129,43 @@ static void compare_bodies(const sim_model *m, const mjModel *mm, double worst[4
   mj_deleteData(md);
 }
 
+/* one row of the table: the file loads with MuJoCo's bodies, or is refused naming `refused_for` */
+static void row(const char *path, const char *label, int loads, const char *refused_for) {
+  char err[1024], mjerr[1024] = "";
+  sim_import_options o = {0, NULL, NULL};
+  sim_model *m = sim_import_load_file(path, &o, err, sizeof err);
+  mjModel *mm = mj_loadXML(path, NULL, mjerr, sizeof mjerr);
+  const char *theirs = mm ? "loads" : "refuses";
+  if (!m) {
+    /* refused: the message names the element and its line */
+    const char *at = strstr(err, ".xml:");
+    print_message("| %s | %s | refused: `%s` | | |\n", label, theirs, at ? at + 5 : err);
+    if (loads || !strstr(err, refused_for) || !at) {
+      fail_msg("%s: %s (expected %s)", label, err, loads ? "a model" : refused_for);
+    }
+  } else {
+    double worst[4] = {0, 0, 0, 0};
+    int compared = 0;
+    if (mm) {
+      compare_bodies(m, mm, worst, &compared);
+    }
+    print_message("| %s | %s | loads: %d bodies, %d dofs | %d of %d | %.1e, %.1e, %.1e "
+                  "(%.1e) |\n", label, theirs, m->nbody - 1, m->nv, compared,
+                  mm ? mm->nbody - 1 : 0, worst[0], worst[1], worst[2], worst[3]);
+    if (!loads) {
+      fail_msg("%s loads, expected a refusal naming %s", label, refused_for);
+    }
+    /* every body of ours is one of MuJoCo's (bodies merged into their parent are not) */
+    if (mm && (compared != m->nbody - 1 || worst[0] > 1e-9 || worst[1] > 1e-9 ||
+               worst[2] > 1e-9 || worst[3] > 1e-7)) {
+      fail_msg("%s: bodies differ from MuJoCo's (%d of %d matched)", label, compared,
+               m->nbody - 1);
+    }
+  }
+  sim_model_free(m);
+  mj_deleteModel(mm);
+}
+
 static void test_samples(void **state) {
   (void)state;
   TS_REQUIRE_MUJOCO();
@@ -135,45 +174,34 @@ static void test_samples(void **state) {
                 "principal moments (inertia matrix): largest relative difference |\n");
   print_message("|---|---|---|---|---|\n");
   for (size_t s = 0; s < NSAMPLES; s++) {
-    char path[512], err[1024], mjerr[1024] = "";
+    char path[512];
     snprintf(path, sizeof path, SAMPLES "%s", samples[s].file);
-    sim_import_options o = {0, NULL, NULL};
-    sim_model *m = sim_import_load_file(path, &o, err, sizeof err);
-    mjModel *mm = mj_loadXML(path, NULL, mjerr, sizeof mjerr);
-    char theirs[64];
-    snprintf(theirs, sizeof theirs, "%s", mm ? "loads" : "refuses");
-    if (!m) {
-      /* refused: the message names the element and its line */
-      const char *at = strstr(err, samples[s].file);
-      print_message("| %s | %s | refused: `%s` | | |\n", samples[s].file, theirs,
-                    at ? strchr(at, ':') + 1 : err);
-      if (samples[s].loads || !strstr(err, samples[s].refused_for) || !strstr(err, ".xml:")) {
-        fail_msg("%s: %s (expected %s)", samples[s].file, err,
-                 samples[s].loads ? "a model" : samples[s].refused_for);
-      }
-    } else {
-      double worst[4] = {0, 0, 0, 0};
-      int compared = 0;
-      if (mm) {
-        compare_bodies(m, mm, worst, &compared);
-      }
-      print_message("| %s | %s | loads: %d bodies, %d dofs | %d of %d | %.1e, %.1e, %.1e "
-                    "(%.1e) |\n", samples[s].file, theirs, m->nbody - 1, m->nv, compared,
-                    mm ? mm->nbody - 1 : 0, worst[0], worst[1], worst[2], worst[3]);
-      if (!samples[s].loads) {
-        fail_msg("%s loads, expected a refusal naming %s", samples[s].file,
-                 samples[s].refused_for);
-      }
-      /* every body of ours is one of MuJoCo's (bodies merged into their parent are not) */
-      if (mm && (compared != m->nbody - 1 || worst[0] > 1e-9 || worst[1] > 1e-9 ||
-                 worst[2] > 1e-9 || worst[3] > 1e-7)) {
-        fail_msg("%s: bodies differ from MuJoCo's (%d of %d matched)", samples[s].file,
-                 compared, m->nbody - 1);
-      }
-    }
-    sim_model_free(m);
-    mj_deleteModel(mm);
+    row(path, samples[s].file, samples[s].loads, samples[s].refused_for);
   }
+  /* the mug again with <compiler exactmeshinertia="true"> (the mesh's own volume, signed
+   * pyramids: its mass is half the default's), from a copy beside links to its mesh and
+   * texture */
+  char dir[128], path[256], target[256];
+  ts_tmpdir(dir, sizeof dir, "samples");
+  static const char *const beside[] = {"mug.obj", "mug.png"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, beside[i]);
+    snprintf(target, sizeof target, SAMPLES "mug/%s", beside[i]);
+    assert_int_equal(symlink(target, path), 0);
+  }
+  char *text = ts_read_file(SAMPLES "mug/mug.xml", NULL);
+  assert_non_null(text);
+  char *at = strstr(text, "<mujoco model=\"mug\">");
+  assert_non_null(at);
+  at += strlen("<mujoco model=\"mug\">");
+  static char exact[1 << 14];
+  snprintf(exact, sizeof exact, "%.*s<compiler exactmeshinertia=\"true\"/>%s", (int)(at - text),
+           text, at);
+  free(text);
+  snprintf(path, sizeof path, "%s/mug_exact.xml", dir);
+  ts_write_file(path, exact);
+  row(path, "mug/mug.xml, exactmeshinertia=\"true\"", 1, NULL);
+  ts_rmtree(dir);
 }
 #endif
 
