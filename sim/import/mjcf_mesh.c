@@ -51,6 +51,9 @@ int mjcf__read_mesh(mjcf *m, const xmlNode *el) {
   if (obj) { /* its mass is taken; the native collision shapes read STL only */
     cJSON_AddTrueToObject(o, "obj");
   }
+  if (imp__attr(el, "refpos") || imp__attr(el, "refquat")) { /* moves the mesh's frame */
+    cJSON_AddTrueToObject(o, "ref");
+  }
   cJSON_AddItemToObject(m->meshes, name, o);
   return 0;
 }
@@ -66,6 +69,15 @@ int mjcf__mesh_mass(mjcf *m, const xmlNode *g, const char *cls, const double pos
     return imp__fail(m->c, g, "<geom type=\"mesh\" mesh=\"%s\">: no such mesh among the assets "
                               "read, so its mass is not known (give the body an <inertial>)",
                      name ? name : "");
+  }
+  const char *shell = mjcf__attr(m, g, "geom", cls, "shellinertia");
+  if (shell && strcmp(shell, "false") != 0) {
+    return imp__fail(m->c, g, "<geom shellinertia=\"%s\">: a mesh's mass on its surface is not "
+                              "imported (give the body an <inertial>)", shell);
+  }
+  if (cJSON_GetObjectItemCaseSensitive(mesh, "ref")) {
+    return imp__fail(m->c, g, "<geom type=\"mesh\" mesh=\"%s\">: its <mesh> has refpos or "
+                              "refquat, which are not imported (give the body an <inertial>)", name);
   }
   double scale[3] = {1, 1, 1};
   const cJSON *sc = cJSON_GetObjectItemCaseSensitive(mesh, "scale");
