@@ -35,7 +35,7 @@ static const char *include_path(imp_ctx *c, const xmlNode *inc) {
   }
   if (c->nincludes == IMP_INCLUDES_MAX) {
     imp__fail(c, inc, "<include file=\"%s\">: more than %d included files", file,
-              IMP_INCLUDES_MAX);
+              IMP_INCLUDES_MAX - 1); /* the main file holds the first place */
     return NULL;
   }
   char *path = c->includes[c->nincludes];

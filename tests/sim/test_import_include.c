@@ -145,6 +145,15 @@ static void test_include_errors(void **state) {
   write_file(path, sizeof path, "bad.xml", "<mujoco>\n<worldbody>\n</mujoco>\n");
   expect_error("inc_bad.xml", "<mujoco>\n<include file=\"bad.xml\"/>\n</mujoco>\n",
                "bad.xml:3: invalid XML");
+  /* a chain of 32 includes: one too many (31 besides the main file) */
+  for (int i = 1; i <= 32; i++) {
+    char name[32], text[128];
+    snprintf(name, sizeof name, "chain%d.xml", i);
+    snprintf(text, sizeof text, "<mujoco>\n<include file=\"chain%d.xml\"/>\n</mujoco>\n", i + 1);
+    write_file(path, sizeof path, name, text);
+  }
+  expect_error("chain0.xml", "<mujoco>\n<include file=\"chain1.xml\"/>\n</mujoco>\n",
+               "chain31.xml:2: <include file=\"chain32.xml\">: more than 31 included files");
   write_file(path, sizeof path, "empty.xml", "<mujoco/>\n");
   expect_error("inc_empty.xml", "<mujoco>\n<include file=\"empty.xml\"/>\n</mujoco>\n",
                "inc_empty.xml:2: <include file=\"empty.xml\">: the file has no elements");
