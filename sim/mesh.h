@@ -53,6 +53,14 @@ int sim_hull_from_stl(sim_hull *h, const char *path, const double scale[3], char
 int sim_hull_faces(int **tri, int *ntri, const double *vert, int nvert, char *err,
                    size_t err_sz);
 
+/* The triangles of a Wavefront OBJ text (NUL-terminated, changed in place): as sim_stl_parse,
+ * `name` naming the file in messages with the line. Read as MuJoCo reads OBJ (tinyobjloader,
+ * the first shape): `v` lines, `f` lines of 3 or 4 corners (a quad is 0 1 2 and 0 2 3; more
+ * corners are an error), negative indices counted back; a second `o` or `g` after faces ends
+ * the shape. */
+int sim_obj_parse(float **tri, int *ntri, char *text, const char *name, char *err,
+                  size_t err_sz);
+
 /* The triangles of a mesh file, STL (binary or ASCII) or Wavefront OBJ (triangles and quads,
  * the first object, as MuJoCo reads it), chosen by the name's extension: *tri as for
  * sim_stl_parse. Returns 0, or -1 with a message naming the file (and the line, for OBJ). */

@@ -19,6 +19,7 @@
  *      mass·(b_j²+b_k²)/3 along I's axes, its frame moved to the centre of mass.
  * Load time only: this allocates.
  */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,8 +65,8 @@ static void *grow_push(grow *g) {
 /* Wavefront OBJ as MuJoCo reads it (tinyobjloader, the first shape): `v x y z` lines, and `f`
  * lines of 3 or 4 corners (a quad is the triangles 0 1 2 and 0 2 3); more corners are an error,
  * as in MuJoCo; a second object or group after faces ends the first shape. */
-static int parse_obj(float **tri, int *ntri, char *text, const char *name, char *err,
-                     size_t err_sz) {
+int sim_obj_parse(float **tri, int *ntri, char *text, const char *name, char *err,
+                  size_t err_sz) {
   grow v = {NULL, 0, 0, 3 * sizeof(float)}, t = {NULL, 0, 0, 9 * sizeof(float)};
   long line = 0;
   int rc = 0;
@@ -96,7 +97,8 @@ static int parse_obj(float **tri, int *ntri, char *text, const char *name, char 
     } else if (s[0] == 'f' && (s[1] == ' ' || s[1] == '\t')) {
       long c[5];
       int n = 0;
-      for (char *w = strtok(s + 1, " \t\r"); w; w = strtok(NULL, " \t\r")) {
+      char *save = NULL;
+      for (char *w = strtok_r(s + 1, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save)) {
         const int many = n == 4;
         if (many || (c[n++] = obj_index(w, (long)v.n)) < 0) {
           snprintf(err, err_sz, "%s:%ld: %s", name, line,
@@ -154,7 +156,7 @@ int sim_mesh_read(float **tri, int *ntri, const char *path, char *err, size_t er
   if (!data) {
     return -1;
   }
-  const int rc = obj ? parse_obj(tri, ntri, data, path, err, err_sz)
+  const int rc = obj ? sim_obj_parse(tri, ntri, data, path, err, err_sz)
                      : sim_stl_parse(tri, ntri, (unsigned char *)data, size, path, err, err_sz);
   free(data);
   return rc;
@@ -260,7 +262,13 @@ int sim_mesh_inertia(sim_mesh_mass *out, const float *tri_in, int ntri, const do
     return -1;
   }
   for (int i = 0; i < 9 * ntri; i++) {
-    tri[i] = (float)(tri_in[i] * scale[i % 3]);
+    const double v = tri_in[i] * scale[i % 3];
+    if (!(fabs(v) <= 1e30)) { /* a float then, and its differences too */
+      free(tri);
+      snprintf(err, err_sz, "%s: a vertex coordinate, scaled, is %g (beyond 1e30)", name, v);
+      return -1;
+    }
+    tri[i] = (float)v;
   }
   /* 1, 2: the centre of the faces, then the centre of mass */
   double facecen[3] = {0, 0, 0}, area = 0, com[3] = {0, 0, 0}, volume = 0, nrm[3], cen[3];
