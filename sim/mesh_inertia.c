@@ -322,6 +322,11 @@ int sim_mesh_inertia(sim_mesh_mass *out, const float *tri_in, int ntri, const do
     }
   }
   free(tri);
+  if (!(volume >= 1e-15)) { /* signed pyramids (exact) of faces wound inwards */
+    snprintf(err, err_sz, "%s: the mesh's volume is %g, not positive (faces wound inwards?): "
+                          "MuJoCo refuses it too", name, volume);
+    return -1;
+  }
   /* 4: the inertia about the centre of mass for density 1, its eigenvalues, the box */
   const double I[9] = {P[1] + P[2], -P[3], -P[4], -P[3], P[0] + P[2], -P[5],
                        -P[4], -P[5], P[0] + P[1]};
@@ -349,7 +354,7 @@ int sim_mesh_inertia(sim_mesh_mass *out, const float *tri_in, int ntri, const do
         const double bj = box[(k + 1) % 3], bk = box[(k + 2) % 3];
         sum += R[3 * i + k] * ((bj * bj + bk * bk) / 3) * R[3 * j + k];
       }
-      out->inertia[3 * i + j] = sum;
+      out->inertia[3 * i + j] = j >= i ? sum : out->inertia[3 * j + i]; /* symmetric exactly */
     }
   }
   return 0;

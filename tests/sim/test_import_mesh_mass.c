@@ -158,6 +158,17 @@ static void test_obj_reading(void **state) {
   assert_int_equal(ntri, 2);
   assert_true(tri[3] == 1 && tri[7] == 1 && tri[9 + 3] == 0 && tri[9 + 4] == 1);
   free(tri);
+  /* a tetrahedron wound inwards: unsigned pyramids take it, MuJoCo's exact mode refuses it */
+  write_file(path, sizeof path, "inward.obj",
+             "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 4 2\nf 2 4 3\nf 1 3 4\n");
+  assert_int_equal(sim_mesh_read(&tri, &ntri, path, err, sizeof err), 0);
+  const double one[3] = {1, 1, 1};
+  sim_mesh_mass mm;
+  assert_int_equal(sim_mesh_inertia(&mm, tri, ntri, one, 0, "inward", err, sizeof err), 0);
+  assert_true(fabs(mm.volume - 1.0 / 6) < 1e-7);
+  assert_int_equal(sim_mesh_inertia(&mm, tri, ntri, one, 1, "inward", err, sizeof err), -1);
+  assert_non_null(strstr(err, "inward: the mesh has no volume (MuJoCo refuses it too)"));
+  free(tri);
   /* a flat mesh has no volume: MuJoCo's error too, and the geom's line names it */
   write_file(path, sizeof path, "flat.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 3 2\n");
   reports r = {"", 0};
