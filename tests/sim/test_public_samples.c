@@ -130,12 +130,16 @@ static void compare_bodies(const sim_model *m, const mjModel *mm, double worst[4
 }
 
 /* one row of the table: the file loads with MuJoCo's bodies, or is refused naming `refused_for` */
+static int nloaded, nrefused;
+
 static void row(const char *path, const char *label, int loads, const char *refused_for) {
   char err[1024], mjerr[1024] = "";
   sim_import_options o = {0, NULL, NULL};
   sim_model *m = sim_import_load_file(path, &o, err, sizeof err);
   mjModel *mm = mj_loadXML(path, NULL, mjerr, sizeof mjerr);
   const char *theirs = mm ? "loads" : "refuses";
+  nloaded += m != NULL;
+  nrefused += m == NULL;
   if (!m) {
     /* refused: the message names the element and its line */
     const char *at = strstr(err, ".xml:");
@@ -178,6 +182,7 @@ static void test_samples(void **state) {
     snprintf(path, sizeof path, SAMPLES "%s", samples[s].file);
     row(path, samples[s].file, samples[s].loads, samples[s].refused_for);
   }
+  print_message("\n%d of the %d files load, %d are refused\n", nloaded, (int)NSAMPLES, nrefused);
   /* the mug again with <compiler exactmeshinertia="true"> (the mesh's own volume, signed
    * pyramids: its mass is half the default's), from a copy beside links to its mesh and
    * texture */
