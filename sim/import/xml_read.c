@@ -192,8 +192,10 @@ xmlDoc *imp__parse_file(imp_ctx *c, const char *path) {
   xmlFreeParserCtxt(p);
   free(text);
   if (!doc) {
-    if (!c->failed) {
+    if (!c->failed && path == c->file) {
       imp__fail(c, NULL, "cannot read or parse the file");
+    } else if (!c->failed) {
+      imp__fail(c, NULL, "%s: cannot read or parse the included file", path);
     }
     return NULL;
   }
