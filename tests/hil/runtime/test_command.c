@@ -34,18 +34,14 @@ static int setup(void **state) {
   static fixture f;
   f.m = ts_model(robot);
   f.d = sim_data_new(f.m);
-  if (hil_commands_init(&f.c, f.m, 0.1, HIL_TIMEOUT_ZERO) != HIL_OK) {
-    return -1;
-  }
   *state = &f;
-  return 0;
+  return hil_commands_init(&f.c, f.m, 0.1, HIL_TIMEOUT_ZERO) == HIL_OK ? 0 : -1;
 }
 
 static int teardown(void **state) {
   fixture *f = *state;
   hil_commands_free(&f->c);
-  sim_data_free(f->d);
-  sim_model_free(f->m);
+  ts_sim_free(f->m, f->d);
   return 0;
 }
 
