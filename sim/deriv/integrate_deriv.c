@@ -85,12 +85,13 @@ static void rotation_maps(sim_deriv *w) {
 }
 
 /* Out = Φ(Θ)·[1 | 0 ...] + Ψ(Θ)·dTh: the tangent of q ⊕ Θ when q moves along the δq columns and
- * Θ by dTh (nv × ncol); the maps from rotation_maps */
-static void position_map(sim_deriv *w, double *Out, const double *dTh) {
+ * Θ by dTh (nv × ncol); the maps from rotation_maps. With identity 0, Out less its [1 | 0 ...]
+ * (RK4's stages keep the tangents that way: Q_s·[1 | 0 ...] is Q_s's own columns, no product). */
+static void position_map(sim_deriv *w, double *Out, const double *dTh, int identity) {
   const sim_model *m = w->m;
   int n = w->ncol;
   memcpy(Out, dTh, (size_t)w->nv * (size_t)n * sizeof(double));
-  for (int k = 0; k < w->nv; k++) {
+  for (int k = 0; k < w->nv && identity; k++) {
     Out[(size_t)k * n + k] += 1;
   }
   for (int j = 0; j < m->njnt; j++) {
@@ -109,7 +110,7 @@ static void position_map(sim_deriv *w, double *Out, const double *dTh) {
         for (int c = 0; c < n; c++) {
           out[c] += a * in[c];
         }
-        out[k + s] += phi[3 * r + s];
+        out[k + s] += phi[3 * r + s] - (identity ? 0.0 : (double)(r == s));
       }
     }
   }
@@ -136,7 +137,7 @@ static void euler(sim_deriv *w, const sim_data *d, double h, double *X) {
       t[c] = h * v[c];
     }
   }
-  position_map(w, X, dth);
+  position_map(w, X, dth, 1);
 }
 
 /* --- RK4 ---------------------------------------------------------------------------------------- */
@@ -144,22 +145,50 @@ static void euler(sim_deriv *w, const sim_data *d, double h, double *X) {
 static const double rk_c[4] = {0.0, 0.5, 0.5, 1.0};
 static const double rk_b[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
 
-/* ∂a_s = Q_s·[∂δq_s; ∂v_s] + Q_s's columns of act, u and θ (Dq, Dv hold the stage's tangents) */
-static void stage_acceleration(sim_deriv *w, int s, double *dkv) {
+/* the first and one past the last nonzero column of each of the nv rows of D (into lo, hi) */
+static void row_ranges(const sim_deriv *w, const double *D, int *lo, int *hi) {
+  int n = w->ncol;
+  for (int r = 0; r < w->nv; r++) {
+    const double *row = D + (size_t)r * n;
+    int a = 0, b = n;
+    while (a < n && row[a] == 0) {
+      a++;
+    }
+    while (b > a && row[b - 1] == 0) {
+      b--;
+    }
+    lo[r] = a, hi[r] = b;
+  }
+}
+
+/* ∂a_s = Q_s·[∂δq_s; ∂v_s] + Q_s's columns of act, u and θ, with the stage's tangents kept less
+ * their identity (Dq, Dv: ∂δq_s − [1 | 0 ...], ∂v_s − [0 | 1 | 0 ...]):
+ *   ∂a_s = Q_s + Q_s[:, δq]·Dq + Q_s[:, v]·Dv.
+ * At stage 0 both are zero (no product); at stage 1 Dq = c·h·Ψ·[0 | 1 | 0] has a few entries per
+ * row, so the rows' nonzero ranges bound the loops. */
+DERIV_WIDE static void stage_acceleration(sim_deriv *w, int s, double *dkv) {
   int nv = w->nv, n = w->ncol;
   const double *Q = w->Q + (size_t)s * nv * n;
+  memcpy(dkv, Q, (size_t)nv * (size_t)n * sizeof(double));
+  if (s == 0) {
+    return;
+  }
+  int *lo = w->range, *hi = lo + nv;
+  row_ranges(w, w->Dq, lo, hi);
   for (int k = 0; k < nv; k++) {
     const double *q = Q + (size_t)k * n;
-    double *out = dkv + (size_t)k * n;
-    for (int c = 0; c < w->ca; c++) {
-      out[c] = 0;
-    }
-    memcpy(out + w->ca, q + w->ca, (size_t)(n - w->ca) * sizeof(double));
+    double *restrict out = dkv + (size_t)k * n;
     for (int r = 0; r < nv; r++) {
       const double a = q[r], b = q[w->cv + r];
-      const double *dq = w->Dq + (size_t)r * n, *dv = w->Dv + (size_t)r * n;
-      for (int c = 0; c < n; c++) {
+      const double *restrict dq = w->Dq + (size_t)r * n, *restrict dv = w->Dv + (size_t)r * n;
+      for (int c = 0; c < lo[r]; c++) {
+        out[c] += b * dv[c];
+      }
+      for (int c = lo[r]; c < hi[r]; c++) {
         out[c] += a * dq[c] + b * dv[c];
+      }
+      for (int c = hi[r]; c < n; c++) {
+        out[c] += b * dv[c];
       }
     }
   }
@@ -170,6 +199,9 @@ static void stage_rates(sim_deriv *w, const sim_data *d, int s, double h, double
   const sim_model *m = w->m;
   int nv = w->nv, n = w->ncol;
   memcpy(dkq, w->Dv, (size_t)nv * (size_t)n * sizeof(double));
+  for (int k = 0; k < nv; k++) { /* Dv is ∂v_s less its identity */
+    dkq[(size_t)k * n + w->cv + k] += 1;
+  }
   if (s == 0) {
     return;
   }
@@ -203,12 +235,13 @@ static void stage_rates(sim_deriv *w, const sim_data *d, int s, double h, double
         for (int c = 0; c < n; c++) {
           out[c] += a * dk[c] - b * dt[c];
         }
+        out[w->cv + k + t] += a; /* C1·(∂v_s's identity) */
       }
     }
   }
 }
 
-/* the tangents of stage s's position and velocity (Θ_s = c_s·h·k̃_(s−1)) */
+/* the tangents of stage s's position and velocity less their identity (Θ_s = c_s·h·k̃_(s−1)) */
 static void stage_state(sim_deriv *w, const sim_data *d, int s, double h) {
   int nv = w->nv, n = w->ncol;
   size_t stage = (size_t)nv * n;
@@ -225,11 +258,8 @@ static void stage_state(sim_deriv *w, const sim_data *d, int s, double h) {
       w->Dv[e] = rk_c[s] * h * kv[e];
     }
   }
-  for (int k = 0; k < nv; k++) {
-    w->Dv[(size_t)k * n + w->cv + k] += 1;
-  }
   rotation_maps(w);
-  position_map(w, w->Dq, w->dth);
+  position_map(w, w->Dq, w->dth, 0);
 }
 
 static void rk4(sim_deriv *w, const sim_data *d, double h, double *X) {
@@ -260,7 +290,7 @@ static void rk4(sim_deriv *w, const sim_data *d, double h, double *X) {
     X[(size_t)(nv + k) * n + w->cv + k] += 1;
   }
   rotation_maps(w);
-  position_map(w, X, w->dth);
+  position_map(w, X, w->dth, 1);
 }
 
 void sim__integrate_deriv(sim_deriv *w, const sim_data *d, double *X) {

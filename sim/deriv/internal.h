@@ -26,6 +26,15 @@
 
 #define DERIV_STAGES 4 /* RK4's evaluations; Euler uses the first */
 
+/* The row loops that carry most of the work (RK4's chain, M⁻¹·G) also built for AVX2, chosen at
+ * load time by the CPU: the same operations in the same order on wider registers (AVX2 without
+ * FMA, so no contraction), hence the same bits as the generic x86-64 build. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define DERIV_WIDE __attribute__((target_clones("avx2", "default")))
+#else
+#define DERIV_WIDE
+#endif
+
 /* Per body, the sums over its subtree that the derivative of inverse dynamics needs (world
  * axes, about the origin): the composite inertia (Ī, h = m·c, m), the net force F, the
  * momentum sum (n, f) of I·v, and the symmetric 3×3 and the vector t of the velocity terms
@@ -61,8 +70,8 @@ enum {
   X(qpos0, nq)                    /* the state at the step's start */                         \
   X(qvel0, nv)                                                                                 \
   X(act0, na)                                                                                  \
-  X(Dq, nv * ncol)                /* integrator chain: tangent of the stage position */       \
-  X(Dv, nv * ncol)                /* ... of the stage velocity */                             \
+  X(Dq, nv * ncol)                /* RK4 chain: tangent of the stage position, less 1 */      \
+  X(Dv, nv * ncol)                /* ... of the stage velocity, less 1 */                     \
   X(dth, nv * ncol)               /* ... of the stage's rotation Θ */                         \
   X(dkq, DERIV_STAGES * nv * ncol) /* ... of the stage position rates */                      \
   X(dkv, DERIV_STAGES * nv * ncol) /* ... of the stage accelerations */                       \
@@ -91,6 +100,7 @@ struct sim_deriv {
 #define DERIV_FIELD(name, count) double *name;
   DERIV_ARRAYS(DERIV_FIELD)
 #undef DERIV_FIELD
+  int *range;          /* [2 nv] integrate_deriv.c: the nonzero columns of each row of Dq */
   void *buffer;
 };
 

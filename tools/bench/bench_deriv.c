@@ -16,7 +16,7 @@
  *    tape's size, and the largest difference between the two gradients.
  * 3. The rollout gradient of 5000 steps against the checkpoint interval k = 1, 10, 100, √T: the
  *    states kept, the peak memory added, and the time.
- * Usage: bench_deriv [--quick] [--steps N,N,...]. */
+ * Usage: bench_deriv [--quick] [--jacobians] [--steps N,N,...] (--jacobians: part 1 only). */
 #include <malloc.h>
 #include <math.h>
 #include <stdint.h>
@@ -31,7 +31,7 @@
 #include "deriv_fd.h"
 #include "sim/deriv/rollout.h"
 
-static int quick;
+static int quick, jacobians_only;
 
 /* --- the arm ---------------------------------------------------------------------------------- */
 
@@ -451,6 +451,8 @@ int main(int argc, char **argv) {
   for (int a = 1; a < argc; a++) {
     if (strcmp(argv[a], "--quick") == 0) {
       quick = 1;
+    } else if (strcmp(argv[a], "--jacobians") == 0) {
+      jacobians_only = 1;
     } else if (strcmp(argv[a], "--steps") == 0 && a + 1 < argc) {
       nsteps = 0;
       for (char *p = argv[++a]; *p && nsteps < 8;) {
@@ -458,16 +460,21 @@ int main(int argc, char **argv) {
         p += *p == ',';
       }
     } else {
-      printf("usage: bench_deriv [--quick] [--steps N,N,...]\n\n"
+      printf("usage: bench_deriv [--quick] [--jacobians] [--steps N,N,...]\n\n"
              "Step Jacobians beside sim_step and finite differences; rollout gradients beside\n"
              "ADOL-C and finite differences (time, peak memory, tape size); memory against the\n"
-             "checkpoint interval. Prints markdown tables (docs/benchmarks.md).\n");
+             "checkpoint interval. Prints markdown tables (docs/benchmarks.md).\n"
+             "--jacobians: the step Jacobians only (seconds).\n");
       return strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0 ? 0 : 2;
     }
   }
   /* large blocks always fresh mappings (glibc would otherwise raise its mmap threshold after
    * the first large free and serve them from resident heap): their pages count when touched */
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  if (jacobians_only) {
+    step_jacobians();
+    return 0;
+  }
   memory mem = {{0}, {0}, {0}};
   measure_memory(&mem, steps, nsteps);
   step_jacobians();
