@@ -50,7 +50,7 @@ sim_deriv *sim_deriv_new(const sim_model *m, const sim_param *params, int np, ch
 #define DERIV_SIZE(name, count) total += (size_t)(count);
   DERIV_ARRAYS(DERIV_SIZE)
 #undef DERIV_SIZE
-  size_t nint = 3 * (size_t)nv + 2 * (size_t)na;
+  size_t nint = (size_t)nv + 2 * (size_t)na;
   size_t bytes = total * sizeof(double) + nint * sizeof(int) + (size_t)np * sizeof(sim_param);
   sim_deriv *w = calloc(1, sizeof *w);
   void *buffer = calloc(bytes ? bytes : 1, 1);
@@ -78,7 +78,6 @@ sim_deriv *sim_deriv_new(const sim_model *m, const sim_param *params, int np, ch
   w->rotgroup = (int *)(w->params + np);
   w->act_dof = w->rotgroup + nv;
   w->act_actuator = w->act_dof + na;
-  w->range = w->act_actuator + na;
   if (np > 0) {
     memcpy(w->params, params, (size_t)np * sizeof *params);
   }

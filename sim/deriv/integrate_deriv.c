@@ -145,27 +145,12 @@ static void euler(sim_deriv *w, const sim_data *d, double h, double *X) {
 static const double rk_c[4] = {0.0, 0.5, 0.5, 1.0};
 static const double rk_b[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
 
-/* the first and one past the last nonzero column of each of the nv rows of D (into lo, hi) */
-static void row_ranges(const sim_deriv *w, const double *D, int *lo, int *hi) {
-  int n = w->ncol;
-  for (int r = 0; r < w->nv; r++) {
-    const double *row = D + (size_t)r * n;
-    int a = 0, b = n;
-    while (a < n && row[a] == 0) {
-      a++;
-    }
-    while (b > a && row[b - 1] == 0) {
-      b--;
-    }
-    lo[r] = a, hi[r] = b;
-  }
-}
-
 /* ∂a_s = Q_s·[∂δq_s; ∂v_s] + Q_s's columns of act, u and θ, with the stage's tangents kept less
  * their identity (Dq, Dv: ∂δq_s − [1 | 0 ...], ∂v_s − [0 | 1 | 0 ...]):
- *   ∂a_s = Q_s + Q_s[:, δq]·Dq + Q_s[:, v]·Dv.
- * At stage 0 both are zero (no product); at stage 1 Dq = c·h·Ψ·[0 | 1 | 0] has a few entries per
- * row, so the rows' nonzero ranges bound the loops. */
+ *   ∂a_s = Q_s + Q_s[:, δq]·Dq + Q_s[:, v]·Dv,
+ * nothing to multiply at stage 0 (both zero). Each output row takes four input rows per pass over
+ * its columns (the loop's overhead and the row's loads and stores shared by four), in the order
+ * r = 0, 1, ... of one row at a time. */
 DERIV_WIDE static void stage_acceleration(sim_deriv *w, int s, double *dkv) {
   int nv = w->nv, n = w->ncol;
   const double *Q = w->Q + (size_t)s * nv * n;
@@ -173,22 +158,30 @@ DERIV_WIDE static void stage_acceleration(sim_deriv *w, int s, double *dkv) {
   if (s == 0) {
     return;
   }
-  int *lo = w->range, *hi = lo + nv;
-  row_ranges(w, w->Dq, lo, hi);
   for (int k = 0; k < nv; k++) {
-    const double *q = Q + (size_t)k * n;
+    const double *q = Q + (size_t)k * n, *qv = q + w->cv;
     double *restrict out = dkv + (size_t)k * n;
-    for (int r = 0; r < nv; r++) {
-      const double a = q[r], b = q[w->cv + r];
+    int r = 0;
+    for (; r + 4 <= nv; r += 4) {
+      const double *restrict q0 = w->Dq + (size_t)r * n, *restrict v0 = w->Dv + (size_t)r * n;
+      const double *restrict q1 = q0 + n, *restrict q2 = q1 + n, *restrict q3 = q2 + n;
+      const double *restrict v1 = v0 + n, *restrict v2 = v1 + n, *restrict v3 = v2 + n;
+      const double a0 = q[r], a1 = q[r + 1], a2 = q[r + 2], a3 = q[r + 3];
+      const double b0 = qv[r], b1 = qv[r + 1], b2 = qv[r + 2], b3 = qv[r + 3];
+      for (int c = 0; c < n; c++) {
+        double t = out[c];
+        t += a0 * q0[c] + b0 * v0[c];
+        t += a1 * q1[c] + b1 * v1[c];
+        t += a2 * q2[c] + b2 * v2[c];
+        t += a3 * q3[c] + b3 * v3[c];
+        out[c] = t;
+      }
+    }
+    for (; r < nv; r++) {
       const double *restrict dq = w->Dq + (size_t)r * n, *restrict dv = w->Dv + (size_t)r * n;
-      for (int c = 0; c < lo[r]; c++) {
-        out[c] += b * dv[c];
-      }
-      for (int c = lo[r]; c < hi[r]; c++) {
+      const double a = q[r], b = qv[r];
+      for (int c = 0; c < n; c++) {
         out[c] += a * dq[c] + b * dv[c];
-      }
-      for (int c = hi[r]; c < n; c++) {
-        out[c] += b * dv[c];
       }
     }
   }

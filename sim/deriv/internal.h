@@ -100,7 +100,6 @@ struct sim_deriv {
 #define DERIV_FIELD(name, count) double *name;
   DERIV_ARRAYS(DERIV_FIELD)
 #undef DERIV_FIELD
-  int *range;          /* [2 nv] integrate_deriv.c: the nonzero columns of each row of Dq */
   void *buffer;
 };
 
