@@ -10,8 +10,10 @@
  *                       dynamics ID(q, v, q̈) = M·q̈ + C·v + g, reversed along the tree
  *   passive_deriv.c     ∂τ of springs and dampers
  *   actuator_deriv.c    ∂τ of the actuators, and the winding current's advance after the step
- *   constraint_deriv.c  limits and friction: the solver's optimality condition at its solution
+ *   impedance_deriv.c   the slope of the rows' impedance curve (below both of the next two)
  *   contact_deriv.c     contacts of a plane with a sphere, a capsule or a box
+ *   constraint_deriv.c  limits and friction, and the solver's optimality condition at its
+ *                       solution through every row (the contacts' terms from contact_deriv.c)
  *   dynamics_deriv.c    one evaluation: G, then Q = (M + h·B)⁻¹·G (or through the rows)
  *   integrate_deriv.c   the integrators chained over their evaluations into A, B, P
  *
@@ -136,7 +138,7 @@ void sim__constraint_solve(const sim_deriv *w, double *X, int n);
 void sim__constraint_polish(sim_deriv *w, const sim_data *d);
 void sim__constraint_jtdj(const sim_deriv *w, const sim_data *d, const double *X, double *Out,
                           double s);
-/* d imp/d pos of the impedance curve (constraint_deriv.c). */
+/* d imp/d pos of the impedance curve (impedance_deriv.c). */
 double sim__impedance_slope(const double solimp[SIM_NIMP], double pos);
 
 /* contact_deriv.c: 1 when every contact is a plane's against a sphere, a capsule or a box (the
