@@ -11,7 +11,9 @@
  *   passive_deriv.c     ∂τ of springs and dampers
  *   actuator_deriv.c    ∂τ of the actuators, and the winding current's advance after the step
  *   impedance_deriv.c   the slope of the rows' impedance curve (below both of the next two)
- *   contact_deriv.c     contacts of a plane with a sphere, a capsule or a box
+ *   contact_round_deriv.c contacts of two round shapes (spheres, capsules), both moving
+ *   contact_deriv.c     which contacts have derivatives; a plane with a sphere, a capsule or a
+ *                       box
  *   constraint_deriv.c  limits and friction, and the solver's optimality condition at its
  *                       solution through every row (the contacts' terms from contact_deriv.c)
  *   dynamics_deriv.c    one evaluation: G, then Q = (M + h·B)⁻¹·G (or through the rows)
@@ -87,13 +89,15 @@ enum {
   X(efc_f, nefc_max + 1)          /* constraint rows: their forces at the polished solution */\
   X(acc_exact, nv + 1)            /* the solver's solution polished on its active set */      \
   X(rowtmp, ncol + 1)             /* scratch: one row's J·X over the columns */              \
-  X(con_work, 22 * nv + 22)       /* contact_deriv.c: one contact's per-dof terms */
+  X(con_work, 40 * nv + 40)       /* contact_deriv.c, contact_round_deriv.c: one contact's  \
+                                     per-dof terms */
 
 struct sim_deriv {
   const sim_model *m;
   int nv, nq, na, nu, np, nbody, njnt, nx, ncol, nefc_max;
   int cv, ca, cu, cp;  /* first column of v, act, u and θ in Q and G */
   int status;          /* of the evaluations of the current step */
+  char detail[256];    /* what made the last step fail, naming the place (sim_deriv_detail) */
   double implicit_h;   /* Euler's h when its damping is implicit, else 0 */
   sim_param *params;   /* [np] */
   int *rotgroup;       /* [nv] first dof of the ball (or free rotation) a dof belongs to, or -1 */
@@ -141,10 +145,21 @@ void sim__constraint_jtdj(const sim_deriv *w, const sim_data *d, const double *X
 /* d imp/d pos of the impedance curve (impedance_deriv.c). */
 double sim__impedance_slope(const double solimp[SIM_NIMP], double pos);
 
-/* contact_deriv.c: 1 when every contact is a plane's against a sphere, a capsule or a box (the
- * pairs with derivatives); the contact rows' part of Rc (sim__constraint_rows_deriv's). */
-int sim__contact_supported(const sim_model *m, const sim_data *d);
+/* contact_deriv.c: SIM_DERIV_OK when every contact has derivatives, else SIM_DERIV_ECONTACT
+ * (its pair) or SIM_DERIV_ECONE (its cone, condim or impratio) with w->detail naming the
+ * contact and its geoms; the contact rows' part of Rc (sim__constraint_rows_deriv's). */
+int sim__contact_check(sim_deriv *w, const sim_data *d);
 void sim__contact_rows_deriv(sim_deriv *w, const sim_data *d, const double *a, double *Rc);
+/* contact_round_deriv.c: contact c's part of Rc for two round shapes (spheres, capsules). */
+void sim__contact_round_deriv(sim_deriv *w, const sim_data *d, int c, const double *a,
+                              double *Rc);
+
+/* impedance_deriv.c: a pyramid contact's constants, μ, k and b of its reference, imp and imp' at
+ * dist, and D's slope ∂D/∂dist (row: its first edge). */
+typedef struct sim_contact_coefs {
+  double mu, k, b, imp, slope, dD;
+} sim_contact_coefs;
+sim_contact_coefs sim__contact_coefs(const sim_model *m, const sim_data *d, int c, int row);
 
 /* integrate_deriv.c: the step's derivative X (nx × ncol) from the evaluations' Q. */
 void sim__integrate_deriv(sim_deriv *w, const sim_data *d, double *X);

@@ -258,4 +258,117 @@ static void test_club_arm_on_its_table(void **state) {
   sim_model_free(m);
 }
 
-TS_MAIN(test_shapes_on_a_plane, test_club_arm_on_its_table)
+/* --- two round shapes ---------------------------------------------------------------------------- */
+
+/* a free body "b" (and a second one "c" when c_json is given) with the geoms listed, no plane */
+static const char pair_json[] =
+    "{ \"name\": \"pair\", \"timestep\": 0.002, \"integrator\": \"rk4\", \"solver_iterations\": 1000,\n"
+    "  \"solver_tolerance\": 0,\n"
+    "  \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\", \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 1.5, \"com\": [0.01, -0.02, 0.005], \"inertia\": [0.004, 0.005, 0.006, 0, 0, 0] } }%s ],\n"
+    "  \"geoms\": [ %s ] }\n";
+static const char second_body[] =
+    ",\n    { \"name\": \"c\", \"parent\": \"world\", \"joint\": { \"name\": \"root2\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 0.8, \"com\": [0, 0.01, 0], \"inertia\": [0.002, 0.003, 0.0025, 0, 0, 0] } }";
+#define ROUND_SOLIMP "\"solimp\": [0.9, 0.95, 0.02, 0.5, 2], \"friction\": [0.6, 0.005, 0.0001]"
+
+static sim_model *load_pair(const char *geoms, int two) {
+  char json[4096], err[512];
+  snprintf(json, sizeof json, pair_json, two ? second_body : "", geoms);
+  sim_model *m = sim_model_load_string(json, "pair", err, sizeof err);
+  if (!m) fprintf(stderr, "%s\n", err);
+  assert_non_null(m);
+  return m;
+}
+
+/* A sphere or a capsule against a sphere or a capsule (contact_round_deriv.c): a free shape on a
+ * fixed one (the nearest points fixed or sliding along the capsules' axes, a capsule's end),
+ * and two free bodies touching, each evaluation against differences of the exact minimum, about
+ * 4.5 mm deep (on the impedance's rising curve, as above) */
+static void test_round_pairs(void **state) {
+  (void)state;
+  double worst = 0;
+  const double rest[6] = {0.01, -0.02, 0.005, 0.1, -0.05, 0.08};
+  const double slide[6] = {0.4, -0.3, 0.01, 0.5, 1.2, -0.7};
+  sim_model *m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+                           "{ \"name\": \"ball\", \"body\": \"b\", \"type\": \"sphere\", \"size\": [0.08], " ROUND_SOLIMP " }", 0);
+  const double p1[3] = {0.02, -0.01, 0.174}, r1[3] = {0.3, -0.2, 0.5};
+  worst = fmax(worst, check_shape(m, p1, r1, rest, "sphere on a sphere"));
+  worst = fmax(worst, check_shape(m, p1, r1, slide, "sphere sliding on a sphere"));
+  sim_model_free(m);
+  /* a fixed capsule along x, a free one across it along y: both nearest points slide */
+  m = load_pair("{ \"name\": \"bar\", \"body\": \"world\", \"type\": \"capsule\", \"size\": [0.05, 0.2], \"quat\": [0.70710678118654752, 0, 0.70710678118654752, 0], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.15], " ROUND_SOLIMP " }", 0);
+  const double p2[3] = {0.03, 0.02, 0.086}, r2[3] = {1.5708 + 0.05, 0.03, 0.2};
+  worst = fmax(worst, check_shape(m, p2, r2, rest, "capsule across a capsule"));
+  worst = fmax(worst, check_shape(m, p2, r2, slide, "capsule sliding across a capsule"));
+  sim_model_free(m);
+  /* a free sphere on the fixed capsule (the capsule's point slides), a capsule's end on a sphere */
+  m = load_pair("{ \"name\": \"bar\", \"body\": \"world\", \"type\": \"capsule\", \"size\": [0.05, 0.2], \"quat\": [0.70710678118654752, 0, 0.70710678118654752, 0], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"ball\", \"body\": \"b\", \"type\": \"sphere\", \"size\": [0.06], " ROUND_SOLIMP " }", 0);
+  const double p3[3] = {0.05, 0.01, 0.1055};
+  worst = fmax(worst, check_shape(m, p3, r1, slide, "sphere on a capsule"));
+  sim_model_free(m);
+  m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.1], " ROUND_SOLIMP " }", 0);
+  const double p4[3] = {0.012, 0.006, 0.2356}, r4[3] = {0.1, 0.05, 0.3};
+  worst = fmax(worst, check_shape(m, p4, r4, rest, "capsule's end on a sphere"));
+  sim_model_free(m);
+  /* two free bodies: a capsule lying on a free sphere (the sphere's body at rest at the origin):
+   * every dof of both moves the contact, the rows' two sides with opposite signs */
+  m = load_pair("{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.15], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"ball\", \"body\": \"c\", \"type\": \"sphere\", \"size\": [0.08], " ROUND_SOLIMP " }", 1);
+  const double p5[3] = {0.03, 0.02, 0.1155}, v5[6] = {0.05, 0.1, -0.5, 0.2, 0, 0.1};
+  worst = fmax(worst, check_shape(m, p5, r2, v5, "capsule on a free sphere"));
+  sim_model_free(m);
+  printf("round pairs: worst entry %.3g of the tolerance\n", worst);
+  assert_true(worst <= 1);
+}
+
+/* one step from (pos, rpy) at rest: its status, and its detail into out */
+static int step_status(sim_model *m, const double pos[3], const double rpy[3], char *out,
+                       size_t out_sz) {
+  char err[256];
+  sim_deriv *w = sim_deriv_new(m, NULL, 0, err, sizeof err);
+  sim_data *d = sim_data_new(m);
+  memcpy(d->qpos, pos, 3 * sizeof(double));
+  sim_rpy_to_quat(d->qpos + 3, rpy);
+  int nx = sim_deriv_nx(m);
+  double A[24 * 24];
+  for (int i = 0; i < nx * nx; i++) A[i] = 7;
+  int rc = sim_deriv_step(m, d, w, A, NULL, NULL);
+  for (int i = 0; rc != SIM_DERIV_OK && i < nx * nx; i++) assert_true(A[i] == 7); /* unwritten */
+  snprintf(out, out_sz, "%s", sim_deriv_detail(w));
+  printf("  status %d (%s): %s\n", rc, sim_deriv_strerror(rc), out);
+  sim_deriv_free(&w);
+  sim_data_free(d);
+  return rc;
+}
+
+/* pairs and cones without derivatives say so and name the contact's geoms, never a zero */
+static void test_pairs_without_derivatives(void **state) {
+  (void)state;
+  char detail[256];
+  const double up[3] = {0, 0, 0};
+  sim_model *m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+                           "{ \"name\": \"crate\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.05, 0.05, 0.05], " ROUND_SOLIMP " }", 0);
+  const double on_sphere[3] = {0.01, 0, 0.148};
+  assert_int_equal(step_status(m, on_sphere, up, detail, sizeof detail), SIM_DERIV_ECONTACT);
+  assert_non_null(strstr(detail, "contact 0, sphere 'base' against box 'crate'"));
+  sim_model_free(m);
+  m = load_shape("rk4", "sphere", "[0.1]");
+  const double pressed[3] = {0, 0, 0.095};
+  assert_int_equal(step_status(m, pressed, up, detail, sizeof detail), SIM_DERIV_OK);
+  assert_string_equal(detail, "");
+  m->opt.cone = SIM_CONE_ELLIPTIC;
+  assert_int_equal(step_status(m, pressed, up, detail, sizeof detail), SIM_DERIV_ECONE);
+  assert_non_null(strstr(detail, "plane 'floor' against sphere 'shape': the elliptic cone"));
+  m->opt.cone = SIM_CONE_PYRAMIDAL;
+  m->opt.impratio = 2;
+  assert_int_equal(step_status(m, pressed, up, detail, sizeof detail), SIM_DERIV_ECONE);
+  assert_non_null(strstr(detail, "impratio"));
+  sim_model_free(m);
+}
+
+TS_MAIN(test_shapes_on_a_plane, test_club_arm_on_its_table, test_round_pairs,
+        test_pairs_without_derivatives)
