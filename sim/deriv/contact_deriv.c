@@ -1,7 +1,7 @@
 /* sim/deriv/contact_deriv.c: which contacts have derivatives (sim__contact_check, naming the
  * pair that has none), and the derivative of the contact rows (sim/collision.c's geometry,
- * sim/constraint.c's rows) for a plane against a sphere, a capsule or a box (two round shapes:
- * contact_round_deriv.c), at fixed
+ * sim/constraint.c's rows) for a plane against a sphere, a capsule or a box (two round shapes
+ * and a sphere against a box: contact_round_deriv.c), at fixed
  * acceleration a: the contact's part of ∂(Jᵀf)/∂[δq | v] for the solver's optimality condition
  * (constraint_deriv.c).
  *
@@ -57,8 +57,9 @@ static int moving_dof(const sim_model *m, int b) {
   return -1;
 }
 
-/* why contact c has no derivatives (into w->detail), or NULL when it has them: a plane that no
- * dof moves against a sphere, a capsule or a box, or two round shapes (contact_round_deriv.c) */
+/* why contact c has no derivatives, or NULL when it has them: a plane that no dof moves against
+ * a sphere, a capsule or a box, two round shapes, a sphere against a box from outside
+ * (contact_round_deriv.c) */
 static const char *pair_problem(const sim_model *m, const sim_data *d, int c) {
   const sim_geom *g1 = &m->geoms[d->con_geom[2 * c]], *g2 = &m->geoms[d->con_geom[2 * c + 1]];
   if (g1->type == SIM_GEOM_PLANE) {
@@ -68,10 +69,14 @@ static const char *pair_problem(const sim_model *m, const sim_data *d, int c) {
     return moving_dof(m, g1->body) >= 0 ? "the plane's body moves (only a fixed plane has them)"
                                         : NULL;
   }
+  if (g1->type == SIM_GEOM_SPHERE && g2->type == SIM_GEOM_BOX) {
+    return d->con_dist[c] + g1->size[0] > 1e-12 ? NULL
+                                                 : "the sphere's centre is inside the box";
+  }
   return round_shape(g1->type) && round_shape(g2->type)
              ? NULL
              : "pairs with derivatives: a fixed plane against a sphere, a capsule or a box; a "
-               "sphere or a capsule against a sphere or a capsule";
+               "sphere or a capsule against a sphere or a capsule; a sphere against a box";
 }
 
 int sim__contact_check(sim_deriv *w, const sim_data *d) {

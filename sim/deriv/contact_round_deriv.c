@@ -1,32 +1,36 @@
 /* sim/deriv/contact_round_deriv.c: derivative of the rows of a contact between two round shapes
- * (a sphere or a capsule against a sphere or a capsule, sim/collision_primitive.c), both bodies
- * free to move, at fixed acceleration a: the contact's part of ∂(Jᵀf)/∂[δq | v] for the
- * solver's optimality condition (constraint_deriv.c). contact_deriv.c calls it for these pairs.
+ * (a sphere or a capsule against a sphere or a capsule) or a sphere and a box
+ * (sim/collision_primitive.c), both bodies free to move, at fixed acceleration a: the contact's
+ * part of ∂(Jᵀf)/∂[δq | v] for the solver's optimality condition (constraint_deriv.c).
+ * contact_deriv.c calls it for these pairs.
  *
  * Forward. Every such pair is two spheres of radii r₁, r₂ at points c₁ of body 1 and c₂ of body
  * 2 (a sphere's centre; the point of a capsule's segment o + x·h, x in [−1, 1], nearest the
- * other shape):
+ * other shape; a box's point nearest the sphere's centre, outside it, radius 0):
  *   δ = c₂ − c₁,  L = |δ|,  n = δ/L,  dist = L − r₁ − r₂,  p = c₁ + n·(r₁ + dist/2),
- * the tangents from n alone (sim/contact_frame.c: t₁ = u/|u|, u = e − (n·e)·n with e the world's
+ * the tangents from n alone (sim/contact_frame.c: t₁ = g/|g|, g = e − (n·e)·n with e the world's
  * y, or z when |n_y| ≥ ½; t₂ = n × t₁), and the four pyramid edges Jₑ = dₑᵀ·(J_p(2, p) − J_p(1, p)),
  * dₑ = n ± μ·tₖ, with the plane pairs' rows (contact_deriv.c).
  *
  * Derivative. Turning dof i by ε moves the material point at c_b of each body it moves (σ_b = 1)
- * by R_b = σ_b·(S_i at c_b) and turns a capsule's half axis by ∂h_b = σ_b·ω_i × h_b. A point that
- * slides (|x| < 1) stays nearest, h_b·δ = 0 (segment_params' last solve holds it for whichever
- * parameter is inside), so its ∂x solves
- *   ∂h_b·δ + h_b·(R₂ − R₁ + ∂x₂·h₂ − ∂x₁·h₁) = 0      (one equation per sliding point),
- * and ∂c_b = R_b + ∂x_b·h_b, ∂δ = ∂c₂ − ∂c₁, ∂dist = n·∂δ, ∂n = (∂δ − n·∂dist)/L,
- * ∂p = ∂c₁ + ∂n·(r₁ + dist/2) + n·∂dist/2, ∂u = −(∂n·e)·n − (n·e)·∂n, ∂t₁ = (1 − t₁t₁ᵀ)·∂u/|u|,
+ * by R_b = σ_b·(S_i at c_b) and turns a direction u fixed in it by ∂u = σ_b·ω_i × u. A point
+ * that slides along u (a capsule's half axis h with |x| < 1; a box's axis along which the point
+ * lies inside the box: two on a face, one on an edge, none at a corner) stays nearest, u·δ = 0
+ * (segment_params' last solve holds it for whichever parameter is inside), so the parameters'
+ * ∂y solve, one equation per direction,
+ *   ∂u·δ + u·(R₂ − R₁ + Σ_(u' of 2) ∂y'·u' − Σ_(u' of 1) ∂y'·u') = 0,
+ * and ∂c_b = R_b + Σ ∂y·u, ∂δ = ∂c₂ − ∂c₁, ∂dist = n·∂δ, ∂n = (∂δ − n·∂dist)/L,
+ * ∂p = ∂c₁ + ∂n·(r₁ + dist/2) + n·∂dist/2, ∂g = −(∂n·e)·n − (n·e)·∂n, ∂t₁ = (1 − t₁t₁ᵀ)·∂g/|g|,
  * ∂t₂ = ∂n × t₁ + n × ∂t₁. With Tw_b(x) = Σ Sₖxₖ over the dofs that move b and X̃_{i,b}(x) the
  * same sum over the dofs i carries:
  *   ∂(Jₑ·x)/∂q_i = ∂dₑ·rel(x) + dₑ·[(σ₂·S_i × X̃_{i,2} − σ₁·S_i × X̃_{i,1})_at p + W(x) × ∂p],
  * rel(x) = (Tw₂ − Tw₁)(x) at p, W its angular part; the edges' forces then as for a plane, and
  * the generalized force τₖ = (σ₂ₖ − σ₁ₖ)·Sₖ·Φ, Φ = [p × F; F], F = Σ fₑ·dₑ, changes by
  *   ∂τₖ/∂q_i = (σ₂ₖ − σ₁ₖ)·(Sₖ·[∂p × F + p × G; G] − (i carries k ? Sₖ·(S_i ×* Φ) : 0)),
- * G = Σ fₑ·∂dₑ. Kinks, held like the rows' states: a sliding point reaching its segment's end,
- * a contact appearing or vanishing, the tangent's hint switching at |n_y| = ½, coincident
- * centres (the normal falls back to the axes' cross product). */
+ * G = Σ fₑ·∂dₑ. Kinks, held like the rows' states: a sliding point reaching its segment's end
+ * or a box's point its face's edge, a contact appearing or vanishing, the tangent's hint
+ * switching at |n_y| = ½, coincident centres (the normal falls back to the axes' cross
+ * product); a sphere's centre inside the box has no derivatives (contact_deriv.c refuses it). */
 #include "sim/deriv/internal.h"
 #include "sim/spatial.h"
 
@@ -101,28 +105,112 @@ static void carried_sums(const sim_deriv *w, const sim_data *d, const int *dofs,
   }
 }
 
-/* one side of the pair: its body, its sphere's centre c, and for a capsule whose nearest point
- * slides, the half axis h */
+/* one side of the pair: its body, its sphere's centre c (a box's nearest point), and the
+ * directions the point slides along while staying nearest (a capsule's half axis h inside the
+ * segment; a box's axes along which the point is inside the box: two on a face, one on an edge,
+ * none at a corner) */
 typedef struct side {
-  int body, slides;
-  double c[3], h[3], o[3];
+  int body, ndir;
+  double c[3], u[3][3];
 } side;
 
 static side side_of(const sim_model *m, const sim_data *d, int geom, const double c[3]) {
   const sim_geom *g = &m->geoms[geom];
-  side s = {.body = g->body, .slides = 0};
-  memcpy(s.c, c, sizeof s.c);
+  const double *gm = d->geom_xmat + 9 * geom, *o = d->geom_xpos + 3 * geom;
+  side s = {.body = g->body, .ndir = 0};
+  double rel[3];
+  for (int q = 0; q < 3; q++) {
+    s.c[q] = c[q];
+    rel[q] = c[q] - o[q];
+  }
   if (g->type == SIM_GEOM_CAPSULE) {
-    const double *gm = d->geom_xmat + 9 * geom, *o = d->geom_xpos + 3 * geom;
-    double rel[3];
+    double h[3];
     for (int q = 0; q < 3; q++) {
-      s.h[q] = gm[3 * q + 2] * g->size[1];
-      rel[q] = c[q] - o[q];
+      h[q] = gm[3 * q + 2] * g->size[1];
     }
-    double x = sim_dot3(rel, s.h) / sim_dot3(s.h, s.h);
-    s.slides = fabs(x) < 1 - 1e-9; /* at an end the point is fixed in the body */
+    double x = sim_dot3(rel, h) / sim_dot3(h, h);
+    if (fabs(x) < 1 - 1e-9) { /* at an end the point is fixed in the body */
+      memcpy(s.u[s.ndir++], h, sizeof h);
+    }
+  } else if (g->type == SIM_GEOM_BOX) {
+    for (int j = 0; j < 3; j++) {
+      double axis[3] = {gm[j], gm[3 + j], gm[6 + j]};
+      if (fabs(sim_dot3(rel, axis)) < g->size[j] * (1 - 1e-9)) {
+        memcpy(s.u[s.ndir++], axis, sizeof axis);
+      }
+    }
   }
   return s;
+}
+
+/* x ← A⁻¹·x for the n ≤ 4 sliding parameters (Gaussian elimination with partial pivoting) */
+static void solve_small(double A[4][4], double *x, int n) {
+  for (int c = 0; c < n; c++) {
+    int piv = c;
+    for (int r = c + 1; r < n; r++) {
+      piv = fabs(A[r][c]) > fabs(A[piv][c]) ? r : piv;
+    }
+    for (int k = 0; k < n; k++) {
+      double t = A[c][k];
+      A[c][k] = A[piv][k], A[piv][k] = t;
+    }
+    double t = x[c];
+    x[c] = x[piv], x[piv] = t;
+    for (int r = c + 1; r < n; r++) {
+      double f = A[r][c] / A[c][c];
+      for (int k = c; k < n; k++) {
+        A[r][k] -= f * A[c][k];
+      }
+      x[r] -= f * x[c];
+    }
+  }
+  for (int r = n - 1; r >= 0; r--) {
+    for (int k = r + 1; k < n; k++) {
+      x[r] -= A[r][k] * x[k];
+    }
+    x[r] /= A[r][r];
+  }
+}
+
+/* ∂c₁ and ∂δ for dof t (S its axis): the material points' motions R_b, then the sliding
+ * parameters from u·δ = 0 per direction u: ∂u·δ + u·∂δ = 0 with
+ * ∂δ = R₂ − R₁ + Σ_(u' of side 2) ∂y'·u' − Σ_(u' of side 1) ∂y'·u', ∂u = σ_b·ω × u */
+static void point_slopes(const double *S, const side *s1, const side *s2, double f1, double f2,
+                         const double delta[3], double dc1[3], double ddelta[3]) {
+  const side *sides[2] = {s1, s2};
+  const double flags[2] = {f1, f2};
+  double R[2][3], U[4][3], sign[4], A[4][4], y[4];
+  int n = 0;
+  for (int b = 0; b < 2; b++) {
+    at_point(R[b], S, sides[b]->c);
+    for (int q = 0; q < 3; q++) {
+      R[b][q] *= flags[b];
+    }
+    for (int j = 0; j < sides[b]->ndir; j++, n++) {
+      double du[3];
+      memcpy(U[n], sides[b]->u[j], sizeof U[n]);
+      sign[n] = b ? 1 : -1;
+      sim_cross3(du, S, U[n]);
+      y[n] = -flags[b] * sim_dot3(du, delta);
+    }
+  }
+  for (int q = 0; q < 3; q++) {
+    ddelta[q] = R[1][q] - R[0][q];
+    dc1[q] = R[0][q];
+  }
+  for (int r = 0; r < n; r++) {
+    y[r] -= sim_dot3(U[r], ddelta);
+    for (int c = 0; c < n; c++) {
+      A[r][c] = sign[c] * sim_dot3(U[r], U[c]);
+    }
+  }
+  solve_small(A, y, n);
+  for (int r = 0; r < n; r++) {
+    for (int q = 0; q < 3; q++) {
+      ddelta[q] += sign[r] * y[r] * U[r][q];
+      dc1[q] += sign[r] < 0 ? y[r] * U[r][q] : 0;
+    }
+  }
 }
 
 /* per dof t of the list: ∂dist, ∂p, ∂n and the tangents' ∂t₁, ∂t₂ (the top of the file) */
@@ -140,39 +228,8 @@ static void geometry_slopes(const sim_data *d, const int *dofs, int n, const sid
   }
   double ulen = sqrt(sim_dot3(u, u));
   for (int t = 0; t < n; t++) {
-    const double *S = d->cdof + 6 * dofs[t];
-    double R1[3], R2[3], dh1[3] = {0}, dh2[3] = {0}, rel[3], dx1 = 0, dx2 = 0;
-    at_point(R1, S, s1->c);
-    at_point(R2, S, s2->c);
-    if (f1[t] != 0) {
-      sim_cross3(dh1, S, s1->h);
-    }
-    if (f2[t] != 0) {
-      sim_cross3(dh2, S, s2->h);
-    }
-    for (int q = 0; q < 3; q++) {
-      R1[q] *= f1[t], R2[q] *= f2[t];
-      rel[q] = R2[q] - R1[q];
-    }
-    /* the sliding points' parameters: −|h₁|²∂x₁ + (h₁·h₂)∂x₂ = g₁, −(h₁·h₂)∂x₁ + |h₂|²∂x₂ = g₂ */
-    double g1 = -(sim_dot3(dh1, delta) + sim_dot3(s1->h, rel));
-    double g2 = -(sim_dot3(dh2, delta) + sim_dot3(s2->h, rel));
-    double a11 = -sim_dot3(s1->h, s1->h), a12 = sim_dot3(s1->h, s2->h);
-    double a22 = sim_dot3(s2->h, s2->h);
-    if (s1->slides && s2->slides) {
-      double det = a11 * a22 + a12 * a12;
-      dx1 = (g1 * a22 - a12 * g2) / det;
-      dx2 = (a11 * g2 + a12 * g1) / det;
-    } else if (s1->slides) {
-      dx1 = g1 / a11;
-    } else if (s2->slides) {
-      dx2 = g2 / a22;
-    }
     double dc1[3], ddelta[3];
-    for (int q = 0; q < 3; q++) {
-      dc1[q] = R1[q] + dx1 * s1->h[q];
-      ddelta[q] = R2[q] + dx2 * s2->h[q] - dc1[q];
-    }
+    point_slopes(d->cdof + 6 * dofs[t], s1, s2, f1[t], f2[t], delta, dc1, ddelta);
     ddist[t] = sim_dot3(nrm, ddelta);
     double *dnt = dn + 3 * t, du[3];
     for (int q = 0; q < 3; q++) {
@@ -231,7 +288,8 @@ void sim__contact_round_deriv(sim_deriv *w, const sim_data *d, int c, const doub
   int n = d->efc_nnz[row];
   int gi1 = d->con_geom[2 * c], gi2 = d->con_geom[2 * c + 1];
   const double *frame = d->con_frame + 9 * c, *nrm = frame, *p = d->con_pos + 3 * c;
-  double dist = d->con_dist[c], r1 = m->geoms[gi1].size[0], r2 = m->geoms[gi2].size[0];
+  double dist = d->con_dist[c], r1 = m->geoms[gi1].size[0];
+  double r2 = m->geoms[gi2].type == SIM_GEOM_BOX ? 0 : m->geoms[gi2].size[0];
   double c1[3], c2[3], L = dist + r1 + r2;
   for (int q = 0; q < 3; q++) {
     c1[q] = p[q] - nrm[q] * (r1 + 0.5 * dist);

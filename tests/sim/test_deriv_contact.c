@@ -321,6 +321,23 @@ static void test_round_pairs(void **state) {
   const double p5[3] = {0.03, 0.02, 0.1155}, v5[6] = {0.05, 0.1, -0.5, 0.2, 0, 0.1};
   worst = fmax(worst, check_shape(m, p5, r2, v5, "capsule on a free sphere"));
   sim_model_free(m);
+  /* a sphere against a box, from outside: the box's nearest point slides on a face (two
+   * directions), along an edge (one), or sits at a corner (none); a free box on a fixed sphere */
+  m = load_pair("{ \"name\": \"crate\", \"body\": \"world\", \"type\": \"box\", \"size\": [0.2, 0.15, 0.1], \"quat\": [0.9950041652780258, 0, 0, 0.09983341664682815], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"ball\", \"body\": \"b\", \"type\": \"sphere\", \"size\": [0.06], " ROUND_SOLIMP " }", 0);
+  const double face[3] = {0.05, -0.03, 0.1555};
+  worst = fmax(worst, check_shape(m, face, r1, slide, "sphere on a box's face"));
+  sim_model_free(m);
+  m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"crate\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.08, 0.06, 0.05], " ROUND_SOLIMP " }", 0);
+  const double on_face[3] = {0.01, -0.02, 0.1455}, tilt[3] = {0.1, -0.05, 0.3};
+  worst = fmax(worst, check_shape(m, on_face, tilt, rest, "box's face on a sphere"));
+  /* pitched 45°: its edge at box (0.08, ·, −0.05) lowest, above the sphere's centre */
+  const double on_edge[3] = {-0.0212 + 0.003, 0.01, 0.1874}, tipped[3] = {0, 0.785398, 0};
+  worst = fmax(worst, check_shape(m, on_edge, tipped, rest, "box's edge on a sphere"));
+  const double on_corner[3] = {0.0, 0.0, 0.1 + 0.1118 - 0.0045}, corner_up[3] = {0.6155, 0.785398, 0};
+  worst = fmax(worst, check_shape(m, on_corner, corner_up, rest, "box's corner on a sphere"));
+  sim_model_free(m);
   printf("round pairs: worst entry %.3g of the tolerance\n", worst);
   assert_true(worst <= 1);
 }
@@ -350,11 +367,18 @@ static void test_pairs_without_derivatives(void **state) {
   (void)state;
   char detail[256];
   const double up[3] = {0, 0, 0};
-  sim_model *m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+  sim_model *m = load_pair("{ \"name\": \"bar\", \"body\": \"world\", \"type\": \"capsule\", \"size\": [0.1, 0.2], " ROUND_SOLIMP " },\n"
                            "{ \"name\": \"crate\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.05, 0.05, 0.05], " ROUND_SOLIMP " }", 0);
-  const double on_sphere[3] = {0.01, 0, 0.148};
-  assert_int_equal(step_status(m, on_sphere, up, detail, sizeof detail), SIM_DERIV_ECONTACT);
-  assert_non_null(strstr(detail, "contact 0, sphere 'base' against box 'crate'"));
+  const double on_bar[3] = {0.01, 0, 0.348};
+  assert_int_equal(step_status(m, on_bar, up, detail, sizeof detail), SIM_DERIV_ECONTACT);
+  assert_non_null(strstr(detail, "contact 0, capsule 'bar' against box 'crate'"));
+  sim_model_free(m);
+  /* a sphere deep in a box: its centre inside (the face pushing out is chosen, not derived) */
+  m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"crate\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.2, 0.2, 0.2], " ROUND_SOLIMP " }", 0);
+  const double around[3] = {0.01, 0.02, 0.03};
+  assert_int_equal(step_status(m, around, up, detail, sizeof detail), SIM_DERIV_ECONTACT);
+  assert_non_null(strstr(detail, "sphere 'base' against box 'crate': the sphere's centre is inside"));
   sim_model_free(m);
   m = load_shape("rk4", "sphere", "[0.1]");
   const double pressed[3] = {0, 0, 0.095};
