@@ -1,8 +1,10 @@
 /* tests/sim/test_deriv_contact.c: step Jacobians through contacts of a plane with a sphere, a
- * capsule and a box (free bodies resting, sliding and spinning) and of the shipped club arm
- * pressed on its table (capsules and a sphere, with its stops and joint friction), against
- * central differences of sim_step (deriv_fd.h), at states whose active set (contacts and the
- * rows' states) is the same at every point of the stencil. The solver runs to convergence. */
+ * capsule and a box (free bodies resting, sliding and spinning), of the shipped club arm
+ * pressed on its table (capsules and a sphere, with its stops and joint friction), of two round
+ * shapes and of a sphere and a box, against central differences of sim_step (deriv_fd.h), at
+ * states whose active set (contacts and the rows' states) is the same at every point of the
+ * stencil; the solver runs to convergence, and CG and Newton give the same Jacobians. Pairs and
+ * cones without derivatives return their error, naming the contact. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -394,5 +396,73 @@ static void test_pairs_without_derivatives(void **state) {
   sim_model_free(m);
 }
 
+/* --- the solvers ------------------------------------------------------------------------------ */
+
+/* A and B of one step from d's state with the given solver (converged: 1000 iterations, no
+ * tolerance); returns the largest entry of |A| and |B| */
+static double jacobians_with(sim_model *m, const sim_data *d, sim_solver_type solver, double *AB) {
+  char err[256];
+  m->opt.solver = solver;
+  m->opt.solver_iterations = 1000;
+  m->opt.solver_tolerance = 0;
+  sim_deriv *w = sim_deriv_new(m, NULL, 0, err, sizeof err);
+  sim_data *work = sim_data_new(m);
+  fd_copy_state(m, work, d);
+  int nx = sim_deriv_nx(m);
+  assert_int_equal(sim_deriv_step(m, work, w, AB, AB + nx * nx, NULL), SIM_DERIV_OK);
+  double big = 0;
+  for (int i = 0; i < nx * (nx + m->nu); i++) big = fmax(big, fabs(AB[i]));
+  sim_deriv_free(&w);
+  sim_data_free(work);
+  return big;
+}
+
+/* the largest difference of the Jacobians of CG's and Newton's converged steps, relative to
+ * the largest entry */
+static double solver_difference(sim_model *m, const sim_data *d, const char *what) {
+  int nx = sim_deriv_nx(m), n = nx * (nx + m->nu);
+  double *cg = calloc((size_t)2 * n, sizeof(double)), *newton = cg + n, diff = 0;
+  double big = jacobians_with(m, d, SIM_SOLVER_CG, cg);
+  jacobians_with(m, d, SIM_SOLVER_NEWTON, newton);
+  for (int i = 0; i < n; i++) diff = fmax(diff, fabs(cg[i] - newton[i]));
+  printf("%s (%s): CG and Newton's A, B differ by %.3g of the largest entry (%.3g)\n", what,
+         sim_integrator_name(m->opt.integrator), diff / big, big);
+  free(cg);
+  return diff / big;
+}
+
+/* Newton and CG run to convergence give the same Jacobians: the derivatives are those of the
+ * minimum on the active set, polished by one exact solve, whichever solver found it */
+static void test_solvers_agree(void **state) {
+  (void)state;
+  double worst = 0;
+  const double slide[6] = {1.2, -0.5, 0, 0.3, 2, -1};
+  for (int integ = 0; integ < 2; integ++) {
+    sim_model *m = load_shape(integ ? "rk4" : "euler", "box", "[0.1, 0.15, 0.05]");
+    sim_data *d = sim_data_new(m);
+    const double p[3] = {0.2, 0.1, 0.044}, r[3] = {0.01, -0.01, 0.7};
+    const double move[6] = {0.2, -0.1, 0.01, 0.1, 0.2, -0.5};
+    memcpy(d->qpos, p, sizeof p);
+    sim_rpy_to_quat(d->qpos + 3, r);
+    memcpy(d->qvel, move, sizeof move);
+    worst = fmax(worst, solver_difference(m, d, "box on its four corners"));
+    sim_data_free(d);
+    sim_model_free(m);
+    m = load_pair("{ \"name\": \"bar\", \"body\": \"world\", \"type\": \"capsule\", \"size\": [0.05, 0.2], \"quat\": [0.70710678118654752, 0, 0.70710678118654752, 0], " ROUND_SOLIMP " },\n"
+                  "{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.15], " ROUND_SOLIMP " }", 0);
+    m->opt.integrator = integ ? SIM_INTEGRATOR_RK4 : SIM_INTEGRATOR_EULER;
+    d = sim_data_new(m);
+    const double p2[3] = {0.03, 0.02, 0.086}, r2[3] = {1.5708 + 0.05, 0.03, 0.2};
+    memcpy(d->qpos, p2, sizeof p2);
+    sim_rpy_to_quat(d->qpos + 3, r2);
+    memcpy(d->qvel, slide, sizeof slide);
+    worst = fmax(worst, solver_difference(m, d, "capsule sliding across a capsule"));
+    sim_data_free(d);
+    sim_model_free(m);
+  }
+  printf("solvers: worst difference %.3g\n", worst);
+  assert_true(worst <= 1e-9);
+}
+
 TS_MAIN(test_shapes_on_a_plane, test_club_arm_on_its_table, test_round_pairs,
-        test_pairs_without_derivatives)
+        test_pairs_without_derivatives, test_solvers_agree)
