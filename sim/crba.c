@@ -126,10 +126,33 @@ static inline void gather4(double *X, const double *H, int nv, int k, const int 
   }
 }
 
+/* the same for two rows (the rest of a dof's ancestors after the fours) */
+static inline void scatter2(double *X, const double *H, int nv, int k, const int anc[2], int n) {
+  const double *restrict x = X + (size_t)k * n;
+  double *restrict y0 = X + (size_t)anc[0] * n, *restrict y1 = X + (size_t)anc[1] * n;
+  const double a0 = H[k * nv + anc[0]], a1 = H[k * nv + anc[1]];
+  for (int c = 0; c < n; c++) {
+    const double v = x[c];
+    y0[c] -= a0 * v, y1[c] -= a1 * v;
+  }
+}
+
+static inline void gather2(double *X, const double *H, int nv, int k, const int anc[2], int n) {
+  double *restrict y = X + (size_t)k * n;
+  const double *restrict x0 = X + (size_t)anc[0] * n, *restrict x1 = X + (size_t)anc[1] * n;
+  const double a0 = H[k * nv + anc[0]], a1 = H[k * nv + anc[1]];
+  for (int c = 0; c < n; c++) {
+    double t = y[c];
+    t -= a0 * x0[c];
+    t -= a1 * x1[c];
+    y[c] = t;
+  }
+}
+
 /* X ← H⁻¹·X for n right-hand sides at once, X row-major nv × n (row k = dof k): the same three
  * sweeps with each step a row operation over the n contiguous columns, which vectorizes (the
- * derivatives' M⁻¹·G, sim/deriv); a dof's ancestors are taken four at a time, so that one pass
- * over the columns does four rows' updates. */
+ * derivatives' M⁻¹·G, sim/deriv); a dof's ancestors are taken four at a time (the rest two,
+ * then one), so that one pass over the columns does four rows' updates. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
 /* also built for AVX2, picked at load time: the same operations in the same order (no FMA), so
  * the same bits, on registers twice as wide (the derivatives spend a third of their time here) */
@@ -144,7 +167,12 @@ void sim_solve_ltdl_rows(const sim_model *m, const double *H, double *X, int n) 
       if (count == 4) {
         scatter4(X, H, nv, k, anc, n);
       } else {
-        for (int a = 0; a < count; a++) {
+        int a = 0;
+        if (count >= 2) {
+          scatter2(X, H, nv, k, anc, n);
+          a = 2;
+        }
+        for (; a < count; a++) {
           row_axpy(X + (size_t)anc[a] * n, X + (size_t)k * n, H[k * nv + anc[a]], n);
         }
       }
@@ -163,7 +191,12 @@ void sim_solve_ltdl_rows(const sim_model *m, const double *H, double *X, int n) 
       if (count == 4) {
         gather4(X, H, nv, k, anc, n);
       } else {
-        for (int a = 0; a < count; a++) {
+        int a = 0;
+        if (count >= 2) {
+          gather2(X, H, nv, k, anc, n);
+          a = 2;
+        }
+        for (; a < count; a++) {
           row_axpy(X + (size_t)k * n, X + (size_t)anc[a] * n, H[k * nv + anc[a]], n);
         }
       }

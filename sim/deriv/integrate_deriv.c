@@ -149,8 +149,8 @@ static const double rk_b[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
  * their identity (Dq, Dv: ∂δq_s − [1 | 0 ...], ∂v_s − [0 | 1 | 0 ...]):
  *   ∂a_s = Q_s + Q_s[:, δq]·Dq + Q_s[:, v]·Dv,
  * nothing to multiply at stage 0 (both zero). Each output row takes four input rows per pass over
- * its columns (the loop's overhead and the row's loads and stores shared by four), in the order
- * r = 0, 1, ... of one row at a time. */
+ * its columns (the loop's overhead and the row's loads and stores shared by four; the rest two
+ * and one at a time), in the order r = 0, 1, ... of one row at a time. */
 DERIV_WIDE static void stage_acceleration(sim_deriv *w, int s, double *dkv) {
   int nv = w->nv, n = w->ncol;
   const double *Q = w->Q + (size_t)s * nv * n;
@@ -174,6 +174,17 @@ DERIV_WIDE static void stage_acceleration(sim_deriv *w, int s, double *dkv) {
         t += a1 * q1[c] + b1 * v1[c];
         t += a2 * q2[c] + b2 * v2[c];
         t += a3 * q3[c] + b3 * v3[c];
+        out[c] = t;
+      }
+    }
+    for (; r + 2 <= nv; r += 2) {
+      const double *restrict q0 = w->Dq + (size_t)r * n, *restrict v0 = w->Dv + (size_t)r * n;
+      const double *restrict q1 = q0 + n, *restrict v1 = v0 + n;
+      const double a0 = q[r], a1 = q[r + 1], b0 = qv[r], b1 = qv[r + 1];
+      for (int c = 0; c < n; c++) {
+        double t = out[c];
+        t += a0 * q0[c] + b0 * v0[c];
+        t += a1 * q1[c] + b1 * v1[c];
         out[c] = t;
       }
     }
@@ -238,21 +249,40 @@ static void stage_rates(sim_deriv *w, const sim_data *d, int s, double h, double
 static void stage_state(sim_deriv *w, const sim_data *d, int s, double h) {
   int nv = w->nv, n = w->ncol;
   size_t stage = (size_t)nv * n;
-  for (int k = 0; k < nv; k++) {
-    w->theta[k] = s > 0 ? rk_c[s] * h * d->int_kq[(s - 1) * nv + k] : 0;
-  }
-  if (s == 0) {
+  if (s == 0) { /* the step's start: both tangents are the identity (Dq is not read) */
     memset(w->dth, 0, stage * sizeof(double));
     memset(w->Dv, 0, stage * sizeof(double));
-  } else {
-    const double *kq = w->dkq + (size_t)(s - 1) * stage, *kv = w->dkv + (size_t)(s - 1) * stage;
-    for (size_t e = 0; e < stage; e++) {
-      w->dth[e] = rk_c[s] * h * kq[e];
-      w->Dv[e] = rk_c[s] * h * kv[e];
-    }
+    return;
+  }
+  const double ch = rk_c[s] * h;
+  for (int k = 0; k < nv; k++) {
+    w->theta[k] = ch * d->int_kq[(s - 1) * nv + k];
+  }
+  const double *restrict kq = w->dkq + (size_t)(s - 1) * stage;
+  const double *restrict kv = w->dkv + (size_t)(s - 1) * stage;
+  double *restrict dth = w->dth, *restrict dv = w->Dv;
+  for (size_t e = 0; e < stage; e++) {
+    dth[e] = ch * kq[e];
+    dv[e] = ch * kv[e];
   }
   rotation_maps(w);
   position_map(w, w->Dq, w->dth, 0);
+}
+
+/* ∂Θ = h·Σ b·∂k̃ and ∂v⁺ = h·Σ b·∂a over the four stages (the sums in stage order from 0) */
+static void rk4_combine(double h, size_t stage, const double *restrict kq,
+                        const double *restrict kv, double *restrict dth, double *restrict dv) {
+  const double *restrict q1 = kq + stage, *restrict q2 = q1 + stage, *restrict q3 = q2 + stage;
+  const double *restrict v1 = kv + stage, *restrict v2 = v1 + stage, *restrict v3 = v2 + stage;
+  for (size_t e = 0; e < stage; e++) {
+    double sq = 0, sv = 0;
+    sq += rk_b[0] * kq[e], sv += rk_b[0] * kv[e];
+    sq += rk_b[1] * q1[e], sv += rk_b[1] * v1[e];
+    sq += rk_b[2] * q2[e], sv += rk_b[2] * v2[e];
+    sq += rk_b[3] * q3[e], sv += rk_b[3] * v3[e];
+    dth[e] = h * sq;
+    dv[e] = h * sv;
+  }
 }
 
 static void rk4(sim_deriv *w, const sim_data *d, double h, double *X) {
@@ -270,15 +300,7 @@ static void rk4(sim_deriv *w, const sim_data *d, double h, double *X) {
     }
     w->theta[k] = h * sum;
   }
-  for (size_t e = 0; e < stage; e++) { /* ∂Θ = h·Σ b·∂k̃, ∂v⁺ = [0 | 1 | 0] + h·Σ b·∂a */
-    double dq = 0, dv = 0;
-    for (int s = 0; s < 4; s++) {
-      dq += rk_b[s] * w->dkq[s * stage + e];
-      dv += rk_b[s] * w->dkv[s * stage + e];
-    }
-    w->dth[e] = h * dq;
-    X[stage + e] = h * dv;
-  }
+  rk4_combine(h, stage, w->dkq, w->dkv, w->dth, X + stage); /* ∂v⁺ = [0 | 1 | 0] + h·Σ b·∂a */
   for (int k = 0; k < nv; k++) {
     X[(size_t)(nv + k) * n + w->cv + k] += 1;
   }
