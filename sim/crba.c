@@ -153,7 +153,7 @@ static inline void gather2(double *X, const double *H, int nv, int k, const int 
  * sweeps with each step a row operation over the n contiguous columns, which vectorizes (the
  * derivatives' M⁻¹·G, sim/deriv); a dof's ancestors are taken four at a time (the rest two,
  * then one), so that one pass over the columns does four rows' updates. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 /* also built for AVX2, picked at load time: the same operations in the same order (no FMA), so
  * the same bits, on registers twice as wide (the derivatives spend a third of their time here) */
 __attribute__((target_clones("avx2", "default")))
