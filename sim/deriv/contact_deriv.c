@@ -73,10 +73,14 @@ static const char *pair_problem(const sim_model *m, const sim_data *d, int c) {
     return d->con_dist[c] + g1->size[0] > 1e-12 ? NULL
                                                  : "the sphere's centre is inside the box";
   }
-  return round_shape(g1->type) && round_shape(g2->type)
-             ? NULL
-             : "pairs with derivatives: a fixed plane against a sphere, a capsule or a box; a "
-               "sphere or a capsule against a sphere or a capsule; a sphere against a box";
+  if (!round_shape(g1->type) || !round_shape(g2->type)) {
+    return "pairs with derivatives: a fixed plane against a sphere, a capsule or a box; a "
+           "sphere or a capsule against a sphere or a capsule; a sphere against a box";
+  }
+  /* the normal is the centres' direction; where they meet it falls back to the axes' cross
+   * product, which does not follow the centres */
+  return d->con_dist[c] + g1->size[0] + g2->size[0] > 1e-12 ? NULL
+                                                             : "the two centres coincide";
 }
 
 int sim__contact_check(sim_deriv *w, const sim_data *d) {

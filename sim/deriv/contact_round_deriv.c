@@ -29,8 +29,8 @@
  *   ∂τₖ/∂q_i = (σ₂ₖ − σ₁ₖ)·(Sₖ·[∂p × F + p × G; G] − (i carries k ? Sₖ·(S_i ×* Φ) : 0)),
  * G = Σ fₑ·∂dₑ. Kinks, held like the rows' states: a sliding point reaching its segment's end
  * or a box's point its face's edge, a contact appearing or vanishing, the tangent's hint
- * switching at |n_y| = ½, coincident centres (the normal falls back to the axes' cross
- * product); a sphere's centre inside the box has no derivatives (contact_deriv.c refuses it). */
+ * switching at |n_y| = ½; coincident centres (the normal falls back to the axes' cross
+ * product) and a sphere's centre inside the box have none (contact_deriv.c refuses them). */
 #include "sim/deriv/internal.h"
 #include "sim/spatial.h"
 

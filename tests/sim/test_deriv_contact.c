@@ -382,6 +382,13 @@ static void test_pairs_without_derivatives(void **state) {
   assert_int_equal(step_status(m, around, up, detail, sizeof detail), SIM_DERIV_ECONTACT);
   assert_non_null(strstr(detail, "sphere 'base' against box 'crate': the sphere's centre is inside"));
   sim_model_free(m);
+  /* two spheres with one centre: the normal is the axes' cross product, not the centres' */
+  m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"ball\", \"body\": \"b\", \"type\": \"sphere\", \"size\": [0.08], " ROUND_SOLIMP " }", 0);
+  const double centre[3] = {0, 0, 0}, turned[3] = {0.5, 0, 0};
+  assert_int_equal(step_status(m, centre, turned, detail, sizeof detail), SIM_DERIV_ECONTACT);
+  assert_non_null(strstr(detail, "sphere 'base' against sphere 'ball': the two centres coincide"));
+  sim_model_free(m);
   m = load_shape("rk4", "sphere", "[0.1]");
   const double pressed[3] = {0, 0, 0.095};
   assert_int_equal(step_status(m, pressed, up, detail, sizeof detail), SIM_DERIV_OK);
