@@ -471,5 +471,49 @@ static void test_solvers_agree(void **state) {
   assert_true(worst <= 1e-9);
 }
 
+/* two branches of one tree touching: a yaw hinge carries two arms on pitch hinges, a sphere at
+ * the end of one pressed against the other's capsule (the yaw moves both sides of the contact,
+ * each pitch one), the whole Euler step against differences of sim_step with Newton converged */
+static const char branches_json[] =
+    "{ \"name\": \"branches\", \"timestep\": 0.002, \"solver\": \"newton\", \"solver_iterations\": 1000,\n"
+    "  \"solver_tolerance\": 0,\n"
+    "  \"bodies\": [ { \"name\": \"a\", \"parent\": \"world\", \"joint\": { \"name\": \"yaw\", \"type\": \"hinge\", \"axis\": [0, 0, 1], \"damping\": 0.1 },\n"
+    "      \"inertial\": { \"mass\": 2, \"inertia\": [0.01, 0.01, 0.02, 0, 0, 0] } },\n"
+    "    { \"name\": \"b1\", \"parent\": \"a\", \"pos\": [0.1, 0, 0], \"joint\": { \"name\": \"p1\", \"type\": \"hinge\", \"axis\": [0, 1, 0] },\n"
+    "      \"inertial\": { \"mass\": 0.7, \"com\": [0, 0, 0.2], \"inertia\": [0.004, 0.004, 0.001, 0, 0, 0] } },\n"
+    "    { \"name\": \"b2\", \"parent\": \"a\", \"pos\": [-0.1, 0, 0], \"joint\": { \"name\": \"p2\", \"type\": \"hinge\", \"axis\": [0, 1, 0], \"armature\": 1 },\n"
+    "      \"inertial\": { \"mass\": 0.9, \"com\": [0, 0, 0.2], \"inertia\": [0.005, 0.005, 0.001, 0, 0, 0] } } ],\n"
+    "  \"geoms\": [ { \"name\": \"tip\", \"body\": \"b1\", \"type\": \"sphere\", \"size\": [0.05], \"pos\": [0, 0.02, 0.3], " ROUND_SOLIMP " },\n"
+    "    { \"name\": \"post\", \"body\": \"b2\", \"type\": \"capsule\", \"size\": [0.04, 0.2], \"pos\": [0, 0, 0.2], " ROUND_SOLIMP " } ],\n"
+    "  \"actuators\": [ { \"name\": \"m1\", \"joint\": \"p1\", \"type\": \"motor\" } ] }\n";
+
+static void test_branches_touching(void **state) {
+  (void)state;
+  char err[512];
+  sim_model *m = sim_model_load_string(branches_json, "branches", err, sizeof err);
+  if (!m) fprintf(stderr, "%s\n", err);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m), *probe = sim_data_new(m);
+  const double q[3] = {0.3, -0.3917, 0.02}, v[3] = {0.01, -0.02, 0.01};
+  memcpy(d->qpos, q, sizeof q);
+  memcpy(d->qvel, v, sizeof v);
+  d->ctrl[0] = -1.0; /* pressing the tip against the post */
+  fd_copy_state(m, probe, d);
+  sim_forward(m, probe);
+  char rows[1024];
+  fd_row_states(m, d, rows);
+  printf("branches: %d contacts (%s against %s), rows %s\n", probe->ncon,
+         probe->ncon ? m->geoms[probe->con_geom[0]].name : "-",
+         probe->ncon ? m->geoms[probe->con_geom[1]].name : "-", rows);
+  assert_int_equal(probe->ncon, 1);
+  fd_assert_one_active_set(m, d, rows, fd_default_steps());
+  double worst = fd_check_step(m, d, "body/b1/mass,body/b2/com_z,joint/yaw/damping", 1);
+  printf("branches touching: worst %.3g of the tolerance\n", worst);
+  assert_true(worst <= 1);
+  sim_data_free(d);
+  sim_data_free(probe);
+  sim_model_free(m);
+}
+
 TS_MAIN(test_shapes_on_a_plane, test_club_arm_on_its_table, test_round_pairs,
-        test_pairs_without_derivatives, test_solvers_agree)
+        test_branches_touching, test_pairs_without_derivatives, test_solvers_agree)
