@@ -1,7 +1,7 @@
 /* sim/deriv/contact_deriv.c: which contacts have derivatives (sim__contact_check, naming the
  * pair that has none), and the derivative of the contact rows (sim/collision.c's geometry,
  * sim/constraint.c's rows) for a plane against a sphere, a capsule or a box (two round shapes
- * and a sphere against a box: contact_round_deriv.c), at fixed
+ * and a sphere or a capsule against a box: contact_round_deriv.c), at fixed
  * acceleration a: the contact's part of ∂(Jᵀf)/∂[δq | v] for the solver's optimality condition
  * (constraint_deriv.c).
  *
@@ -57,9 +57,49 @@ static int moving_dof(const sim_model *m, int b) {
   return -1;
 }
 
+/* A capsule against a box is one or two of the capsule's spheres against the box
+ * (sim/collision_primitive.c): each has derivatives when its centre is an end of the segment,
+ * or the segment's point nearest the box (u·δ = 0 along the axis) with the box's point on an
+ * edge or at a corner; not where a rule places it inside the segment (the second point of a
+ * segment crossing an edge, where it leaves the box's slab), nor inside the box. */
+static const char *capsule_box_problem(const sim_model *m, const sim_data *d, int c) {
+  const int i1 = d->con_geom[2 * c], i2 = d->con_geom[2 * c + 1];
+  const sim_geom *g1 = &m->geoms[i1], *g2 = &m->geoms[i2];
+  const double *n = d->con_frame + 9 * c, *p = d->con_pos + 3 * c, dist = d->con_dist[c];
+  const double *m1 = d->geom_xmat + 9 * i1, *o1 = d->geom_xpos + 3 * i1;
+  const double *m2 = d->geom_xmat + 9 * i2, *o2 = d->geom_xpos + 3 * i2;
+  double c1[3], c2[3], h[3], r1[3], r2[3];
+  for (int q = 0; q < 3; q++) {
+    c1[q] = p[q] - n[q] * (g1->size[0] + 0.5 * dist);
+    c2[q] = p[q] + n[q] * 0.5 * dist;
+    h[q] = m1[3 * q + 2] * g1->size[1];
+    r1[q] = c1[q] - o1[q];
+    r2[q] = c2[q] - o2[q];
+  }
+  if (!(dist + g1->size[0] > 1e-12)) {
+    return "the capsule's segment is inside the box";
+  }
+  double x = sim_dot3(r1, h) / sim_dot3(h, h);
+  if (fabs(x) >= 1 - 1e-9) {
+    return NULL; /* an end: a sphere fixed in the capsule against the box */
+  }
+  int free_axes = 0;
+  for (int j = 0; j < 3; j++) {
+    double axis[3] = {m2[j], m2[3 + j], m2[6 + j]};
+    free_axes += fabs(sim_dot3(r2, axis)) < g2->size[j] * (1 - 1e-9);
+  }
+  double hn = fabs(sim_dot3(h, n)) / sqrt(sim_dot3(h, h));
+  if (hn > 1e-9) {
+    return "the capsule's contact point is placed inside its segment by a rule, not nearest "
+           "the box (the second point of a segment across an edge or leaving the box)";
+  }
+  return free_axes <= 1 ? NULL
+                        : "the capsule lies along a face (its nearest points are not unique)";
+}
+
 /* why contact c has no derivatives, or NULL when it has them: a plane that no dof moves against
- * a sphere, a capsule or a box, two round shapes, a sphere against a box from outside
- * (contact_round_deriv.c) */
+ * a sphere, a capsule or a box, two round shapes, a sphere or a capsule against a box from
+ * outside (contact_round_deriv.c) */
 static const char *pair_problem(const sim_model *m, const sim_data *d, int c) {
   const sim_geom *g1 = &m->geoms[d->con_geom[2 * c]], *g2 = &m->geoms[d->con_geom[2 * c + 1]];
   if (g1->type == SIM_GEOM_PLANE) {
@@ -73,9 +113,13 @@ static const char *pair_problem(const sim_model *m, const sim_data *d, int c) {
     return d->con_dist[c] + g1->size[0] > 1e-12 ? NULL
                                                  : "the sphere's centre is inside the box";
   }
+  if (g1->type == SIM_GEOM_CAPSULE && g2->type == SIM_GEOM_BOX) {
+    return capsule_box_problem(m, d, c);
+  }
   if (!round_shape(g1->type) || !round_shape(g2->type)) {
     return "pairs with derivatives: a fixed plane against a sphere, a capsule or a box; a "
-           "sphere or a capsule against a sphere or a capsule; a sphere against a box";
+           "sphere or a capsule against a sphere or a capsule; a sphere or a capsule against a "
+           "box";
   }
   /* the normal is the centres' direction; where they meet it falls back to the axes' cross
    * product, which does not follow the centres */

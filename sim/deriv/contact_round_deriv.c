@@ -1,6 +1,7 @@
 /* sim/deriv/contact_round_deriv.c: derivative of the rows of a contact between two round shapes
- * (a sphere or a capsule against a sphere or a capsule) or a sphere and a box
- * (sim/collision_primitive.c), both bodies free to move, at fixed acceleration a: the contact's
+ * (a sphere or a capsule against a sphere or a capsule) or a sphere or a capsule and a box
+ * (sim/collision_primitive.c: a capsule against a box is one or two of its spheres against the
+ * box), both bodies free to move, at fixed acceleration a: the contact's
  * part of ∂(Jᵀf)/∂[δq | v] for the solver's optimality condition (constraint_deriv.c).
  * contact_deriv.c calls it for these pairs.
  *

@@ -33,8 +33,8 @@
  * ball and free joints; joint springs and dampers, armature, forces applied to bodies
  * (xfrc_applied), every actuator type (clamps of ctrlrange, current_limit and force_limit hold
  * their value: derivative 0 beyond them); joint limits, joint friction and contacts (a fixed
- * plane with a sphere, a capsule or a box; two spheres or capsules; a sphere and a box; condim 3
- * under the pyramidal cone) through the constraint solver's optimality condition with the active set held (at the
+ * plane with a sphere, a capsule or a box; two spheres or capsules; a sphere or a capsule and a
+ * box; condim 3 under the pyramidal cone) through the constraint solver's optimality condition with the active set held (at the
  * minimum of the solver's active set: an iteration-limited solve is differentiated as if
  * converged). Verlet and midpoint, and steps with other contacts or cones, return an error code
  * (sim_deriv_detail names the contact), never a zero.
@@ -149,8 +149,8 @@ void sim_state_difference(const sim_model *m, double *dq, const double *qpos1,
     "no derivatives for this integrator (euler and rk4 have them)")                           \
   X(SIM_DERIV_ECONTACT, -2,                                                                    \
     "the step has a contact of a pair without derivatives yet (a fixed plane against a "        \
-    "sphere, a capsule or a box, a sphere or a capsule against a sphere or a capsule, and a "   \
-    "sphere against a box have them; sim_deriv_detail names the pair)")                        \
+    "sphere, a capsule or a box, a sphere or a capsule against a sphere, a capsule or a box "   \
+    "have them, with exceptions; sim_deriv_detail names the contact and why)")                 \
   X(SIM_DERIV_EARG, -3, "invalid argument")                                                   \
   X(SIM_DERIV_EREPLAY, -4,                                                                     \
     "a step recomputed in the backward pass left a state other than the forward pass's (the "  \

@@ -51,7 +51,7 @@ static const char shape_params[] = "body/b/mass,body/b/com_x,body/b/iyy";
 /* The evaluation's stencil: 2.5e-4 for positions and velocities, as the contacts' stiffness
  * makes high derivatives large (the capsule's ∂ω̇/∂z reads −27.53 at 2e-3, −28.45183 at 1e-3,
  * −28.45144 at 5e-4, the analytic value −28.45141); 1e-2 relative for parameters. */
-static const fd_steps eval_steps = {2.5e-4, 2.5e-4, 2.5e-4, 2.5e-4, 1e-2, 4};
+static fd_steps eval_steps = {2.5e-4, 2.5e-4, 2.5e-4, 2.5e-4, 1e-2, 4};
 
 /* --- the converged minimum, solved exactly ------------------------------------------------------ */
 
@@ -340,6 +340,20 @@ static void test_round_pairs(void **state) {
   const double on_corner[3] = {0.0, 0.0, 0.1 + 0.1118 - 0.0045}, corner_up[3] = {0.6155, 0.785398, 0};
   worst = fmax(worst, check_shape(m, on_corner, corner_up, rest, "box's corner on a sphere"));
   sim_model_free(m);
+  /* a capsule against a box: lying on its face (both ends touching), an end on its top edge */
+  m = load_pair("{ \"name\": \"crate\", \"body\": \"world\", \"type\": \"box\", \"size\": [0.3, 0.3, 0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.15], " ROUND_SOLIMP " }", 0);
+  const double lying[3] = {0.05, -0.02, 0.1355}, flat[3] = {1.5708 + 0.01, 0.01, 0.3};
+  worst = fmax(worst, check_shape(m, lying, flat, rest, "capsule lying on a box's face"));
+  const double leaning[3] = {0.3 + 0.022, -0.1, 0.1 + 0.022 + 0.1495};
+  const double upright[3] = {0.05, 0.02, 0.1};
+  /* an edge's contact turns fast with the end's position: 4th-order differences at 2.5e-4 err
+   * by 3 of the tolerance on ∂ẍ/∂x (analytic 196.04164, FD 196.04204), at 1e-4 by 0.05, at 5e-5
+   * by 0.02: the differences' truncation, so this scene takes 1e-4 */
+  eval_steps.q = eval_steps.v = 1e-4;
+  worst = fmax(worst, check_shape(m, leaning, upright, rest, "capsule's end on a box's edge"));
+  eval_steps.q = eval_steps.v = 2.5e-4;
+  sim_model_free(m);
   printf("round pairs: worst entry %.3g of the tolerance\n", worst);
   assert_true(worst <= 1);
 }
@@ -369,11 +383,21 @@ static void test_pairs_without_derivatives(void **state) {
   (void)state;
   char detail[256];
   const double up[3] = {0, 0, 0};
-  sim_model *m = load_pair("{ \"name\": \"bar\", \"body\": \"world\", \"type\": \"capsule\", \"size\": [0.1, 0.2], " ROUND_SOLIMP " },\n"
-                           "{ \"name\": \"crate\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.05, 0.05, 0.05], " ROUND_SOLIMP " }", 0);
-  const double on_bar[3] = {0.01, 0, 0.348};
-  assert_int_equal(step_status(m, on_bar, up, detail, sizeof detail), SIM_DERIV_ECONTACT);
-  assert_non_null(strstr(detail, "contact 0, capsule 'bar' against box 'crate'"));
+  /* a long capsule across a small box's top edge (an X, the outer end lower): its second
+   * point placed by a rule, where the box ends */
+  sim_model *m = load_pair("{ \"name\": \"crate\", \"body\": \"world\", \"type\": \"box\", \"size\": [0.05, 0.05, 0.05], " ROUND_SOLIMP " },\n"
+                           "{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.4], " ROUND_SOLIMP " }", 0);
+  const double over_edge[3] = {0.05, 0.01, 0.05 + 0.034}, across[3] = {0, 1.5708 + 0.05, 0};
+  assert_int_equal(step_status(m, over_edge, across, detail, sizeof detail), SIM_DERIV_ECONTACT);
+  assert_non_null(strstr(detail, "capsule 'rod' against box 'crate': the capsule's contact point "
+                                 "is placed inside its segment by a rule"));
+  sim_model_free(m);
+  /* two boxes */
+  m = load_pair("{ \"name\": \"table\", \"body\": \"world\", \"type\": \"box\", \"size\": [0.3, 0.3, 0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"crate\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.05, 0.05, 0.05], " ROUND_SOLIMP " }", 0);
+  const double on_table[3] = {0.01, 0, 0.148};
+  assert_int_equal(step_status(m, on_table, up, detail, sizeof detail), SIM_DERIV_ECONTACT);
+  assert_non_null(strstr(detail, "box 'table' against box 'crate'"));
   sim_model_free(m);
   /* a sphere deep in a box: its centre inside (the face pushing out is chosen, not derived) */
   m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
