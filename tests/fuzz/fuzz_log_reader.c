@@ -9,7 +9,6 @@
 #include "fuzz_support.h"
 #include "hil/record/log.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *path = fuzz_input_file("log.ndjson", data, size);

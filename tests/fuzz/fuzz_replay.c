@@ -10,7 +10,6 @@
 #include "hil/record/log.h"
 #include "hil/record/replay.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void play(const hil_replay_schedule *s) {
   static char topic[256], json[8192];

@@ -10,32 +10,20 @@
 
 #include "fuzz_support.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 static hil_runtime *rt;
 static serial_transport *st;
 
-/* at exit: the transports close (socket files and pty links go away) */
-static void fuzz_teardown(void) {
-  hil_runtime_destroy(&rt);
-}
-
-static void fuzz_setup(void) {
-  char err[1024];
-  rt = fuzz_runtime(err, sizeof err);
+/* the simulator's side of a pty, as `achilles run --serial pty` opens it */
+static hil_transport *serial_pty(char *err, size_t err_sz) {
   hil_serial_options so;
   hil_serial_options_default(&so);
   so.use_pty = 1;
-  hil_transport *t = rt ? hil_serial_transport_new(&so, err, sizeof err) : NULL;
-  fuzz_add_transport(rt, t, "fuzz_serial_rx", err);
-  st = (serial_transport *)t;
-  atexit(fuzz_teardown);
+  return hil_serial_transport_new(&so, err, err_sz);
 }
 
+FUZZ_INITIALIZE_TRANSPORT(rt, st, serial_pty, "fuzz_serial_rx")
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!rt) {
-    fuzz_setup();
-  }
   st->rt = rt;
   ensure_table(st, rt);
   ach_decoder_push(&st->dec, data, size, on_message, st);

@@ -13,34 +13,22 @@
 #include "fuzz_support.h"
 #include <unistd.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 static hil_runtime *rt;
 static zmq_transport *zt;
 
-/* at exit: the transports close (socket files and pty links go away) */
-static void fuzz_teardown(void) {
-  hil_runtime_destroy(&rt);
-}
-
-static void fuzz_setup(void) {
-  char err[1024];
-  rt = fuzz_runtime(err, sizeof err);
+/* the three sockets on ipc:// endpoints of this process */
+static hil_transport *zmq_ipc(char *err, size_t err_sz) {
   hil_zmq_options zo;
   hil_zmq_options_default(&zo);
   snprintf(zo.pub, sizeof zo.pub, "ipc:///tmp/achilles-fuzz-%d.pub", (int)getpid());
   snprintf(zo.cmd, sizeof zo.cmd, "ipc:///tmp/achilles-fuzz-%d.cmd", (int)getpid());
   snprintf(zo.ctl, sizeof zo.ctl, "ipc:///tmp/achilles-fuzz-%d.ctl", (int)getpid());
-  hil_transport *t = rt ? hil_zmq_transport_new(&zo, err, sizeof err) : NULL;
-  fuzz_add_transport(rt, t, "fuzz_zmq_messages", err);
-  zt = (zmq_transport *)t;
-  atexit(fuzz_teardown);
+  return hil_zmq_transport_new(&zo, err, err_sz);
 }
 
+FUZZ_INITIALIZE_TRANSPORT(rt, zt, zmq_ipc, "fuzz_zmq_messages")
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!rt) {
-    fuzz_setup();
-  }
   if (size < 1) {
     return 0;
   }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sensors/sensors.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 static const char *robot =
@@ -62,8 +63,7 @@ static void test_reads_the_model_current(void **state) {
   assert_true(fabs(from_force - 0.8 * d->actuator_current[0]) < 1e-12);
   assert_true(d->actuator_current[0] > 0.5); /* it did rise */
   sens_set_free(&set);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void expect_error(const sim_model *m, const char *sensor, const char *fragment) {

@@ -52,6 +52,25 @@ static const char resting_json[] =
     "    {\"name\": \"pad\", \"body\": \"ball\", \"type\": \"sphere\", \"size\": [0.1]},"
     "    {\"name\": \"far\", \"body\": \"idle\", \"type\": \"sphere\", \"size\": [0.1]} ] }";
 
+/* a 2 kg cylinder (the pad) on a vertical slide, resting on its rim */
+static const char can_json[] =
+    "{ \"name\": \"can\", \"timestep\": 0.001,"
+    "  \"bodies\": [ {\"name\": \"can\", \"parent\": \"world\", \"pos\": [0, 0, 0.05],"
+    "    \"joint\": {\"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1], \"damping\": 20},"
+    "    \"inertial\": {\"mass\": 2, \"inertia\": [0.008, 0.008, 0.008, 0, 0, 0]}} ],"
+    "  \"geoms\": [ {\"name\": \"ground\", \"body\": \"world\", \"type\": \"plane\"},"
+    "    {\"name\": \"pad\", \"body\": \"can\", \"type\": \"cylinder\", \"size\": [0.1, 0.05]} ] }";
+
+/* a 1.5 kg box on a vertical slide above a sphere fixed to the world */
+static const char stack_json[] =
+    "{ \"name\": \"stack\", \"timestep\": 0.001,"
+    "  \"bodies\": [ {\"name\": \"crate\", \"parent\": \"world\", \"pos\": [0, 0, 0.35],"
+    "    \"joint\": {\"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1], \"damping\": 20},"
+    "    \"inertial\": {\"mass\": 1.5, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0]}} ],"
+    "  \"geoms\": [ {\"name\": \"knob\", \"body\": \"world\", \"type\": \"sphere\","
+    "    \"size\": [0.2], \"pos\": [0.05, 0, 0]},"
+    "    {\"name\": \"crate\", \"body\": \"crate\", \"type\": \"box\", \"size\": [0.2, 0.2, 0.15]} ] }";
+
 /* settles (damped) for 3 s; returns the last published sample of sensor i */
 static void settle(const sim_model *m, sim_data *d, sens_set *set) {
   for (int k = 0; k < 3000; k++) {
@@ -61,115 +80,108 @@ static void settle(const sim_model *m, sim_data *d, sens_set *set) {
   }
 }
 
+/* a robot and its touch sensors: the model, a data at its start, the sensors */
+typedef struct scene {
+  sim_model *m;
+  sim_data *d;
+  sens_set *set;
+} scene;
+
+static scene scene_of(const char *robot, const char *sensors) {
+  scene sc;
+  sc.m = ts_model(robot);
+  sc.d = sim_data_new(sc.m);
+  sc.set = load_sensors(sc.m, sensors);
+  return sc;
+}
+
+static void scene_free(scene *sc) {
+  sens_set_free(&sc->set);
+  ts_sim_free(sc->m, sc->d);
+}
+
 static void test_resting_weight(void **state) {
   (void)state;
-  sim_model *m = ts_model(resting_json);
-  sim_data *d = sim_data_new(m);
-  sens_set *set = load_sensors(m, "{\"name\": \"pad\", \"type\": \"touch\", \"geom\": \"pad\","
-                                  " \"force\": true},"
-                                  "{\"name\": \"ground\", \"type\": \"touch\", \"geom\": \"ground\"},"
-                                  "{\"name\": \"far\", \"type\": \"touch\", \"geom\": \"far\"}");
-  const sens_sensor *pad = sens_set_sensor(set, 0), *ground = sens_set_sensor(set, 1),
-                    *far = sens_set_sensor(set, 2);
+  scene sc = scene_of(resting_json, "{\"name\": \"pad\", \"type\": \"touch\", \"geom\": \"pad\","
+                             " \"force\": true},"
+                             "{\"name\": \"ground\", \"type\": \"touch\", \"geom\": \"ground\"},"
+                             "{\"name\": \"far\", \"type\": \"touch\", \"geom\": \"far\"}");
+  const sens_sensor *pad = sens_set_sensor(sc.set, 0), *ground = sens_set_sensor(sc.set, 1),
+                    *far = sens_set_sensor(sc.set, 2);
   assert_int_equal(pad->nch, 4);
   assert_string_equal(pad->channel[0], "normal");
   assert_string_equal(pad->channel[3], "force.z");
   assert_int_equal(ground->nch, 1);
-  settle(m, d, set);
+  settle(sc.m, sc.d, sc.set);
   const double weight = 2 * 9.81;
   print_message("resting 2 kg sphere: pad normal %.9g N, force.z %.9g N, ground %.9g N "
                 "(m·g = %.9g N), %d contact(s)\n", pad->sample.meas[0], pad->sample.meas[3],
-                ground->sample.meas[0], weight, d->ncon);
-  assert_int_equal(d->ncon, 1);
+                ground->sample.meas[0], weight, sc.d->ncon);
+  assert_int_equal(sc.d->ncon, 1);
   assert_true(fabs(pad->sample.meas[0] - weight) <= 1e-6 * weight);
   assert_true(fabs(pad->sample.meas[3] - weight) <= 1e-6 * weight);
   assert_true(fabs(pad->sample.meas[1]) <= 1e-9 && fabs(pad->sample.meas[2]) <= 1e-9);
   assert_true(ground->sample.meas[0] == pad->sample.meas[0]);
   assert_true(far->sample.valid && far->sample.meas[0] == 0);
   /* lifted off the ground: nothing */
-  d->qpos[0] = 0.5;
-  d->qvel[0] = 0;
-  sim_forward(m, d);
-  d->nstep++;
-  d->time += m->opt.timestep;
-  assert_true(sens_set_update(set, m, d) > 0);
+  sc.d->qpos[0] = 0.5;
+  sc.d->qvel[0] = 0;
+  sim_forward(sc.m, sc.d);
+  sc.d->nstep++;
+  sc.d->time += sc.m->opt.timestep;
+  assert_true(sens_set_update(sc.set, sc.m, sc.d) > 0);
   assert_true(pad->sample.meas[0] == 0 && pad->sample.meas[3] == 0);
-  sens_set_free(&set);
-  sim_data_free(d);
-  sim_model_free(m);
+  scene_free(&sc);
 }
 
 /* The sensor knows no shapes: a cylinder pad (three contacts on its rim) reads the weight too. */
 static void test_cylinder_pad_weight(void **state) {
   (void)state;
-  sim_model *m = ts_model(
-      "{ \"name\": \"can\", \"timestep\": 0.001,"
-      "  \"bodies\": [ {\"name\": \"can\", \"parent\": \"world\", \"pos\": [0, 0, 0.05],"
-      "    \"joint\": {\"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1], \"damping\": 20},"
-      "    \"inertial\": {\"mass\": 2, \"inertia\": [0.008, 0.008, 0.008, 0, 0, 0]}} ],"
-      "  \"geoms\": [ {\"name\": \"ground\", \"body\": \"world\", \"type\": \"plane\"},"
-      "    {\"name\": \"pad\", \"body\": \"can\", \"type\": \"cylinder\", \"size\": [0.1, 0.05]} ] }");
-  sim_data *d = sim_data_new(m);
-  sens_set *set = load_sensors(m, "{\"name\": \"pad\", \"type\": \"touch\", \"geom\": \"pad\"}");
-  settle(m, d, set);
-  const double weight = 2 * 9.81, got = sens_set_sensor(set, 0)->sample.meas[0];
+  scene sc = scene_of(can_json, "{\"name\": \"pad\", \"type\": \"touch\", \"geom\": \"pad\"}");
+  settle(sc.m, sc.d, sc.set);
+  const double weight = 2 * 9.81, got = sens_set_sensor(sc.set, 0)->sample.meas[0];
   print_message("resting 2 kg cylinder: pad normal %.9g N (m·g = %.9g N), %d contacts\n", got,
-                weight, d->ncon);
-  assert_int_equal(d->ncon, 3);
+                weight, sc.d->ncon);
+  assert_int_equal(sc.d->ncon, 3);
   assert_true(fabs(got - weight) <= 1e-6 * weight);
-  sens_set_free(&set);
-  sim_data_free(d);
-  sim_model_free(m);
+  scene_free(&sc);
 }
 
 /* A 1.5 kg box on a vertical slide resting on a sphere fixed to the world: sphere–box contacts
  * list the sphere first, so the sphere is the contact's geom 1 and feels the opposite force. */
 static void test_first_geom_feels_the_reaction(void **state) {
   (void)state;
-  sim_model *m = ts_model(
-      "{ \"name\": \"stack\", \"timestep\": 0.001,"
-      "  \"bodies\": [ {\"name\": \"crate\", \"parent\": \"world\", \"pos\": [0, 0, 0.35],"
-      "    \"joint\": {\"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1], \"damping\": 20},"
-      "    \"inertial\": {\"mass\": 1.5, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0]}} ],"
-      "  \"geoms\": [ {\"name\": \"knob\", \"body\": \"world\", \"type\": \"sphere\","
-      "    \"size\": [0.2], \"pos\": [0.05, 0, 0]},"
-      "    {\"name\": \"crate\", \"body\": \"crate\", \"type\": \"box\", \"size\": [0.2, 0.2, 0.15]} ] }");
-  sim_data *d = sim_data_new(m);
-  sens_set *set = load_sensors(m, "{\"name\": \"knob\", \"type\": \"touch\", \"geom\": \"knob\","
-                                  " \"force\": true},"
-                                  "{\"name\": \"crate\", \"type\": \"touch\", \"geom\": \"crate\","
-                                  " \"force\": true}");
-  settle(m, d, set);
-  const sens_sensor *knob = sens_set_sensor(set, 0), *crate = sens_set_sensor(set, 1);
+  scene sc = scene_of(stack_json, "{\"name\": \"knob\", \"type\": \"touch\", \"geom\": \"knob\","
+                             " \"force\": true},"
+                             "{\"name\": \"crate\", \"type\": \"touch\", \"geom\": \"crate\","
+                             " \"force\": true}");
+  settle(sc.m, sc.d, sc.set);
+  const sens_sensor *knob = sens_set_sensor(sc.set, 0), *crate = sens_set_sensor(sc.set, 1);
   const double weight = 1.5 * 9.81;
   print_message("box on a fixed sphere: knob normal %.9g N, force.z %.9g N; crate force.z %.9g N "
                 "(m·g = %.9g N)\n", knob->sample.meas[0], knob->sample.meas[3],
                 crate->sample.meas[3], weight);
-  assert_int_equal(d->ncon, 1);
-  assert_int_equal(d->con_geom[0], 0); /* the sphere is the contact's first geom */
+  assert_int_equal(sc.d->ncon, 1);
+  assert_int_equal(sc.d->con_geom[0], 0); /* the sphere is the contact's first geom */
   assert_true(fabs(knob->sample.meas[0] - weight) <= 1e-6 * weight);
   assert_true(fabs(knob->sample.meas[3] + weight) <= 1e-6 * weight);
   assert_true(fabs(crate->sample.meas[3] - weight) <= 1e-6 * weight);
-  sens_set_free(&set);
-  sim_data_free(d);
-  sim_model_free(m);
+  scene_free(&sc);
 }
 
 /* the usual chain: white noise of σ = 0.2 N around the true force, per sample */
 static void test_noise_chain(void **state) {
   (void)state;
-  sim_model *m = ts_model(resting_json);
-  sim_data *d = sim_data_new(m);
-  sens_set *set = load_sensors(m, "{\"name\": \"pad\", \"type\": \"touch\", \"geom\": \"pad\","
-                                  " \"noise\": {\"white\": {\"sigma\": 0.2}}}");
-  const sens_sensor *pad = sens_set_sensor(set, 0);
-  settle(m, d, set);
+  scene sc = scene_of(resting_json, "{\"name\": \"pad\", \"type\": \"touch\", \"geom\": \"pad\","
+                             " \"noise\": {\"white\": {\"sigma\": 0.2}}}");
+  const sens_sensor *pad = sens_set_sensor(sc.set, 0);
+  settle(sc.m, sc.d, sc.set);
   double sum = 0, sum2 = 0;
   const int n = 4000;
   for (int k = 0; k < n; k++) {
-    sim_step(m, d);
-    sim_forward(m, d);
-    assert_int_equal(sens_set_update(set, m, d), 1);
+    sim_step(sc.m, sc.d);
+    sim_forward(sc.m, sc.d);
+    assert_int_equal(sens_set_update(sc.set, sc.m, sc.d), 1);
     const double e = pad->sample.meas[0] - pad->sample.truth[0];
     sum += e;
     sum2 += e * e;
@@ -179,9 +191,7 @@ static void test_noise_chain(void **state) {
                 n);
   assert_true(fabs(mean) < 4 * 0.2 / sqrt(n));
   assert_true(fabs(sd - 0.2) < 0.02);
-  sens_set_free(&set);
-  sim_data_free(d);
-  sim_model_free(m);
+  scene_free(&sc);
 }
 
 static void test_bad_touch_sensors(void **state) {
@@ -304,17 +314,13 @@ static void test_against_mujoco(void **state) {
   assert_true(err_rel <= 1e-6);
   sens_set_free(&set);
   sim_data_free(d);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
   sim_model_free(m);
 }
 
 #else
 
-static void test_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
+TS_TEST(test_against_mujoco, TS_REQUIRE_MUJOCO())
 
 #endif
 

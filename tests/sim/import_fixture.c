@@ -180,8 +180,14 @@ sim_model *import(const char *path, reports *r, int strict, char *err, size_t er
 }
 
 sim_model *import_text(const char *name, const char *text, reports *r) {
-  char path[256], err[1024];
-  write_file(path, sizeof path, name, text);
+  char path[256];
+  return import_text_at(name, text, r, path, sizeof path);
+}
+
+sim_model *import_text_at(const char *name, const char *text, reports *r, char *path,
+                          size_t path_sz) {
+  char err[1024];
+  write_file(path, path_sz, name, text);
   sim_model *m = import(path, r, 0, err, sizeof err);
   if (!m) {
     fail_msg("%s", err);

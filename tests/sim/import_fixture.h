@@ -40,6 +40,9 @@ sim_model *import(const char *path, reports *r, int strict, char *err, size_t er
 /* text written as name in the suite folder and imported (not strict), its reports into r; fails
  * the test with the importer's message when it does not load */
 sim_model *import_text(const char *name, const char *text, reports *r);
+/* the same, the file's path written into path */
+sim_model *import_text_at(const char *name, const char *text, reports *r, char *path,
+                          size_t path_sz);
 /* the JSON robot the importer makes of text written as name in the suite folder (the caller
  * deletes it); fails the test with the importer's message */
 cJSON *json_of(const char *name, const char *text);

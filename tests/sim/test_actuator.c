@@ -53,8 +53,7 @@ static void test_motor_gear_and_clamp(void **state) {
   d->ctrl[0] = NAN; /* never reaches the dynamics */
   sim_forward(m, d);
   assert_true(d->actuator_force[0] == 0 && d->qacc[0] == 0);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* Without inductance, J·θ̈ = kt·g·η·(V − ke·g·θ̇)/R: a first-order lag toward the no-load speed
@@ -78,8 +77,7 @@ static void test_dc_motor_speed_follows_closed_form(void **state) {
   assert_true(max_err < 1e-9 * w_nl);
   sim_forward(m, d);
   assert_true(fabs(d->actuator_current[0] - (V - kt * g * d->qvel[0]) / R) < 1e-12);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* With inductance and the rotor held still, i(t) = V/R·(1 − e^(−t·R/L)) exactly at each step. */
@@ -106,8 +104,7 @@ static void test_dc_motor_current_step_is_exact(void **state) {
   assert_true(fabs(d->act[0] - 1.0) < 1e-15);
   sim_forward(m, d);
   assert_true(fabs(d->actuator_force[0] - 0.02 * 1.0) < 1e-15);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* A position servo on a free link is a damped oscillator J·θ̈ = kp·(θ* − θ) − kd·θ̇:
@@ -130,8 +127,7 @@ static void test_position_servo_matches_oscillator(void **state) {
     max_err = fmax(max_err, fabs(d->qpos[0] - expect));
   }
   assert_true(max_err < 1e-10); /* RK4 at h·ωn ≈ 3e-3: local error far below this */
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void test_servo_force_limit_and_velocity_servo(void **state) {
@@ -146,8 +142,7 @@ static void test_servo_force_limit_and_velocity_servo(void **state) {
   assert_true(d->actuator_force[0] == 0.25);
   assert_true(d->actuator_force[1] == 1.0);
   assert_true(fabs(d->qfrc_actuator[0] - 1.25) < 1e-15); /* both act on the same joint */
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* A smart servo on a bus (hil/servo): its command is the joint torque its own firmware and motor
@@ -162,8 +157,7 @@ static void test_smart_servo_is_joint_torque(void **state) {
   sim_forward(m, d);
   assert_true(d->actuator_force[0] == -0.75);
   assert_true(d->qfrc_actuator[0] == -0.75);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
   expect_error("{\"name\":\"a\",\"joint\":\"j\",\"type\":\"servo\",\"gear\":2}",
                "actuators[0].gear: unknown key");
 }
@@ -196,8 +190,7 @@ static void test_smart_servo_gearbox(void **state) {
   d->ctrl[0] = 0.5;
   sim_forward(m, d);
   assert_true(fabs(d->qacc[0] - 0.5 / (J + 0.01)) < 1e-12);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
   expect_error("{\"name\":\"s\",\"joint\":\"j\",\"type\":\"servo\",\"servo\":{\"id\":1,"
                "\"model\":\"XL999\"}}",
                "actuators[0].servo.model: unknown model \"XL999\"");

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 static const double PI = 3.14159265358979323846;
@@ -34,7 +35,7 @@ static const double G = 9.81, MASS = 1.5, L = 0.4, I1 = 0.012, I3 = 0.005, CART 
 
 /* a ball pendulum (on a cart sliding along x when cart is set), no damping, RK4 at dt */
 static sim_model *pendulum(int cart, double dt) {
-  char json[2048], err[512] = "", carriage[512] = "";
+  char json[2048], carriage[512] = "";
   if (cart) {
     snprintf(carriage, sizeof carriage,
              "{ \"name\": \"cart\", \"parent\": \"world\", \"joint\": { \"name\": \"x\", "
@@ -48,11 +49,7 @@ static sim_model *pendulum(int cart, double dt) {
            "\"ball\", \"type\": \"ball\" }, \"inertial\": { \"mass\": %.17g, \"com\": [0, 0, "
            "%.17g], \"inertia\": [%.17g, %.17g, %.17g, 0, 0, 0] } } ] }",
            dt, -G, carriage, cart ? "cart" : "world", MASS, -L, I1, I1, I3);
-  sim_model *m = sim_model_load_string(json, "ball pendulum", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
+  return ts_model(json);
 }
 
 /* v' = R(q)·v for a quaternion [w, x, y, z] (written here, not the engine's) */
@@ -112,8 +109,7 @@ static void test_planar_swing_period(void **state) {
                 theta0, measured, period, fabs(measured - period) / period, off_plane);
   assert_true(fabs(measured - period) <= 1e-7 * period);
   assert_true(off_plane <= 1e-12);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* Tilted by θ and precessing at the closed-form Ω, the body keeps its tilt and turns at Ω. */
@@ -151,8 +147,7 @@ static void test_conical_precession(void **state) {
                 theta, omega, tilt_err, az_err, d->time);
   assert_true(tilt_err <= 1e-9);
   assert_true(az_err <= 1e-8);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* horizontal momentum of cart and bob, from qpos and qvel alone */
@@ -200,8 +195,7 @@ static void test_on_a_sliding_cart(void **state) {
                 measured, period, fabs(measured - period) / period, p0, dp);
   assert_true(fabs(measured - period) <= 1e-7 * period); /* the swing's own error: O(θ0²) */
   assert_true(dp <= 1e-12 * fabs(p0) + 1e-14);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 TS_MAIN(test_planar_swing_period, test_conical_precession, test_on_a_sliding_cart)

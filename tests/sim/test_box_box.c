@@ -18,6 +18,7 @@
 
 #include "sim/collision.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
 
@@ -90,7 +91,7 @@ static void test_edge_on_face(void **state) {
  * MuJoCo's driver keeps it, so the edge rests on its two ends. */
 static void test_repeats_dropped(void **state) {
   (void)state;
-  char json[1024], err[512];
+  char json[1024];
   snprintf(json, sizeof json,
            "{ \"bodies\": [ { \"name\": \"cube\", \"parent\": \"world\", \"pos\": [0, 0, %.17g],\n"
            "    \"quat\": [%.17g, 0, %.17g, 0], \"joint\": { \"name\": \"f\", \"type\": \"free\" },\n"
@@ -99,17 +100,13 @@ static void test_repeats_dropped(void **state) {
            "    \"size\": [0.1, 0.1, 0.1] },\n"
            "    { \"name\": \"cube\", \"body\": \"cube\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }",
            0.1 + 0.1 * sqrt(2.0) - 0.003, cos(PI / 8), sin(PI / 8));
-  sim_model *m = sim_model_load_string(json, "edge", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   sim_kinematics(m, d);
   sim_collide(m, d);
   assert_int_equal(d->ncon, 2);
   assert_true(fabs(d->con_pos[1] + d->con_pos[4]) < 1e-12); /* at y = −0.1 and +0.1 */
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 #if ACHILLES_HAVE_MUJOCO
@@ -238,25 +235,13 @@ static void test_against_mujoco(void **state) {
   assert_true(t.touching >= 400);
   assert_true(t.many >= 100 && t.edges >= 50);
   assert_true(t.error <= 1e-9);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
 }
 
 #else
 
-static void test_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
+TS_TEST(test_against_mujoco, TS_REQUIRE_MUJOCO())
 
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_face_on_face),
-      cmocka_unit_test(test_edge_on_face),
-      cmocka_unit_test(test_repeats_dropped),
-      cmocka_unit_test(test_against_mujoco),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_face_on_face, test_edge_on_face, test_repeats_dropped, test_against_mujoco)

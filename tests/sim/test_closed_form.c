@@ -149,11 +149,17 @@ static double max_abs_diff2(const double a[2], const double b[2]) {
  * rather than 1/12: that difference (3e-17) moves qacc by ~1e-15. */
 #define QACC_TOL 1e-10
 
+/* a data of the suite's model */
+static sim_data *new_data(void) {
+  sim_data *d = sim_data_new(model);
+  assert_non_null(d);
+  return d;
+}
+
 /* the model set to integrator and timestep (the caller restores model->opt), and a data of it at
  * the start */
 static sim_data *data_with(sim_integrator integrator, double timestep) {
-  sim_data *d = sim_data_new(model);
-  assert_non_null(d);
+  sim_data *d = new_data();
   model->opt.integrator = integrator;
   model->opt.timestep = timestep;
   sim_data_reset(model, d);
@@ -164,8 +170,7 @@ static sim_data *data_with(sim_integrator integrator, double timestep) {
  * engine's qacc with the closed form of `p`; returns the largest error. */
 static double run_and_compare(sim_integrator integrator, double timestep, double duration,
                               const double tau[2], const pendulum *p, double *max_qacc) {
-  sim_data *probe = sim_data_new(model);
-  assert_non_null(probe);
+  sim_data *probe = new_data();
   sim_option saved = model->opt;
   sim_data *d = data_with(integrator, timestep);
   d->qfrc_applied[0] = tau[0];
@@ -204,8 +209,7 @@ static void test_model_matches_derivation(void **state) {
 static void test_kinematics_convention(void **state) {
   (void)state;
   pendulum p = pendulum_nominal();
-  sim_data *d = sim_data_new(model);
-  assert_non_null(d);
+  sim_data *d = new_data();
   rng_state = 11;
   int b1 = sim_model_body(model, "rod1"), b2 = sim_model_body(model, "rod2");
   assert_true(b1 > 0 && b2 > 0);
@@ -236,15 +240,11 @@ static void expect_closed_form_run(sim_integrator integrator, const double tau[2
   assert_true(err <= QACC_TOL);
 }
 
-static void test_rk4_trajectory(void **state) {
-  (void)state;
-  expect_closed_form_run(SIM_INTEGRATOR_RK4, (const double[2]){0, 0}, "rk4 2 ms, 10 s");
-}
+TS_TEST(test_rk4_trajectory,
+        expect_closed_form_run(SIM_INTEGRATOR_RK4, (const double[2]){0, 0}, "rk4 2 ms, 10 s"))
 
-static void test_euler_trajectory(void **state) {
-  (void)state;
-  expect_closed_form_run(SIM_INTEGRATOR_EULER, (const double[2]){0, 0}, "euler 2 ms, 10 s");
-}
+TS_TEST(test_euler_trajectory,
+        expect_closed_form_run(SIM_INTEGRATOR_EULER, (const double[2]){0, 0}, "euler 2 ms, 10 s"))
 
 static void test_constant_torque(void **state) {
   (void)state;
@@ -258,8 +258,7 @@ static void test_constant_torque(void **state) {
 static void test_random_states(void **state) {
   (void)state;
   pendulum p = pendulum_nominal();
-  sim_data *probe = sim_data_new(model);
-  assert_non_null(probe);
+  sim_data *probe = new_data();
   rng_state = 12345;
   double worst = 0, worst_m = 0, worst_b = 0;
   for (int k = 0; k < 5000; k++) {

@@ -124,22 +124,17 @@ static void settle_cylinder(const double quat[4], int ncon_expected) {
            quat[0], quat[1], quat[2], quat[3]);
   sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
-  for (int s = 0; s < 4000; s++) {
-    sim_step(m, d);
-  }
-  double normal = 0, f[3];
+  ts_steps(m, d, 4000);
   for (int c = 0; c < d->ncon; c++) {
-    sim_contact_force(m, d, c, f);
-    normal += f[0];
     assert_int_equal(d->con_geom[2 * c], 0); /* the floor first */
   }
+  const double normal = ts_normal_force(m, d);
   const double weight = 3 * 9.81;
   print_message("cylinder at rest: %d contacts, normal forces %.9g N (weight %.9g N), height "
                 "%.6g m\n", d->ncon, normal, weight, d->qpos[2]);
   assert_int_equal(d->ncon, ncon_expected);
   assert_true(fabs(normal - weight) <= 1e-6 * weight);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void test_cylinder_rests_on_plane(void **state) {
@@ -190,8 +185,7 @@ static void test_sphere_against_cylinder_side(void **state) {
   sim_kinematics(m, d);
   sim_collide(m, d);
   assert_int_equal(d->ncon, 0);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void test_frame_hints(void **state) {
@@ -277,11 +271,7 @@ static void test_broad_phase_finds_every_pair(void **state) {
     }
   }
   snprintf(json + n, sizeof json - n, "] }");
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "heap", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   static found swept[2000], brute[2000];
   int total = 0, nbox = 0, nfiltered = 0;
@@ -340,8 +330,7 @@ static void test_broad_phase_finds_every_pair(void **state) {
                 "gives (%d box pairs filtered)\n", total, nbox, N, nfiltered);
   assert_true(total > 50 && nbox > 10);
   assert_int_equal(nfiltered, 5 * 12 * 11 / 2); /* the 12 boxes never meet each other */
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 
@@ -403,11 +392,7 @@ static int add_pair(name_pair *list, int n, const char *x, const char *y) {
 }
 
 static int filter_pairs(name_pair *list) {
-  char err[512];
-  sim_model *m = sim_model_load_string(filter_json, "filter", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(filter_json);
   sim_data *d = sim_data_new(m);
   sim_kinematics(m, d);
   sim_collide(m, d);
@@ -417,8 +402,7 @@ static int filter_pairs(name_pair *list) {
                  m->geoms[d->con_geom[2 * c + 1]].name);
   }
   qsort(list, (size_t)n, sizeof *list, cmp_name_pair);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
   return n;
 }
 
@@ -452,6 +436,33 @@ static void test_filter_rules(void **state) {
 
 #if ACHILLES_HAVE_MUJOCO
 
+/* a random unit quaternion from the xorshift state s (four uniform draws, normalised) */
+static void random_quat(uint64_t *s, double q[4]) {
+  double draw[4], n2 = 0;
+  for (int i = 0; i < 4; i++) {
+    draw[i] = ts_uniform(s, -1, 1);
+  }
+  for (int i = 0; i < 4; i++) {
+    n2 += draw[i] * draw[i];
+  }
+  for (int i = 0; i < 4; i++) {
+    q[i] = draw[i] / sqrt(n2);
+  }
+}
+
+/* our n contacts against MuJoCo's first n (geom 0 first in each): the largest difference of
+ * distance, point and frame */
+static double contacts_error(const sim_contact *con, const mjData *md, int n) {
+  double e = 0;
+  for (int c = 0; c < n; c++) {
+    const mjContact *mc = &md->contact[c];
+    assert_int_equal(mc->geom1, 0);
+    e = fmax(e, fabs(con[c].dist - mc->dist));
+    e = fmax(e, ts_max_diff(con[c].pos, mc->pos, 3));
+    e = fmax(e, ts_max_diff(con[c].frame, mc->frame, 9));
+  }
+  return e;
+}
 
 /* a tilted plane and a free body holding one shape; contacts compared for random poses */
 static void compare_with_mujoco(const char *shape, int type) {
@@ -468,14 +479,10 @@ static void compare_with_mujoco(const char *shape, int type) {
   int ncontact = 0;
   double e = 0;
   for (int k = 0; k < 300; k++) {
-    double q[4] = {ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1)};
-    double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    random_quat(&s, md->qpos + 3);
     md->qpos[0] = ts_uniform(&s, -1, 1);
     md->qpos[1] = ts_uniform(&s, -1, 1);
     md->qpos[2] = ts_uniform(&s, -0.2, 0.4);
-    for (int i = 0; i < 4; i++) {
-      md->qpos[3 + i] = q[i] / nq;
-    }
     mj_forward(mm, md);
     const double *pp = md->geom_xpos, *pm = md->geom_xmat; /* geom 0: the plane */
     const double *gp = md->geom_xpos + 3, *gm = md->geom_xmat + 9, *size = mm->geom_size + 3;
@@ -485,25 +492,14 @@ static void compare_with_mujoco(const char *shape, int type) {
             : type == 2 ? sim_collide_plane_box(con, 0, pp, pm, gp, gm, size)
                         : sim_collide_plane_cylinder(con, 0, pp, pm, gp, gm, size);
     assert_int_equal(n, md->ncon);
-    for (int c = 0; c < n; c++) {
-      const mjContact *mc = &md->contact[c];
-      assert_int_equal(mc->geom1, 0);
-      e = fmax(e, fabs(con[c].dist - mc->dist));
-      for (int i = 0; i < 3; i++) {
-        e = fmax(e, fabs(con[c].pos[i] - mc->pos[i]));
-      }
-      for (int i = 0; i < 9; i++) {
-        e = fmax(e, fabs(con[c].frame[i] - mc->frame[i]));
-      }
-    }
+    e = fmax(e, contacts_error(con, md, n));
     ncontact += n;
   }
   print_message("%s: %d contacts in 300 poses, max difference from MuJoCo %.2g\n", shape,
                 ncontact, e);
   assert_true(ncontact > 100);
   assert_true(e <= 1e-15);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
 }
 
 /* MuJoCo's geom type as ours */
@@ -542,14 +538,12 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
   double e = 0;
   for (int k = 0; k < 400; k++) {
     for (int body = 0; body < 2; body++) {
-      double q[4] = {ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1), ts_uniform(&s, -1, 1)};
-      double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+      double q[4];
+      random_quat(&s, q);
       for (int i = 0; i < 3; i++) {
         md->qpos[7 * body + i] = ts_uniform(&s, -0.3, 0.3);
       }
-      for (int i = 0; i < 4; i++) {
-        md->qpos[7 * body + 3 + i] = q[i] / nq;
-      }
+      memcpy(md->qpos + 7 * body + 3, q, sizeof q);
     }
     if (k % 50 == 0) { /* now and then parallel capsules, the case with two contacts */
       for (int i = 0; i < 4; i++) {
@@ -579,17 +573,7 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
       }
     }
     assert_int_equal(kept, md->ncon);
-    for (int c = 0; c < kept; c++) {
-      const mjContact *mc = &md->contact[c];
-      assert_int_equal(mc->geom1, 0);
-      e = fmax(e, fabs(con[c].dist - mc->dist));
-      for (int i = 0; i < 3; i++) {
-        e = fmax(e, fabs(con[c].pos[i] - mc->pos[i]));
-      }
-      for (int i = 0; i < 9; i++) {
-        e = fmax(e, fabs(con[c].frame[i] - mc->frame[i]));
-      }
-    }
+    e = fmax(e, contacts_error(con, md, kept));
     ncontact += kept;
     ntwo += kept == 2;
   }
@@ -597,8 +581,27 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
                 "MuJoCo %.2g\n", shape1, shape2, ncontact, ntwo, e);
   assert_true(ncontact > 100);
   assert_true(e <= pair_tolerance);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
+}
+
+/* MuJoCo's touching pairs in mm at its initial state are ours (k pairs, sorted); frees mm */
+static void expect_mujoco_pairs(const char *scene, mjModel *mm, const name_pair *ours, int k) {
+  mjData *md = mj_makeData(mm);
+  mj_forward(mm, md);
+  name_pair theirs[64];
+  int n = 0;
+  for (int c = 0; c < md->ncon; c++) {
+    n = add_pair(theirs, n, mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom1),
+                 mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom2));
+  }
+  qsort(theirs, (size_t)n, sizeof *theirs, cmp_name_pair);
+  print_message("%s: MuJoCo and we find %d and %d touching pairs\n", scene, n, k);
+  assert_int_equal(n, k);
+  for (int i = 0; i < n; i++) {
+    assert_string_equal(ours[i].a, theirs[i].a);
+    assert_string_equal(ours[i].b, theirs[i].b);
+  }
+  ts_mj_free(mm, md);
 }
 
 /* the filter scene in MJCF: MuJoCo finds the same touching pairs */
@@ -623,45 +626,12 @@ static void compare_filter_with_mujoco(void) {
       "conaffinity='0'/>"
       " <geom name='gf' type='cylinder' size='0.3 0.25' pos='0.06 0 0.2'/></body>"
       "</worldbody><contact><exclude body1='f' body2='a'/></contact></mujoco>";
-  mjModel *mm = ts_mj_load_xml(xml);
-  mjData *md = mj_makeData(mm);
-  mj_forward(mm, md);
-  name_pair theirs[64], ours[64];
-  int n = 0;
-  for (int c = 0; c < md->ncon; c++) {
-    n = add_pair(theirs, n, mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom1),
-                 mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom2));
-  }
-  qsort(theirs, (size_t)n, sizeof *theirs, cmp_name_pair);
+  name_pair ours[64];
   const int k = filter_pairs(ours);
-  print_message("filter scene: MuJoCo and we find %d and %d touching pairs\n", n, k);
-  assert_int_equal(n, k);
-  for (int i = 0; i < n; i++) {
-    assert_string_equal(ours[i].a, theirs[i].a);
-    assert_string_equal(ours[i].b, theirs[i].b);
-  }
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  expect_mujoco_pairs("the filter scene", ts_mj_load_xml(xml), ours, k);
   /* the MJCF the reference tests write from our model (groups and excludes included) too */
-  char err[512];
-  sim_model *m = sim_model_load_string(filter_json, "filter", err, sizeof err);
-  assert_non_null(m);
-  mm = ts_mj_compile(m);
-  md = mj_makeData(mm);
-  mj_forward(mm, md);
-  n = 0;
-  for (int c = 0; c < md->ncon; c++) {
-    n = add_pair(theirs, n, mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom1),
-                 mj_id2name(mm, mjOBJ_GEOM, md->contact[c].geom2));
-  }
-  qsort(theirs, (size_t)n, sizeof *theirs, cmp_name_pair);
-  assert_int_equal(n, k);
-  for (int i = 0; i < n; i++) {
-    assert_string_equal(ours[i].a, theirs[i].a);
-    assert_string_equal(ours[i].b, theirs[i].b);
-  }
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  sim_model *m = ts_model(filter_json);
+  expect_mujoco_pairs("the filter scene written from our model", ts_mj_compile(m), ours, k);
   sim_model_free(m);
 }
 
@@ -698,15 +668,8 @@ static void test_cylinder_against_mujoco(void **state) {
 
 #else
 
-static void test_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
-
-static void test_cylinder_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
+TS_TEST(test_against_mujoco, TS_REQUIRE_MUJOCO())
+TS_TEST(test_cylinder_against_mujoco, TS_REQUIRE_MUJOCO())
 
 #endif
 

@@ -82,8 +82,7 @@ static void test_tree_mass_matrix_products(void **state) {
   assert_true(e_solve <= 1e-12);
   /* the coupling of the two branches (b and d) is zero: M is tree-sparse */
   assert_true(d->qM[1 * nv + 2] == 0);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* --- the soft model, written out independently ---------------------------------------------- */
@@ -140,8 +139,7 @@ static void test_friction_slides_at_tau_minus_f(void **state) {
                 d->qvel[0], v_rigid);
   assert_true(e_acc <= 1e-12);
   assert_true(fabs(d->qvel[0] - v_rigid) <= 1e-12 * v_rigid);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* below the breakaway torque the soft friction row is a damper of rate D·b: the joint creeps
@@ -172,8 +170,7 @@ static void test_friction_sticks_below_f(void **state) {
       assert_true(fabs(d->qvel[0] - sign * creep) <= 1e-6 * creep);
       assert_true(fabs(d->qpos[0]) <= creep * 1.0);
     }
-    sim_data_free(d);
-    sim_model_free(m);
+    ts_sim_free(m, d);
   }
 }
 
@@ -202,16 +199,13 @@ static void test_limit_settles_under_gravity(void **state) {
       "  \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n");
   sim_data *d = sim_data_new(m);
   d->qpos[0] = 0.01; /* dropped from 1 cm */
-  for (int s = 0; s < 2000; s++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 2000);
   double x = settled_violation(9.81, 1.0, solref_default, solimp_default);
   print_message("slider on its stop: settled at %.6g m, predicted %.6g m (imp %.4g)\n",
                 d->qpos[0], -x, impedance(solimp_default, x));
   assert_true(fabs(d->qpos[0] + x) <= 0.01 * x);
   assert_true(fabs(d->qvel[0]) <= 1e-6);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* a pendulum arm resting on its upper stop under gravity, with an underdamped custom solref
@@ -227,9 +221,7 @@ static void test_limit_settles_custom_solref(void **state) {
       "                \"inertia\": [0.001, 0.01, 0.01, 0, 0, 0] } } ] }\n");
   sim_data *d = sim_data_new(m);
   d->qpos[0] = 0.1;
-  for (int s = 0; s < 5000; s++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 5000);
   /* hinge about +y: gravity's torque on a COM at +x is +m·g·r·cos(q) (it lowers the arm,
    * raising q) against the upper stop; I = 0.01 + 2·0.3² */
   const double ref[2] = {0.05, 0.5}, imp[5] = {0.5, 0.99, 0.05, 0.3, 3};
@@ -238,8 +230,7 @@ static void test_limit_settles_custom_solref(void **state) {
   print_message("arm on its stop: settled at %.6g rad, predicted %.6g rad\n", q, 0.2 + x);
   assert_true(fabs((q - 0.2) - x) <= 0.01 * x);
   assert_true(fabs(d->qvel[0]) <= 1e-6);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* inactive limits make no rows and leave the solver idle */
@@ -256,8 +247,7 @@ static void test_inactive_limits_cost_nothing(void **state) {
   assert_int_equal(d->nefc, 1);
   assert_true(d->efc_force[0] > 0 || d->efc_state[0] == SIM_CSTATE_SATISFIED);
   assert_true(d->solver.iterations > 0);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* --- contacts --------------------------------------------------------------------------------- */
@@ -278,9 +268,7 @@ static void test_ball_settles(void **state) {
   sim_model *m = ts_model(ball_json);
   sim_data *d = sim_data_new(m);
   d->qpos[0] = 0.101;
-  for (int s = 0; s < 3000; s++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 3000);
   const double mass = 2, g = 9.81, mu = 1, w = 1 / (3 * mass);
   double k = stiffness(solref_default, solimp_default[1]), lo = 0, hi = 0.1;
   for (int it = 0; it < 200; it++) {
@@ -294,8 +282,7 @@ static void test_ball_settles(void **state) {
   assert_int_equal(d->ncon, 1);
   assert_true(fabs(pen - x) <= 0.01 * x);
   assert_true(fabs(d->qfrc_constraint[0] - mass * g) <= 1e-6 * mass * g);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* A box sliding along x on the floor (slides x and z) with μ = 0.5 decelerates at μ·N/m. The
@@ -326,8 +313,7 @@ static void test_box_slides_at_mu_g(void **state) {
                 expected, 100 * (decel - expected) / expected);
   assert_true(fabs(decel - expected) <= 0.03 * expected);
   assert_true(decel < expected);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* A box on a plane tilted by θ about y (μ = 0.5 on both), free to move in x and z: it sticks
@@ -364,8 +350,7 @@ static double incline(double theta, double *moved) {
     }
   }
   *moved = d->qpos[0] * cos(theta) - d->qpos[1] * sin(theta) - along0;
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
   return (v2 - v1) / 0.5;
 }
 
@@ -403,16 +388,10 @@ static void test_motor_stalls_at_hard_stop(void **state) {
       "  \"actuators\": [ { \"name\": \"m\", \"joint\": \"j\", \"type\": \"dc_motor\",\n"
       "    \"supply_voltage\": 12, \"resistance\": 4, \"kt\": 0.01, \"gear\": 50,\n"
       "    \"efficiency\": 0.8 } ] }\n";
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "stop", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   d->ctrl[0] = 1.0; /* full duty */
-  for (int s = 0; s < 3000; s++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 3000);
   sim_forward(m, d);
   const double stall = 12.0 / 4.0, torque = 0.01 * stall * 50 * 0.8;
   print_message("at the stop: q %.5f rad, qd %.2e rad/s, current %.4f A (stall %.4f), "
@@ -423,8 +402,7 @@ static void test_motor_stalls_at_hard_stop(void **state) {
   assert_true(fabs(d->qvel[0]) < 1e-3);
   assert_true(fabs(d->actuator_current[0] - stall) < 1e-3 * stall);
   assert_true(fabs(d->qfrc_constraint[0] + torque) < 1e-3 * torque);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* Two spheres on slides pushed into each other with equal and opposite forces come to rest
@@ -444,11 +422,7 @@ static void test_two_bodies_push_each_other(void **state) {
       "  \"geoms\": [ { \"name\": \"sa\", \"body\": \"a\", \"type\": \"sphere\", \"size\": [0.3] },\n"
       "    { \"name\": \"sb\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.2, 0.1],\n"
       "      \"quat\": [0.7071067811865476, 0, 0.7071067811865476, 0] } ] }\n";
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "pair", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   const double F = 3.0;
   for (int s = 0; s < 8000; s++) {
@@ -469,8 +443,7 @@ static void test_two_bodies_push_each_other(void **state) {
   assert_true(fabs(d->qvel[0]) < 1e-3 && fabs(d->qvel[1]) < 1e-3);
   assert_true(fabs(d->qfrc_constraint[0] + F) < 1e-2 * F);
   assert_true(fabs(d->qfrc_constraint[1] - F) < 1e-2 * F);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 TS_MAIN(test_tree_mass_matrix_products, test_friction_slides_at_tau_minus_f,

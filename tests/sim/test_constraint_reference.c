@@ -21,6 +21,7 @@
 
 #include "sim/json_read.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/numbers.h"
 #include "support/skip.h"
@@ -72,12 +73,8 @@ typedef struct pair {
 } pair;
 
 static void pair_open_json(pair *p, const char *json) {
-  char err[1000] = "";
   memset(p, 0, sizeof *p);
-  p->m = sim_model_load_string(json, "generated", err, sizeof err);
-  if (!p->m) {
-    fail_msg("%s", err);
-  }
+  p->m = ts_model(json);
   p->mm = ts_mj_compile(p->m);
   p->md = ts_mj_data(p->mm);
   p->d = sim_data_new(p->m);
@@ -108,6 +105,14 @@ static void pair_solver(pair *p, int iterations, double tolerance) {
   p->mm->opt.tolerance = tolerance;
 }
 
+/* both on MuJoCo's solver (mjSOL_CG or mjSOL_NEWTON) and ours of the same kind, converged: 1000
+ * iterations to 1e-15 */
+static void pair_converged(pair *p, int solver) {
+  pair_solver(p, 1000, 1e-15);
+  p->mm->opt.solver = solver;
+  p->m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
+}
+
 static void pair_set(pair *p, const double *q, const double *qd, const double *tau) {
   for (int i = 0; i < p->m->nv; i++) {
     if (q) {
@@ -120,6 +125,19 @@ static void pair_set(pair *p, const double *q, const double *qd, const double *t
       p->d->qfrc_applied[i] = p->md->qfrc_applied[i] = tau[i];
     }
   }
+}
+
+/* q with joint velocities (three in ten nearly at rest) and torques in ±tau_max drawn from s,
+ * set in both and forwarded in ours; 1 when ours touches */
+static int pair_draw(pair *p, uint64_t *s, const double q[4], double tau_max) {
+  double qd[4], tau[4];
+  for (int i = 0; i < 4; i++) {
+    qd[i] = ts_uniform(s, 0, 1) < 0.3 ? ts_uniform(s, -0.01, 0.01) : ts_uniform(s, -1, 1);
+    tau[i] = ts_uniform(s, -tau_max, tau_max);
+  }
+  pair_set(p, q, qd, tau);
+  sim_forward(p->m, p->d);
+  return p->d->ncon > 0;
 }
 
 
@@ -264,9 +282,7 @@ static void check_states(mjtSolver solver, const char *name) {
   pair p;
   pair_open(&p);
   /* both solvers to convergence */
-  pair_solver(&p, 1000, 1e-15);
-  p.mm->opt.solver = solver;
-  p.m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
+  pair_converged(&p, solver);
   int nv = p.m->nv;
   double q[8], qd[8], tau[8];
   state_errors e = {0};
@@ -365,10 +381,8 @@ static void check_contact_states_on(int shape, mjtSolver solver, int block) {
   shape_json_on(json, sizeof json, shapes[shape], block);
   pair p;
   pair_open_json(&p, json);
-  pair_solver(&p, 1000, 1e-15);
-  p.mm->opt.solver = solver;
-  p.m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
-  double q[4], qd[4], tau[4];
+  pair_converged(&p, solver);
+  double q[4];
   state_errors e = {0};
   uint64_t s = 0x7a5bd2e1f3c9ull + (uint64_t)shape;
   int n = 0;
@@ -379,13 +393,7 @@ static void check_contact_states_on(int shape, mjtSolver solver, int block) {
     double ground = -0.05 + tan(0.2) * q[1];
     q[2] = ground + reach[shape] * ts_uniform(&s, 0.3, 1.02) - 0.005;
     q[3] = ts_uniform(&s, -0.6, 0.6);
-    for (int i = 0; i < 4; i++) {
-      qd[i] = ts_uniform(&s, 0, 1) < 0.3 ? ts_uniform(&s, -0.01, 0.01) : ts_uniform(&s, -1, 1);
-      tau[i] = ts_uniform(&s, -2, 2);
-    }
-    pair_set(&p, q, qd, tau);
-    sim_forward(p.m, p.d);
-    if (p.d->ncon == 0) {
+    if (!pair_draw(&p, &s, q, 2)) {
       continue;
     }
     n++;
@@ -474,9 +482,7 @@ static double drop_free(int shape) {
       shapes[shape], -0.05 + tan(0.2) * 0.1 + reach[shape] + 0.03);
   pair p;
   pair_open_json(&p, json);
-  pair_solver(&p, 1000, 1e-15);
-  p.mm->opt.solver = mjSOL_NEWTON;
-  p.m->opt.solver = SIM_SOLVER_NEWTON;
+  pair_converged(&p, mjSOL_NEWTON);
   const double qd[6] = {0.8, -0.3, 0, 2.0, -1.0, 3.0};
   pair_set(&p, NULL, qd, NULL);
   double eq = 0;
@@ -541,10 +547,8 @@ static void club_open(pair *p) {
 static void check_club_states(mjtSolver solver) {
   pair p;
   club_open(&p);
-  pair_solver(&p, 1000, 1e-15);
-  p.mm->opt.solver = solver;
-  p.m->opt.solver = solver == mjSOL_NEWTON ? SIM_SOLVER_NEWTON : SIM_SOLVER_CG;
-  double q[4], qd[4], tau[4];
+  pair_converged(&p, solver);
+  double q[4];
   state_errors e = {0};
   uint64_t s = 0x243f6a8885a308d3ull;
   int n = 0, ncon = 0, nstop = 0;
@@ -553,13 +557,7 @@ static void check_club_states(mjtSolver solver) {
     q[1] = ts_uniform(&s, 0.6, 1.9);
     q[2] = ts_uniform(&s, -2.6, 2.6);
     q[3] = ts_uniform(&s, -3.3, 3.3);
-    for (int i = 0; i < 4; i++) {
-      qd[i] = ts_uniform(&s, 0, 1) < 0.3 ? ts_uniform(&s, -0.01, 0.01) : ts_uniform(&s, -1, 1);
-      tau[i] = ts_uniform(&s, -1, 1);
-    }
-    pair_set(&p, q, qd, tau);
-    sim_forward(p.m, p.d);
-    if (p.d->ncon == 0) {
+    if (!pair_draw(&p, &s, q, 1)) {
       continue;
     }
     n++;
@@ -703,15 +701,10 @@ static double run_trajectory(mjtIntegrator mj_integrator, sim_integrator integra
 
 
 
-static void test_trajectory_euler(void **state) {
-  (void)state;
-  run_trajectory(mjINT_EULER, SIM_INTEGRATOR_EULER, TRAJ_TOL, TRAJ_WHY, 0);
-}
+TS_TEST(test_trajectory_euler,
+        run_trajectory(mjINT_EULER, SIM_INTEGRATOR_EULER, TRAJ_TOL, TRAJ_WHY, 0))
 
-static void test_trajectory_rk4(void **state) {
-  (void)state;
-  run_trajectory(mjINT_RK4, SIM_INTEGRATOR_RK4, TRAJ_TOL, TRAJ_WHY, 0);
-}
+TS_TEST(test_trajectory_rk4, run_trajectory(mjINT_RK4, SIM_INTEGRATOR_RK4, TRAJ_TOL, TRAJ_WHY, 0))
 
 /* the comparison can fail: a 10 % softer limit on one joint is seen far above the bound */
 static void test_detects_softer_limit(void **state) {

@@ -35,6 +35,7 @@
 
 #include "random_tree.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 #define NTREE 100
@@ -256,11 +257,17 @@ static double over_trees(const char *what, state_check check) {
 
 /* --- (a) ---------------------------------------------------------------------------------- */
 
-static double check_aba(const sim_model *m, sim_data *d) {
+/* error(m, d, qacc) of the qacc sim_forward computes */
+typedef double (*qacc_error)(const sim_model *m, sim_data *d, const double *qacc);
+static double of_forward(const sim_model *m, sim_data *d, qacc_error error) {
   double qacc[MAXV];
   sim_forward(m, d);
   memcpy(qacc, d->qacc, sizeof(double) * (size_t)m->nv);
-  return aba_error(m, d, qacc);
+  return error(m, d, qacc);
+}
+
+static double check_aba(const sim_model *m, sim_data *d) {
+  return of_forward(m, d, aba_error);
 }
 
 /* the implicit-damping variant used by Euler: ABA with h = 10 ms solves
@@ -298,10 +305,7 @@ static void test_aba_equals_crba_rnea(void **state) {
 /* --- (b) ---------------------------------------------------------------------------------- */
 
 static double check_inverse(const sim_model *m, sim_data *d) {
-  double qacc[MAXV];
-  sim_forward(m, d);
-  memcpy(qacc, d->qacc, sizeof(double) * (size_t)m->nv);
-  return inverse_error(m, d, qacc);
+  return of_forward(m, d, inverse_error);
 }
 
 /* the columns of M from RNEA: inverse(e_j) − inverse(0); relative to max |M_ij| */
@@ -617,8 +621,7 @@ static void test_perturbed_model_detected(void **state) {
   print_message("(f) ABA of a model with m1·(1+1e-5) vs the original: %.3e\n", e);
   assert_true(e > 1e-9);
   sim_data_free(dh);
-  sim_data_free(d);
-  sim_model_free(heavy);
+  ts_sim_free(heavy, d);
 }
 
 /* --- (g) the trees as drawn --------------------------------------------------------------- */

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
 
@@ -47,11 +48,7 @@ static void test_force_in_cone(void **state) {
       "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\", \"friction\": [0.5, 0, 0] },\n"
       "    { \"name\": \"b\", \"body\": \"box\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1],\n"
       "      \"friction\": [0.5, 0, 0] } ] }\n";
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "t", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   m->opt.cone = SIM_CONE_ELLIPTIC;
   m->opt.solver = SIM_SOLVER_NEWTON;
   sim_data *d = sim_data_new(m);
@@ -83,8 +80,7 @@ static void test_force_in_cone(void **state) {
   assert_true(worst <= 1e-12);
   assert_true(sliding > 100 && surface <= 1e-12);
   assert_true(decel < coulomb && decel > 0.99 * coulomb);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 #if ACHILLES_HAVE_MUJOCO
@@ -110,15 +106,6 @@ static void states(const mj_run *r, const char *what, const int *scenes, int n) 
 }
 
 static const int every_scene[SCENE_COUNT] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
-
-static void test_states_newton(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-  const mj_run r = {SIM_SOLVER_NEWTON, SIM_CONE_ELLIPTIC, 1000, 1e-15, 0, 0};
-  states(&r, "Newton, elliptic", every_scene, SCENE_COUNT);
-  const mj_run r10 = {SIM_SOLVER_NEWTON, SIM_CONE_ELLIPTIC, 1000, 1e-15, 10, 0};
-  states(&r10, "Newton, elliptic, impratio 10", every_scene, SCENE_COUNT);
-}
 
 static void test_states_cg(void **state) {
   (void)state;
@@ -146,14 +133,21 @@ static void trajectories(const mj_run *r, const char *what, const int *scenes, i
   }
 }
 
-static void test_trajectories(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-  const mj_run r = {SIM_SOLVER_NEWTON, SIM_CONE_ELLIPTIC, 100, 1e-10, 0, 0};
-  trajectories(&r, "Newton, elliptic at 1e-10", every_scene, SCENE_COUNT);
-  const mj_run r10 = {SIM_SOLVER_NEWTON, SIM_CONE_ELLIPTIC, 100, 1e-10, 10, 0};
-  trajectories(&r10, "Newton, elliptic, impratio 10 at 1e-10", every_scene, SCENE_COUNT);
+/* check on every scene under Newton and the elliptic cone (iterations, tolerance), at impratio
+ * 1 and 10 */
+typedef void (*scene_check)(const mj_run *r, const char *what, const int *scenes, int n);
+static void newton_elliptic(scene_check check, int iterations, double tol, const char *at) {
+  for (int impratio = 0; impratio <= 10; impratio += 10) {
+    const mj_run r = {SIM_SOLVER_NEWTON, SIM_CONE_ELLIPTIC, iterations, tol, impratio, 0};
+    char what[128];
+    snprintf(what, sizeof what, "Newton, elliptic%s%s", impratio ? ", impratio 10" : "", at);
+    check(&r, what, every_scene, SCENE_COUNT);
+  }
 }
+
+TS_TEST(test_states_newton, TS_REQUIRE_MUJOCO(); newton_elliptic(states, 1000, 1e-15, ""))
+TS_TEST(test_trajectories,
+        TS_REQUIRE_MUJOCO(); newton_elliptic(trajectories, 100, 1e-10, " at 1e-10"))
 
 static void test_file_iterations(void **state) {
   (void)state;
@@ -178,36 +172,11 @@ static void test_condim1(void **state) {
   }
 }
 
-#else
-
-static void test_states_newton(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
-
-static void test_states_cg(void **state) {
-  test_states_newton(state);
-}
-
-static void test_trajectories(void **state) {
-  test_states_newton(state);
-}
-
-static void test_file_iterations(void **state) {
-  test_states_newton(state);
-}
-
-static void test_condim1(void **state) {
-  test_states_newton(state);
-}
-
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_force_in_cone),   cmocka_unit_test(test_states_newton),
-      cmocka_unit_test(test_states_cg),       cmocka_unit_test(test_trajectories),
-      cmocka_unit_test(test_file_iterations), cmocka_unit_test(test_condim1),
-  };
-  return ts_run(tests);
-}
+#if ACHILLES_HAVE_MUJOCO
+TS_MAIN(test_force_in_cone, test_states_newton, test_states_cg, test_trajectories,
+        test_file_iterations, test_condim1)
+#else
+TS_MAIN(test_force_in_cone, ts_mujoco_missing)
+#endif

@@ -26,13 +26,14 @@
 #include <cmocka.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 static const double PI = 3.14159265358979323846;
 
 /* a free body, no gravity; inertia diag(I1, I2, I3) plus products, COM off the origin */
 static sim_model *load_body(const char *inertia, const char *com, const char *integrator) {
-  char json[1024], err[512] = "";
+  char json[1024];
   snprintf(json, sizeof json,
            "{ \"name\": \"top\", \"timestep\": 0.001, \"integrator\": \"%s\",\n"
            "  \"gravity\": [0, 0, 0],\n"
@@ -40,11 +41,7 @@ static sim_model *load_body(const char *inertia, const char *com, const char *in
            "    \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
            "    \"inertial\": { \"mass\": 2.5, \"com\": %s, \"inertia\": %s } } ] }\n",
            integrator, com, inertia);
-  sim_model *m = sim_model_load_string(json, "top", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
+  return ts_model(json);
 }
 
 static void quat_mat(double R[9], const double q[4]) {
@@ -127,8 +124,7 @@ static void test_spinning_conserves(void **state) {
   assert_true(dE <= 1e-9);
   assert_true(dq <= 1e-14);
   assert_true(dEk <= 1e-12); /* rounding: the engine sums about the world origin */
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* the same body with semi-implicit Euler drifts measurably: the check above can fail */
@@ -146,8 +142,7 @@ static void test_euler_drift_is_visible(void **state) {
   }
   print_message("free body, Euler, 10 s at 1 ms: max relative energy drift %.2g\n", dE);
   assert_true(dE > 1e-6);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* What an IMU on a free body sees: falling freely under gravity, its proper acceleration is
@@ -155,16 +150,13 @@ static void test_euler_drift_is_visible(void **state) {
  * acceleration is Euler's, I·α = (I·ω)×ω (body axes, COM at the body origin). */
 static void test_falling_body_motion(void **state) {
   (void)state;
-  char json[1024], err[512];
+  char json[1024];
   snprintf(json, sizeof json,
            "{ \"gravity\": [0.5, -1, -9.81], \"bodies\": [ { \"name\": \"top\", \"parent\": "
            "\"world\", \"pos\": [0, 0, 2], \"quat\": [0.8, 0.6, 0, 0],\n"
            "  \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
            "  \"inertial\": { \"mass\": 1.5, \"inertia\": [0.01, 0.02, 0.03, 0, 0, 0] } } ] }");
-  sim_model *m = sim_model_load_string(json, "top", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   const double v0[6] = {1.0, 0.5, 2.0, 3.0, -2.0, 1.5};
   memcpy(d->qvel, v0, sizeof v0);
@@ -189,8 +181,7 @@ static void test_falling_body_motion(void **state) {
   assert_true(e_lin <= 1e-12);
   assert_true(e_ang <= 1e-12);
   assert_true(e_w <= 1e-15);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* K(k) = π / (2·AGM(1, sqrt(1 − k²))) */
@@ -249,8 +240,7 @@ static void run_flips(const double w0[3], double *interval, double *predicted, i
                 "closed form %.9f s, worst single interval off by %.2g s\n",
                 w0[0], w0[1], w0[2], n, *interval, *predicted, worst);
   assert_true(worst <= 1e-6 * *predicted);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void test_dzhanibekov_flip_period(void **state) {

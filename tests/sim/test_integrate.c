@@ -241,11 +241,7 @@ static void test_euler_implicit_damping_closed_form(void **state) {
       "             \"damping\": 4.0, \"armature\": 0.3},"
       "   \"inertial\": {\"mass\": 2.0, \"com\": [0, 0, 0],"
       "                  \"inertia\": [0.4, 0.4, 0.5, 0, 0, 0]}}]}";
-  char err[512];
-  sim_model *m = sim_model_load_string(robot, "damped", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(robot);
   sim_data *d = sim_data_new(m);
   assert_non_null(d);
   const double h = 0.02, inertia = 0.5 + 0.3, b = 4.0, v0 = 2.0;
@@ -261,8 +257,7 @@ static void test_euler_implicit_damping_closed_form(void **state) {
                d->qvel[0], v, d->qpos[0], q);
     }
   }
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 int main(void) {

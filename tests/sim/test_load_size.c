@@ -179,20 +179,11 @@ static void linear_in(format f) {
   assert_true(large.cpu_s <= 5);
 }
 
-static void test_json_linear(void **state) {
-  (void)state;
-  linear_in(JSON);
-}
+TS_TEST(test_json_linear, linear_in(JSON))
 
-static void test_mjcf_linear(void **state) {
-  (void)state;
-  linear_in(MJCF);
-}
+TS_TEST(test_mjcf_linear, linear_in(MJCF))
 
-static void test_urdf_linear(void **state) {
-  (void)state;
-  linear_in(URDF);
-}
+TS_TEST(test_urdf_linear, linear_in(URDF))
 
 /* --- refused early -------------------------------------------------------------------------- */
 
@@ -203,6 +194,15 @@ static void expect_refused(const char *path, const char *message, long max_kb) {
     fail_msg("%s: expected a refusal with '%s', got '%s'", path, message, c.err);
   }
   assert_true(c.grown_kb <= max_kb);
+}
+
+/* t written as name in the suite folder (and freed): the file's path, until the next call */
+static const char *written(text *t, const char *name) {
+  static char path[160];
+  ts_tmp_path(path, sizeof path, name);
+  ts_write_bytes(path, t->s, t->n);
+  free(t->s);
+  return path;
 }
 
 /* 100 000 links: a file of full links is over the size limit before it is parsed, one of bare
@@ -217,11 +217,7 @@ static void test_urdf_of_100000_links(void **state) {
     put(&t, "<link name=\"l%d\"/>\n", i);
   }
   put(&t, "</robot>\n");
-  char path[160];
-  ts_tmp_path(path, sizeof path, "bare.urdf");
-  ts_write_bytes(path, t.s, t.n);
-  free(t.s);
-  expect_refused(path, "bare.urdf:10003: more than 10001 <link> elements", 64 * 1024);
+  expect_refused(written(&t, "bare.urdf"), "bare.urdf:10003: more than 10001 <link> elements", 64 * 1024);
 }
 
 /* 10 001 bodies; a chain too deep for the load-time constants (it loaded for minutes) */
@@ -241,11 +237,7 @@ static void test_json_limits(void **state) {
         i > 1 ? "," : "", i, parent, i);
   }
   put(&t, "] }\n");
-  char path[160];
-  ts_tmp_path(path, sizeof path, "chain.json");
-  ts_write_bytes(path, t.s, t.n);
-  free(t.s);
-  expect_refused(path, "bodies[1062]: the tree is too deep", 64 * 1024);
+  expect_refused(written(&t, "chain.json"), "bodies[1062]: the tree is too deep", 64 * 1024);
 }
 
 TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_json_linear, test_mjcf_linear, test_urdf_linear,

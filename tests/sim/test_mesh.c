@@ -20,6 +20,7 @@
 #include "sim/collision.h"
 #include "sim/mesh.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/numbers.h"
 #include "support/skip.h"
@@ -305,7 +306,7 @@ static void test_fuzzed_files(void **state) {
 
 /* a model: a body of mass 2 on a free joint (or a slide) holding `geom`, above a floor */
 static sim_model *one_body(const char *geom, const char *joint, double z) {
-  char json[2048], err[512];
+  char json[2048];
   snprintf(json, sizeof json,
            "{ \"timestep\": 0.001, \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\","
            " \"pos\": [0, 0, %.17g], \"joint\": { \"name\": \"j\", %s },"
@@ -313,11 +314,7 @@ static sim_model *one_body(const char *geom, const char *joint, double z) {
            " \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },"
            " { \"name\": \"g\", \"body\": \"b\", %s } ] }",
            z, joint, geom);
-  sim_model *m = sim_model_load_string(json, ts_tmp_dir(), err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
+  return ts_model_in(json, ts_tmp_dir());
 }
 
 /* The cube's mesh and the box of the same size on a floor, tilted on random attitudes: the
@@ -379,28 +376,20 @@ static void test_mesh_cube_as_box(void **state) {
   assert_true(poses > 100);
   assert_true(e <= 1e-15);
   sim_data_free(dm);
-  sim_data_free(db);
-  sim_model_free(mm);
+  ts_sim_free(mm, db);
   sim_model_free(mb);
   /* resting: the weight is carried */
   const char *slide = "\"type\": \"slide\", \"axis\": [0, 0, 1], \"damping\": 20";
   for (int which = 0; which < 2; which++) {
     sim_model *m = one_body(which ? geom_box : geom_mesh, slide, 0.2);
     sim_data *d = sim_data_new(m);
-    for (int step = 0; step < 3000; step++) {
-      sim_step(m, d);
-    }
-    double normal = 0, f[3];
-    for (int c = 0; c < d->ncon; c++) {
-      sim_contact_force(m, d, c, f);
-      normal += f[0];
-    }
+    ts_steps(m, d, 3000);
+    const double normal = ts_normal_force(m, d);
     print_message("resting %s: %d contacts, %.9g N (m·g %.9g N), height %.6g\n",
                   which ? "box" : "mesh cube", d->ncon, normal, 2 * 9.81, d->qpos[0]);
     assert_int_equal(d->ncon, which ? 4 : 3);
     assert_true(fabs(normal - 2 * 9.81) <= 1e-6 * 2 * 9.81);
-    sim_data_free(d);
-    sim_model_free(m);
+    ts_sim_free(m, d);
   }
 }
 
@@ -435,10 +424,7 @@ static void test_mesh_geom_errors(void **state) {
            " \"inertial\": { \"mass\": 2, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ],"
            " \"geoms\": [ { \"name\": \"g\", \"body\": \"b\", \"type\": \"mesh\", \"file\": \"box.stl\","
            " \"scale\": [2, 2, 2] } ] }");
-  sim_model *m = sim_model_load_string(json, source, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model_in(json, source);
   assert_true(fabs(m->geoms[0].rbound - 2 * sqrt(0.125 * 0.125 + 0.0625 * 0.0625 + 0.0625)) <
               1e-12);
   sim_model_free(m);
@@ -627,8 +613,7 @@ static void narrow_phase_on_mujoco_data(const char *first, int plane) {
   assert_true(e == 0);
   free(vert);
   free(graph);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
 }
 
 static void test_narrow_phase_on_mujoco_data(void **state) {
@@ -654,7 +639,7 @@ static void test_narrow_phase_on_mujoco_data(void **state) {
 static void compare_mesh_pair(const char *first_mjcf, const char *first_json, int plane,
                               const char *file, double tol, double pos_tol, double out_rate,
                               double miss_rate) {
-  char xml[2048], json[4096], err[512], path[512];
+  char xml[2048], json[4096], path[512];
   snprintf(path, sizeof path, KR5_MESHES "/%s", file);
   snprintf(xml, sizeof xml,
            "<mujoco><option><flag gravity='disable'/></option>"
@@ -674,10 +659,7 @@ static void compare_mesh_pair(const char *first_mjcf, const char *first_json, in
                         " \"type\": \"free\" }, \"inertial\": { \"mass\": 1, \"inertia\": "
                         "[0.01, 0.01, 0.01, 0, 0, 0] } },",
            first_json, path);
-  sim_model *m = sim_model_load_string(json, "scene", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   const int meshgeom = m->ngeom - 1;
   if (miss_rate < 0) { /* MuJoCo's spacing radius for the plane contacts (see the caller) */
@@ -715,10 +697,8 @@ static void compare_mesh_pair(const char *first_mjcf, const char *first_json, in
   assert_true(ncon > 100);
   assert_true(nout <= out_rate * poses);
   assert_true(nmiss <= miss_rate * poses);
-  sim_data_free(d);
-  sim_model_free(m);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_sim_free(m, d);
+  ts_mj_free(mm, md);
 }
 
 static void test_contacts_against_mujoco(void **state) {
@@ -740,45 +720,36 @@ static void test_contacts_against_mujoco(void **state) {
                            "quat='0.98 0.1 -0.15 0.05'/>";
   compare_mesh_pair(plane_mjcf, plane_json, 1, "wrist.STL", 1e-8, 1e-8, 0, -1);
   compare_mesh_pair(plane_mjcf, plane_json, 1, "wrist.STL", 1e-8, 1e-8, 0, 0.05);
-  compare_mesh_pair("<geom type='sphere' size='0.04'/>",
-                    "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"sphere\", \"size\": [0.04] }",
-                    0, "wrist.STL", 1e-6, 1e-6, 0.15, 0.0);
-  compare_mesh_pair("<geom type='capsule' size='0.02 0.05'/>",
-                    "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"capsule\", \"size\": [0.02, 0.05] }",
-                    0, "wrist.STL", 1e-6, 1e-6, 0.15, 0.0);
-  compare_mesh_pair("<geom type='cylinder' size='0.03 0.04'/>",
-                    "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"cylinder\", \"size\": [0.03, 0.04] }",
-                    0, "elbow.STL", 1e-6, 1e-6, 0.15, 0.0);
-  compare_mesh_pair("<geom type='box' size='0.03 0.02 0.04'/>",
-                    "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"box\", \"size\": [0.03, 0.02, 0.04] }",
-                    0, "wrist.STL", 1e-6, 1e-6, 0.15, 0.0);
-  compare_mesh_pair("<geom type='mesh' mesh='n'/>",
-                    "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"mesh\", \"file\": \""
-                    KR5_MESHES "/wrist.STL\" }",
-                    0, "elbow.STL", 1e-6, 1e-6, 0.15, 0.0);
-}
-
-#else
-
-static void test_hulls_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
-
-static void test_contacts_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
-
-static void test_narrow_phase_on_mujoco_data(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
+  /* round shapes and a box against either mesh, and a mesh against a mesh: the same tolerances */
+  static const char *const shapes[][3] = {
+      {"<geom type='sphere' size='0.04'/>",
+       "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"sphere\", \"size\": [0.04] }", "wrist.STL"},
+      {"<geom type='capsule' size='0.02 0.05'/>",
+       "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"capsule\", \"size\": [0.02, 0.05] }",
+       "wrist.STL"},
+      {"<geom type='cylinder' size='0.03 0.04'/>",
+       "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"cylinder\", \"size\": [0.03, 0.04] }",
+       "elbow.STL"},
+      {"<geom type='box' size='0.03 0.02 0.04'/>",
+       "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"box\", \"size\": [0.03, 0.02, 0.04] }",
+       "wrist.STL"},
+      {"<geom type='mesh' mesh='n'/>",
+       "{ \"name\": \"g\", \"body\": \"a\", \"type\": \"mesh\", \"file\": \"" KR5_MESHES
+       "/wrist.STL\" }",
+       "elbow.STL"},
+  };
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+    compare_mesh_pair(shapes[k][0], shapes[k][1], 0, shapes[k][2], 1e-6, 1e-6, 0.15, 0.0);
+  }
 }
 
 #endif
 
+#if ACHILLES_HAVE_MUJOCO
 TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_cube_hull, test_fine_hull, test_damaged_files,
-                                            test_fuzzed_files, test_mesh_cube_as_box,
-                                            test_mesh_geom_errors, test_hulls_against_mujoco,
-                                            test_narrow_phase_on_mujoco_data,
-                                            test_contacts_against_mujoco)
+        test_fuzzed_files, test_mesh_cube_as_box, test_mesh_geom_errors, test_hulls_against_mujoco,
+        test_narrow_phase_on_mujoco_data, test_contacts_against_mujoco)
+#else
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_cube_hull, test_fine_hull, test_damaged_files,
+        test_fuzzed_files, test_mesh_cube_as_box, test_mesh_geom_errors, ts_mujoco_missing)
+#endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 /* A valid two-body description; each bad case below patches one piece of it. */
@@ -53,10 +54,7 @@ static void test_shipped_configs_load(void **state) {
 
 static void test_valid_minimal(void **state) {
   (void)state;
-  char err[256];
-  sim_model *m = sim_model_load_string("{\"bodies\":[" BODY_A "," BODY_B "]}", "t", err,
-                                       sizeof err);
-  assert_non_null(m);
+  sim_model *m = ts_model("{\"bodies\":[" BODY_A "," BODY_B "]}");
   assert_int_equal(m->nv, 2);
   assert_int_equal(m->joints[1].type, SIM_JOINT_SLIDE);
   assert_int_equal(m->bodies[2].parent, 1);
@@ -71,10 +69,7 @@ static void test_valid_minimal(void **state) {
 /* Children listed before parents are reordered so every parent precedes its children. */
 static void test_out_of_order_bodies_are_sorted(void **state) {
   (void)state;
-  char err[256];
-  sim_model *m = sim_model_load_string("{\"bodies\":[" BODY_B "," BODY_A "]}", "t", err,
-                                       sizeof err);
-  assert_non_null(m);
+  sim_model *m = ts_model("{\"bodies\":[" BODY_B "," BODY_A "]}");
   assert_string_equal(m->bodies[1].name, "a");
   assert_string_equal(m->bodies[2].name, "b");
   assert_int_equal(m->bodies[2].parent, 1);
@@ -95,10 +90,8 @@ static void test_rpy_matches_quat(void **state) {
   sim_model_free(m);
 }
 
-static void test_invalid_json_names_line(void **state) {
-  (void)state;
-  expect_error("{\n\"bodies\": [\n  {\"name\": }\n]}", "line 3", "invalid JSON");
-}
+TS_TEST(test_invalid_json_names_line,
+        expect_error("{\n\"bodies\": [\n  {\"name\": }\n]}", "line 3", "invalid JSON"))
 
 static void test_unknown_parent(void **state) {
   (void)state;
@@ -115,10 +108,9 @@ static void test_cycle(void **state) {
                "bodies[0].parent", "cycle");
 }
 
-static void test_duplicate_names(void **state) {
-  (void)state;
-  expect_error("{\"bodies\":[" BODY_A "," BODY_A "]}", "bodies[1].name", "duplicate body name");
-}
+TS_TEST(test_duplicate_names,
+        expect_error("{\"bodies\":[" BODY_A "," BODY_A "]}", "bodies[1].name",
+                     "duplicate body name"))
 
 static void test_bad_axis(void **state) {
   (void)state;
@@ -186,19 +178,14 @@ static void test_unknown_keys(void **state) {
 /* ball, free and several joints per body: addressing, qpos0 and what is refused */
 static void test_multi_dof_joints(void **state) {
   (void)state;
-  char err[512] = "";
-  sim_model *m = sim_model_load_string(
+  sim_model *m = ts_model(
       "{\"bodies\":[{\"name\":\"base\",\"parent\":\"world\",\"pos\":[1,2,3],"
       "\"quat\":[0,0,0,1],\"joint\":{\"name\":\"root\",\"type\":\"free\"}," INERTIAL_1 "},"
       "{\"name\":\"arm\",\"parent\":\"base\",\"joint\":{\"name\":\"sh\",\"type\":\"ball\","
       "\"initial\":[0,1,0,0],\"damping\":0.5}," INERTIAL_1 "},"
       "{\"name\":\"leg\",\"parent\":\"base\",\"joints\":[{\"name\":\"x\",\"type\":\"slide\","
       "\"axis\":[1,0,0],\"initial\":0.25},{\"name\":\"z\",\"type\":\"slide\",\"axis\":[0,0,1]},"
-      "{\"name\":\"ry\",\"type\":\"hinge\",\"axis\":[0,1,0]}]," INERTIAL_1 "}]}",
-      "multi", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+      "{\"name\":\"ry\",\"type\":\"hinge\",\"axis\":[0,1,0]}]," INERTIAL_1 "}]}");
   assert_int_equal(m->njnt, 5);
   assert_int_equal(m->nq, 7 + 4 + 3);
   assert_int_equal(m->nv, 6 + 3 + 3);
@@ -482,10 +469,9 @@ static void test_names_are_utf8_text(void **state) {
   sim_model_free(m);
 }
 
-static void test_text_after_the_value(void **state) {
-  (void)state;
-  expect_error("{\"bodies\":[" BODY_A "]}\n\n  x", "line 3, column 3", "text after the value");
-}
+TS_TEST(test_text_after_the_value,
+        expect_error("{\"bodies\":[" BODY_A "]}\n\n  x", "line 3, column 3",
+                     "text after the value"))
 
 static void test_missing_file(void **state) {
   (void)state;

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/numbers.h"
 #include "support/sanitizer.h"
@@ -100,23 +101,15 @@ static void smooth_only(sim_model *m) {
 }
 
 static void pair_open(pair *p, const char *config) {
-  char err[512] = "";
   memset(p, 0, sizeof *p);
-  p->m = sim_model_load_file(config, err, sizeof err);
-  if (!p->m) {
-    fail_msg("%s", err);
-  }
+  p->m = ts_model_file(config);
   smooth_only(p->m);
   pair_build(p);
 }
 
 static void pair_open_string(pair *p, const char *json) {
-  char err[512] = "";
   memset(p, 0, sizeof *p);
-  p->m = sim_model_load_string(json, "generated", err, sizeof err);
-  if (!p->m) {
-    fail_msg("%s", err);
-  }
+  p->m = ts_model(json);
   pair_build(p);
 }
 
@@ -124,6 +117,12 @@ static void pair_open_string(pair *p, const char *json) {
 static void pair_integrator(pair *p, sim_integrator integrator) {
   p->m->opt.integrator = integrator;
   p->mm->opt.integrator = integrator == SIM_INTEGRATOR_RK4 ? mjINT_RK4 : mjINT_EULER;
+}
+
+/* pair_open, then both on that integrator */
+static void pair_open_on(pair *p, const char *config, sim_integrator integrator) {
+  pair_open(p, config);
+  pair_integrator(p, integrator);
 }
 
 /* the same state and applied forces in both (Achilles coordinates); NULL leaves a part as is */
@@ -377,8 +376,7 @@ static void traj_ctrl(const traj_case *c, const pair *p, double t) {
 static void test_trajectory(void **state) {
   const traj_case *c = *state;
   pair p;
-  pair_open(&p, c->config);
-  pair_integrator(&p, c->integrator);
+  pair_open_on(&p, c->config, c->integrator);
   int nq = p.m->nq, nv = p.m->nv;
   double *q = calloc((size_t)nq, sizeof *q);
   double *qd = calloc((size_t)nv, sizeof *qd);
@@ -435,8 +433,7 @@ static void test_trajectory(void **state) {
 static void test_detects_mass_error(void **state) {
   (void)state;
   pair p;
-  pair_open(&p, ACHILLES_SOURCE_DIR "/configs/two_link_arm.json");
-  pair_integrator(&p, SIM_INTEGRATOR_EULER);
+  pair_open_on(&p, ACHILLES_SOURCE_DIR "/configs/two_link_arm.json", SIM_INTEGRATOR_EULER);
   int fore = mj_name2id(p.mm, mjOBJ_BODY, "forearm");
   assert_true(fore > 0);
   p.mm->body_mass[fore] *= 1.001;
@@ -461,8 +458,7 @@ static void test_detects_mass_error(void **state) {
 static void test_detects_explicit_damping(void **state) {
   (void)state;
   pair p;
-  pair_open(&p, ACHILLES_SOURCE_DIR "/configs/club_arm.json");
-  pair_integrator(&p, SIM_INTEGRATOR_EULER);
+  pair_open_on(&p, ACHILLES_SOURCE_DIR "/configs/club_arm.json", SIM_INTEGRATOR_EULER);
   int nq = p.m->nq, nv = p.m->nv;
   double q[16] = {0}, qd[16] = {0}, b[16] = {0};
   assert_true(nq <= 16 && nv <= 16);

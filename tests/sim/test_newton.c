@@ -20,8 +20,40 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
+
+/* A hinge with friction loss 0.3 N·m pushed by 1 N·m slides with its friction row at the bound
+ * (LINEARPOS: force −F against the motion): the row carries force, so nactive counts it (data.h,
+ * MuJoCo's nactive); at rest under no torque the row sticks and counts too, quadratic. */
+static void test_nactive_friction_at_bound(void **state) {
+  (void)state;
+  static const char json[] =
+      "{ \"bodies\": [ { \"name\": \"arm\", \"parent\": \"world\",\n"
+      "    \"joint\": { \"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 0, 1],\n"
+      "      \"frictionloss\": 0.3 },\n"
+      "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n";
+  sim_model *m = ts_model(json);
+  for (int solver = 0; solver < 2; solver++) {
+    m->opt.solver = (sim_solver_type)solver;
+    sim_data *d = sim_data_new(m);
+    d->qfrc_applied[0] = 1.0;
+    d->qvel[0] = 0.5;
+    sim_forward(m, d);
+    assert_int_equal(d->nefc, 1);
+    assert_int_equal(d->efc_state[0], SIM_CSTATE_LINEARPOS);
+    assert_true(d->efc_force[0] == -0.3);
+    assert_int_equal(d->solver.nactive, 1);
+    d->qfrc_applied[0] = 0;
+    d->qvel[0] = 0;
+    sim_forward(m, d);
+    assert_int_equal(d->efc_state[0], SIM_CSTATE_QUADRATIC);
+    assert_int_equal(d->solver.nactive, 1);
+    sim_data_free(d);
+  }
+  sim_model_free(m);
+}
 
 #if ACHILLES_HAVE_MUJOCO
 #include "contact_scenes.h"
@@ -83,59 +115,6 @@ static void test_file_iterations(void **state) {
   }
 }
 
-#else
-
-static void test_states(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
-
-static void test_trajectories(void **state) {
-  test_states(state);
-}
-
-static void test_file_iterations(void **state) {
-  test_states(state);
-}
-
-#endif
-
-/* A hinge with friction loss 0.3 N·m pushed by 1 N·m slides with its friction row at the bound
- * (LINEARPOS: force −F against the motion): the row carries force, so nactive counts it (data.h,
- * MuJoCo's nactive); at rest under no torque the row sticks and counts too, quadratic. */
-static void test_nactive_friction_at_bound(void **state) {
-  (void)state;
-  static const char json[] =
-      "{ \"bodies\": [ { \"name\": \"arm\", \"parent\": \"world\",\n"
-      "    \"joint\": { \"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 0, 1],\n"
-      "      \"frictionloss\": 0.3 },\n"
-      "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n";
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "t", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  for (int solver = 0; solver < 2; solver++) {
-    m->opt.solver = (sim_solver_type)solver;
-    sim_data *d = sim_data_new(m);
-    d->qfrc_applied[0] = 1.0;
-    d->qvel[0] = 0.5;
-    sim_forward(m, d);
-    assert_int_equal(d->nefc, 1);
-    assert_int_equal(d->efc_state[0], SIM_CSTATE_LINEARPOS);
-    assert_true(d->efc_force[0] == -0.3);
-    assert_int_equal(d->solver.nactive, 1);
-    d->qfrc_applied[0] = 0;
-    d->qvel[0] = 0;
-    sim_forward(m, d);
-    assert_int_equal(d->efc_state[0], SIM_CSTATE_QUADRATIC);
-    assert_int_equal(d->solver.nactive, 1);
-    sim_data_free(d);
-  }
-  sim_model_free(m);
-}
-
-#if ACHILLES_HAVE_MUJOCO
 /* along the chain thrown into its stops and the club arm on its table (friction rows sliding
  * and sticking, limits, a contact), nactive is MuJoCo's at every step, for both solvers */
 static void test_nactive_as_mujoco(void **state) {
@@ -176,20 +155,11 @@ static void test_nactive_as_mujoco(void **state) {
     }
   }
 }
-#else
-static void test_nactive_as_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_states),
-      cmocka_unit_test(test_trajectories),
-      cmocka_unit_test(test_file_iterations),
-      cmocka_unit_test(test_nactive_friction_at_bound),
-      cmocka_unit_test(test_nactive_as_mujoco),
-  };
-  return ts_run(tests);
-}
+#if ACHILLES_HAVE_MUJOCO
+TS_MAIN(test_states, test_trajectories, test_file_iterations, test_nactive_friction_at_bound,
+        test_nactive_as_mujoco)
+#else
+TS_MAIN(test_nactive_friction_at_bound, ts_mujoco_missing)
+#endif

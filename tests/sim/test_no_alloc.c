@@ -97,8 +97,7 @@ static void test_step_allocates_nothing(void **state) {
     assert_int_equal(allocations - before, 0);
   }
   sim_snapshot_free(snap);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* with joint limits and friction active the constraint stage and its solver run every step */
@@ -121,11 +120,7 @@ static const char limited_json[] =
 
 static void test_constrained_step_allocates_nothing(void **state) {
   (void)state;
-  char err[512];
-  sim_model *m = sim_model_load_string(limited_json, "limited", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(limited_json);
   sim_data *d = sim_data_new(m);
   assert_non_null(d);
   int rows = 0;
@@ -141,8 +136,7 @@ static void test_constrained_step_allocates_nothing(void **state) {
   }
   assert_true(rows > 400); /* the limits were active most of the time */
   assert_int_equal(d->ncon, 4); /* the cube rests on its four bottom corners */
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* a free cube with a ball-jointed pendulum dropped on the floor: the multi-dof paths of every
@@ -163,19 +157,13 @@ static const char floating_json[] =
 
 static void test_floating_step_allocates_nothing(void **state) {
   (void)state;
-  char err[512];
-  sim_model *m = sim_model_load_string(floating_json, "floating", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model(floating_json);
   for (int integrator = 0; integrator <= SIM_INTEGRATOR_RK4; integrator++) {
     sim_data *d = sim_data_new(m);
     assert_non_null(d);
     m->opt.integrator = (sim_integrator)integrator;
     long before = allocations;
-    for (int s = 0; s < 1000; s++) {
-      sim_step(m, d);
-    }
+    ts_steps(m, d, 1000);
     assert_int_equal(allocations - before, 0);
     /* it fell, tipped onto a face and rests on its four bottom corners */
     assert_int_equal(d->ncon, 4);
@@ -217,8 +205,7 @@ static void expect_contact_steps_allocate_nothing(sim_model *m, const char *shap
   print_message("%s: %d contact-steps with the ball, %d with the floor\n", shape, on_knob,
                 on_floor);
   assert_true(on_knob > 10 && on_floor > 10);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 static void test_convex_step_allocates_nothing(void **state) {

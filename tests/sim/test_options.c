@@ -24,35 +24,12 @@
 
 #include "sim/import/import.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
 #include "support/tmp.h"
 
-typedef struct reports {
-  char text[8192];
-  int n;
-} reports;
-
-static void collect(void *ctx, const char *message) {
-  reports *r = ctx;
-  size_t used = strlen(r->text);
-  snprintf(r->text + used, sizeof r->text - used, "%s\n", message);
-  r->n++;
-}
-
-/* the file `name` written with text, imported and loaded; fails the test on an error */
-static sim_model *import_text(const char *name, const char *text, reports *r, char *path,
-                              size_t path_sz) {
-  ts_tmp_path(path, path_sz, name);
-  ts_write_file(path, text);
-  sim_import_options o = {0, collect, r};
-  char err[1024];
-  sim_model *m = sim_import_load_file(path, &o, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
-}
+#include "import_fixture.h"
 
 static const char full_options[] =
     "<mujoco>\n"
@@ -122,7 +99,7 @@ static void test_every_option(void **state) {
   (void)state;
   reports r = {"", 0};
   char path[512];
-  sim_model *m = import_text("full.xml", full_options, &r, path, sizeof path);
+  sim_model *m = import_text_at("full.xml", full_options, &r, path, sizeof path);
   assert_true(m->opt.timestep == 0.001);
   assert_true(m->opt.gravity[0] == 0.5 && m->opt.gravity[2] == -3);
   assert_int_equal(m->opt.integrator, SIM_INTEGRATOR_RK4);
@@ -152,7 +129,7 @@ static void test_defaults_are_mujoco(void **state) {
   for (int k = 0; k < 2; k++) {
     reports r = {"", 0};
     char path[512], err[512];
-    sim_model *m = import_text(files[k][0], files[k][1], &r, path, sizeof path);
+    sim_model *m = import_text_at(files[k][0], files[k][1], &r, path, sizeof path);
     assert_int_equal(m->opt.solver, SIM_SOLVER_NEWTON);
     assert_int_equal(m->opt.solver_iterations, 100);
     assert_true(m->opt.solver_tolerance == 1e-8);
@@ -200,7 +177,7 @@ static void test_refused_options(void **state) {
   /* PGS is read as Newton, iterations beyond 1000 as 1000, each with a note */
   reports r = {"", 0};
   char path[512];
-  sim_model *m = import_text("pgs.xml",
+  sim_model *m = import_text_at("pgs.xml",
                              "<mujoco><option solver=\"PGS\" iterations=\"5000\"/><worldbody>"
                              "<body><freejoint/><geom size=\"0.1\"/></body></worldbody></mujoco>",
                              &r, path, sizeof path);
@@ -228,12 +205,9 @@ static void expect_json_error(const char *json, const char *path, const char *wh
 static void test_json_keys(void **state) {
   (void)state;
   char err[512];
-  sim_model *m = sim_model_load_string("{\"solver\":\"newton\",\"cone\":\"elliptic\",\"impratio\":"
-                                       "2.5,\"bodies\":[" BODY "],\"geoms\":[" GEOM(",\"condim\":1")
-                                       "]}", "t", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = ts_model("{\"solver\":\"newton\",\"cone\":\"elliptic\",\"impratio\":"
+                          "2.5,\"bodies\":[" BODY "],\"geoms\":[" GEOM(",\"condim\":1")
+                          "]}");
   assert_int_equal(m->opt.solver, SIM_SOLVER_NEWTON);
   assert_int_equal(m->opt.cone, SIM_CONE_ELLIPTIC);
   assert_true(m->opt.impratio == 2.5);
@@ -256,6 +230,13 @@ static void test_json_keys(void **state) {
                     "geoms[0].condim", "integer");
 }
 
+#if ACHILLES_HAVE_MUJOCO
+static int mixed_warnings;
+static void count_warning(const char *message) { /* MuJoCo replaces the mixed solref too */
+  mixed_warnings += strstr(message, "mixed solref") != NULL;
+}
+#endif
+
 /* solimp="2 1 0.01" (dmin past 1, the SO-ARM100's) and a solref mixing its two forms: loaded as
  * written, with a note saying what MuJoCo uses; the constraint stage uses them as MuJoCo does
  * (after mixing a contact's two geoms'): the dropped sphere's motion is MuJoCo's own (MuJoCo
@@ -270,18 +251,11 @@ static const char clamped[] =
     "  </worldbody>\n"
     "</mujoco>\n";
 
-#if ACHILLES_HAVE_MUJOCO
-static int mixed_warnings;
-static void count_warning(const char *message) { /* MuJoCo replaces the mixed solref too */
-  mixed_warnings += strstr(message, "mixed solref") != NULL;
-}
-#endif
-
 static void test_solimp_as_mujoco(void **state) {
   (void)state;
   reports r = {"", 0};
   char path[512];
-  sim_model *m = import_text("clamped.xml", clamped, &r, path, sizeof path);
+  sim_model *m = import_text_at("clamped.xml", clamped, &r, path, sizeof path);
   print_message("reports:\n%s", r.text);
   assert_non_null(strstr(r.text, ":5: <geom solimp=\"2 1 0.01 0.5 2\"> used as MuJoCo uses it: "
                                 "\"0.9999 0.9999 0.01 0.5 2\""));
@@ -312,18 +286,11 @@ static void test_solimp_as_mujoco(void **state) {
     assert_true(touching > 100 && mixed_warnings > 100);
     assert_true(e <= 1e-9);
     sim_data_free(d);
-    mj_deleteData(md);
-    mj_deleteModel(mm);
+    ts_mj_free(mm, md);
   }
 #endif
   sim_model_free(m);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_every_option),    cmocka_unit_test(test_defaults_are_mujoco),
-      cmocka_unit_test(test_refused_options), cmocka_unit_test(test_json_keys),
-      cmocka_unit_test(test_solimp_as_mujoco),
-  };
-  return ts_run_with(tests, ts_tmp_setup, ts_tmp_teardown);
-}
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_every_option, test_defaults_are_mujoco,
+        test_refused_options, test_json_keys, test_solimp_as_mujoco)

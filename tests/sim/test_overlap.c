@@ -21,6 +21,7 @@
 
 #include "sim/import/import.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 /* three capsule links along x (each 0.3 long, radius 0.05) folded back so that the third lies
@@ -48,18 +49,9 @@
   "      \"pos\": [-0.15, 0, 0], \"quat\": [0.7071067811865476, 0, 0.7071067811865476, 0] },\n"    \
   "    { \"name\": \"ball\", \"body\": \"other\", \"type\": \"sphere\", \"size\": [0.05] } ]" extra " }\n"
 
-static sim_model *load(const char *json) {
-  char err[512];
-  sim_model *m = sim_model_load_string(json, "chain", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
-}
-
 static void test_chain(void **state) {
   (void)state;
-  sim_model *m = load(CHAIN(""));
+  sim_model *m = ts_model(CHAIN(""));
   sim_overlap pairs[8];
   const int n = sim_overlaps_at_rest(m, pairs, 8);
   for (int k = 0; k < n; k++) {
@@ -77,7 +69,7 @@ static void test_chain(void **state) {
   /* the sphere on l2 overlaps both capsules, but l2 is their parent and child: filtered; the
    * ball of the other robot touches g1, and every geom touches the floor: not self-contact */
   sim_model_free(m);
-  m = load(CHAIN(", \"exclude\": [ { \"body1\": \"l3\", \"body2\": \"l1\" } ]"));
+  m = ts_model(CHAIN(", \"exclude\": [ { \"body1\": \"l3\", \"body2\": \"l1\" } ]"));
   assert_int_equal(sim_overlaps_at_rest(m, pairs, 8), 0);
   sim_model_free(m);
 }
@@ -147,8 +139,7 @@ static void public_arm(const char *file, const char *pair1, const char *pair2) {
   assert_true(ncon_before > 0 && fmax_before > 1e4);
   assert_int_equal(d->ncon, 0);
   assert_int_equal(sim_overlaps_at_rest(m, pairs, 64), 0);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 #define DART_DATA "/usr/share/doc/dart/data/"
@@ -163,10 +154,4 @@ static void test_public_arms(void **state) {
              "bodies \"/wam4\" and \"/wam6\" overlap by");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_chain),
-      cmocka_unit_test(test_public_arms),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_chain, test_public_arms)

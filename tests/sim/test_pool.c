@@ -30,8 +30,7 @@ static void world_input(const sim_model *m, int w, double *qpos, double *ctrl) {
 }
 
 static void test_each_world_as_alone(void **state) {
-  (void)state;
-  sim_model *m = ts_model_file(ARM);
+  sim_model *m = *state; /* the club arm */
   const int size = sim_observation_size(m, 0);
   double *expect = calloc((size_t)NWORLD * (size_t)size, sizeof *expect);
   double *got = calloc((size_t)NWORLD * (size_t)size, sizeof *got);
@@ -44,9 +43,7 @@ static void test_each_world_as_alone(void **state) {
     sim_data *d = sim_data_new(m);
     world_input(m, w, d->qpos, ctrl + w * m->nu);
     memcpy(d->ctrl, ctrl + w * m->nu, (size_t)m->nu * sizeof *ctrl);
-    for (int s = 0; s < 300; s++) {
-      sim_step(m, d);
-    }
+    ts_steps(m, d, 300);
     sim_observe(m, d, 0, expect + w * size);
     sim_data_free(d);
   }
@@ -73,13 +70,11 @@ static void test_each_world_as_alone(void **state) {
   free(expect);
   free(got);
   free(ctrl);
-  sim_model_free(m);
 }
 
 /* a world reset from a snapshot of another replays that world's future exactly */
 static void test_reset_from_snapshot(void **state) {
-  (void)state;
-  sim_model *m = ts_model_file(ARM);
+  sim_model *m = *state; /* the club arm */
   char err[256];
   sim_pool *p = sim_pool_new(m, 4, 2, err, sizeof err);
   assert_non_null(p);
@@ -101,12 +96,10 @@ static void test_reset_from_snapshot(void **state) {
   assert_memory_equal(after, replay, (size_t)size * sizeof *after);
   sim_snapshot_free(s);
   sim_pool_free(&p);
-  sim_model_free(m);
 }
 
 static void test_observation_layout(void **state) {
-  (void)state;
-  sim_model *m = ts_model_file(ARM);
+  sim_model *m = *state; /* the club arm */
   sim_data *d = sim_data_new(m);
   for (int i = 0; i < m->nq; i++) {
     d->qpos[i] = 10 + i;
@@ -125,7 +118,6 @@ static void test_observation_layout(void **state) {
   }
   assert_int_equal(sim_observation_size(m, 99), m->nv); /* a skip past qpos skips all of it */
   sim_data_free(d);
-  sim_model_free(m);
 }
 
 /* Free-floating robots (free base, ball shoulder, RK4 on the manifold): each world as alone for
@@ -134,7 +126,7 @@ static void test_observation_layout(void **state) {
 static void test_floating_worlds(void **state) {
   (void)state;
   char err[512];
-  sim_model *m = sim_model_load_string(
+  sim_model *m = ts_model(
       "{ \"timestep\": 0.002, \"integrator\": \"rk4\", \"bodies\": [\n"
       "  { \"name\": \"base\", \"parent\": \"world\", \"pos\": [0, 0, 1],\n"
       "    \"joint\": { \"name\": \"root\", \"type\": \"free\", \"damping\": 0.01 },\n"
@@ -142,11 +134,7 @@ static void test_floating_worlds(void **state) {
       "  { \"name\": \"arm\", \"parent\": \"base\", \"pos\": [0.1, 0, 0],\n"
       "    \"joint\": { \"name\": \"sh\", \"type\": \"ball\", \"damping\": 0.05 },\n"
       "    \"inertial\": { \"mass\": 0.5, \"com\": [0.2, 0, 0],\n"
-      "                  \"inertia\": [0.001, 0.005, 0.005, 0, 0, 0] } } ] }",
-      "floating", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+      "                  \"inertia\": [0.001, 0.005, 0.005, 0, 0, 0] } } ] }");
   enum { N = 7 };
   const int size = sim_observation_size(m, 2);
   assert_int_equal(size, 7 + 4 - 2 + 6 + 3);
@@ -157,9 +145,7 @@ static void test_floating_worlds(void **state) {
     for (int i = 0; i < m->nv; i++) {
       d->qvel[i] = 0.3 * sin(w + 2.0 * i);
     }
-    for (int s = 0; s < 200; s++) {
-      sim_step(m, d);
-    }
+    ts_steps(m, d, 200);
     sim_observe(m, d, 2, expect + w * size);
     const double *q = d->qpos + 3;
     assert_true(fabs(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1) < 1e-14);
@@ -193,8 +179,7 @@ static void test_floating_worlds(void **state) {
 }
 
 static void test_bad_arguments(void **state) {
-  (void)state;
-  sim_model *m = ts_model_file(ARM);
+  sim_model *m = *state; /* the club arm */
   char err[256];
   assert_null(sim_pool_new(m, 0, 1, err, sizeof err));
   assert_non_null(strstr(err, "at least one world"));
@@ -207,8 +192,13 @@ static void test_bad_arguments(void **state) {
   sim_pool_step(p, 3);
   assert_true(sim_pool_data(p, 0)->nstep == 3 && sim_pool_data(p, 1)->nstep == 3);
   sim_pool_free(&p);
-  sim_model_free(m);
 }
 
-TS_MAIN(test_each_world_as_alone, test_reset_from_snapshot, test_observation_layout,
-        test_bad_arguments, test_floating_worlds)
+/* the club arm, shared by the tests that only read it */
+static int setup(void **state) {
+  *state = ts_model_file(ARM);
+  return 0;
+}
+
+TS_MAIN_WITH(setup, ts_model_teardown, test_each_world_as_alone, test_reset_from_snapshot,
+             test_observation_layout, test_bad_arguments, test_floating_worlds)

@@ -24,6 +24,7 @@
 
 #include "sim/import/import.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
 #include "support/tmp.h"
@@ -180,37 +181,23 @@ static void compare_with_mujoco(const robot *rb) {
   assert_true(eb < 1e-6);
   free(M);
   free(vmap);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_mj_free(mm, md);
+  ts_sim_free(m, d);
 }
 
-static void test_wam_7dof_arm(void **state) {
-  (void)state;
-  const robot rb = {DART_DATA "urdf/wam/wam.urdf", 7};
-  compare_with_mujoco(&rb);
-}
+TS_TEST(test_wam_7dof_arm, compare_with_mujoco(&(const robot){DART_DATA "urdf/wam/wam.urdf", 7}))
 
-static void test_kr5_6dof_arm(void **state) {
-  (void)state;
-  const robot rb = {DART_DATA "urdf/KR5/KR5 sixx R650.urdf", 6};
-  compare_with_mujoco(&rb);
-}
+TS_TEST(test_kr5_6dof_arm,
+        compare_with_mujoco(&(const robot){DART_DATA "urdf/KR5/KR5 sixx R650.urdf", 6}))
 
-static void test_atlas_humanoid(void **state) {
-  (void)state;
-  const robot rb = {DART_DATA "sdf/atlas/atlas_v3_no_head.urdf", 27};
-  compare_with_mujoco(&rb);
-}
+TS_TEST(test_atlas_humanoid,
+        compare_with_mujoco(&(const robot){DART_DATA "sdf/atlas/atlas_v3_no_head.urdf", 27}))
 
 /* MuJoCo's own humanoid (libmujoco-samples): a free root, bodies of two and three hinges, the
  * ankles' at different anchors, default classes, degrees */
-static void test_mujoco_humanoid(void **state) {
-  (void)state;
-  const robot rb = {"/usr/share/mujoco/model/humanoid/humanoid.xml", 6 + 21};
-  compare_with_mujoco(&rb);
-}
+TS_TEST(test_mujoco_humanoid,
+        compare_with_mujoco(
+            &(const robot){"/usr/share/mujoco/model/humanoid/humanoid.xml", 6 + 21}))
 
 typedef struct body_pair {
   char a[64], b[64];
@@ -352,8 +339,7 @@ static void test_kr5_mesh_contacts(void **state) {
   assert_true(close >= npairs * 85 / 100);
   assert_true(worst <= 0.02);
   sim_data_free(d);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
+  ts_mj_free(mm, md);
   sim_model_free(m);
 }
 
@@ -391,21 +377,12 @@ static void test_partial_soft_parameters(void **state) {
   sim_model_free(m);
 }
 
-#else
-#define NO_MUJOCO(test)                                                                            \
-  static void test(void **state) {                                                                 \
-    (void)state;                                                                                   \
-    TS_REQUIRE_MUJOCO();                                                                           \
-  }
-NO_MUJOCO(test_wam_7dof_arm)
-NO_MUJOCO(test_kr5_6dof_arm)
-NO_MUJOCO(test_kr5_mesh_contacts)
-NO_MUJOCO(test_atlas_humanoid)
-NO_MUJOCO(test_mujoco_humanoid)
-NO_MUJOCO(test_partial_soft_parameters)
 #endif
 
+#if ACHILLES_HAVE_MUJOCO
 TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_wam_7dof_arm, test_kr5_6dof_arm,
-                                            test_kr5_mesh_contacts, test_wam_meshes_convert,
-                                            test_atlas_humanoid, test_mujoco_humanoid,
-                                            test_partial_soft_parameters)
+        test_kr5_mesh_contacts, test_wam_meshes_convert, test_atlas_humanoid, test_mujoco_humanoid,
+        test_partial_soft_parameters)
+#else
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_wam_meshes_convert, ts_mujoco_missing)
+#endif

@@ -19,13 +19,14 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 
 static const char *const integrators[] = {"euler", "verlet", "midpoint", "rk4"};
 
 /* a free body tumbling fast in space (no gravity), and a ball-jointed body hanging under it */
 static sim_model *tumbler(const char *integrator) {
-  char json[2048], err[512] = "";
+  char json[2048];
   snprintf(json, sizeof json,
            "{ \"timestep\": 0.001, \"integrator\": \"%s\", \"gravity\": [0, 0, 0],\n"
            "  \"bodies\": [ { \"name\": \"top\", \"parent\": \"world\",\n"
@@ -37,11 +38,7 @@ static sim_model *tumbler(const char *integrator) {
            "    \"inertial\": { \"mass\": 0.5, \"com\": [0.01, 0, -0.1],\n"
            "                    \"inertia\": [0.004, 0.003, 0.002, 0, 0, 0] } } ] }",
            integrator);
-  sim_model *m = sim_model_load_string(json, "tumbler", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
+  return ts_model(json);
 }
 
 static double norm_error(const double q[4]) {
@@ -72,8 +69,7 @@ static void test_unit_over_a_long_tumble(void **state) {
                   steps[w], worst_free, worst_ball);
     assert_true(worst_free <= 1e-15);
     assert_true(worst_ball <= 1e-15);
-    sim_data_free(d);
-    sim_model_free(m);
+    ts_sim_free(m, d);
   }
 }
 
@@ -109,8 +105,7 @@ static void test_wrong_length_is_renormalised(void **state) {
     assert_true(norm_error(d->qpos + 3) <= 1e-15);
     assert_true(norm_error(d->qpos + 7) <= 1e-15);
     sim_data_free(d);
-    sim_data_free(u);
-    sim_model_free(m);
+    ts_sim_free(m, u);
   }
 }
 

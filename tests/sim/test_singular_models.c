@@ -23,6 +23,7 @@
 #include "../sensors/sens_fixture.h"
 #include "sim/import/import.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/skip.h"
 #include "support/spawn.h"
 #include "support/tmp.h"
@@ -68,12 +69,9 @@ static void test_dependent_axes_refused(void **state) {
   /* with an armature on one the inertia is positive definite: it loads and steps finitely */
   sim_model *m = expect_loads("armature.json", TWO_HINGES(", \"armature\": 0.001"));
   sim_data *d = sim_data_new(m);
-  for (int s = 0; s < 100; s++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 100);
   assert_int_equal(sim_state_nonfinite(m, d), -1);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
   /* MJCF: the same two hinges */
   expect_refused("two.xml",
                  "<mujoco>\n  <worldbody>\n    <body name=\"b\">\n"

@@ -78,8 +78,7 @@ static void check_replay_model(sim_integrator integrator, int constrained) {
   free(second);
   sim_snapshot_free(snap);
   sim_data_free(d);
-  sim_data_free(other);
-  sim_model_free(m);
+  ts_sim_free(m, other);
 }
 
 /* with the constraint stage active the warm start is part of the state: restoring it
@@ -91,30 +90,17 @@ static void check_replay(sim_integrator integrator) {
   assert_true(limit_rows > 100);
 }
 
-static void test_euler(void **state) {
-  (void)state;
-  check_replay(SIM_INTEGRATOR_EULER);
-}
-static void test_verlet(void **state) {
-  (void)state;
-  check_replay(SIM_INTEGRATOR_VERLET);
-}
-static void test_midpoint(void **state) {
-  (void)state;
-  check_replay(SIM_INTEGRATOR_MIDPOINT);
-}
-static void test_rk4(void **state) {
-  (void)state;
-  check_replay(SIM_INTEGRATOR_RK4);
-}
+TS_TEST(test_euler, check_replay(SIM_INTEGRATOR_EULER))
+TS_TEST(test_verlet, check_replay(SIM_INTEGRATOR_VERLET))
+TS_TEST(test_midpoint, check_replay(SIM_INTEGRATOR_MIDPOINT))
+TS_TEST(test_rk4, check_replay(SIM_INTEGRATOR_RK4))
 
 /* a free cube with a ball pendulum, tumbling onto the floor: quaternions in the state, contacts
  * through the free joint; restoring replays bit for bit under every integrator, and a reset
  * returns the free body to its placement */
 static void test_floating_replay(void **state) {
   (void)state;
-  char err[512];
-  sim_model *m = sim_model_load_string(
+  sim_model *m = ts_model(
       "{ \"bodies\": [ { \"name\": \"cube\", \"parent\": \"world\", \"pos\": [0, 0, 0.3],\n"
       "    \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
       "    \"inertial\": { \"mass\": 1, \"inertia\": [0.0067, 0.0067, 0.0067, 0, 0, 0] } },\n"
@@ -123,11 +109,8 @@ static void test_floating_replay(void **state) {
       "    \"inertial\": { \"mass\": 0.1, \"com\": [0, 0, -0.1],\n"
       "                  \"inertia\": [0.0001, 0.0001, 0.0001, 0, 0, 0] } } ],\n"
       "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
-      "    { \"name\": \"box\", \"body\": \"cube\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }",
-      "floating", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+      "    { \"name\": \"box\", \"body\": \"cube\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] }"
+      " ] }");
   for (int integrator = 0; integrator <= SIM_INTEGRATOR_RK4; integrator++) {
     m->opt.integrator = (sim_integrator)integrator;
     sim_data *d = sim_data_new(m);
@@ -158,15 +141,12 @@ static void test_reset_restores_initial_state(void **state) {
   sim_model *m = ts_config("two_link_arm");
   sim_data *d = sim_data_new(m);
   d->qfrc_applied[0] = 1;
-  for (int s = 0; s < 50; s++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 50);
   sim_data_reset(m, d);
   assert_true(d->time == 0 && d->qpos[0] == 0 && d->qvel[0] == 0 && d->qfrc_applied[0] == 0);
   sim_data_free(d);
   sim_snapshot_free(NULL); /* accepts NULL, like every destructor */
-  sim_data_free(NULL);
-  sim_model_free(m);
+  ts_sim_free(m, NULL);
 }
 
 TS_MAIN(test_euler, test_verlet, test_midpoint, test_rk4, test_reset_restores_initial_state,

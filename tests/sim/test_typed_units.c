@@ -117,16 +117,11 @@ static void test_trajectory_matches_mujoco(void **state) {
   }
   print_message("typed digits, 4 s Euler: max |dq| against MuJoCo %.3g rad\n", worst);
   assert_true(worst <= 1e-9);
-  mj_deleteData(md);
-  mj_deleteModel(mm);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_mj_free(mm, md);
+  ts_sim_free(m, d);
 }
 #else
-static void test_trajectory_matches_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
-}
+TS_TEST(test_trajectory_matches_mujoco, TS_REQUIRE_MUJOCO())
 #endif
 
 TS_MAIN(test_loader_normalises, test_trajectory_matches_mujoco)

@@ -19,6 +19,8 @@
 
 #include "random_tree.h"
 #include "sim/sim.h"
+#include "support/model.h"
+#include "support/mujoco.h"
 #include "support/skip.h"
 
 #if ACHILLES_HAVE_MUJOCO
@@ -35,20 +37,11 @@ static void near(double got, double want, double tol) {
   }
 }
 
-static sim_model *load(const char *json) {
-  char err[512] = "";
-  sim_model *m = sim_model_load_string(json, "test", err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
-  return m;
-}
-
 /* one body on a slide along x, 2 kg, no gravity: a force along x accelerates it by f/m; a
  * force across the axis and a torque do nothing */
 static void test_slide_force(void **state) {
   (void)state;
-  sim_model *m = load("{\"name\":\"slide\",\"gravity\":[0,0,0],\"bodies\":[{\"name\":\"cart\","
+  sim_model *m = ts_model("{\"name\":\"slide\",\"gravity\":[0,0,0],\"bodies\":[{\"name\":\"cart\","
                       "\"parent\":\"world\",\"joint\":{\"name\":\"x\",\"type\":\"slide\","
                       "\"axis\":[1,0,0]},\"inertial\":{\"mass\":2,\"inertia\":[1,1,1,0,0,0]}}]}");
   sim_data *d = sim_data_new(m);
@@ -59,8 +52,7 @@ static void test_slide_force(void **state) {
   x[0] = 0;
   sim_forward(m, d);
   near(d->qacc[0], 0.0, 1e-15);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* a hinge about z at the origin, the COM 0.5 m out along x, I_zz about the COM 0.1: a torque
@@ -68,7 +60,7 @@ static void test_slide_force(void **state) {
  * the arm) nothing */
 static void test_hinge_torque_and_force(void **state) {
   (void)state;
-  sim_model *m = load("{\"name\":\"arm\",\"gravity\":[0,0,0],\"bodies\":[{\"name\":\"link\","
+  sim_model *m = ts_model("{\"name\":\"arm\",\"gravity\":[0,0,0],\"bodies\":[{\"name\":\"link\","
                       "\"parent\":\"world\",\"joint\":{\"name\":\"z\",\"type\":\"hinge\","
                       "\"axis\":[0,0,1]},\"inertial\":{\"mass\":2,\"com\":[0.5,0,0],"
                       "\"inertia\":[0.1,0.1,0.1,0,0,0]}}]}");
@@ -86,8 +78,7 @@ static void test_hinge_torque_and_force(void **state) {
   x[0] = -1.2, x[1] = 0;
   sim_forward(m, d);
   near(d->qacc[0], 0.5 * 1.2 / inertia, 1e-14);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 /* every body held up by a force equal to its weight at its centre of mass: at rest, no dof
@@ -98,7 +89,7 @@ static void test_weight_cancelled(void **state) {
   for (uint64_t seed = 1; seed <= 20; seed++) {
     rt_spec spec = {.nbody = 8, .gravity = 1, .fixed = 1, .armature = 1};
     assert_true(rt_tree_json(json, sizeof json, seed, &spec) < sizeof json);
-    sim_model *m = load(json);
+    sim_model *m = ts_model(json);
     sim_data *d = sim_data_new(m);
     for (int i = 0; i < m->nq; i++) {
       d->qpos[i] = 0.4 * sin(1.7 * i + (double)seed);
@@ -123,8 +114,7 @@ static void test_weight_cancelled(void **state) {
       fail_msg("seed %llu: |qacc| %.3g with every weight cancelled", (unsigned long long)seed,
                worst);
     }
-    sim_data_free(d);
-    sim_model_free(m);
+    ts_sim_free(m, d);
   }
 }
 
@@ -135,26 +125,21 @@ static void test_snapshot_keeps_forces(void **state) {
   static char json[1 << 16];
   rt_spec spec = {.nbody = 5, .gravity = 1};
   assert_true(rt_tree_json(json, sizeof json, 7, &spec) < sizeof json);
-  sim_model *m = load(json);
+  sim_model *m = ts_model(json);
   sim_data *d = sim_data_new(m);
   sim_snapshot *s = sim_snapshot_new(m);
   d->xfrc_applied[6 * 3 + 2] = 4.0, d->xfrc_applied[6 * 2 + 4] = -0.5;
   sim_snapshot_save(m, d, s);
-  for (int i = 0; i < 100; i++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 100);
   double *q = malloc((size_t)m->nq * sizeof *q);
   memcpy(q, d->qpos, (size_t)m->nq * sizeof *q);
   memset(d->xfrc_applied, 0, 6 * (size_t)m->nbody * sizeof(double));
   sim_snapshot_restore(m, d, s);
-  for (int i = 0; i < 100; i++) {
-    sim_step(m, d);
-  }
+  ts_steps(m, d, 100);
   assert_memory_equal(q, d->qpos, (size_t)m->nq * sizeof *q);
   free(q);
   sim_snapshot_free(s);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
 }
 
 #if ACHILLES_HAVE_MUJOCO
@@ -166,7 +151,7 @@ static void test_against_mujoco(void **state) {
   for (uint64_t seed = 1; seed <= 30; seed++) {
     rt_spec spec = {.nbody = 1 + (int)(seed % 9), .gravity = 1, .fixed = 1, .passive = 1};
     assert_true(rt_tree_json(json, sizeof json, seed, &spec) < sizeof json);
-    sim_model *m = load(json);
+    sim_model *m = ts_model(json);
     char err[512] = "";
     mjModel *mm = mjcf_load(m, err, sizeof err);
     if (!mm) {
@@ -206,8 +191,7 @@ static void test_against_mujoco(void **state) {
       worst = fmax(worst, fabs(ours - ref) / (1 + fabs(ref)));
     }
     sim_data_free(d);
-    mj_deleteData(md);
-    mj_deleteModel(mm);
+    ts_mj_free(mm, md);
     sim_model_free(m);
   }
   print_message("30 random trees with random body forces: max |qacc - MuJoCo| / (1 + |qacc|) = "
@@ -215,19 +199,8 @@ static void test_against_mujoco(void **state) {
   assert_true(worst < 1e-9);
 }
 #else
-static void test_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE("libmujoco-dev", 0);
-}
+TS_TEST(test_against_mujoco, TS_REQUIRE_MUJOCO())
 #endif
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_slide_force),
-      cmocka_unit_test(test_hinge_torque_and_force),
-      cmocka_unit_test(test_weight_cancelled),
-      cmocka_unit_test(test_snapshot_keeps_forces),
-      cmocka_unit_test(test_against_mujoco),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_slide_force, test_hinge_torque_and_force, test_weight_cancelled,
+        test_snapshot_keeps_forces, test_against_mujoco)

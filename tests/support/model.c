@@ -10,21 +10,46 @@
 #include <stdio.h>
 
 sim_model *ts_model(const char *json) {
-  char err[1024];
-  sim_model *m = sim_model_load_string(json, "test", err, sizeof err);
+  return ts_model_in(json, "test");
+}
+
+/* m, or the test fails with the loader's message */
+static sim_model *loaded(sim_model *m, const char *err) {
   if (!m) {
     fail_msg("%s", err);
   }
   return m;
 }
 
+sim_model *ts_model_in(const char *json, const char *source) {
+  char err[1024];
+  return loaded(sim_model_load_string(json, source, err, sizeof err), err);
+}
+
 sim_model *ts_model_file(const char *path) {
   char err[1024];
-  sim_model *m = sim_model_load_file(path, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
+  return loaded(sim_model_load_file(path, err, sizeof err), err);
+}
+
+void ts_steps(const sim_model *m, sim_data *d, int n) {
+  for (int i = 0; i < n; i++) {
+    sim_step(m, d);
   }
-  return m;
+}
+
+double ts_normal_force(const sim_model *m, const sim_data *d) {
+  double normal = 0;
+  for (int c = 0; c < d->ncon; c++) {
+    double f[3];
+    sim_contact_force(m, d, c, f);
+    normal += f[0];
+  }
+  return normal;
+}
+
+void ts_sim_free(sim_model *m, sim_data *d) {
+  sim_data_free(d);
+  sim_model_free(m);
 }
 
 int ts_model_teardown(void **state) {

@@ -59,3 +59,8 @@ void ts_mj_maps(const sim_model *m, const mjModel *mm, int *qmap, int *vmap) {
     }
   }
 }
+
+void ts_mj_free(mjModel *mm, mjData *md) {
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+}

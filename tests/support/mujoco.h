@@ -22,6 +22,20 @@
  * libmujoco-dev; a failure under CI=true. */
 #define TS_REQUIRE_MUJOCO() TS_REQUIRE("libmujoco-dev", ACHILLES_HAVE_MUJOCO)
 
+/* Where MuJoCo is missing, a suite's main lists this one test in place of its comparisons: it
+ * says so and skips (a failure under CI=true).
+ *   #if ACHILLES_HAVE_MUJOCO
+ *   TS_MAIN(test_closed_form, test_against_mujoco, test_trajectory_against_mujoco)
+ *   #else
+ *   TS_MAIN(test_closed_form, ts_mujoco_missing)
+ *   #endif */
+#if !ACHILLES_HAVE_MUJOCO
+static inline void ts_mujoco_missing(void **state) {
+  (void)state;
+  TS_REQUIRE_MUJOCO();
+}
+#endif
+
 /* The main of a suite that is all comparisons with MuJoCo, from its list of tests (with group
  * fixtures: TS_MUJOCO_MAIN_WITH); where MuJoCo is missing (the tests are not compiled) or
  * hidden, one test that says so and skips (a failure under CI=true). */
@@ -56,6 +70,8 @@ mjModel *ts_mj_load_xml(const char *xml);
 mjModel *ts_mj_compile(const sim_model *m);
 /* mj_makeData(mm), which must not fail */
 mjData *ts_mj_data(const mjModel *mm);
+/* mj_deleteData(md), then mj_deleteModel(mm): MuJoCo's side of a comparison, at its end. */
+void ts_mj_free(mjModel *mm, mjData *md);
 /* MuJoCo's joint of our joint j, by name; fails the test when MuJoCo has none. */
 int ts_mj_joint(const sim_model *m, const mjModel *mm, int j);
 /* Our qpos (qmap) and dof (vmap) indices to MuJoCo's, joints matched by name (either may be

@@ -160,16 +160,18 @@ static void on_message(const ach_message *m, void *user) {
   }
 }
 
-void board_read(board *b) {
+void board_read_with(int fd, ach_decoder *dec, ach_message_fn fn, void *user) {
   uint8_t buf[4096];
   for (;;) {
-    ssize_t n = read(b->fd, buf, sizeof buf);
+    ssize_t n = read(fd, buf, sizeof buf);
     if (n <= 0) {
       return;
     }
-    ach_decoder_push(&b->dec, buf, (size_t)n, on_message, b);
+    ach_decoder_push(dec, buf, (size_t)n, fn, user);
   }
 }
+
+void board_read(board *b) { board_read_with(b->fd, &b->dec, on_message, b); }
 
 /* reads until done(b) or the bound passes */
 static int wait_for(board *b, int (*done)(const board *, const void *), const void *arg) {
@@ -254,6 +256,12 @@ hil_transport *ts_serial_transport(hil_runtime *rt, const char *link) {
   if (hil_runtime_add_transport(rt, t) != HIL_OK) {
     fail_msg("the serial transport could not be added");
   }
+  return t;
+}
+
+hil_transport *board_on_pty(board *b, hil_runtime *rt) {
+  hil_transport *t = ts_serial_transport(rt, NULL);
+  board_open_on(b, t);
   return t;
 }
 

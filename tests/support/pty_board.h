@@ -77,6 +77,9 @@ void board_command(board *b, int n, const ach_joint_command *joints);
 
 /* Reads and decodes whatever is waiting, without blocking. */
 void board_read(board *b);
+/* The same for a test that keeps its own record of what arrived: whatever is waiting on fd, fed
+ * to dec, fn(message, user) called for each message in order. */
+void board_read_with(int fd, ach_decoder *dec, ach_message_fn fn, void *user);
 /* Reads until *counter >= target or BOARD_WAIT_S passed; returns 1 when reached. */
 int board_wait_count(board *b, const int *counter, int target);
 /* Reads until a frame of time >= t_ns carried an entry for sensor id `id`. */
@@ -91,6 +94,9 @@ void tick_after(hil_runtime *rt, hil_transport *t, board *b);
 /* A quiet serial transport added to rt, reopening a closed link after 5 ms: on a new pty when
  * link is NULL, else with its slave linked at link. Fails the test when it cannot. */
 hil_transport *ts_serial_transport(hil_runtime *rt, const char *link);
+/* The board's usual start: a serial transport on a new pty added to rt (as
+ * ts_serial_transport(rt, NULL)) and b opened on its pty; the transport. */
+hil_transport *board_on_pty(board *b, hil_runtime *rt);
 /* The serial transport's counters. */
 hil_serial_counters ts_serial_counters(const hil_transport *t);
 

@@ -74,6 +74,14 @@ int ts_run_missing(const char *reference);
  *   TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_a, test_b)
  * (a suite whose tests have their own fixtures writes its CMUnitTest array and calls ts_run). */
 #define TS_MAIN(...) TS_MAIN_WITH(NULL, NULL, __VA_ARGS__)
+/* A test that is one call of the suite's check with its case, for a table of cases:
+ *   TS_TEST(test_euler, check_replay(SIM_INTEGRATOR_EULER))
+ *   TS_TEST(test_rk4, check_replay(SIM_INTEGRATOR_RK4)) */
+#define TS_TEST(name, ...)                                                                         \
+  static void name(void **state) {                                                                 \
+    (void)state;                                                                                   \
+    __VA_ARGS__;                                                                                   \
+  }
 #define TS_MAIN_WITH(setup, teardown, ...)                                                         \
   int main(void) {                                                                                 \
     const struct CMUnitTest ts_tests_[] = {TS_EACH(cmocka_unit_test, __VA_ARGS__)};                \

@@ -91,6 +91,14 @@ void ts_tmp_path(char *out, size_t out_sz, const char *name) {
   ts_path(out, out_sz, ts_tmp_dir(), name);
 }
 
+void ts_tmp_ipc(char *out, size_t out_sz, const char *name) {
+  char path[512];
+  ts_tmp_path(path, sizeof path, name);
+  if (snprintf(out, out_sz, "ipc://%s", path) >= (int)out_sz) {
+    fail_msg("ipc://%s does not fit in %zu bytes", path, out_sz);
+  }
+}
+
 void ts_write_bytes(const char *path, const void *data, size_t n) {
   FILE *f = fopen(path, "wb");
   if (!f) {

@@ -29,6 +29,8 @@ int ts_tmp_setup_shm(void **state);
 const char *ts_tmp_dir(void);
 /* out = the suite folder / name. */
 void ts_tmp_path(char *out, size_t out_sz, const char *name);
+/* out = "ipc://" the suite folder / name: a ZeroMQ endpoint of the suite's own. */
+void ts_tmp_ipc(char *out, size_t out_sz, const char *name);
 /* out = dir / name; fails the test when it does not fit. */
 void ts_path(char *out, size_t out_sz, const char *dir, const char *name);
 

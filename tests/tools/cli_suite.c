@@ -7,8 +7,10 @@
 
 #include "support/tmp.h"
 
-int cli_suite_setup(char *dir, size_t dir_sz, const char *tag) {
-  ts_tmpdir(dir, dir_sz, tag);
+int cli_suite_setup(void **state) {
+  if (ts_tmp_setup(state) != 0) {
+    return -1;
+  }
   char path[8192];
   snprintf(path, sizeof path, "%s:%s", PD_FIRMWARE_DIR, getenv("PATH") ? getenv("PATH") : "");
   return setenv("PATH", path, 1);

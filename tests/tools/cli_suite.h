@@ -4,9 +4,8 @@
 #ifndef ACHILLES_TESTS_TOOLS_CLI_SUITE_H
 #define ACHILLES_TESTS_TOOLS_CLI_SUITE_H
 
-#include <stddef.h>
-
-/* A new folder (support/tmp.h's ts_tmpdir) into dir; PD_FIRMWARE_DIR put first on the PATH. */
-int cli_suite_setup(char *dir, size_t dir_sz, const char *tag);
+/* The group fixture: the suite folder (support/tmp.h's ts_tmp_setup; ts_tmp_dir() names it)
+ * and PD_FIRMWARE_DIR put first on the PATH; ts_tmp_teardown removes the folder. */
+int cli_suite_setup(void **state);
 
 #endif

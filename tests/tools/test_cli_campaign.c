@@ -20,18 +20,6 @@
 #include "support/spawn.h"
 #include "support/tmp.h"
 
-static char tmp[256];
-
-static int setup(void **state) {
-  (void)state;
-  return cli_suite_setup(tmp, sizeof tmp, "cli-campaign");
-}
-
-static int teardown(void **state) {
-  (void)state;
-  return ts_rmtree(tmp);
-}
-
 /* a scenario of 0.05 s holding the club arm, with a check the noise axis can break */
 static void write_scenario(char *path, size_t path_sz) {
   char text[2048];
@@ -42,7 +30,7 @@ static void write_scenario(char *path, size_t path_sz) {
            " \"{serial}\", \"--quiet\"]}, \"checks\": [{\"name\": \"shoulder still\", \"type\": "
            "\"settle\", \"joint\": \"shoulder\", \"value\": 0, \"tolerance\": 0.02}]}\n",
            ACHILLES_SOURCE_DIR);
-  ts_path(path, path_sz, tmp, "tiny.json");
+  ts_path(path, path_sz, ts_tmp_dir(), "tiny.json");
   ts_write_file(path, text);
 }
 
@@ -57,7 +45,7 @@ static void write_spec(char *path, size_t path_sz, const char *name, const char 
            " \"values\": [0.00001, 0.05]}]%s}\n", name, extra);
   char file[128];
   snprintf(file, sizeof file, "%s.json", name);
-  ts_path(path, path_sz, tmp, file);
+  ts_path(path, path_sz, ts_tmp_dir(), file);
   ts_write_file(path, text);
 }
 
@@ -83,7 +71,7 @@ static void test_runs_ids_and_tables(void **state) {
   (void)state;
   char spec[512], out[512], log[8192];
   write_spec(spec, sizeof spec, "ids", "");
-  ts_path(out, sizeof out, tmp, "ids.out");
+  ts_path(out, sizeof out, ts_tmp_dir(), "ids.out");
   if (campaign(spec, out, NULL, log, sizeof log) != 1) {
     fail_msg("expected exit 1 (the noisy runs fail):\n%s", log);
   }
@@ -123,7 +111,7 @@ static void test_resume(void **state) {
   (void)state;
   char spec[512], out[512], log[8192], scenario[512];
   write_spec(spec, sizeof spec, "resume", "");
-  ts_path(out, sizeof out, tmp, "resume.out");
+  ts_path(out, sizeof out, ts_tmp_dir(), "resume.out");
   assert_int_equal(campaign(spec, out, NULL, log, sizeof log), 1);
   assert_int_equal(campaign(spec, out, "--resume", log, sizeof log), 1);
   if (!strstr(log, "4 runs, 0 to run")) {
@@ -161,7 +149,7 @@ static void test_crashed_run_is_a_failed_run(void **state) {
   char spec[512], out[512], log[8192];
   write_spec(spec, sizeof spec, "crash",
              ", \"firmware\": [\"sh\", \"-c\", \"kill -9 $PPID\"]");
-  ts_path(out, sizeof out, tmp, "crash.out");
+  ts_path(out, sizeof out, ts_tmp_dir(), "crash.out");
   assert_int_equal(campaign(spec, out, NULL, log, sizeof log), 1);
   for (int i = 0; i < 4; i++) {
     cJSON *r = cJSON_Parse(ts_slurp(run_file(out, ids[i], "result.json")));
@@ -177,7 +165,7 @@ static void test_wrong_spec(void **state) {
   (void)state;
   char spec[512], out[512], log[8192];
   write_spec(spec, sizeof spec, "wrong1", ", \"workrs\": 2");
-  ts_path(out, sizeof out, tmp, "wrong.out");
+  ts_path(out, sizeof out, ts_tmp_dir(), "wrong.out");
   assert_int_equal(campaign(spec, out, NULL, log, sizeof log), 2);
   assert_non_null(strstr(log, "wrong1.json: workrs: unknown key"));
   write_spec(spec, sizeof spec, "wrong2", ", \"slurm\": {\"chunk\": 0}");
@@ -186,7 +174,7 @@ static void test_wrong_spec(void **state) {
   char text[1024];
   snprintf(text, sizeof text, "{\"scenario\": \"tiny.json\", \"axes\": [{\"name\": \"x\", \"path\":"
            " \"/checks/7/value\", \"values\": [1, 2]}]}");
-  ts_path(spec, sizeof spec, tmp, "wrong3.json");
+  ts_path(spec, sizeof spec, ts_tmp_dir(), "wrong3.json");
   ts_write_file(spec, text);
   assert_int_equal(campaign(spec, out, NULL, log, sizeof log), 2);
   assert_non_null(strstr(log, "axes[0] (x=1): \"/checks/7/value\": \"7\" is not an index"));
@@ -202,12 +190,5 @@ static void test_wrong_spec(void **state) {
   assert_int_not_equal(stat(result, &st), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_runs_ids_and_tables),
-      cmocka_unit_test(test_resume),
-      cmocka_unit_test(test_crashed_run_is_a_failed_run),
-      cmocka_unit_test(test_wrong_spec),
-  };
-  return ts_run_with(tests, setup, teardown);
-}
+TS_MAIN_WITH(cli_suite_setup, ts_tmp_teardown, test_runs_ids_and_tables, test_resume,
+        test_crashed_run_is_a_failed_run, test_wrong_spec)

@@ -65,7 +65,4 @@ static void test_notes_and_excludes(void **state) {
   ts_rmtree(dir);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_notes_and_excludes)};
-  return ts_run(tests);
-}
+TS_MAIN(test_notes_and_excludes)

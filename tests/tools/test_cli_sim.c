@@ -16,16 +16,27 @@
 #include "support/tmp.h"
 
 /* a 1 kg box dropped from 5 cm onto the floor */
-#define BOX ACHILLES_SOURCE_DIR "/tests/support/robots/box_on_floor.json"
+#define ROBOTS ACHILLES_SOURCE_DIR "/tests/support/robots"
+#define BOX ROBOTS "/box_on_floor.json"
+
+#define ARM ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
 
 static char output[1 << 20];
 
+/* `achilles sim ARGS` (printf-style), its standard output into output: it must exit 0 */
+static void sim_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sim_ok(const char *fmt, ...) {
+  char args[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  assert_int_equal(ts_shellf(output, sizeof output, "%s sim %s", ACHILLES_BIN, args), 0);
+}
+
 static void test_csv_layout(void **state) {
   (void)state;
-  int rc = ts_shell(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
-                            " --duration 0.1 --torque shoulder=1 --integrator rk4 --csv -",
-                    output, sizeof output);
-  assert_int_equal(rc, 0);
+  sim_ok("%s --duration 0.1 --torque shoulder=1 --integrator rk4 --csv -", ARM);
   const char *header = "time,shoulder.q,elbow.q,shoulder.qd,elbow.qd,energy\n";
   assert_memory_equal(output, header, strlen(header));
   const int rows = ts_count_lines(output);
@@ -45,10 +56,8 @@ static void test_csv_layout(void **state) {
 
 static void test_every_and_qpos(void **state) {
   (void)state;
-  int rc = ts_shell(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/double_pendulum.json"
-                            " --duration 1 --every 100 --qpos hinge2=0.5 --integrator rk4",
-                    output, sizeof output);
-  assert_int_equal(rc, 0);
+  sim_ok("%s --duration 1 --every 100 --qpos hinge2=0.5 --integrator rk4",
+         ACHILLES_SOURCE_DIR "/configs/double_pendulum.json");
   const int rows = ts_count_lines(output);
   assert_int_equal(rows, 1 + 1 + 5); /* 500 steps written every 100th */
   double t, q1, q2;
@@ -69,7 +78,7 @@ static void expect_failure(const char *args, const char *message) {
 
 static void test_errors(void **state) {
   (void)state;
-  const char *cfg = ACHILLES_SOURCE_DIR "/configs/two_link_arm.json";
+  const char *cfg = ARM;
   char args[512];
   snprintf(args, sizeof args, "%s --duration 1 --torque wrist=1", cfg);
   expect_failure(args, "unknown joint 'wrist' (joints: shoulder, elbow)");
@@ -86,33 +95,13 @@ static void test_errors(void **state) {
   expect_failure(args, "expected a finite number");
 }
 
-/* a child listed before its parent */
-static const char child_first[] =
-    "{ \"name\": \"child_first\", \"timestep\": 0.002, \"gravity\": [0, 0, 0],\n"
-    "  \"bodies\": [\n"
-    "    { \"name\": \"lower\", \"parent\": \"upper\", \"pos\": [0.5, 0, 0],\n"
-    "      \"joint\": { \"name\": \"elbow\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
-    "      \"inertial\": { \"mass\": 0.5, \"com\": [0.2, 0, 0],\n"
-    "                    \"inertia\": [0.001, 0.01, 0.01, 0, 0, 0] } },\n"
-    "    { \"name\": \"upper\", \"parent\": \"world\",\n"
-    "      \"joint\": { \"name\": \"shoulder\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
-    "      \"inertial\": { \"mass\": 1, \"com\": [0.25, 0, 0],\n"
-    "                    \"inertia\": [0.001, 0.02, 0.02, 0, 0, 0] } }\n"
-    "  ] }\n";
-
-/* A file that lists a child before its parent: columns still follow the file, and each column
- * holds its own joint's value (the model itself orders parents first). */
+/* A file that lists a child before its parent (tests/support/robots/child_first.json): columns
+ * still follow the file, and each column holds its own joint's value (the model itself orders
+ * parents first). */
 static void test_columns_in_file_order(void **state) {
   (void)state;
-  char path[] = "/tmp/achilles_order_XXXXXX";
-  ts_write_temp(path, child_first);
-  char cmd[512];
-  snprintf(cmd, sizeof cmd,
-           "%s sim %s --duration 0.002 --qpos elbow=0.3 --qpos shoulder=-0.2 --csv -",
-           ACHILLES_BIN, path);
-  int rc = ts_shell(cmd, output, sizeof output);
-  remove(path);
-  assert_int_equal(rc, 0);
+  sim_ok("%s --duration 0.002 --qpos elbow=0.3 --qpos shoulder=-0.2 --csv -",
+         ROBOTS "/child_first.json");
   const char *header = "time,elbow.q,shoulder.q,elbow.qd,shoulder.qd,energy\n";
   assert_memory_equal(output, header, strlen(header));
   double t, q_elbow, q_shoulder;
@@ -120,34 +109,12 @@ static void test_columns_in_file_order(void **state) {
   assert_true(t == 0 && q_elbow == 0.3 && q_shoulder == -0.2);
 }
 
-/* a ball, a free body and a body with several joints */
-static const char multi_dof[] =
-    "{ \"name\": \"multi\", \"timestep\": 0.002, \"gravity\": [0, 0, 0],\n"
-    "  \"bodies\": [\n"
-    "    { \"name\": \"base\", \"parent\": \"world\", \"pos\": [1, 2, 3],\n"
-    "      \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
-    "      \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
-    "    { \"name\": \"arm\", \"parent\": \"base\",\n"
-    "      \"joint\": { \"name\": \"sh\", \"type\": \"ball\" },\n"
-    "      \"inertial\": { \"mass\": 1, \"com\": [0.2, 0, 0],\n"
-    "                    \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
-    "    { \"name\": \"cart\", \"parent\": \"world\",\n"
-    "      \"joints\": [ { \"name\": \"x\", \"type\": \"slide\", \"axis\": [1, 0, 0] },\n"
-    "                  { \"name\": \"ry\", \"type\": \"hinge\", \"axis\": [0, 1, 0] } ],\n"
-    "      \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } }\n"
-    "  ] }\n";
-
-/* ball, free and several joints per body: one column per coordinate, named by its meaning; the
+/* ball, free and several joints per body (a ball, a free body and a body with several joints:
+ * tests/support/robots/multi_dof.json): one column per coordinate, named by its meaning; the
  * free body starts at its placement with a unit quaternion; --qpos on a ball is refused */
 static void test_multi_dof_columns(void **state) {
   (void)state;
-  char path[] = "/tmp/achilles_multi_XXXXXX";
-  ts_write_temp(path, multi_dof);
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "%s sim %s --duration 0.002 --qpos x=0.25 --csv -", ACHILLES_BIN,
-           path);
-  int rc = ts_shell(cmd, output, sizeof output);
-  assert_int_equal(rc, 0);
+  sim_ok("%s --duration 0.002 --qpos x=0.25 --csv -", ROBOTS "/multi_dof.json");
   const char *header =
       "time,root.x,root.y,root.z,root.qw,root.qx,root.qy,root.qz,sh.qw,sh.qx,sh.qy,sh.qz,x.q,"
       "ry.q,root.vx,root.vy,root.vz,root.wx,root.wy,root.wz,sh.wx,sh.wy,sh.wz,x.qd,ry.qd,energy\n";
@@ -162,21 +129,15 @@ static void test_multi_dof_columns(void **state) {
   for (int k = 0; k < 14; k++) {
     assert_true(v[k] == expect[k]);
   }
-  snprintf(cmd, sizeof cmd, "%s sim %s --duration 0.002 --qpos sh=0.25 2>&1", ACHILLES_BIN, path);
-  rc = ts_shell(cmd, output, sizeof output);
-  remove(path);
-  assert_int_not_equal(rc, 0);
-  assert_non_null(strstr(output, "joint 'sh' has several coordinates"));
+  expect_failure(ROBOTS "/multi_dof.json --duration 0.002 --qpos sh=0.25",
+                 "joint 'sh' has several coordinates");
 }
 
 /* --solver: a box dropped on the floor ends resting on its four bottom corners (4 contacts, 16
  * pyramid rows, iterations run); a robot without constraints reports zeros */
 static void test_solver_columns(void **state) {
   (void)state;
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "%s sim %s --duration 1 --every 500 --solver", ACHILLES_BIN, BOX);
-  int rc = ts_shell(cmd, output, sizeof output);
-  assert_int_equal(rc, 0);
+  sim_ok("%s --duration 1 --every 500 --solver", BOX);
   const char *header = "time,z.q,z.qd,energy,contacts,rows,active,iterations,cost\n";
   assert_memory_equal(output, header, strlen(header));
   const char *last = output + strlen(output) - 2;
@@ -191,10 +152,7 @@ static void test_solver_columns(void **state) {
   assert_int_equal(rows, 16);
   assert_true(active > 0 && iterations > 0);
   assert_true(q < -0.04 && q > -0.06); /* resting on the floor: centre near 0.1 m up */
-  rc = ts_shell(ACHILLES_BIN " sim " ACHILLES_SOURCE_DIR "/configs/two_link_arm.json"
-                        " --duration 0.01 --solver",
-                output, sizeof output);
-  assert_int_equal(rc, 0);
+  sim_ok("%s --duration 0.01 --solver", ARM);
   assert_non_null(strstr(output, ",0,0,0,0,0\n"));
 }
 

@@ -28,18 +28,6 @@
 #define SCENARIOS ACHILLES_SOURCE_DIR "/configs/scenarios/"
 #define CLUB ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 
-static char tmp[256];
-
-static int setup(void **state) {
-  (void)state;
-  return cli_suite_setup(tmp, sizeof tmp, "cli-test");
-}
-
-static int teardown(void **state) {
-  (void)state;
-  return ts_rmtree(tmp);
-}
-
 /* --- results --------------------------------------------------------------------------------- */
 
 static const char *string_of(const cJSON *obj, const char *key) {
@@ -73,12 +61,12 @@ static const char *failed_checks(const cJSON *result) {
   return out;
 }
 
-/* achilles test SCENARIO --out tmp/NAME [extra...]: the exit status; out gets the folder */
+/* achilles test SCENARIO --out SUITE_FOLDER/NAME [extra...]: the exit status; out gets the folder */
 static int run_scn(const char *scenario, const char *name, char *out, size_t out_sz,
                     const char *extra1, const char *extra2) {
-  snprintf(out, out_sz, "%s/%s", tmp, name);
+  snprintf(out, out_sz, "%s/%s", ts_tmp_dir(), name);
   char err[512];
-  snprintf(err, sizeof err, "%s/%s.stderr", tmp, name);
+  snprintf(err, sizeof err, "%s/%s.stderr", ts_tmp_dir(), name);
   char *argv[] = {ACHILLES_BIN, "test", (char *)scenario, "--out", out, "--quiet",
                   (char *)extra1, (char *)extra2, NULL};
   return ts_wait_exit(ts_spawn(argv, NULL, "/dev/null", err), 120);
@@ -108,7 +96,7 @@ static void test_hold_push_and_its_twin(void **state) {
   (void)state;
   expect("hold_push", 0, "");
   char out[512]; /* the push was applied at its time, to the step: before the step from 1.0 s */
-  snprintf(out, sizeof out, "%s/hold_push", tmp);
+  snprintf(out, sizeof out, "%s/hold_push", ts_tmp_dir());
   cJSON *r = result_of(out);
   const cJSON *push = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "events"), 0);
   assert_true(fabs(cJSON_GetObjectItem(push, "t")->valuedouble - 1.0) < 1e-9);
@@ -137,7 +125,7 @@ static void test_junit_validates(void **state) {
   (void)state;
   TS_REQUIRE("libxml2-utils", ts_shell("command -v xmllint", NULL, 0) == 0);
   char out[512], junit[512];
-  snprintf(junit, sizeof junit, "%s/junit.xml", tmp);
+  snprintf(junit, sizeof junit, "%s/junit.xml", ts_tmp_dir());
   assert_int_equal(run_scn(SCENARIOS "hold_push_wrong_sign.json", "junit", out, sizeof out,
                             "--junit", junit), 1);
   char out_text[4096];
@@ -152,7 +140,7 @@ static void test_junit_validates(void **state) {
   assert_non_null(strstr(xml, "<failure message=\"|error| "));
   assert_non_null(strstr(xml, "measured: "));
   char bad[512];
-  WRITE(bad, tmp, "bad.xml",
+  WRITE(bad, ts_tmp_dir(), "bad.xml",
            "<testsuites><testsuite name=\"s\" tests=\"1\"><testcase name=\"c\" classname=\"s\">"
            "<failure type=\"settle\">no message</failure></testcase></testsuite></testsuites>\n");
   assert_true(ts_shellf(out_text, sizeof out_text, "xmllint --noout --schema "
@@ -182,7 +170,7 @@ static void test_replay_reproduces_the_run(void **state) {
            "{\"extends\": \"%s/configs/scenarios/hold_push.json\", \"name\": \"replayed\","
            " \"firmware\": {\"command\": null, \"replay\": \"%s/run.log\"}}\n",
            ACHILLES_SOURCE_DIR, live);
-  WRITE(scenario, tmp, "replay.json", text);
+  WRITE(scenario, ts_tmp_dir(), "replay.json", text);
   assert_int_equal(run_scn(scenario, "replayed", replayed, sizeof replayed, NULL, NULL), 0);
   cJSON *a = result_of(live), *b = result_of(replayed);
   assert_string_equal(string_of(a, "trajectory_digest"), string_of(b, "trajectory_digest"));
@@ -198,7 +186,7 @@ static void write_scenario(char *path, size_t path_sz, const char *name, double 
                               "\"duration_s\": %g, %s}\n", name, CLUB, duration, body);
   char file[256];
   snprintf(file, sizeof file, "%s.json", name);
-  ts_path(path, path_sz, tmp, file);
+  ts_path(path, path_sz, ts_tmp_dir(), file);
   ts_write_file(path, text);
 }
 
@@ -230,7 +218,7 @@ static void test_firmware_that_dies_hangs_or_is_missing(void **state) {
                  "\"firmware\": {\"command\": [\"no-such-firmware-anywhere\"]}");
   assert_int_equal(run_scn(path, "missing", out, sizeof out, NULL, NULL), 2);
   char err[600];
-  snprintf(err, sizeof err, "%s/missing.stderr", tmp);
+  snprintf(err, sizeof err, "%s/missing.stderr", ts_tmp_dir());
   assert_non_null(strstr(ts_slurp(err), "cannot start"));
 }
 
@@ -324,7 +312,7 @@ static void test_zmq_firmware(void **state) {
            "\"timeline\": [{\"t\": 0.3, \"firmware\": {\"zmq\": {\"endpoint\": "
            "\"ipc://%s/zmq_input/input\", \"message\": {\"setpoint\": {\"shoulder\": 0.2}}}}}], "
            "\"checks\": [{\"type\": \"settle\", \"joint\": \"shoulder\", \"value\": 0.2, "
-           "\"tolerance\": 0.03, \"from\": 1.1}]", ACHILLES_SOURCE_DIR, tmp);
+           "\"tolerance\": 0.03, \"from\": 1.1}]", ACHILLES_SOURCE_DIR, ts_tmp_dir());
   write_scenario(path, sizeof path, "zmq_input", 1.4, body);
   assert_int_equal(run_scn(path, "zmq_input", out, sizeof out, NULL, NULL), 0);
 }
@@ -373,26 +361,14 @@ static void test_wrong_scenario_exits_2(void **state) {
                  HOLDING ", \"checks\": [{\"type\": \"settle\", \"joint\": \"elbw\", \"value\": 0,"
                  " \"tolerance\": 0.1}]");
   assert_int_equal(run_scn(path, "wrong", out, sizeof out, NULL, NULL), 2);
-  snprintf(err, sizeof err, "%s/wrong.stderr", tmp);
+  snprintf(err, sizeof err, "%s/wrong.stderr", ts_tmp_dir());
   assert_non_null(
       strstr(ts_slurp(err), "wrong.json: checks[0]: unknown hinge or slide joint \"elbw\""));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_hold_push_and_its_twin),
-      cmocka_unit_test(test_homing_and_its_twin),
-      cmocka_unit_test(test_watchdog_and_its_twin),
-      cmocka_unit_test(test_junit_validates),
-      cmocka_unit_test(test_result_repeats),
-      cmocka_unit_test(test_replay_reproduces_the_run),
-      cmocka_unit_test(test_firmware_that_dies_hangs_or_is_missing),
-      cmocka_unit_test(test_stdin_and_exit_code),
-      cmocka_unit_test(test_cut_line_and_frozen_firmware),
-      cmocka_unit_test(test_corrupting_line),
-      cmocka_unit_test(test_zmq_firmware),
-      cmocka_unit_test(test_events_change_the_run),
-      cmocka_unit_test(test_wrong_scenario_exits_2),
-  };
-  return ts_run_with(tests, setup, teardown);
-}
+TS_MAIN_WITH(cli_suite_setup, ts_tmp_teardown, test_hold_push_and_its_twin,
+        test_homing_and_its_twin, test_watchdog_and_its_twin, test_junit_validates,
+        test_result_repeats, test_replay_reproduces_the_run,
+        test_firmware_that_dies_hangs_or_is_missing, test_stdin_and_exit_code,
+        test_cut_line_and_frozen_firmware, test_corrupting_line, test_zmq_firmware,
+        test_events_change_the_run, test_wrong_scenario_exits_2)

@@ -66,17 +66,16 @@ int sample_of(int i, long k, sens_sample *smp) {
   return 1;
 }
 
-void write_log(const char *path, long nsteps) {
-  hil_log_header h;
-  memset(&h, 0, sizeof h);
-  h.version = HIL_LOG_VERSION;
-  snprintf(h.robot, sizeof h.robot, "replay_arm");
-  h.rate_hz = 1000;
-  h.seed = 3;
-  h.nsensors = NSENS;
-  for (int i = 0; i < NSENS; i++) {
-    const sens_sensor *s = &test_sensor[i];
-    hil_log_sensor_info *si = &h.sensor[i];
+void replay_log_header(hil_log_header *h, const char *robot, double rate_hz,
+                       const sens_sensor *sensors, int n) {
+  memset(h, 0, sizeof *h);
+  h->version = HIL_LOG_VERSION;
+  snprintf(h->robot, sizeof h->robot, "%s", robot);
+  h->rate_hz = rate_hz;
+  h->nsensors = n;
+  for (int i = 0; i < n; i++) {
+    const sens_sensor *s = &sensors[i];
+    hil_log_sensor_info *si = &h->sensor[i];
     snprintf(si->name, sizeof si->name, "%s", s->name);
     snprintf(si->type, sizeof si->type, "%s", sens_type_name(s->type));
     si->nch = s->nch;
@@ -86,13 +85,26 @@ void write_log(const char *path, long nsteps) {
       snprintf(si->unit[c], sizeof si->unit[c], "%s", hil_msg_unit(NULL, s, c));
     }
   }
+  snprintf(h->started, sizeof h->started, "2026-11-29T00:00:00Z");
+}
+
+hil_log_writer *replay_log_open(const char *path, const hil_log_header *h) {
+  char err[512];
+  hil_log_writer *w = hil_log_open(path, h, err, sizeof err);
+  if (!w) {
+    fail_msg("%s: %s", path, err);
+  }
+  return w;
+}
+
+void write_log(const char *path, long nsteps) {
+  hil_log_header h;
+  replay_log_header(&h, "replay_arm", 1000, test_sensor, NSENS);
+  h.seed = 3;
   h.nactuators = 2;
   snprintf(h.actuator[0], HIL_LOG_NAME_MAX, "motor_a");
   snprintf(h.actuator[1], HIL_LOG_NAME_MAX, "motor_b");
-  snprintf(h.started, sizeof h.started, "2026-11-29T00:00:00Z");
-  char err[512];
-  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
-  assert_non_null(w);
+  hil_log_writer *w = replay_log_open(path, &h);
   for (long k = 0; k < nsteps; k++) {
     sens_sample smp;
     for (int i = 0; i < NSENS; i++) {
@@ -109,17 +121,20 @@ void write_log(const char *path, long nsteps) {
   assert_int_equal(hil_log_close(&w), 0);
 }
 
-hil_log_writer *custom_log(char *path, size_t path_sz, const char *name, double rate_hz) {
+void write_log_as(char *path, size_t path_sz, const char *name, long nsteps) {
   ts_tmp_path(path, path_sz, name);
-  write_log(path, 0);
+  write_log(path, nsteps);
+}
+
+hil_log_writer *custom_log(char *path, size_t path_sz, const char *name, double rate_hz) {
+  write_log_as(path, path_sz, name, 0);
   char err[512];
   hil_log_reader *rd = hil_log_reader_open(path, err, sizeof err);
   assert_non_null(rd);
   hil_log_header h = *hil_log_reader_header(rd);
   hil_log_reader_close(&rd);
   h.rate_hz = rate_hz;
-  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
-  assert_non_null(w);
+  hil_log_writer *w = replay_log_open(path, &h);
   return w;
 }
 
@@ -147,8 +162,7 @@ void load_test_log(hil_replay_schedule *s, char *path, size_t path_sz, const cha
     path = own;
     path_sz = sizeof own;
   }
-  ts_tmp_path(path, path_sz, name);
-  write_log(path, nsteps);
+  write_log_as(path, path_sz, name, nsteps);
   hil_replay_select sel = {0};
   if (topics) {
     snprintf(sel.topics, sizeof sel.topics, "%s", topics);
@@ -175,7 +189,7 @@ static int sub_cpu = -1;
 
 void replay_zmq(const hil_replay_schedule *s, hil_replay_options *o, hil_replay_report *rep) {
   free_received();
-  snprintf(o->zmq_endpoint, sizeof o->zmq_endpoint, "ipc://%s/pub", ts_tmp_dir());
+  ts_tmp_ipc(o->zmq_endpoint, sizeof o->zmq_endpoint, "pub");
   o->output = HIL_REPLAY_ZMQ;
   o->wait_subscriber = 1;
   char err[512];
@@ -272,8 +286,8 @@ void options(hil_replay_options *o) {
   o->status_period_s = 0.2;
   o->progress = NULL;
   /* the control and command sockets in the temporary directory, not on the TCP defaults */
-  snprintf(o->ctl_endpoint, sizeof o->ctl_endpoint, "ipc://%s/ctl", ts_tmp_dir());
-  snprintf(o->cmd_endpoint, sizeof o->cmd_endpoint, "ipc://%s/cmd", ts_tmp_dir());
+  ts_tmp_ipc(o->ctl_endpoint, sizeof o->ctl_endpoint, "ctl");
+  ts_tmp_ipc(o->cmd_endpoint, sizeof o->cmd_endpoint, "cmd");
   o->ctl_required = o->cmd_required = 1;
 }
 
@@ -357,6 +371,13 @@ ach_message board_next(board *b) {
   ach_message none;
   memset(&none, 0, sizeof none);
   return none;
+}
+
+ach_hello_ack board_hello_acked(board *b, const char *name) {
+  board_hello(b, name);
+  ach_message ack = board_next(b);
+  assert_int_equal(ack.type, ACH_MSG_HELLO_ACK);
+  return ack.u.hello_ack;
 }
 
 float as_float(uint32_t raw) {

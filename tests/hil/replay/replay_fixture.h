@@ -30,8 +30,16 @@
 extern sens_sensor test_sensor[NSENS];
 /* sensor i's sample at step k, or 0 when it does not sample at k */
 int sample_of(int i, long k, sens_sample *smp);
+/* A log header of version HIL_LOG_VERSION for robot at rate_hz with the n sensors (names, types,
+ * channels, units and rates as they say), started at a fixed date; no actuators. */
+void replay_log_header(hil_log_header *h, const char *robot, double rate_hz,
+                       const sens_sensor *sensors, int n);
+/* hil_log_open(path, h); fails the test with the writer's message when it cannot */
+hil_log_writer *replay_log_open(const char *path, const hil_log_header *h);
 /* the test log of nsteps steps at path */
 void write_log(const char *path, long nsteps);
+/* the test log of nsteps steps written as NAME in the suite folder, its path into path */
+void write_log_as(char *path, size_t path_sz, const char *name, long nsteps);
 /* A log NAME in the suite folder (its path into path) of the test's sensors with the header's
  * physics rate set to rate_hz and no samples yet: the caller writes its own records with put()
  * and closes it. */
@@ -96,6 +104,8 @@ void board_send(board *b, const ach_message *m);
 void board_hello(board *b, const char *name);
 /* the next message from the replay, or fails after RECV_TIMEOUT_MS */
 ach_message board_next(board *b);
+/* board_hello, then the HELLO_ACK that must come next */
+ach_hello_ack board_hello_acked(board *b, const char *name);
 float as_float(uint32_t raw);
 /* A replay of s with o on the serial output over a new pty (o says so on return), played by a
  * thread; b is the board's end, raw. */

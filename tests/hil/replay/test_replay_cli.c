@@ -25,6 +25,8 @@
 #include "support/spawn.h"
 #include "support/tmp.h"
 
+#include "replay_fixture.h"
+
 int achilles_cmd_replay(int argc, char **argv); /* tools/cli/commands.h */
 
 static char log_path[128];
@@ -32,32 +34,18 @@ static char damaged_path[128];
 static char errors[8192]; /* stderr of the last call */
 
 /* one encoder, 1 kHz, 100 samples (0.1 s) */
-static void write_log(const char *path) {
+static void write_encoder_log(const char *path) {
   sens_sensor s;
   memset(&s, 0, sizeof s);
   snprintf(s.name, sizeof s.name, "enc");
   s.type = SENS_ENCODER;
+  s.rate_hz = 1000;
   s.nch = 2;
   snprintf(s.channel[0], sizeof s.channel[0], "counts");
   snprintf(s.channel[1], sizeof s.channel[1], "angle");
   hil_log_header h;
-  memset(&h, 0, sizeof h);
-  h.version = HIL_LOG_VERSION;
-  snprintf(h.robot, sizeof h.robot, "cli");
-  h.rate_hz = 1000;
-  h.nsensors = 1;
-  snprintf(h.sensor[0].name, sizeof h.sensor[0].name, "enc");
-  snprintf(h.sensor[0].type, sizeof h.sensor[0].type, "encoder");
-  h.sensor[0].nch = 2;
-  h.sensor[0].rate_hz = 1000;
-  for (int c = 0; c < 2; c++) {
-    snprintf(h.sensor[0].channel[c], SENS_CHANNEL_NAME_MAX, "%s", s.channel[c]);
-    snprintf(h.sensor[0].unit[c], HIL_LOG_UNIT_MAX, "%s", hil_msg_unit(NULL, &s, c));
-  }
-  snprintf(h.started, sizeof h.started, "2026-11-29T00:00:00Z");
-  char err[256];
-  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
-  assert_non_null(w);
+  replay_log_header(&h, "cli", 1000, &s, 1);
+  hil_log_writer *w = replay_log_open(path, &h);
   for (int k = 0; k < 100; k++) {
     sens_sample smp;
     memset(&smp, 0, sizeof smp);
@@ -102,7 +90,7 @@ static int count(const char *text, const char *what) {
  * `--view ADDRESS:PORT` (two words) serves and plays, printing the URL. */
 static void test_view_option(void **state) {
   (void)state;
-  write_log(log_path);
+  write_encoder_log(log_path);
   assert_int_equal(replay(log_path, "--view", "127.0.0.1:70000", NULL), 2);
   assert_non_null(strstr(errors, "--view: expected ADDRESS:PORT with a port from 0 to 65535"));
   assert_int_equal(replay(log_path, "--view-rate", "0", NULL), 2);
@@ -117,7 +105,7 @@ static void test_view_option(void **state) {
   assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
   char taken[64], ep[160];
   snprintf(taken, sizeof taken, "127.0.0.1:%d", ntohs(sa.sin_port));
-  snprintf(ep, sizeof ep, "ipc://%s/pub-view", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub-view");
   assert_int_equal(replay(log_path, "--view", taken, "--zmq", ep, "--no-ctl", "--no-cmd",
                           "--no-wait", NULL),
                    1);
@@ -140,7 +128,7 @@ static int setup(void **state) {
 
 static void test_usage_errors_exit_2(void **state) {
   (void)state;
-  write_log(log_path);
+  write_encoder_log(log_path);
   assert_int_equal(replay(NULL), 2);
   assert_non_null(strstr(errors, "expected exactly one FILE"));
   assert_int_equal(replay(log_path, "--bogus", NULL), 2);
@@ -164,7 +152,7 @@ static void test_usage_errors_exit_2(void **state) {
 
 static void test_nothing_to_play_exit_2(void **state) {
   (void)state;
-  write_log(log_path);
+  write_encoder_log(log_path);
   assert_int_equal(replay(log_path, "--from", "5", "--to", "6", NULL), 2);
   assert_non_null(strstr(errors, "no samples to play (100 sample records read"));
   assert_int_equal(replay(log_path, "--topics", "imu/", NULL), 2);
@@ -173,7 +161,7 @@ static void test_nothing_to_play_exit_2(void **state) {
 
 static void test_non_local_endpoint_refused(void **state) {
   (void)state;
-  write_log(log_path);
+  write_encoder_log(log_path);
   assert_int_equal(replay(log_path, "--zmq", "tcp://0.0.0.0:5599", NULL), 2);
   assert_non_null(strstr(errors, "\"tcp://0.0.0.0:5599\" is not a local endpoint"));
   assert_non_null(strstr(errors, "--allow-remote"));
@@ -189,9 +177,9 @@ static void test_missing_file_exit_1(void **state) {
 
 static void test_plays_and_summarises(void **state) {
   (void)state;
-  write_log(log_path);
+  write_encoder_log(log_path);
   char ep[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub");
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", "--loop", "--loops",
                           "2", NULL),
                    0);
@@ -202,9 +190,9 @@ static void test_plays_and_summarises(void **state) {
  * its I/O thread were pinned there) */
 static void test_unusable_cpu_plays_on(void **state) {
   (void)state;
-  write_log(log_path);
+  write_encoder_log(log_path);
   char ep[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub-cpu", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub-cpu");
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", "--cpu", "1000",
                           "--keep-awake", NULL),
                    0);
@@ -216,7 +204,7 @@ static void test_unusable_cpu_plays_on(void **state) {
  * samples before it played, exit status 1 */
 static void test_damaged_log_exit_1(void **state) {
   (void)state;
-  write_log(damaged_path);
+  write_encoder_log(damaged_path);
   const long off = ts_line_offset(damaged_path, 51);
   FILE *f = fopen(damaged_path, "r+b");
   assert_non_null(f);
@@ -224,7 +212,7 @@ static void test_damaged_log_exit_1(void **state) {
   fputc('#', f);
   fclose(f);
   char ep[160], want[256];
-  snprintf(ep, sizeof ep, "ipc://%s/pub", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub");
   snprintf(want, sizeof want, "damaged.log: record 51 at byte %ld: ", off);
   assert_int_equal(replay(damaged_path, "--zmq", ep, "--no-wait", "--rate", "10", NULL), 1);
   print_message("%s", errors);
@@ -242,7 +230,7 @@ static void test_damaged_log_exit_1(void **state) {
 /* Issue 18, item 5: one bound, one message, whatever side of it the value falls */
 static void test_rate_one_message(void **state) {
   (void)state;
-  write_log(log_path);
+  write_encoder_log(log_path);
   assert_int_equal(replay(log_path, "--rate", "-1", NULL), 2);
   assert_non_null(strstr(errors, "achilles replay: --rate: must be > 0 (got -1)"));
   assert_null(strstr(errors, ">="));
@@ -253,13 +241,13 @@ static void test_rate_one_message(void **state) {
 /* Issue 18, item 6: --help and the start-up line name every control request answered */
 static void test_help_and_startup_name_latest(void **state) {
   (void)state;
-  write_log(log_path);
+  write_encoder_log(log_path);
   assert_int_equal(replay("--help", NULL), 0);
   assert_non_null(strstr(errors, "answer control requests (hello, status, latest)"));
   assert_non_null(strstr(errors, "--wait-hello"));
   char ep[160], ctl[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub-latest", ts_tmp_dir());
-  snprintf(ctl, sizeof ctl, "ipc://%s/ctl-latest", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub-latest");
+  ts_tmp_ipc(ctl, sizeof ctl, "ctl-latest");
   assert_int_equal(replay(log_path, "--zmq", ep, "--ctl", ctl, "--no-cmd", "--no-wait", "--rate",
                           "10", NULL),
                    0);
@@ -270,7 +258,7 @@ static void test_help_and_startup_name_latest(void **state) {
  * without its end record plays with a warning; --max-gap takes a positive number */
 static void test_wait_hello_gap_and_end_record(void **state) {
   (void)state;
-  write_log(log_path);
+  write_encoder_log(log_path);
   assert_int_equal(replay(log_path, "--wait-hello", "--no-ctl", NULL), 2);
   assert_non_null(strstr(errors, "--wait-hello needs ZeroMQ output with a control socket"));
   assert_int_equal(replay(log_path, "--wait-hello", "--serial", "pty", NULL), 2);
@@ -279,7 +267,7 @@ static void test_wait_hello_gap_and_end_record(void **state) {
   /* the end record is the last line: cut it off (as a killed recorder leaves a log) */
   assert_int_equal(truncate(log_path, ts_line_offset(log_path, ts_file_lines(log_path))), 0);
   char ep[160];
-  snprintf(ep, sizeof ep, "ipc://%s/pub-end", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub-end");
   assert_int_equal(replay(log_path, "--zmq", ep, "--no-wait", "--rate", "10", NULL), 0);
   print_message("%s", errors);
   assert_int_equal(count(errors, "no end record"), 2); /* at the start, and in the summary */

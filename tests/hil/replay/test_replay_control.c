@@ -25,7 +25,7 @@ static void test_control_socket(void **state) {
   hil_replay_schedule s;
   load_test_log(&s, path, sizeof path, "control.log", nsteps, NULL);
   hil_replay_options o = default_options();
-  snprintf(o.zmq_endpoint, sizeof o.zmq_endpoint, "ipc://%s/pub", ts_tmp_dir());
+  ts_tmp_ipc(o.zmq_endpoint, sizeof o.zmq_endpoint, "pub");
   o.wait_subscriber = 1;
   char err[512];
   hil_replay *r = hil_replay_new(&s, &o, err, sizeof err);
@@ -33,7 +33,7 @@ static void test_control_socket(void **state) {
     fail_msg("hil_replay_new: %s", err);
   }
   char want[512];
-  snprintf(want, sizeof want, "ipc://%s/ctl", ts_tmp_dir());
+  ts_tmp_ipc(want, sizeof want, "ctl");
   assert_string_equal(hil_replay_ctl_where(r), want);
   void *ctx = zmq_ctx_new();
   const int timeout = RECV_TIMEOUT_MS, big = 100000, linger = 0;
@@ -166,7 +166,7 @@ static void test_wait_hello_controller(void **state) {
   load_test_log(&s, NULL, 0, "hello.log", 300, "enc/");
   hil_replay_options o = default_options();
   o.wait_hello = 1;
-  snprintf(o.zmq_endpoint, sizeof o.zmq_endpoint, "ipc://%s/pub", ts_tmp_dir());
+  ts_tmp_ipc(o.zmq_endpoint, sizeof o.zmq_endpoint, "pub");
   char err[512];
   hil_replay *r = hil_replay_new(&s, &o, err, sizeof err);
   if (!r) {

@@ -29,6 +29,8 @@
 #include "support/tmp.h"
 #include "support/wait.h"
 
+#include "replay_fixture.h"
+
 int achilles_cmd_replay(int argc, char **argv); /* tools/commands.h */
 
 static char log_path[160];
@@ -44,24 +46,12 @@ static void write_gapped_log(const char *path) {
   memset(&s, 0, sizeof s);
   snprintf(s.name, sizeof s.name, "enc");
   s.type = SENS_ENCODER;
+  s.rate_hz = 1 / PERIOD;
   s.nch = 1;
   snprintf(s.channel[0], sizeof s.channel[0], "angle");
   hil_log_header h;
-  memset(&h, 0, sizeof h);
-  h.version = HIL_LOG_VERSION;
-  snprintf(h.robot, sizeof h.robot, "gaps");
-  h.rate_hz = 1 / PERIOD;
-  h.nsensors = 1;
-  snprintf(h.sensor[0].name, sizeof h.sensor[0].name, "enc");
-  snprintf(h.sensor[0].type, sizeof h.sensor[0].type, "encoder");
-  h.sensor[0].nch = 1;
-  h.sensor[0].rate_hz = 1 / PERIOD;
-  snprintf(h.sensor[0].channel[0], SENS_CHANNEL_NAME_MAX, "angle");
-  snprintf(h.sensor[0].unit[0], HIL_LOG_UNIT_MAX, "%s", hil_msg_unit(NULL, &s, 0));
-  snprintf(h.started, sizeof h.started, "2026-11-29T00:00:00Z");
-  char err[256];
-  hil_log_writer *w = hil_log_open(path, &h, err, sizeof err);
-  assert_non_null(w);
+  replay_log_header(&h, "gaps", 1 / PERIOD, &s, 1);
+  hil_log_writer *w = replay_log_open(path, &h);
   for (int k = 0; k < 30; k++) {
     sens_sample smp;
     memset(&smp, 0, sizeof smp);
@@ -78,8 +68,7 @@ static void write_gapped_log(const char *path) {
  * periods, while t goes on as recorded (plus a pass length per pass). */
 static void test_two_gaps_and_loops_due_times(void **state) {
   (void)state;
-  hil_replay_select sel = {0};
-  sel.skip_gaps = 1;
+  hil_replay_select sel = {.skip_gaps = 1};
   hil_replay_schedule s;
   char err[512];
   assert_int_equal(hil_replay_load(&s, log_path, &sel, err, sizeof err), 0);
@@ -133,7 +122,7 @@ static int replay(char **argv, int argc) {
 static void test_looped_replay_waits_no_gap(void **state) {
   (void)state;
   char ep[128];
-  snprintf(ep, sizeof ep, "ipc://%s/pub", ts_tmp_dir());
+  ts_tmp_ipc(ep, sizeof ep, "pub");
   char *argv[] = {"replay", log_path, "--zmq", ep, "--no-wait", "--skip-gaps", "--loop",
                   "--loops", "2", "--quiet", NULL};
   const double t0 = ts_now();

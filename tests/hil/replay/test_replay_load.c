@@ -51,8 +51,7 @@ static int samples_before_record(int record) {
 static void test_damaged_record(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "damaged.log");
-  write_log(path, 50);
+  write_log_as(path, sizeof path, "damaged.log", 50);
   const int k = 40;
   const long at = ts_line_offset(path, k);
   flip_byte(path, at + 30); /* inside the JSON: the CRC no longer matches */
@@ -87,8 +86,7 @@ static void test_damaged_record(void **state) {
 static void test_truncated_tail(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "truncated.log");
-  write_log(path, 30);
+  write_log_as(path, sizeof path, "truncated.log", 30);
   /* cut the file in the middle of the last sample record (the end record goes too) */
   const int last_sample = ts_file_lines(path) - 1; /* the end record is the last line */
   const long at = ts_line_offset(path, last_sample);
@@ -190,10 +188,7 @@ static void test_window_tolerance(void **state) {
     put(w, 0, t, t, (uint64_t)k);
   }
   assert_int_equal(hil_log_close(&w), 0);
-  hil_replay_select sel = {0};
-  sel.has_from = sel.has_to = 1;
-  sel.from = 0.5;
-  sel.to = 1.0;
+  hil_replay_select sel = {.has_from = 1, .has_to = 1, .from = 0.5, .to = 1.0};
   hil_replay_schedule s;
   load(&s, path, &sel);
   print_message("t of the last sample in the window: %.17g\n", s.t_last);
@@ -300,8 +295,7 @@ static void test_time_checks_at_load(void **state) {
 static void test_incomplete_log_and_csv_time_back(void **state) {
   (void)state;
   char path[128];
-  ts_tmp_path(path, sizeof path, "no_end.log");
-  write_log(path, 20);
+  write_log_as(path, sizeof path, "no_end.log", 20);
   hil_replay_select sel = {0};
   hil_replay_schedule s;
   load(&s, path, &sel);

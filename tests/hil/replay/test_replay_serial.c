@@ -29,14 +29,12 @@ static void test_serial_pty(void **state) {
   hil_replay *r = serial_replay_start(&s, &o, &b, &th);
 
   /* HELLO -> HELLO_ACK with the log's figures */
-  board_hello(&b, "test_board");
-  ach_message ack = board_next(&b);
-  assert_int_equal(ack.type, ACH_MSG_HELLO_ACK);
-  assert_int_equal(ack.u.hello_ack.result, ACH_HELLO_OK);
-  assert_int_equal(ack.u.hello_ack.n_joints, 2);
-  assert_int_equal(ack.u.hello_ack.n_sensors, 3 + 6 + 1);
-  assert_int_equal(ack.u.hello_ack.physics_rate_hz, 1000);
-  assert_int_equal(ack.u.hello_ack.sim_time_ns, 0);
+  const ach_hello_ack ack = board_hello_acked(&b, "test_board");
+  assert_int_equal(ack.result, ACH_HELLO_OK);
+  assert_int_equal(ack.n_joints, 2);
+  assert_int_equal(ack.n_sensors, 3 + 6 + 1);
+  assert_int_equal(ack.physics_rate_hz, 1000);
+  assert_int_equal(ack.sim_time_ns, 0);
 
   /* a motor command is counted and ignored */
   ach_message m;
@@ -205,10 +203,7 @@ static void test_serial_time_rounding(void **state) {
   board b = {0};
   pthread_t th;
   hil_replay *r = serial_replay_start(&s, &o, &b, &th);
-  board_hello(&b, "");
-  ach_message ack = board_next(&b);
-  assert_int_equal(ack.type, ACH_MSG_HELLO_ACK);
-  assert_int_equal(ack.u.hello_ack.sim_time_ns, want_time[0]);
+  assert_int_equal(board_hello_acked(&b, "").sim_time_ns, want_time[0]);
   for (int k = 0; k < 4; k++) {
     ach_message f = board_next(&b);
     while (f.type == ACH_MSG_STATUS) {

@@ -26,8 +26,7 @@ static hil_runtime *make(hil_mode mode, double duration_s) {
 
 static sim_model *load_club(void) {
   char err[512];
-  const sim_import_options import = {0, NULL, NULL};
-  sim_model *m = sim_import_load_file(CLUB, &import, err, sizeof err);
+  sim_model *m = sim_import_load_file(CLUB, NULL, err, sizeof err);
   if (!m) {
     fail_msg("%s", err);
   }
@@ -202,11 +201,5 @@ static void test_swap_refused(void **state) {
   hil_runtime_destroy(&rt);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_called_per_step),       cmocka_unit_test(test_lockstep_release),
-      cmocka_unit_test(test_push_through_the_hook), cmocka_unit_test(test_swap_matches_by_hand),
-      cmocka_unit_test(test_swap_before_run_resets), cmocka_unit_test(test_swap_refused),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_called_per_step, test_lockstep_release, test_push_through_the_hook,
+        test_swap_matches_by_hand, test_swap_before_run_resets, test_swap_refused)

@@ -25,6 +25,7 @@
 #define PROBE ACHILLES_SOURCE_DIR "/configs/latency_probe.json"
 /* a 1 kg box dropped from 5 cm onto the floor */
 #define BOX ACHILLES_SOURCE_DIR "/tests/support/robots/box_on_floor.json"
+#define REST ACHILLES_SOURCE_DIR "/tests/support/robots/rest_box_and_arm.json"
 
 /* a quiet runtime of the latency probe, without periodic status */
 static hil_runtime *make(hil_mode mode, double duration_s) {
@@ -68,14 +69,21 @@ static void test_offset_is_zero_without_deadlines(void **state) {
   hil_runtime_destroy(&rt);
 }
 
+/* the status at the end of a fast-mode run of robot for duration_s */
+static hil_status status_after(const char *robot, double duration_s) {
+  hil_runtime *rt = ts_runtime(robot, HIL_MODE_FAST, duration_s);
+  assert_int_equal(hil_runtime_run(rt), HIL_OK);
+  hil_status st;
+  hil_runtime_status(rt, &st);
+  hil_runtime_destroy(&rt);
+  return st;
+}
+
 /* The constraint stage reaches the status: a box dropped on the floor rests on four contacts
  * (16 pyramid rows) after 1 s of fast mode, and the status message carries them. */
 static void test_status_reports_constraints(void **state) {
   (void)state;
-  hil_runtime *rt = ts_runtime(BOX, HIL_MODE_FAST, 1.0);
-  assert_int_equal(hil_runtime_run(rt), HIL_OK);
-  hil_status st;
-  hil_runtime_status(rt, &st);
+  const hil_status st = status_after(BOX, 1.0);
   assert_int_equal(st.contacts, 4);
   assert_int_equal(st.constraint_rows, 16);
   assert_true(st.constraint_active > 0 && st.solver_iterations > 0);
@@ -85,36 +93,14 @@ static void test_status_reports_constraints(void **state) {
   snprintf(expect, sizeof expect, "\"constraints\":{\"contacts\":4,\"rows\":16,\"active\":%d,",
            st.constraint_active);
   assert_non_null(strstr(json, expect));
-  hil_runtime_destroy(&rt);
 }
-
-/* a 2 kg box resting on the floor, and an arm hanging against its stop */
-static const char rest_robot[] =
-    "{ \"name\": \"rest\",\n"
-    "  \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\", \"pos\": [0, 0, 0.1],\n"
-    "    \"joint\": { \"name\": \"z\", \"type\": \"slide\", \"axis\": [0, 0, 1],\n"
-    "                 \"damping\": 20 },\n"
-    "    \"inertial\": { \"mass\": 2, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } },\n"
-    "    { \"name\": \"arm\", \"parent\": \"world\", \"pos\": [1, 0, 1],\n"
-    "    \"joint\": { \"name\": \"h\", \"type\": \"hinge\", \"axis\": [0, 1, 0],\n"
-    "      \"limited\": true, \"range\": [-0.3, 0.3] },\n"
-    "    \"inertial\": { \"mass\": 1, \"com\": [0.2, 0, 0],\n"
-    "                  \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } } ],\n"
-    "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
-    "    { \"name\": \"cube\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.1, 0.1, 0.1] } ] }\n";
 
 /* The status tells what the robot touches: a 2 kg box resting on the floor (the normal forces
  * add up to its weight) and an arm hanging against its stop (one stop in force), on the status
- * line and in the status message. */
+ * line and in the status message (tests/support/robots/rest_box_and_arm.json). */
 static void test_status_reports_stops_and_force(void **state) {
   (void)state;
-  char path[] = "/tmp/achilles_rest_XXXXXX";
-  ts_write_temp(path, rest_robot);
-  hil_runtime *rt = ts_runtime(path, HIL_MODE_FAST, 2.0);
-  remove(path);
-  assert_int_equal(hil_runtime_run(rt), HIL_OK);
-  hil_status st;
-  hil_runtime_status(rt, &st);
+  const hil_status st = status_after(REST, 2.0);
   print_message("resting box and hanging arm: %d contacts, %.9g N (weight %.9g N), %d stop(s)\n",
                 st.contacts, st.normal_force, 2 * 9.81, st.stops);
   assert_int_equal(st.contacts, 4);
@@ -125,7 +111,6 @@ static void test_status_reports_stops_and_force(void **state) {
   char expect[128];
   snprintf(expect, sizeof expect, "\"stops\":1,\"normal_force\":");
   assert_non_null(strstr(json, expect));
-  hil_runtime_destroy(&rt);
 }
 
 /* Issue 9: lockstep step requests add up. Two requests (3 and 2) made before the loop first

@@ -27,32 +27,24 @@
 
 #include "hil/runtime/runtime.h"
 #include "hil/transport.h"
+#include "support/runtime.h"
 #include "support/skip.h"
-#include "support/tmp.h"
 #include "support/wait.h"
 
-static char robot[160];
+/* one hinge, a 10 ms step */
+#define TICKER ACHILLES_SOURCE_DIR "/tests/support/robots/ticker.json"
 
 /* a quiet runtime of the test robot at 100 Hz */
 static hil_runtime *make(hil_mode mode, double duration_s, hil_overrun overrun, int max_catchup,
                          double speed) {
   hil_options o;
-  hil_options_default(&o);
+  ts_options(&o, mode, duration_s);
   o.rate_hz = 100;
-  o.mode = mode;
-  o.quiet = 1;
-  o.status_period_s = 0;
-  o.duration_s = duration_s;
   o.overrun = overrun;
   o.max_catchup = max_catchup;
   o.speed = speed;
   o.watchdog_timeout_s = 0;
-  char err[512];
-  hil_runtime *rt = hil_runtime_new(robot, &o, err, sizeof err);
-  if (!rt) {
-    fail_msg("%s", err);
-  }
-  return rt;
+  return ts_runtime_with(TICKER, &o);
 }
 
 /* --- catch-up after a stall ------------------------------------------------------------------ */
@@ -212,32 +204,9 @@ static void speed_across_a_pause(hil_mode mode) {
   hil_runtime_destroy(&rt);
 }
 
-static void test_fast_speed_holds_after_pause_and_resume(void **state) {
-  (void)state;
-  speed_across_a_pause(HIL_MODE_FAST);
-}
+TS_TEST(test_fast_speed_holds_after_pause_and_resume, speed_across_a_pause(HIL_MODE_FAST))
 
-static void test_lockstep_speed_holds_after_pause_and_resume(void **state) {
-  (void)state;
-  speed_across_a_pause(HIL_MODE_LOCKSTEP);
-}
+TS_TEST(test_lockstep_speed_holds_after_pause_and_resume, speed_across_a_pause(HIL_MODE_LOCKSTEP))
 
-static void write_robot(const char *path) {
-  ts_write_file(path, "{ \"name\": \"ticker\", \"timestep\": 0.01, \"gravity\": [0, 0, 0],\n"
-        "  \"bodies\": [ { \"name\": \"link\", \"parent\": \"world\",\n"
-        "    \"joint\": { \"name\": \"j\", \"type\": \"hinge\", \"axis\": [0, 0, 1] },\n"
-        "    \"inertial\": { \"mass\": 1, \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } } ] }\n");
-}
-
-static int setup(void **state) {
-  if (ts_tmp_setup(state) != 0) {
-    return -1;
-  }
-  ts_tmp_path(robot, sizeof robot, "ticker.json");
-  write_robot(robot);
-  return 0;
-}
-
-TS_MAIN_WITH(setup, ts_tmp_teardown, test_catchup_runs_max_catchup_ticks,
-             test_fast_speed_holds_after_pause_and_resume,
-             test_lockstep_speed_holds_after_pause_and_resume)
+TS_MAIN(test_catchup_runs_max_catchup_ticks, test_fast_speed_holds_after_pause_and_resume,
+        test_lockstep_speed_holds_after_pause_and_resume)

@@ -19,23 +19,10 @@
 
 #define CLUB ACHILLES_SOURCE_DIR "/configs/club_arm.json"
 
-static char dir[256];
-
-static int setup(void **state) {
-  (void)state;
-  ts_tmpdir(dir, sizeof dir, "scenario-load");
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  return ts_rmtree(dir);
-}
-
-/* dir/s.json holding text; its path */
+/* s.json in the suite folder holding text; its path */
 static const char *write_scenario(const char *text) {
   static char path[512];
-  ts_path(path, sizeof path, dir, "s.json");
+  ts_tmp_path(path, sizeof path, "s.json");
   ts_write_file(path, text);
   return path;
 }
@@ -190,12 +177,6 @@ static void test_shipped_scenarios_load(void **state) {
   assert_int_equal(chdir(cwd), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_minimal_loads),     cmocka_unit_test(test_top_level),
-      cmocka_unit_test(test_firmware),          cmocka_unit_test(test_timeline),
-      cmocka_unit_test(test_model_changes),     cmocka_unit_test(test_new_rows_refused),
-      cmocka_unit_test(test_overrides_and_checks), cmocka_unit_test(test_shipped_scenarios_load),
-  };
-  return ts_run_with(tests, setup, teardown);
-}
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_minimal_loads, test_top_level, test_firmware, test_timeline,
+        test_model_changes, test_new_rows_refused, test_overrides_and_checks,
+        test_shipped_scenarios_load)

@@ -182,11 +182,4 @@ static void test_corrupting_line(void **state) {
   assert_memory_equal(out1, out2, N);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_healthy_line),
-      cmocka_unit_test(test_cut_line),
-      cmocka_unit_test(test_corrupting_line),
-  };
-  return ts_run(tests);
-}
+TS_MAIN(test_healthy_line, test_cut_line, test_corrupting_line)

@@ -31,11 +31,11 @@ static int setup(void **state) {
   static fixture f;
   char err[512];
   f.m = ts_model_file(ARM);
+  *state = &f;
   if (sens_set_load_robot(&f.s, f.m, ARM, err, sizeof err) != 0) {
     fprintf(stderr, "%s\n", err);
     return -1;
   }
-  *state = &f;
   return 0;
 }
 
@@ -86,12 +86,7 @@ static void test_sample_entries_values_and_age(void **state) {
   hil_serial_table t;
   hil_serial_table_build(&t, f->s);
   const sens_sensor *enc = sens_set_sensor(f->s, 0);
-  sens_sample smp;
-  memset(&smp, 0, sizeof smp);
-  smp.t = 1.25;
-  smp.t_truth = 1.2495;
-  smp.seq = 1250;
-  smp.valid = 1;
+  sens_sample smp = {.t = 1.25, .t_truth = 1.2495, .seq = 1250, .valid = 1};
   smp.meas[enc->u.enc.ch_counts] = -1234;
   smp.meas[enc->u.enc.ch_angle] = -0.9472;
   ach_sample e[SENS_MAX_CHANNELS];
@@ -117,9 +112,7 @@ static void test_invalid_samples_keep_last_good_value(void **state) {
   hil_serial_table t;
   hil_serial_table_build(&t, f->s);
   sens_sensor enc = *sens_set_sensor(f->s, 0);
-  sens_sample smp;
-  memset(&smp, 0, sizeof smp);
-  smp.valid = 1;
+  sens_sample smp = {.valid = 1};
   smp.meas[enc.u.enc.ch_counts] = 77;
   smp.meas[enc.u.enc.ch_angle] = 0.5;
   ach_sample e[SENS_MAX_CHANNELS];

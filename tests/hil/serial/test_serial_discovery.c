@@ -38,40 +38,34 @@ typedef struct peer {
   ach_joint_info joint[16];
 } peer;
 
-static void drain(peer *p, int fd) {
-  uint8_t buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) {
-    for (ssize_t i = 0; i < n; i++) {
-      const ach_message *m = ach_decoder_feed(&p->dec, buf[i]);
-      if (!m) {
-        continue;
-      }
-      switch (m->type) {
-      case ACH_MSG_HELLO_ACK:
-        p->acks++, p->ack = m->u.hello_ack;
-        break;
-      case ACH_MSG_STATUS:
-        p->statuses++, p->status = m->u.status;
-        break;
-      case ACH_MSG_SENSOR_SAMPLES:
-        p->sample_frames++, p->last_frame_time = m->u.sensor_samples.sim_time_ns;
-        break;
-      case ACH_MSG_ERROR:
-        p->errors++, p->last_error = m->u.error.code;
-        break;
-      case ACH_MSG_SENSOR_INFO:
-        p->sensor[m->u.sensor_info.sensor_id % 64] = m->u.sensor_info, p->sensor_infos++;
-        break;
-      case ACH_MSG_JOINT_INFO:
-        p->joint[m->u.joint_info.joint_id % 16] = m->u.joint_info, p->joint_infos++;
-        break;
-      default:
-        break;
-      }
-    }
+/* one message the board read, recorded */
+static void on_message(const ach_message *m, void *user) {
+  peer *p = user;
+  switch (m->type) {
+  case ACH_MSG_HELLO_ACK:
+    p->acks++, p->ack = m->u.hello_ack;
+    break;
+  case ACH_MSG_STATUS:
+    p->statuses++, p->status = m->u.status;
+    break;
+  case ACH_MSG_SENSOR_SAMPLES:
+    p->sample_frames++, p->last_frame_time = m->u.sensor_samples.sim_time_ns;
+    break;
+  case ACH_MSG_ERROR:
+    p->errors++, p->last_error = m->u.error.code;
+    break;
+  case ACH_MSG_SENSOR_INFO:
+    p->sensor[m->u.sensor_info.sensor_id % 64] = m->u.sensor_info, p->sensor_infos++;
+    break;
+  case ACH_MSG_JOINT_INFO:
+    p->joint[m->u.joint_info.joint_id % 16] = m->u.joint_info, p->joint_infos++;
+    break;
+  default:
+    break;
   }
 }
+
+static void drain(peer *p, int fd) { board_read_with(fd, &p->dec, on_message, p); }
 
 /* ticks (paused: polls only) and reads until *counter reaches target; 1 when it did */
 static int tick_until(hil_runtime *rt, hil_transport *t, board *b, peer *p, const int *counter,
@@ -84,6 +78,20 @@ static int tick_until(hil_runtime *rt, hil_transport *t, board *b, peer *p, cons
     drain(p, b->fd);
   }
   return *counter >= target;
+}
+
+/* the club arm in mode on a serial transport (into *t unless t is NULL) on a new pty, the board
+ * b on that pty and an empty peer p reading it */
+static hil_runtime *open_rig(hil_mode mode, hil_transport **t, board *b, peer *p) {
+  hil_runtime *rt = ts_runtime(CLUB, mode, 0);
+  hil_transport *serial = ts_serial_transport(rt, NULL);
+  if (t) {
+    *t = serial;
+  }
+  board_open_on(b, serial);
+  memset(p, 0, sizeof *p);
+  ach_decoder_init(&p->dec);
+  return rt;
 }
 
 static void send_describe(board *b, uint8_t id, uint8_t what) {
@@ -101,13 +109,10 @@ static void send_request(board *b, uint8_t what) {
 
 static void test_joints_latency_and_requests(void **state) {
   (void)state;
-  hil_runtime *rt = ts_runtime(CLUB, HIL_MODE_FAST, 0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
+  hil_transport *t;
   board b;
-  assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
   static peer p;
-  memset(&p, 0, sizeof p);
-  ach_decoder_init(&p.dec);
+  hil_runtime *rt = open_rig(HIL_MODE_FAST, &t, &b, &p);
   hil_runtime_pause(rt); /* polls only: the state stays at t = 0 */
   board_hello(&b, "discovery");
   assert_true(tick_until(rt, t, &b, &p, &p.acks, 1));
@@ -171,13 +176,9 @@ static int read_until(board *b, peer *p, const int *counter, int target) {
  * done, then asks for the samples and answers them; the run advances. */
 static void test_lockstep_discovery_first(void **state) {
   (void)state;
-  hil_runtime *rt = ts_runtime(CLUB, HIL_MODE_LOCKSTEP, 0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
   static peer p;
-  memset(&p, 0, sizeof p);
-  ach_decoder_init(&p.dec);
+  hil_runtime *rt = open_rig(HIL_MODE_LOCKSTEP, NULL, &b, &p);
   ts_loop loop;
   ts_loop_start(&loop, rt);
   board_hello(&b, "discovery-first");

@@ -124,17 +124,12 @@ static void hold_set_points(const char *config) {
   assert_int_equal(ts_wait_exit(pid, 5), 0);
 }
 
-static void test_pd_firmware_holds_set_points(void **state) {
-  (void)state;
-  hold_set_points(ARM);
-}
+TS_TEST(test_pd_firmware_holds_set_points, hold_set_points(ARM))
 
 /* The arm of tests/hil/serial/club_arm_enc.json has its encoder counts at ids 0, 2, 4, 6 with
  * 16384 counts per turn, not the firmware's defaults (0, 4, 7, 10; 8192 ...): it holds the set
  * points only by reading ids and counts per turn from DESCRIBE. */
-static void test_pd_firmware_finds_its_encoders_by_describe(void **state) {
-  (void)state;
-  hold_set_points(ACHILLES_SOURCE_DIR "/tests/hil/serial/club_arm_enc.json");
-}
+TS_TEST(test_pd_firmware_finds_its_encoders_by_describe,
+        hold_set_points(ACHILLES_SOURCE_DIR "/tests/hil/serial/club_arm_enc.json"))
 
 TS_MAIN(test_pd_firmware_holds_set_points, test_pd_firmware_finds_its_encoders_by_describe)

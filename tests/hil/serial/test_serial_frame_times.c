@@ -34,39 +34,32 @@ typedef struct seen {
   uint64_t oldest_measurement[FRAMES_MAX]; /* the frame's smallest time − age */
 } seen;
 
-/* everything waiting on the board's side of the pty, decoded in order */
-static void drain(seen *s, int fd) {
-  uint8_t buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) {
-    for (ssize_t i = 0; i < n; i++) {
-      const ach_message *m = ach_decoder_feed(&s->dec, buf[i]);
-      if (!m) {
-        continue;
-      }
-      if (m->type == ACH_MSG_HELLO_ACK) {
-        s->acks++;
-        s->ack_time = m->u.hello_ack.sim_time_ns;
-      } else if (m->type == ACH_MSG_SENSOR_SAMPLES && s->nframes < FRAMES_MAX) {
-        const ach_sensor_samples *f = &m->u.sensor_samples;
-        uint64_t oldest = f->sim_time_ns;
-        for (int e = 0; e < f->count; e++) {
-          const uint64_t at = f->sim_time_ns - f->samples[e].age_ns;
-          oldest = at < oldest ? at : oldest;
-        }
-        s->oldest_measurement[s->nframes] = oldest;
-        s->time[s->nframes++] = f->sim_time_ns;
-      }
+/* one message the board read: the HELLO_ACK's time, each frame's time and oldest measurement */
+static void on_message(const ach_message *m, void *user) {
+  seen *s = user;
+  if (m->type == ACH_MSG_HELLO_ACK) {
+    s->acks++;
+    s->ack_time = m->u.hello_ack.sim_time_ns;
+  } else if (m->type == ACH_MSG_SENSOR_SAMPLES && s->nframes < FRAMES_MAX) {
+    const ach_sensor_samples *f = &m->u.sensor_samples;
+    uint64_t oldest = f->sim_time_ns;
+    for (int e = 0; e < f->count; e++) {
+      const uint64_t at = f->sim_time_ns - f->samples[e].age_ns;
+      oldest = at < oldest ? at : oldest;
     }
+    s->oldest_measurement[s->nframes] = oldest;
+    s->time[s->nframes++] = f->sim_time_ns;
   }
 }
+
+/* everything waiting on the board's side of the pty, decoded in order */
+static void drain(seen *s, int fd) { board_read_with(fd, &s->dec, on_message, s); }
 
 static void test_frame_times_follow_the_steps(void **state) {
   (void)state;
   hil_runtime *rt = ts_runtime(CLUB, HIL_MODE_FAST, 0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  assert_int_equal(board_open(&b, hil_serial_transport_path(t)), 0);
+  hil_transport *t = board_on_pty(&b, rt);
   static seen s;
   memset(&s, 0, sizeof s);
   ach_decoder_init(&s.dec);

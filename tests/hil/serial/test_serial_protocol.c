@@ -37,13 +37,14 @@ static hil_runtime *new_runtime(hil_mode mode, double duration_s) {
   return ts_runtime(ARM, mode, duration_s);
 }
 
-
-static void connect_board(hil_runtime *rt, hil_transport *t, board *b) {
-  board_open_on(b, t);
+/* a board on a new pty of rt's, its HELLO answered: the transport */
+static hil_transport *connect_board(hil_runtime *rt, board *b) {
+  hil_transport *t = board_on_pty(b, rt);
   board_hello(b, "protocol");
   tick_after(rt, t, b);
   assert_true(board_wait_count(b, &b->hello_acks, 1));
   assert_int_equal(b->ack.result, ACH_HELLO_OK);
+  return t;
 }
 
 static void fill_duty(ach_joint_command *c, float u) {
@@ -61,9 +62,8 @@ static void test_lockstep_t0_samples_are_real(void **state) {
   (void)state;
   const int steps = 20;
   hil_runtime *rt = new_runtime(HIL_MODE_LOCKSTEP, steps * 1e-3);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  board_open_on(&b, t);
+  board_on_pty(&b, rt);
   ts_loop loop;
   ts_loop_start(&loop, rt);
   board_hello(&b, "strict");
@@ -113,9 +113,8 @@ static void test_lockstep_t0_delayed_sensors_are_dropped(void **state) {
   (void)state;
   hil_runtime *rt = ts_runtime(ACHILLES_SOURCE_DIR "/configs/club_arm.json", HIL_MODE_LOCKSTEP,
                                0.002);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  board_open_on(&b, t);
+  board_on_pty(&b, rt);
   ts_loop loop;
   ts_loop_start(&loop, rt);
   board_hello(&b, "patient");
@@ -157,11 +156,10 @@ static int count_errors(const board *b, int code) {
 static void test_status_on_change_and_watchdog_error(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST, 0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   const double dt = hil_runtime_model(rt)->opt.timestep;
   const double timeout = hil_runtime_options(rt)->watchdog_timeout_s;
   board b;
-  connect_board(rt, t, &b);
+  hil_transport *t = connect_board(rt, &b);
   /* right after HELLO_ACK: one STATUS, connected and running */
   assert_true(board_wait_count(&b, &b.statuses, 1));
   assert_int_equal(b.statuses, 1);
@@ -225,9 +223,8 @@ static uint16_t send_raw_frame(board *b, uint8_t type, const uint8_t *payload, s
 static void test_receive_limits_announced_and_answered(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST, 0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  connect_board(rt, t, &b);
+  hil_transport *t = connect_board(rt, &b);
   /* the limits the simulator announces are the ones it enforces below */
   assert_int_equal(b.ack.version_minor, ACH_PROTOCOL_VERSION_MINOR);
   assert_int_equal(b.ack.rx_max_payload, 256);
@@ -277,9 +274,8 @@ static void test_receive_limits_announced_and_answered(void **state) {
 static void test_small_rx_max_payload(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST, 0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  board_open_on(&b, t);
+  hil_transport *t = board_on_pty(&b, rt);
   const uint16_t refused[] = {0, 23, ACH_MIN_PAYLOAD - 1};
   for (int i = 0; i < 3; i++) {
     board_hello_with(&b, "protocol", refused[i]);
@@ -313,9 +309,8 @@ static void test_small_rx_max_payload(void **state) {
 static void test_describe_names_every_id(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST, 0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  connect_board(rt, t, &b);
+  hil_transport *t = connect_board(rt, &b);
   assert_int_equal(b.ack.n_sensors, NIDS);
   ach_message m;
   memset(&m, 0, sizeof m);
@@ -365,9 +360,8 @@ static void test_describe_names_every_id(void **state) {
 static void test_console_line_keeps_counters_after_close(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST, 0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  connect_board(rt, t, &b);
+  hil_transport *t = connect_board(rt, &b);
   ach_joint_command c[NJ];
   fill_duty(c, 0.1f);
   for (int k = 0; k < 5; k++) {

@@ -63,13 +63,15 @@ static void reference_tick(hil_runtime *rt, int k) {
   hil_runtime_tick(rt);
 }
 
-static void connect_board(hil_runtime *rt, hil_transport *t, board *b) {
-  board_open_on(b, t);
+/* a board on a new pty of rt's, its HELLO answered: the transport */
+static hil_transport *connect_board(hil_runtime *rt, board *b) {
+  hil_transport *t = board_on_pty(b, rt);
   int acks = b->hello_acks;
   board_hello(b, "test");
   tick_after(rt, t, b);
   assert_true(board_wait_count(b, &b->hello_acks, acks + 1));
   assert_int_equal(b->ack.result, ACH_HELLO_OK);
+  return t;
 }
 
 static void assert_same_state(hil_runtime *a, hil_runtime *b) {
@@ -85,9 +87,8 @@ static void assert_same_state(hil_runtime *a, hil_runtime *b) {
 static void test_handshake(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  board_open_on(&b, t);
+  hil_transport *t = board_on_pty(&b, rt);
   /* before HELLO: no samples go out, and commands are refused with an ERROR */
   for (int k = 0; k < 3; k++) {
     hil_runtime_tick(rt);
@@ -137,9 +138,8 @@ static void test_handshake(void **state) {
 static void test_commands_move_the_arm_like_the_intake(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST), *ref = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  connect_board(rt, t, &b);
+  hil_transport *t = connect_board(rt, &b);
   hil_runtime_tick(ref); /* the handshake tick stepped once without commands */
   assert_same_state(rt, ref);
   const int ticks = 300;
@@ -219,10 +219,8 @@ static void send_garbage(board *b, unsigned *rng) {
 static void test_bad_input_is_counted_and_never_reaches_the_arm(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST), *ref = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = ts_serial_transport(rt, NULL), *tref = ts_serial_transport(ref, NULL);
   board b, bref;
-  connect_board(rt, t, &b);
-  connect_board(ref, tref, &bref);
+  hil_transport *t = connect_board(rt, &b), *tref = connect_board(ref, &bref);
   unsigned rng = 7;
   int garbage = 0, bad_crc = 0, truncated = 0, nans = 0;
   for (int k = 0; k < 200; k++) {
@@ -281,9 +279,8 @@ static void test_bad_input_is_counted_and_never_reaches_the_arm(void **state) {
 static void test_bad_joint_and_mode_are_refused(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  connect_board(rt, t, &b);
+  hil_transport *t = connect_board(rt, &b);
   ach_joint_command c[2] = {
       {.joint_id = NJ, .mode = ACH_MODE_DUTY, .value = 0.5f},  /* no such actuator */
       {.joint_id = 1, .mode = ACH_MODE_TORQUE, .value = 0.5f}, /* a DC motor takes duty */
@@ -306,9 +303,8 @@ static void test_bad_joint_and_mode_are_refused(void **state) {
 static void test_sequence_gaps_are_counted_and_reported(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  connect_board(rt, t, &b);
+  hil_transport *t = connect_board(rt, &b);
   ach_joint_command c[NJ];
   fill_command(c, 0);
   board_command(&b, NJ, c);
@@ -337,9 +333,8 @@ static void test_sequence_gaps_are_counted_and_reported(void **state) {
 static void test_heartbeat_is_echoed(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  connect_board(rt, t, &b);
+  hil_transport *t = connect_board(rt, &b);
   ach_message m;
   memset(&m, 0, sizeof m);
   m.type = ACH_MSG_HEARTBEAT;
@@ -359,12 +354,11 @@ static void test_heartbeat_is_echoed(void **state) {
 static void test_watchdog_zeroes_silent_board_and_control_resumes(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   const double timeout = hil_runtime_options(rt)->watchdog_timeout_s;
   const double dt = hil_runtime_model(rt)->opt.timestep;
   assert_true(timeout > 0);
   board b;
-  connect_board(rt, t, &b);
+  hil_transport *t = connect_board(rt, &b);
   ach_joint_command c[NJ];
   for (int j = 0; j < NJ; j++) {
     c[j] = (ach_joint_command){.joint_id = (uint8_t)j, .mode = ACH_MODE_DUTY, .value = 0.25f};
@@ -514,8 +508,7 @@ static void test_link_replaces_stale_symlink_not_files(void **state) {
   char err[512] = "";
   assert_null(hil_serial_transport_new(&so, err, sizeof err));
   assert_non_null(strstr(err, "not a symlink"));
-  unlink(link);
-  rmdir(dir);
+  assert_int_equal(ts_rmtree(dir), 0);
 }
 
 /* Debian's libserialport cannot open a pty by itself (the reason pty mode exists): device mode
@@ -546,9 +539,8 @@ static void test_step_request_advances_lockstep(void **state) {
   (void)state;
   /* a run of 1000 steps: only the lockstep logic can hold it at the five requested */
   hil_runtime *rt = ts_runtime(ARM, HIL_MODE_LOCKSTEP, 1.0);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  board_open_on(&b, t);
+  board_on_pty(&b, rt);
   ts_loop loop;
   ts_loop_start(&loop, rt);
   board_hello(&b, "stepper");
@@ -582,9 +574,8 @@ static void test_step_request_advances_lockstep(void **state) {
 static void test_step_request_refused_outside_lockstep(void **state) {
   (void)state;
   hil_runtime *rt = new_runtime(HIL_MODE_FAST);
-  hil_transport *t = ts_serial_transport(rt, NULL);
   board b;
-  connect_board(rt, t, &b);
+  hil_transport *t = connect_board(rt, &b);
   const uint64_t before = hil_runtime_steps(rt);
   ach_message m;
   memset(&m, 0, sizeof m);

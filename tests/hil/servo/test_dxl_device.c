@@ -13,19 +13,14 @@
 #include "hil/servo/dxl_device.h"
 #include "support/skip.h"
 
+#include "dxl_decode.h"
+
 /* builds an instruction packet and runs it through the decoder, as the bus would */
 static dxl2_packet packet(uint8_t id, uint8_t instruction, const uint8_t *params, size_t n) {
   uint8_t raw[256];
   int len = dxl2_encode(raw, sizeof raw, id, instruction, params, n);
   assert_true(len > 0);
-  dxl2_decoder dec;
-  dxl2_decoder_init(&dec);
-  const dxl2_packet *p = NULL;
-  for (int i = 0; i < len; i++) {
-    p = dxl2_decoder_feed(&dec, raw[i]);
-  }
-  assert_non_null(p);
-  return *p;
+  return dxl2_decode_whole(raw, len);
 }
 
 /* the error byte of the status a device sends back (or -1 when silent) */
@@ -36,18 +31,12 @@ static int reply_error(dxl_device *d, const dxl2_packet *p, dxl2_packet *status)
   if (n == 0) {
     return -1;
   }
-  dxl2_decoder dec;
-  dxl2_decoder_init(&dec);
-  const dxl2_packet *s = NULL;
-  for (int i = 0; i < n; i++) {
-    s = dxl2_decoder_feed(&dec, out[i]);
-  }
-  assert_non_null(s);
-  assert_int_equal(s->instruction, DXL2_STATUS);
+  const dxl2_packet s = dxl2_decode_whole(out, n);
+  assert_int_equal(s.instruction, DXL2_STATUS);
   if (status) {
-    *status = *s;
+    *status = s;
   }
-  return s->params[0];
+  return s.params[0];
 }
 
 static int write_u32(dxl_device *d, uint8_t id, uint16_t address, uint32_t v, int size) {

@@ -19,6 +19,8 @@
 #include "hil/servo/feetech.h"
 #include "support/skip.h"
 
+#include "dxl_decode.h"
+
 typedef struct golden {
   const char *what;
   uint8_t id, instruction;
@@ -86,15 +88,9 @@ static void test_dxl2_stuffing(void **state) {
                              0xFF, 0xFF, 0xFD, 0xFD};
   assert_memory_equal(out + 8, stuffed, sizeof stuffed);
   assert_int_equal(out[5] | out[6] << 8, (int)sizeof stuffed + 3); /* LEN counts stuffed bytes */
-  dxl2_decoder d;
-  dxl2_decoder_init(&d);
-  const dxl2_packet *p = NULL;
-  for (int i = 0; i < n; i++) {
-    p = dxl2_decoder_feed(&d, out[i]);
-  }
-  assert_non_null(p);
-  assert_int_equal(p->nparams, sizeof params);
-  assert_memory_equal(p->params, params, sizeof params);
+  const dxl2_packet p = dxl2_decode_whole(out, n);
+  assert_int_equal(p.nparams, sizeof params);
+  assert_memory_equal(p.params, params, sizeof params);
 }
 
 /* garbage before, a bad CRC, an impossible length: counted, skipped, the next packet found */

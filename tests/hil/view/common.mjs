@@ -110,6 +110,21 @@ export const ballOnPlane = {
   geoms: [{ name: "floor", body: "world", type: "plane" }, { name: "sphere", body: "ball", type: "sphere", size: [0.05] }],
 };
 
+// A lockstep run of robot with a view client that has its model: test(view, sim) runs, then the
+// client closes and achilles must exit cleanly (the failure names `what`).
+export async function withView(WebSocket, robot, what, test) {
+  const sim = await startAchilles([], "lockstep", robot);
+  try {
+    const view = viewClient(WebSocket, sim.port);
+    await view.open;
+    await until(`the ${what}'s model`, () => view.model);
+    await test(view, sim);
+    view.ws.close();
+  } finally {
+    if ((await stopAchilles(sim)) !== 0) fail(`achilles (${what}) did not exit cleanly:\n${sim.stderr()}`);
+  }
+}
+
 export async function stopAchilles(a) {
   if (a.proc.exitCode === null) {
     a.proc.kill("SIGINT");

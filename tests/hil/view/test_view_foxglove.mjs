@@ -17,7 +17,7 @@
 //     published by the client gets a status message saying why;
 //   - parameters: get, set and subscribe reach the same sensor parameters as get_param/set_param.
 import fs from "node:fs";
-import { check, fail, foxRaw, npm, ballOnPlane, startAchilles, stopAchilles, until, viewClient } from "./common.mjs";
+import { check, fail, foxRaw, npm, ballOnPlane, startAchilles, stopAchilles, until, viewClient, withView } from "./common.mjs";
 import { conforms, parse } from "./foxglove_schema.mjs";
 
 const WebSocket = npm("ws");
@@ -371,14 +371,10 @@ async function testLockstep() {
 
 
 async function testContacts() {
-  const b = await startAchilles([], "lockstep", ballOnPlane);
-  try {
-    const view = viewClient(WebSocket, b.port);
-    await view.open;
-    await until("the model", () => view.model);
+  await withView(WebSocket, ballOnPlane, "ball", async (view, sim) => {
     await view.ask({ cmd: "step", n: 3000 }, "step 3000");
     await until("3000 steps", () => view.frame && view.frame.steps === 3000);
-    const c = foxRaw(WebSocket, b.port);
+    const c = foxRaw(WebSocket, sim.port);
     await c.open;
     const channels = await advertised(c);
     const contacts = [...channels.values()].find((ch) => ch.topic === "/contacts");
@@ -394,10 +390,7 @@ async function testContacts() {
     const len = e.arrows[0].shaft_length + e.arrows[0].head_length;
     check(near(len, 0.01 * f, 1e-9) && Math.abs(len - 0.0981) < 0.001, `its length is 1 cm per newton (${len.toFixed(4)} m for ${f.toFixed(3)} N)`);
     c.close();
-    view.ws.close();
-  } finally {
-    if ((await stopAchilles(b)) !== 0) fail(`achilles (ball) did not exit cleanly:\n${b.stderr()}`);
-  }
+  });
 }
 
 // a box and a cylinder, turned in their body (the club arm has capsules, a sphere and a plane)
@@ -410,22 +403,15 @@ const shapes = {
 };
 
 async function testShapes() {
-  const a = await startAchilles([], "lockstep", shapes);
-  try {
-    const view = viewClient(WebSocket, a.port);
-    await view.open;
-    await until("the model", () => view.model);
-    const c = foxRaw(WebSocket, a.port);
+  await withView(WebSocket, shapes, "shapes", async (view, sim) => {
+    const c = foxRaw(WebSocket, sim.port);
     await c.open;
     const channels = await advertised(c);
     const robot = [...channels.values()].find((ch) => ch.topic === "/robot");
     c.send({ op: "subscribe", subscriptions: [{ id: 1, channelId: robot.id }] });
     checkRobot(view.model, JSON.parse((await c.next("data", 0, (e) => e.sub === 1, "the shapes' /robot")).text));
     c.close();
-    view.ws.close();
-  } finally {
-    if ((await stopAchilles(a)) !== 0) fail(`achilles (shapes) did not exit cleanly:\n${a.stderr()}`);
-  }
+  });
 }
 
 async function testMeshes() {
@@ -434,15 +420,11 @@ async function testMeshes() {
     console.log(`skipped: ${KR5} is missing (Debian package dart-doc)`);
     return;
   }
-  const k = await startAchilles([], "lockstep", KR5);
-  try {
-    const view = viewClient(WebSocket, k.port);
-    await view.open;
-    await until("the KR5's model", () => view.model);
+  await withView(WebSocket, KR5, "KR5", async (view, sim) => {
     const meshes = view.model.geoms.filter((g) => g.type === "mesh");
     check(meshes.length >= 6 && meshes.every((g) => g.vertices.length > 0 && g.faces.length > 0),
       `the model message carries the KR5's ${meshes.length} hulls (${meshes.map((g) => g.vertices.length / 3).join(", ")} vertices)`);
-    const c = foxRaw(WebSocket, k.port);
+    const c = foxRaw(WebSocket, sim.port);
     await c.open;
     const channels = await advertised(c);
     const robot = [...channels.values()].find((ch) => ch.topic === "/robot");
@@ -451,10 +433,7 @@ async function testMeshes() {
     checkRobot(view.model, scene);
     check(conforms(JSON.parse(robot.schema), scene).length === 0, "the KR5's /robot conforms to its schema");
     c.close();
-    view.ws.close();
-  } finally {
-    if ((await stopAchilles(k)) !== 0) fail(`achilles (KR5) did not exit cleanly:\n${k.stderr()}`);
-  }
+  });
 }
 
 try {

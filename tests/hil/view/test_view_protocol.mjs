@@ -4,7 +4,7 @@
 // sees every channel, subscribes, decodes samples equal to the ZeroMQ streams', publishes
 // commands and unsubscribes cleanly. docs/view.md.
 import { isDeepStrictEqual } from "node:util";
-import { check, fail, httpGet, npm, ballOnPlane, startAchilles, stopAchilles, until, viewClient, SKIP } from "./common.mjs";
+import { check, fail, httpGet, npm, ballOnPlane, startAchilles, stopAchilles, until, viewClient, withView, SKIP } from "./common.mjs";
 
 const WebSocket = npm("ws");
 const { FoxgloveClient } = npm("@foxglove/ws-protocol");
@@ -183,11 +183,7 @@ async function testFoxglove(port) {
 // The ball resting on the world's plane (common.mjs): the frames carry its contact, whose normal
 // force must hold the ball up (m·g, an independent reference), and the model message its geoms.
 async function testContacts() {
-  const b = await startAchilles([], "lockstep", ballOnPlane);
-  try {
-    const view = viewClient(WebSocket, b.port);
-    await view.open;
-    await until("the model message", () => view.model);
+  await withView(WebSocket, ballOnPlane, "ball", async (view, sim) => {
     check(view.model.geoms.map((g) => g.type).join(" ") === "plane sphere" && view.model.geoms[1].size[0] === 0.05,
       "the model message lists the geoms (plane, sphere of radius 0.05)");
     await view.ask({ cmd: "step", n: 3000 }, "step 3000");
@@ -198,10 +194,7 @@ async function testContacts() {
     check(Math.abs(x) < 1e-9 && Math.abs(y) < 1e-9 && Math.abs(z) < 1e-3 && Math.abs(nz) > 0.999999,
       `the contact is under the ball on the plane, normal vertical (${[x, y, z, nx, ny, nz].join(", ")})`);
     check(Math.abs(f - 9.81) < 0.01 * 9.81, `its normal force holds the ball up: ${f} N against m·g = 9.81 N`);
-    view.ws.close();
-  } finally {
-    if ((await stopAchilles(b)) !== 0) fail(`achilles (ball) did not exit cleanly:\n${b.stderr()}`);
-  }
+  });
 }
 
 const a = await startAchilles();

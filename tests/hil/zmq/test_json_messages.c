@@ -41,6 +41,22 @@ static char *exact_copy(const char *text) {
   return copy;
 }
 
+/* A decoder refuses text (given as exact_copy makes it) as malformed, with a message that holds
+ * expected_in_error. */
+typedef int (*decoder)(const char *json, size_t len, char *err, size_t err_sz);
+static void expect_malformed(decoder decode, const char *text, const char *expected_in_error) {
+  char err[256] = "";
+  char *copy = exact_copy(text);
+  const int rc = decode(copy, strlen(text), err, sizeof err);
+  free(copy);
+  if (rc != HIL_EMALFORMED) {
+    fail_msg("accepted: %s", text);
+  }
+  if (!strstr(err, expected_in_error)) {
+    fail_msg("%s: message \"%s\" lacks \"%s\"", text, err, expected_in_error);
+  }
+}
+
 static cJSON *parse_text(const char *text) {
   cJSON *root = cJSON_Parse(text);
   assert_non_null(root);
@@ -196,12 +212,7 @@ static void test_units(void **state) {
 }
 
 static sens_sample make_sample(void) {
-  sens_sample smp;
-  memset(&smp, 0, sizeof smp);
-  smp.t = 0.123;
-  smp.t_truth = 0.1225;
-  smp.seq = 123;
-  smp.valid = 1;
+  sens_sample smp = {.t = 0.123, .t_truth = 0.1225, .seq = 123, .valid = 1};
   const double meas[] = {-1234, 0.1 + 0.2, -3.0 / 7.0, 1};
   const double truth[] = {-1233, 0.30000000000000010, -0.4285, 0};
   memcpy(smp.meas, meas, sizeof meas);
@@ -322,18 +333,13 @@ static void test_sample_form_matches_encoder(void **state) {
   assert_int_equal(compared, 4 * 2 * 500);
 }
 
-static void expect_bad_sample(const char *text, const char *expected_in_error) {
+static int decode_sample(const char *json, size_t len, char *err, size_t err_sz) {
   hil_msg_sample d;
-  char err[256] = "";
-  char *copy = exact_copy(text);
-  const int rc = hil_msg_decode_sample(&d, copy, strlen(text), err, sizeof err);
-  free(copy);
-  if (rc != HIL_EMALFORMED) {
-    fail_msg("accepted: %s", text);
-  }
-  if (!strstr(err, expected_in_error)) {
-    fail_msg("%s: message \"%s\" lacks \"%s\"", text, err, expected_in_error);
-  }
+  return hil_msg_decode_sample(&d, json, len, err, err_sz);
+}
+
+static void expect_bad_sample(const char *text, const char *expected_in_error) {
+  expect_malformed(decode_sample, text, expected_in_error);
 }
 
 #define SAMPLE_HEAD "\"sensor\":\"a\",\"type\":\"encoder\",\"truth\":false,\"seq\":1,\"t\":0.1,"
@@ -446,23 +452,17 @@ typedef struct cmd_fixture {
 } cmd_fixture;
 
 static int cmd_setup(void **state) {
-  cmd_fixture *f = calloc(1, sizeof *f);
-  if (!f) {
-    return -1;
-  }
-  f->m = ts_model(arm_json);
-  if (hil_commands_init(&f->c, f->m, 0, HIL_TIMEOUT_ZERO) != HIL_OK) {
-    return -1;
-  }
-  *state = f;
-  return 0;
+  static cmd_fixture f;
+  memset(&f, 0, sizeof f); /* a fresh fixture per test, as calloc gave */
+  f.m = ts_model(arm_json);
+  *state = &f;
+  return hil_commands_init(&f.c, f.m, 0, HIL_TIMEOUT_ZERO) == HIL_OK ? 0 : -1;
 }
 
 static int cmd_teardown(void **state) {
   cmd_fixture *f = *state;
   hil_commands_free(&f->c);
   sim_model_free(f->m);
-  free(f);
   return 0;
 }
 
@@ -615,18 +615,13 @@ static hil_ctl_request expect_control(const char *text) {
   return r;
 }
 
-static void expect_bad_control(const char *text, const char *expected_in_error) {
+static int decode_control(const char *json, size_t len, char *err, size_t err_sz) {
   hil_ctl_request r;
-  char err[256] = "";
-  char *copy = exact_copy(text);
-  const int rc = hil_msg_decode_control(&r, copy, strlen(text), err, sizeof err);
-  free(copy);
-  if (rc != HIL_EMALFORMED) {
-    fail_msg("accepted: %s", text);
-  }
-  if (!strstr(err, expected_in_error)) {
-    fail_msg("%s: message \"%s\" lacks \"%s\"", text, err, expected_in_error);
-  }
+  return hil_msg_decode_control(&r, json, len, err, err_sz);
+}
+
+static void expect_bad_control(const char *text, const char *expected_in_error) {
+  expect_malformed(decode_control, text, expected_in_error);
 }
 
 static void test_control_requests(void **state) {

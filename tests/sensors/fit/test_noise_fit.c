@@ -23,6 +23,7 @@
 #include "sensors/fit.h"
 #include "sensors/sensors.h"
 #include "encoder_log.h"
+#include "support/model.h"
 #include "support/skip.h"
 #include "support/spawn.h"
 #include "support/tmp.h"
@@ -233,12 +234,27 @@ static void test_command_usage(void **state) {
 
 /* Issue 10, noise fit 1: --counts-per-rev converts the counts channel, not a reference given in
  * rad (a motion-capture angle in a CSV): the scale error is estimated. */
+/* where a run of the command puts its standard output and error: STEM.txt and STEM.err in the
+ * suite folder */
+typedef struct outputs {
+  char out[300], err[300];
+} outputs;
+
+static outputs outputs_of(const char *stem) {
+  outputs o;
+  char name[64];
+  snprintf(name, sizeof name, "%s.txt", stem);
+  ts_tmp_path(o.out, sizeof o.out, name);
+  snprintf(name, sizeof name, "%s.err", stem);
+  ts_tmp_path(o.err, sizeof o.err, name);
+  return o;
+}
+
 static void test_counts_with_reference_in_rad(void **state) {
   (void)state;
-  char err[512], csv[300], out[300], errp[300];
+  char err[512], csv[300];
   ts_tmp_path(csv, sizeof csv, "counts.csv");
-  ts_tmp_path(out, sizeof out, "counts.txt");
-  ts_tmp_path(errp, sizeof errp, "counts.err");
+  const outputs o = outputs_of("counts");
   hil_series c, a;
   assert_int_equal(hil_series_load(&c, long_log, "enc", "counts", err, sizeof err), 0);
   assert_int_equal(hil_series_load(&a, long_log, "enc", "angle", err, sizeof err), 0);
@@ -254,8 +270,8 @@ static void test_counts_with_reference_in_rad(void **state) {
   hil_series_free(&a);
   char *argv[] = {"noise-fit", csv, "--sensor", "enc.counts", "--counts-per-rev", "16384",
                   "--quadrature", "--reference", "mocap.angle", NULL};
-  assert_int_equal(run_cmd2(out, errp, 9, argv), 0);
-  char *text = slurp(out);
+  assert_int_equal(run_cmd2(o.out, o.err, 9, argv), 0);
+  char *text = slurp(o.out);
   const char *line = strstr(text, "scale error");
   assert_non_null(line);
   if (strncmp(line, "scale error                 = 2.0", 33) != 0) {
@@ -269,18 +285,17 @@ static void test_counts_with_reference_in_rad(void **state) {
  * --out block loads (here without --config: it is checked against a one-joint robot) */
 static void test_resting_reference_out(void **state) {
   (void)state;
-  char json[300], out[300], errp[300], err[512];
+  char json[300], err[512];
   ts_tmp_path(json, sizeof json, "rest.json");
-  ts_tmp_path(out, sizeof out, "rest.txt");
-  ts_tmp_path(errp, sizeof errp, "rest.err");
+  const outputs o = outputs_of("rest");
   char *argv[] = {"noise-fit", rest_log, "--sensor", "enc.angle", "--reference", "truth",
                   "--out", json, "--joint", "j", NULL};
-  assert_int_equal(run_cmd2(out, errp, 10, argv), 0);
-  char *text = slurp(out);
+  assert_int_equal(run_cmd2(o.out, o.err, 10, argv), 0);
+  char *text = slurp(o.out);
   assert_non_null(strstr(text, "reference: truth (resting: constant)"));
   assert_non_null(strstr(text, "not estimated: the reference rests (constant 0.3)"));
   free(text);
-  text = slurp(errp);
+  text = slurp(o.err);
   assert_non_null(strstr(text, "checked: the output loads (against a one-joint robot)"));
   free(text);
   text = slurp(json);
@@ -305,14 +320,13 @@ static void test_resting_reference_out(void **state) {
 /* Issue 11, item 11: a CSV header with terminal escape codes is echoed escaped */
 static void test_escapes_control_characters(void **state) {
   (void)state;
-  char csv[300], out[300], errp[300];
+  char csv[300];
   ts_tmp_path(csv, sizeof csv, "escape.csv");
-  ts_tmp_path(out, sizeof out, "escape.txt");
-  ts_tmp_path(errp, sizeof errp, "escape.err");
+  const outputs o = outputs_of("escape");
   ts_write_file(csv, "\x1b[2J\x1b]0;owned\x07time,enc.angle\n0,1\n");
   char *argv[] = {"noise-fit", csv, "--sensor", "enc\x1b[31m.angle", NULL};
-  assert_int_equal(run_cmd2(out, errp, 4, argv), 1);
-  char *text = slurp(errp);
+  assert_int_equal(run_cmd2(o.out, o.err, 4, argv), 1);
+  char *text = slurp(o.err);
   assert_null(strchr(text, 0x1b));
   assert_null(strchr(text, 0x07));
   assert_non_null(strstr(text, "\\x1b[2J"));
@@ -323,11 +337,10 @@ static void test_escapes_control_characters(void **state) {
  * a sample that does not match the header (replay calls it damage) is counted and named */
 static void test_end_missing_and_mismatch(void **state) {
   (void)state;
-  char cut[300], bad[300], out[300], errp[300], err[512];
+  char cut[300], bad[300], err[512];
   ts_tmp_path(cut, sizeof cut, "cut.ndjson");
   ts_tmp_path(bad, sizeof bad, "bad.ndjson");
-  ts_tmp_path(out, sizeof out, "cut.txt");
-  ts_tmp_path(errp, sizeof errp, "cut.err");
+  const outputs o = outputs_of("cut");
   /* the short log without its last line, the end record */
   char *text = slurp(short_log);
   char *last = strrchr(text, '\n');
@@ -338,11 +351,11 @@ static void test_end_missing_and_mismatch(void **state) {
   ts_write_file(cut, text);
   free(text);
   char *argv[] = {"noise-fit", cut, "--sensor", "enc", NULL};
-  assert_int_equal(run_cmd2(out, errp, 4, argv), 0);
-  text = slurp(out);
+  assert_int_equal(run_cmd2(o.out, o.err, 4, argv), 0);
+  text = slurp(o.out);
   assert_non_null(strstr(text, "warning: the log has no end record"));
   free(text);
-  text = slurp(errp);
+  text = slurp(o.err);
   assert_non_null(strstr(text, "has no end record: the recording did not close cleanly"));
   free(text);
   /* a log whose header has enc with counts and angle, and one sample of enc with angle only */
@@ -375,16 +388,15 @@ static void test_end_missing_and_mismatch(void **state) {
   assert_int_equal(hil_log_close(&w), 0);
   sens_set_free(&set[0]);
   sens_set_free(&set[1]);
-  sim_data_free(d);
-  sim_model_free(m);
+  ts_sim_free(m, d);
   char *argv2[] = {"noise-fit", bad, "--sensor", "enc.angle", NULL};
-  assert_int_equal(run_cmd2(out, errp, 4, argv2), 0);
-  text = slurp(out);
+  assert_int_equal(run_cmd2(o.out, o.err, 4, argv2), 0);
+  text = slurp(o.out);
   assert_non_null(strstr(text, "warning: 1 damaged records skipped"));
   assert_non_null(strstr(text, "enc.angle in "));
   assert_non_null(strstr(text, ": 299 samples"));
   free(text);
-  text = slurp(errp);
+  text = slurp(o.err);
   assert_non_null(strstr(text, "record 152 at byte"));
   assert_non_null(strstr(text, "does not match the header's sensors and channels"));
   free(text);
