@@ -217,6 +217,15 @@ int imp__is(const xmlNode *node, const char *name) {
 
 const char *imp__name(const xmlNode *node) { return (const char *)node->name; }
 
+const xmlNode *imp__child(const xmlNode *el, const char *name) {
+  for (const xmlNode *k = el ? el->children : NULL; k; k = k->next) {
+    if (imp__is(k, name)) {
+      return k;
+    }
+  }
+  return NULL;
+}
+
 const char *imp__attr(const xmlNode *node, const char *name) {
   for (const xmlAttr *a = node->properties; a; a = a->next) {
     if (strcmp((const char *)a->name, name) == 0) {

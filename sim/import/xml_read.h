@@ -66,6 +66,8 @@ int imp__expand_includes(imp_ctx *c, xmlDoc *doc);
 /* Names are compared with these helpers so libxml2's unsigned chars stay here. */
 int imp__is(const xmlNode *node, const char *name);
 const char *imp__name(const xmlNode *node);
+/* The first child element of el named name, or NULL (el may be NULL). */
+const xmlNode *imp__child(const xmlNode *el, const char *name);
 /* The attribute's value, or NULL when absent. */
 const char *imp__attr(const xmlNode *node, const char *name);
 
