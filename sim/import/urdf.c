@@ -22,16 +22,7 @@ typedef struct frame {
   double t[3], R[9];
 } frame;
 
-const xmlNode *urdf__child(const xmlNode *el, const char *name) {
-  for (const xmlNode *k = el ? el->children : NULL; k; k = k->next) {
-    if (imp__is(k, name)) {
-      return k;
-    }
-  }
-  return NULL;
-}
-
-#define child urdf__child
+#define child imp__child
 
 /* attribute numbers with a default text when absent */
 static int numbers(urdf *u, const xmlNode *el, const char *attr, const char *dflt, double *out,

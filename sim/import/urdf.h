@@ -28,9 +28,6 @@ typedef struct urdf {
   cJSON *bodies, *geoms, *actuators;
 } urdf;
 
-/* The first child element of el named name, or NULL. */
-const xmlNode *urdf__child(const xmlNode *el, const char *name);
-
 /* <transmission> elements into native actuators (u->actuators), marking the joints they drive
  * in u->driven: a SimpleTransmission of a joint through an effort interface (or none named) is a
  * `motor` with gear = mechanicalReduction and force_limit = the joint's <limit effort>; what

@@ -31,16 +31,16 @@ static void text_of(const xmlNode *el, char *out, size_t out_sz) {
 
 /* the hardware interface named under the joint or the actuator element ("" when none) */
 static void interface_of(const xmlNode *joint, const xmlNode *actuator, char *out, size_t sz) {
-  text_of(urdf__child(joint, "hardwareInterface"), out, sz);
+  text_of(imp__child(joint, "hardwareInterface"), out, sz);
   if (!out[0] && actuator) {
-    text_of(urdf__child(actuator, "hardwareInterface"), out, sz);
+    text_of(imp__child(actuator, "hardwareInterface"), out, sz);
   }
 }
 
 /* mechanicalReduction under the actuator, or (older layout) the transmission; 1 when absent */
 static int reduction_of(urdf *u, const xmlNode *tr, const xmlNode *actuator, double *gear) {
-  const xmlNode *r = actuator ? urdf__child(actuator, "mechanicalReduction") : NULL;
-  r = r ? r : urdf__child(tr, "mechanicalReduction");
+  const xmlNode *r = actuator ? imp__child(actuator, "mechanicalReduction") : NULL;
+  r = r ? r : imp__child(tr, "mechanicalReduction");
   char text[64];
   text_of(r, text, sizeof text);
   *gear = 1;
@@ -50,7 +50,7 @@ static int reduction_of(urdf *u, const xmlNode *tr, const xmlNode *actuator, dou
 /* 1 when the transmission's type (element or attribute) is a SimpleTransmission */
 static int simple_type(const xmlNode *tr) {
   char text[128];
-  text_of(urdf__child(tr, "type"), text, sizeof text);
+  text_of(imp__child(tr, "type"), text, sizeof text);
   const char *type = text[0] ? text : imp__attr(tr, "type");
   const char *tail = type ? strrchr(type, '/') : NULL;
   return type && strcmp(tail ? tail + 1 : type, "SimpleTransmission") == 0;
@@ -58,7 +58,7 @@ static int simple_type(const xmlNode *tr) {
 
 /* the joint's <limit effort>, 0 when absent */
 static int effort_of(urdf *u, const xmlNode *joint, double *effort) {
-  const xmlNode *lim = urdf__child(joint, "limit");
+  const xmlNode *lim = imp__child(joint, "limit");
   const char *e = lim ? imp__attr(lim, "effort") : NULL;
   *effort = 0;
   return e && imp__numbers(u->c, lim, "effort", e, effort, 1, 1) < 0 ? -1 : 0;
@@ -67,7 +67,7 @@ static int effort_of(urdf *u, const xmlNode *joint, double *effort) {
 /* one transmission: 0 (converted or reported), -1 on an error */
 static int convert_one(urdf *u, const xmlNode *tr) {
   const char *tname = imp__attr(tr, "name");
-  const xmlNode *jel = urdf__child(tr, "joint"), *ael = urdf__child(tr, "actuator");
+  const xmlNode *jel = imp__child(tr, "joint"), *ael = imp__child(tr, "actuator");
   const char *jname = jel ? imp__attr(jel, "name") : NULL;
   if (!simple_type(tr)) {
     return imp__report(u->c, tr, "<transmission> not converted: only SimpleTransmission "

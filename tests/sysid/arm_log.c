@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sensors/chain.h"
+#include "support/model.h"
 #include "sensors/delay.h"
 #include "sensors/rng.h"
 
@@ -184,4 +185,28 @@ int arm_log_make(const sim_model *m, const arm_log_opts *o, sysid_series *s, sys
   free(dbuf);
   sim_data_free(d);
   return rc;
+}
+
+arm_fixture *arm_fixture_make(double duration) {
+  arm_fixture *f = calloc(1, sizeof *f);
+  char json[8192];
+  arm_params truth;
+  arm_truth(&truth);
+  arm_log_opts lo;
+  arm_log_defaults(&lo);
+  lo.duration = duration;
+  f->m = ts_model(arm_json(json, sizeof json, &truth, lo.h));
+  if (arm_log_make(f->m, &lo, &f->s, f->meas) != 0) {
+    arm_fixture_free(f);
+    return NULL;
+  }
+  return f;
+}
+
+void arm_fixture_free(arm_fixture *f) {
+  if (f) {
+    sysid_series_free(&f->s);
+    sim_model_free(f->m);
+    free(f);
+  }
 }

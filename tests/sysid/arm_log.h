@@ -62,4 +62,14 @@ int arm_log_make(const sim_model *m, const arm_log_opts *o, sysid_series *s, sys
 extern const char *const arm_param_list;
 int arm_param_values(const arm_params *p, double *out); /* returns 11 */
 
+/* The suites' common start: the true arm and a log of it, `duration` s long (the other options
+ * arm_log_defaults'). Returns NULL when the arm blows up; arm_fixture_free releases it. */
+typedef struct arm_fixture {
+  sim_model *m;
+  sysid_series s;
+  sysid_meas meas[ARM_NJ];
+} arm_fixture;
+arm_fixture *arm_fixture_make(double duration);
+void arm_fixture_free(arm_fixture *f);
+
 #endif

@@ -14,33 +14,15 @@
 #include "support/model.h"
 #include "support/skip.h"
 
-typedef struct fixture {
-  sim_model *m;
-  sysid_series s;
-  sysid_meas meas[ARM_NJ];
-} fixture;
+typedef arm_fixture fixture;
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  char json[8192];
-  arm_params truth;
-  arm_truth(&truth);
-  arm_log_opts lo;
-  arm_log_defaults(&lo);
-  lo.duration = 1.2;
-  f->m = ts_model(arm_json(json, sizeof json, &truth, lo.h));
-  if (arm_log_make(f->m, &lo, &f->s, f->meas) != 0) {
-    return -1;
-  }
-  *state = f;
-  return 0;
+  *state = arm_fixture_make(1.2);
+  return *state ? 0 : -1;
 }
 
 static int teardown(void **state) {
-  fixture *f = *state;
-  sysid_series_free(&f->s);
-  sim_model_free(f->m);
-  free(f);
+  arm_fixture_free(*state);
   return 0;
 }
 
