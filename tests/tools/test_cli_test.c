@@ -46,6 +46,18 @@ static cJSON *result_of(const char *dir) {
   return r;
 }
 
+/* result.json's number at key of its object obj (obj NULL: at the top) */
+static double result_number(const char *dir, const char *obj, const char *key) {
+  cJSON *r = result_of(dir);
+  const cJSON *v = cJSON_GetObjectItem(obj ? cJSON_GetObjectItem(r, obj) : r, key);
+  if (!cJSON_IsNumber(v)) {
+    fail_msg("%s/result.json: no number at %s.%s", dir, obj ? obj : "", key);
+  }
+  const double x = v->valuedouble;
+  cJSON_Delete(r);
+  return x;
+}
+
 /* the names of a result's failed checks, joined with "|" */
 static const char *failed_checks(const cJSON *result) {
   static char out[2048];
@@ -257,12 +269,9 @@ static void test_stdin_and_exit_code(void **state) {
                    "\"equals\": 0}]",
                    out, sizeof out),
       0);
-  cJSON *r = result_of(out);
-  const cJSON *fw = cJSON_GetObjectItem(r, "firmware");
-  const double at = cJSON_GetObjectItem(fw, "exited_at")->valuedouble;
+  const double at = result_number(out, "firmware", "exited_at");
   assert_true(at > 0.29 && at < 0.32); /* lockstep went on without it after it left */
-  assert_true(cJSON_GetObjectItem(r, "end_time")->valuedouble > 0.999);
-  cJSON_Delete(r);
+  assert_true(result_number(out, NULL, "end_time") > 0.999);
 }
 
 /* the line cut at 0.3 s for 0.2 s: lockstep steps on without the firmware, the watchdog trips
@@ -300,11 +309,7 @@ static void test_corrupting_line(void **state) {
                    "\"tolerance\": 0.05, \"from\": 1.0}]",
                    out, sizeof out),
       0);
-  cJSON *r = result_of(out);
-  const cJSON *link = cJSON_GetObjectItem(r, "link");
-  const double corrupted = cJSON_GetObjectItem(link, "corrupted")->valuedouble;
-  assert_true(corrupted > 2);
-  cJSON_Delete(r);
+  assert_true(result_number(out, "link", "corrupted") > 2);
 }
 
 /* a ZeroMQ program (tests/tools/zmq_firmware.py) holds the arm over the simulator's ZeroMQ
