@@ -326,8 +326,8 @@ static int copy_hull(sim_hull *h, qhT *qh, int npoints) {
 }
 
 /* area and unit normal of a triangle (0 when degenerate), its centre into cen */
-static double triangle(double nrm[3], double cen[3], const float *a, const float *b,
-                       const float *c) {
+double sim__mesh_triangle(double nrm[3], double cen[3], const float *a, const float *b,
+                          const float *c) {
   for (int k = 0; k < 3; k++) {
     cen[k] = (a[k] + b[k] + c[k]) / 3; /* float sums, as MuJoCo's compiler */
   }
@@ -354,7 +354,7 @@ static int mesh_centre(double out[3], const float *tri, int ntri) {
   double facecen[3] = {0, 0, 0}, area = 0, volume = 0, com[3] = {0, 0, 0}, nrm[3], cen[3];
   for (int t = 0; t < ntri; t++) {
     const float *p = tri + 9 * t;
-    const double a = triangle(nrm, cen, p, p + 3, p + 6);
+    const double a = sim__mesh_triangle(nrm, cen, p, p + 3, p + 6);
     for (int k = 0; k < 3; k++) {
       facecen[k] += a * cen[k];
     }
@@ -368,7 +368,7 @@ static int mesh_centre(double out[3], const float *tri, int ntri) {
   }
   for (int t = 0; t < ntri; t++) {
     const float *p = tri + 9 * t;
-    const double a = triangle(nrm, cen, p, p + 3, p + 6);
+    const double a = sim__mesh_triangle(nrm, cen, p, p + 3, p + 6);
     const double vec[3] = {cen[0] - facecen[0], cen[1] - facecen[1], cen[2] - facecen[2]};
     const double vol = fabs((vec[0] * nrm[0] + vec[1] * nrm[1] + vec[2] * nrm[2]) * a / 3);
     volume += vol;

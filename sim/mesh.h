@@ -53,6 +53,39 @@ int sim_hull_from_stl(sim_hull *h, const char *path, const double scale[3], char
 int sim_hull_faces(int **tri, int *ntri, const double *vert, int nvert, char *err,
                    size_t err_sz);
 
+/* The triangles of a Wavefront OBJ text (NUL-terminated, changed in place): as sim_stl_parse,
+ * `name` naming the file in messages with the line. Read as MuJoCo reads OBJ (tinyobjloader,
+ * the first shape): `v` lines, `f` lines of 3 or 4 corners (a quad is 0 1 2 and 0 2 3; more
+ * corners are an error), negative indices counted back; a second `o` or `g` after faces ends
+ * the shape. */
+int sim_obj_parse(float **tri, int *ntri, char *text, const char *name, char *err,
+                  size_t err_sz);
+
+/* The triangles of a mesh file, STL (binary or ASCII) or Wavefront OBJ (triangles and quads,
+ * the first object, as MuJoCo reads it), chosen by the name's extension: *tri as for
+ * sim_stl_parse. Returns 0, or -1 with a message naming the file (and the line, for OBJ). */
+int sim_mesh_read(float **tri, int *ntri, const char *path, char *err, size_t err_sz);
+
+/* What MuJoCo 2.2.2's compiler makes of a mesh for a mesh geom's mass (sim/mesh_inertia.c says
+ * how): with scale applied, the centre of mass in the file's frame, the volume the geom's mass
+ * comes from (by default MuJoCo's: that of the mesh's equivalent inertia box, not the mesh's
+ * own, which is `volume`; with `exact`, <compiler exactmeshinertia="true">, the mesh's own), and
+ * the inertia about the centre of mass per unit mass, in the file's axes. */
+typedef struct sim_mesh_mass {
+  double com[3];
+  double box_volume;
+  double volume;
+  double inertia[9];
+} sim_mesh_mass;
+/* 0, or -1 with a message (no area, no volume, an inertia no body has: MuJoCo's refusals). */
+int sim_mesh_inertia(sim_mesh_mass *out, const float *tri, int ntri, const double scale[3],
+                     int exact, const char *name, char *err, size_t err_sz);
+
+/* Internal (mesh.c, mesh_inertia.c): a triangle's area, unit normal and centre (float sums, as
+ * MuJoCo's compiler); 0 when degenerate. */
+double sim__mesh_triangle(double nrm[3], double cen[3], const float *a, const float *b,
+                          const float *c);
+
 /* Frees a hull's arrays (accepts a zeroed hull). */
 void sim_hull_free(sim_hull *h);
 

@@ -17,6 +17,11 @@
 #ifndef ACHILLES_SYSID_SERIES_H
 #define ACHILLES_SYSID_SERIES_H
 
+#include <stddef.h>
+
+#include "sensors/sensors.h"
+#include "sim/sim.h"
+
 typedef struct sysid_series {
   int n;              /* samples */
   double *t;          /* n times, s, strictly increasing */
@@ -27,9 +32,47 @@ typedef struct sysid_series {
   char **act_name;    /* nact names */
   double *u;          /* n × nact inputs, in the actuator's ctrl units */
   char source[256];   /* where it came from (file name), for messages */
+  char warning[512];  /* what the reader accepted but the user should know ("" when nothing):
+                         a log cut by a killed run, a log of a robot of another name */
 } sysid_series;
 
 /* Releases what s owns and zeroes it (accepts NULL and a zeroed series). */
 void sysid_series_free(sysid_series *s);
+
+/* --- readers (docs/sysid.md section 2): each fills a zeroed series and returns 0, or -1 with a
+ * message naming the place (file, line or record, column) and leaves s zeroed. -------------- */
+
+/* A CSV of a real arm: a header line of column names, then one row per time. `map` (NULL or
+ * "" for the default) says which column is what, comma-separated entries
+ *   time=COLUMN[*K]        the time column (default "time"), s after the factor K
+ *   JOINT=COLUMN[*K]       joint JOINT's reading, rad or m after the factor K
+ *   JOINT=COLUMN/N         joint JOINT's reading in encoder counts, N counts a turn (2π/N rad each)
+ *   ACTUATOR=COLUMN[*K]    actuator ACTUATOR's input, in its ctrl units after the factor K
+ * Without a map every column named as a joint of m is that joint's reading (rad or m) and every
+ * column named as an actuator of m that actuator's input; a map names every column that is read.
+ * Times must increase strictly; a blank joint cell is a missing reading (NAN), a blank input cell
+ * holds the input of the row before (0 before the first). Non-finite cells are errors. */
+int sysid_series_load_csv(sysid_series *s, const char *path, const sim_model *m, const char *map,
+                          char *err, size_t err_sz);
+
+/* An Achilles log (`achilles run --record`, docs/logs.md): the joint readings are the encoder
+ * samples of `set` (the sensors file that recorded the run: it says which joint each encoder
+ * reads), taken from the angle channel (unwrapped when the encoder wraps), else from counts ×
+ * the encoder's step; an invalid sample is a missing reading. One row per instant at which an
+ * encoder sample was published. Inputs are the command records: an accepted value (clamped to
+ * the actuator's ctrlrange when the record says "clamped") holds until the next one, a
+ * watchdog record sets its value; rejected ones are skipped. Every actuator of the log's header
+ * must be one of m's. Damaged records are errors naming their record and byte. */
+int sysid_series_load_log(sysid_series *s, const char *path, const sim_model *m,
+                          const sens_set *set, char *err, size_t err_sz);
+
+/* Either reader, told apart by the file's first bytes as hil_series_load does; `map` applies to
+ * a CSV (a log with a map is an error: its columns are the recording's own). */
+int sysid_series_load(sysid_series *s, const char *path, const sim_model *m, const sens_set *set,
+                      const char *map, char *err, size_t err_sz);
+
+/* Appends sample (t, q[njoint], u[nact]) growing the arrays; 0, or -1 when out of memory. Used
+ * by the readers; *cap is the capacity in samples (0 at first). */
+int sysid_series_push(sysid_series *s, int *cap, double t, const double *q, const double *u);
 
 #endif

@@ -87,7 +87,8 @@ hil_log_writer *hil_log_open(const char *path, const hil_log_header *h, char *er
  * the start of the run. Returns 0 or a negative code (the first write error sticks). */
 int hil_log_write_sample(hil_log_writer *w, const sens_sensor *s, const sens_sample *smp,
                          double wall);
-/* One command received. source: "zmq" or "serial"; result: "ok", "clamped" or
+/* One command received. source: "zmq", "serial", "api" (submitted in-process: a servo bus's
+ * torques) or "watchdog" (the watchdog set it to 0); result: "ok", "clamped" or
  * "rejected:<reason>". */
 int hil_log_write_command(hil_log_writer *w, double t, double wall, const char *source,
                           const char *actuator, double value, const char *result);
@@ -191,5 +192,9 @@ void hil_series_free(hil_series *s);
  * Stores up to max field pointers and returns the number of fields (which may be more). No
  * quoting: the CSV files of docs/logs.md hold names and numbers only. */
 int hil_csv_split(char *line, char **field, int max);
+/* One CSV cell as these readers take it: "" gives NaN (a missing value) and 0, a finite number
+ * gives it and 0; anything else (text, "nan", "inf", out of range) returns -1. Shared with
+ * sysid's CSV reader (sysid/series_csv.c). */
+int hil_csv_number(const char *cell, double *out);
 
 #endif

@@ -174,8 +174,7 @@ int hil_csv_split(char *line, char **field, int max) {
 
 #define CSV_MAX_COLUMNS 1024
 
-/* "" → NaN (missing), else a finite number; -1 when the cell is not a number */
-static int csv_cell(const char *cell, double *out) {
+int hil_csv_number(const char *cell, double *out) {
   if (!cell[0]) {
     *out = NAN;
     return 0;
@@ -269,9 +268,9 @@ static int series_from_csv(hil_series *s, FILE *f, const char *path, const char 
       break;
     }
     double t, v, tr = NAN;
-    const int bad_t = csv_cell(field[c.time], &t) || isnan(t);
-    const int bad_v = csv_cell(field[c.value], &v);
-    const int bad_tr = c.truth >= 0 && csv_cell(field[c.truth], &tr);
+    const int bad_t = hil_csv_number(field[c.time], &t) || isnan(t);
+    const int bad_v = hil_csv_number(field[c.value], &v);
+    const int bad_tr = c.truth >= 0 && hil_csv_number(field[c.truth], &tr);
     if (bad_t || bad_v || bad_tr) {
       const int col = bad_t ? c.time : bad_v ? c.value : c.truth;
       snprintf(err, err_sz, "%s: line %lld, column %d: expected a number%s (got \"%s\")", path,

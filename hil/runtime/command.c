@@ -107,6 +107,9 @@ void hil_commands_apply(hil_commands *c, sim_data *d, double now) {
     int stale = c->timeout_s > 0 && now - slot->received_at > c->timeout_s;
     if (stale && !slot->timed_out && isfinite(slot->received_at)) {
       c->counters.watchdog_trips++;
+      if (c->observer && c->on_timeout == HIL_TIMEOUT_ZERO) {
+        c->observer(c->observer_user, i, NULL, 0.0, HIL_COMMAND_WATCHDOG, 0);
+      }
     }
     slot->timed_out = stale;
     slot->fresh = 0;

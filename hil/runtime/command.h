@@ -44,7 +44,11 @@ typedef struct hil_command_slot {
 
 /* Called for every command submitted, accepted or not: the actuator index (-1 when unknown),
  * the name it was addressed by (NULL when submitted by index), the value as received, and the
- * result (HIL_OK, HIL_EUNKNOWN, HIL_ENONFINITE; clamped = 1 when the value was clamped). */
+ * result (HIL_OK, HIL_EUNKNOWN, HIL_ENONFINITE; clamped = 1 when the value was clamped). Also
+ * called with result HIL_COMMAND_WATCHDOG and value 0 when the watchdog sets an actuator's
+ * command to zero (on_timeout ZERO), so that a recording holds every input the physics got
+ * (docs/logs.md: a command record of source "watchdog"). */
+#define HIL_COMMAND_WATCHDOG 1
 typedef void (*hil_command_observer)(void *user, int actuator, const char *name, double value,
                                      int result, int clamped);
 

@@ -220,13 +220,14 @@ static void on_command(void *user, int actuator, const char *name, double value,
                        int clamped) {
   hil_runtime *rt = user;
   const char *who = actuator >= 0 ? rt->model->actuators[actuator].name : name ? name : "?";
-  const char *what = result == HIL_OK        ? (clamped ? "clamped" : "ok")
-                     : result == HIL_EUNKNOWN ? "rejected:unknown"
-                                              : "rejected:nonfinite";
+  const int watchdog = result == HIL_COMMAND_WATCHDOG;
+  const char *what = result == HIL_OK || watchdog ? (clamped ? "clamped" : "ok")
+                     : result == HIL_EUNKNOWN    ? "rejected:unknown"
+                                                 : "rejected:nonfinite";
+  const char *source = watchdog ? "watchdog" : rt->polling ? rt->polling : "api";
   record_write_result(rt, hil_log_write_command(rt->log, rt->data->time,
-                                                hil__monotonic_now() - rt->start_wall,
-                                                rt->polling ? rt->polling : "api", who, value,
-                                                what));
+                                                hil__monotonic_now() - rt->start_wall, source,
+                                                who, value, what));
 }
 
 int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_sz) {

@@ -24,26 +24,6 @@
 
 #define CNSTR_MINVAL 1e-15 /* sim/constraint.c's */
 
-/* d imp/d pos of sim_constraint_impedance (the same branches) */
-double sim__impedance_slope(const double solimp[SIM_NIMP], double pos) {
-  double dmin = solimp[0], dmax = solimp[1], width = solimp[2], mid = solimp[3], p = solimp[4];
-  if (dmin == dmax || width <= CNSTR_MINVAL) {
-    return 0;
-  }
-  double x = fabs(pos / width), dy;
-  if (x >= 1 || x <= 0) {
-    return 0;
-  }
-  if (p == 1) {
-    dy = 1;
-  } else if (x <= mid) {
-    dy = p * pow(x, p - 1) / pow(mid, p - 1);
-  } else {
-    dy = p * pow(1 - x, p - 1) / pow(1 - mid, p - 1);
-  }
-  return (dmax - dmin) * dy * (pos < 0 ? -1.0 : 1.0) / width;
-}
-
 /* the row's single dof and sign (limits and friction have J = σ·eₖ) */
 static int row_dof(const sim_model *m, const sim_data *d, int i, double *sigma) {
   int k = d->efc_ind[(size_t)i * m->nv];

@@ -1,5 +1,7 @@
-/* sim/deriv/contact_deriv.c: derivative of the contact rows (sim/collision.c's geometry,
- * sim/constraint.c's rows) for a plane against a sphere, a capsule or a box, at fixed
+/* sim/deriv/contact_deriv.c: which contacts have derivatives (sim__contact_check, naming the
+ * pair that has none), and the derivative of the contact rows (sim/collision.c's geometry,
+ * sim/constraint.c's rows) for a plane against a sphere, a capsule or a box (two round shapes
+ * and a sphere or a capsule against a box: contact_round_deriv.c), at fixed
  * acceleration a: the contact's part of ∂(Jᵀf)/∂[δq | v] for the solver's optimality condition
  * (constraint_deriv.c).
  *
@@ -33,26 +35,122 @@
 #include "sim/spatial.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-#define CNSTR_MINVAL 1e-15 /* sim/constraint.c's */
+static const char *type_name(int type) {
+  static const char *const names[] = {"plane", "sphere", "capsule", "box", "cylinder", "mesh"};
+  return type >= 0 && type <= SIM_GEOM_MESH ? names[type] : "shape";
+}
 
-int sim__contact_supported(const sim_model *m, const sim_data *d) {
-  /* the rows below are the pyramid's four edges with R = 2μ²·R₀ (impratio 1, condim 3) */
-  if (d->ncon > 0 && (m->opt.cone != SIM_CONE_PYRAMIDAL || m->opt.impratio != 1)) {
-    return 0;
+static int round_shape(int type) {
+  return type == SIM_GEOM_SPHERE || type == SIM_GEOM_CAPSULE;
+}
+
+/* the last dof that moves body b, -1 for none */
+static int moving_dof(const sim_model *m, int b) {
+  for (; b > 0; b = m->bodies[b].parent) {
+    if (m->bodies[b].dofnum > 0) {
+      return m->bodies[b].dofadr + m->bodies[b].dofnum - 1;
+    }
   }
+  return -1;
+}
+
+/* A capsule against a box is one or two of the capsule's spheres against the box
+ * (sim/collision_primitive.c): each has derivatives when its centre is an end of the segment,
+ * or the segment's point nearest the box (u·δ = 0 along the axis) with the box's point on an
+ * edge or at a corner; not where a rule places it inside the segment (the second point of a
+ * segment crossing an edge, where it leaves the box's slab), nor inside the box. */
+static const char *capsule_box_problem(const sim_model *m, const sim_data *d, int c) {
+  const int i1 = d->con_geom[2 * c], i2 = d->con_geom[2 * c + 1];
+  const sim_geom *g1 = &m->geoms[i1], *g2 = &m->geoms[i2];
+  const double *n = d->con_frame + 9 * c, *p = d->con_pos + 3 * c, dist = d->con_dist[c];
+  const double *m1 = d->geom_xmat + 9 * i1, *o1 = d->geom_xpos + 3 * i1;
+  const double *m2 = d->geom_xmat + 9 * i2, *o2 = d->geom_xpos + 3 * i2;
+  double c1[3], c2[3], h[3], r1[3], r2[3];
+  for (int q = 0; q < 3; q++) {
+    c1[q] = p[q] - n[q] * (g1->size[0] + 0.5 * dist);
+    c2[q] = p[q] + n[q] * 0.5 * dist;
+    h[q] = m1[3 * q + 2] * g1->size[1];
+    r1[q] = c1[q] - o1[q];
+    r2[q] = c2[q] - o2[q];
+  }
+  if (!(dist + g1->size[0] > 1e-12)) {
+    return "the capsule's segment is inside the box";
+  }
+  double x = sim_dot3(r1, h) / sim_dot3(h, h);
+  if (fabs(x) >= 1 - 1e-9) {
+    return NULL; /* an end: a sphere fixed in the capsule against the box */
+  }
+  int free_axes = 0;
+  for (int j = 0; j < 3; j++) {
+    double axis[3] = {m2[j], m2[3 + j], m2[6 + j]};
+    free_axes += fabs(sim_dot3(r2, axis)) < g2->size[j] * (1 - 1e-9);
+  }
+  double hn = fabs(sim_dot3(h, n)) / sqrt(sim_dot3(h, h));
+  if (hn > 1e-9) {
+    return "the capsule's contact point is placed inside its segment by a rule, not nearest "
+           "the box (the second point of a segment across an edge or leaving the box)";
+  }
+  return free_axes <= 1 ? NULL
+                        : "the capsule lies along a face (its nearest points are not unique)";
+}
+
+/* why contact c has no derivatives, or NULL when it has them: a plane that no dof moves against
+ * a sphere, a capsule or a box, two round shapes, a sphere or a capsule against a box from
+ * outside (contact_round_deriv.c) */
+static const char *pair_problem(const sim_model *m, const sim_data *d, int c) {
+  const sim_geom *g1 = &m->geoms[d->con_geom[2 * c]], *g2 = &m->geoms[d->con_geom[2 * c + 1]];
+  if (g1->type == SIM_GEOM_PLANE) {
+    if (g2->type != SIM_GEOM_SPHERE && g2->type != SIM_GEOM_CAPSULE && g2->type != SIM_GEOM_BOX) {
+      return "a plane has derivatives against a sphere, a capsule or a box";
+    }
+    return moving_dof(m, g1->body) >= 0 ? "the plane's body moves (only a fixed plane has them)"
+                                        : NULL;
+  }
+  if (g1->type == SIM_GEOM_SPHERE && g2->type == SIM_GEOM_BOX) {
+    return d->con_dist[c] + g1->size[0] > 1e-12 ? NULL
+                                                 : "the sphere's centre is inside the box";
+  }
+  if (g1->type == SIM_GEOM_CAPSULE && g2->type == SIM_GEOM_BOX) {
+    return capsule_box_problem(m, d, c);
+  }
+  if (!round_shape(g1->type) || !round_shape(g2->type)) {
+    return "pairs with derivatives: a fixed plane against a sphere, a capsule or a box; a "
+           "sphere or a capsule against a sphere or a capsule; a sphere or a capsule against a "
+           "box";
+  }
+  /* the normal is the centres' direction; where they meet it falls back to the axes' cross
+   * product, which does not follow the centres */
+  return d->con_dist[c] + g1->size[0] + g2->size[0] > 1e-12 ? NULL
+                                                             : "the two centres coincide";
+}
+
+int sim__contact_check(sim_deriv *w, const sim_data *d) {
+  const sim_model *m = w->m;
   for (int c = 0; c < d->ncon; c++) {
-    if (d->con_dim[c] != 3) {
-      return 0;
+    const sim_geom *g1 = &m->geoms[d->con_geom[2 * c]], *g2 = &m->geoms[d->con_geom[2 * c + 1]];
+    const char *problem = pair_problem(m, d, c);
+    int status = problem ? SIM_DERIV_ECONTACT : SIM_DERIV_OK;
+    /* the rows below are the pyramid's four edges with R = 2μ²·R₀ (impratio 1, condim 3) */
+    if (!problem && m->opt.cone != SIM_CONE_PYRAMIDAL) {
+      problem = "the elliptic cone has no derivatives yet (the pyramidal one has)";
+      status = SIM_DERIV_ECONE;
+    } else if (!problem && m->opt.impratio != 1) {
+      problem = "impratio other than 1 has no derivatives yet";
+      status = SIM_DERIV_ECONE;
+    } else if (!problem && d->con_dim[c] != 3) {
+      problem = "condim 1 (frictionless) has no derivatives yet (condim 3 has)";
+      status = SIM_DERIV_ECONE;
     }
-    int t1 = m->geoms[d->con_geom[2 * c]].type, t2 = m->geoms[d->con_geom[2 * c + 1]].type;
-    if (t1 != SIM_GEOM_PLANE ||
-        (t2 != SIM_GEOM_SPHERE && t2 != SIM_GEOM_CAPSULE && t2 != SIM_GEOM_BOX)) {
-      return 0;
+    if (problem) {
+      snprintf(w->detail, sizeof w->detail, "contact %d, %s '%s' against %s '%s': %s", c,
+               type_name(g1->type), g1->name, type_name(g2->type), g2->name, problem);
+      return status;
     }
   }
-  return 1;
+  return SIM_DERIV_OK;
 }
 
 /* The velocity-like vector X̃_i(x) = Σ Sₖ·xₖ over the dofs i carries, for every dof of the chain
@@ -138,30 +236,6 @@ static void tangent_turns(const sim_data *d, int c, const sim_geom *g2, const in
   }
 }
 
-/* the contact's constants: μ, k and b of its reference, imp and imp' at dist, D's slope */
-typedef struct contact_coefs {
-  double mu, k, b, imp, slope, dD;
-} contact_coefs;
-
-static contact_coefs coefs(const sim_model *m, const sim_data *d, int c, int row) {
-  const sim_geom *g1 = &m->geoms[d->con_geom[2 * c]], *g2 = &m->geoms[d->con_geom[2 * c + 1]];
-  double solref[SIM_NREF], solimp[SIM_NIMP], ref[SIM_NREF], imp[SIM_NIMP];
-  contact_coefs k;
-  sim_constraint_contact_params(&k.mu, solref, solimp, g1, g2);
-  sim_constraint_sanitize(ref, imp, solref, solimp, m->opt.timestep);
-  double dist = d->con_dist[c], dmax = imp[1];
-  k.imp = sim_constraint_impedance(imp, dist);
-  k.slope = sim__impedance_slope(imp, dist);
-  k.k = ref[0] > 0 ? 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1])
-                   : -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
-  k.b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
-  double tran = m->bodies[g1->body].invweight0[0] + m->bodies[g2->body].invweight0[0];
-  double T = tran + k.mu * k.mu * tran, D = d->efc_D[row];
-  int clamped = !((1 - k.imp) * T / k.imp > CNSTR_MINVAL);
-  k.dD = clamped ? 0 : D * D * 2 * k.mu * k.mu * T * k.slope / (k.imp * k.imp);
-  return k;
-}
-
 /* the four edges of contact c: Rc += their ∂(Jᵀf) at fixed a */
 static void contact(sim_deriv *w, const sim_data *d, int c, const double *a, double *Rc) {
   const sim_model *m = w->m;
@@ -174,7 +248,7 @@ static void contact(sim_deriv *w, const sim_data *d, int c, const double *a, dou
   for (int k = 0; k < 3; k++) {
     cpt[k] = p[k] + nrm[k] * (r + 0.5 * dist); /* the point of the body that touches */
   }
-  contact_coefs k = coefs(m, d, c, row);
+  sim_contact_coefs k = sim__contact_coefs(m, d, c, row);
   /* per chain dof: ∂dist, ∂p, ∂(J_p·a), ∂(J_p·v), and the tangents' turning ∂t₁, ∂t₂ */
   double *ddist = w->con_work, *dp = ddist + nv, *Ja = dp + 3 * nv, *Jv = Ja + 3 * nv;
   double *sum = Jv + 3 * nv, *dt = sum + 6 * nv, pa[3], pv[3];
@@ -258,6 +332,10 @@ static void contact(sim_deriv *w, const sim_data *d, int c, const double *a, dou
 
 void sim__contact_rows_deriv(sim_deriv *w, const sim_data *d, const double *a, double *Rc) {
   for (int c = 0; c < d->ncon; c++) {
-    contact(w, d, c, a, Rc);
+    if (w->m->geoms[d->con_geom[2 * c]].type == SIM_GEOM_PLANE) {
+      contact(w, d, c, a, Rc);
+    } else {
+      sim__contact_round_deriv(w, d, c, a, Rc); /* sim__contact_check let only round pairs by */
+    }
   }
 }

@@ -142,6 +142,7 @@ int sim_deriv_step(const sim_model *m, sim_data *d, sim_deriv *w, double *A, dou
   memcpy(w->qvel0, d->qvel, (size_t)m->nv * sizeof(double));
   memcpy(w->act0, d->act, (size_t)m->na * sizeof(double));
   w->status = SIM_DERIV_OK;
+  w->detail[0] = '\0';
   w->implicit_h =
       integrator == SIM_INTEGRATOR_EULER && any_damping(m) ? m->opt.timestep : 0.0;
   sim_step_observed(m, d, sim__dynamics_deriv, w);
@@ -159,6 +160,10 @@ int sim_deriv_step(const sim_model *m, sim_data *d, sim_deriv *w, double *A, dou
     copy_block(w, P, w->cp, w->np);
   }
   return SIM_DERIV_OK;
+}
+
+const char *sim_deriv_detail(const sim_deriv *w) {
+  return w->detail;
 }
 
 /* --- forward sensitivities ---------------------------------------------------------------- */

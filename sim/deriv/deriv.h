@@ -32,11 +32,12 @@
  * joint damping included) and RK4 (with its dexp⁻¹-corrected rotation stages); hinge, slide,
  * ball and free joints; joint springs and dampers, armature, forces applied to bodies
  * (xfrc_applied), every actuator type (clamps of ctrlrange, current_limit and force_limit hold
- * their value: derivative 0 beyond them); joint
- * limits, joint friction and contacts of a plane with a sphere, a capsule or a box through the
- * constraint solver's optimality condition with the active set held (at the minimum of the
- * solver's active set: an iteration-limited solve is differentiated as if converged). Verlet and
- * midpoint, and steps with other contacts, return an error code, never a zero.
+ * their value: derivative 0 beyond them); joint limits, joint friction and contacts (a fixed
+ * plane with a sphere, a capsule or a box; two spheres or capsules; a sphere or a capsule and a
+ * box; condim 3 under the pyramidal cone) through the constraint solver's optimality condition with the active set held (at the
+ * minimum of the solver's active set: an iteration-limited solve is differentiated as if
+ * converged). Verlet and midpoint, and steps with other contacts or cones, return an error code
+ * (sim_deriv_detail names the contact), never a zero.
  * docs/derivatives.md explains the layouts, the kinks at changes of active set and the checks.
  *
  * Ownership: sim_deriv_new allocates everything the derivatives need, sized for the model and
@@ -147,12 +148,16 @@ void sim_state_difference(const sim_model *m, double *dq, const double *qpos1,
   X(SIM_DERIV_EINTEGRATOR, -1,                                                                 \
     "no derivatives for this integrator (euler and rk4 have them)")                           \
   X(SIM_DERIV_ECONTACT, -2,                                                                    \
-    "the step has a contact without derivatives yet (only a plane's with a sphere, a capsule "  \
-    "or a box, condim 3 under the pyramidal cone with impratio 1, has them)")                   \
+    "the step has a contact of a pair without derivatives yet (a fixed plane against a "        \
+    "sphere, a capsule or a box, a sphere or a capsule against a sphere, a capsule or a box "   \
+    "have them, with exceptions; sim_deriv_detail names the contact and why)")                 \
   X(SIM_DERIV_EARG, -3, "invalid argument")                                                   \
   X(SIM_DERIV_EREPLAY, -4,                                                                     \
     "a step recomputed in the backward pass left a state other than the forward pass's (the "  \
-    "model or a state changed between the passes, or the loss wrote to its data)")
+    "model or a state changed between the passes, or the loss wrote to its data)")               \
+  X(SIM_DERIV_ECONE, -5,                                                                       \
+    "the step has a contact whose cone has no derivatives yet (the pyramidal cone with condim " \
+    "3 and impratio 1 has them; the elliptic cone has not; sim_deriv_detail names the contact)")
 
 typedef enum sim_deriv_status {
 #define SIM_DERIV_ENUM(name, value, text) name = value,
@@ -180,6 +185,11 @@ const sim_param *sim_deriv_params(const sim_deriv *w);
  * linearize at a state without moving on, save it first (sim_snapshot_save) and restore it. */
 int sim_deriv_step(const sim_model *m, sim_data *d, sim_deriv *w, double *A, double *B,
                    double *P);
+
+/* After a step that returned SIM_DERIV_ECONTACT or SIM_DERIV_ECONE: which contact, its geoms'
+ * types and names and what is missing ("contact 0, box 'crate' against sphere 'ball': pairs
+ * with derivatives: ..."); "" after a step without such an error. Owned by w. */
+const char *sim_deriv_detail(const sim_deriv *w);
 
 /* Forward sensitivities along a window (fitting parameters to a log): S, nx × (nx + np)
  * row-major, holds ∂xₜ/∂[x₀ | θ] (columns: the initial state's nx tangent entries, then the np

@@ -84,12 +84,12 @@ static void constrained(sim_deriv *w, const sim_data *d, double *Q) {
 
 void sim__dynamics_deriv(void *ctx, const sim_model *m, const sim_data *d, int stage) {
   sim_deriv *w = ctx;
+  (void)m; /* w->m is the step's model (sim_deriv_step) */
   if (stage >= DERIV_STAGES || w->status != SIM_DERIV_OK) {
     return;
   }
   memcpy(w->stage_v + stage * w->nv, d->qvel, (size_t)w->nv * sizeof(double));
-  if (d->ncon > 0 && !sim__contact_supported(m, d)) {
-    w->status = SIM_DERIV_ECONTACT;
+  if (d->ncon > 0 && (w->status = sim__contact_check(w, d)) != SIM_DERIV_OK) {
     return;
   }
   double *Q = w->Q + (size_t)stage * w->nv * w->ncol;

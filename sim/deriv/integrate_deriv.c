@@ -85,12 +85,13 @@ static void rotation_maps(sim_deriv *w) {
 }
 
 /* Out = Φ(Θ)·[1 | 0 ...] + Ψ(Θ)·dTh: the tangent of q ⊕ Θ when q moves along the δq columns and
- * Θ by dTh (nv × ncol); the maps from rotation_maps */
-static void position_map(sim_deriv *w, double *Out, const double *dTh) {
+ * Θ by dTh (nv × ncol); the maps from rotation_maps. With identity 0, Out less its [1 | 0 ...]
+ * (RK4's stages keep the tangents that way: Q_s·[1 | 0 ...] is Q_s's own columns, no product). */
+static void position_map(sim_deriv *w, double *Out, const double *dTh, int identity) {
   const sim_model *m = w->m;
   int n = w->ncol;
   memcpy(Out, dTh, (size_t)w->nv * (size_t)n * sizeof(double));
-  for (int k = 0; k < w->nv; k++) {
+  for (int k = 0; k < w->nv && identity; k++) {
     Out[(size_t)k * n + k] += 1;
   }
   for (int j = 0; j < m->njnt; j++) {
@@ -109,7 +110,7 @@ static void position_map(sim_deriv *w, double *Out, const double *dTh) {
         for (int c = 0; c < n; c++) {
           out[c] += a * in[c];
         }
-        out[k + s] += phi[3 * r + s];
+        out[k + s] += phi[3 * r + s] - (identity ? 0.0 : (double)(r == s));
       }
     }
   }
@@ -136,7 +137,7 @@ static void euler(sim_deriv *w, const sim_data *d, double h, double *X) {
       t[c] = h * v[c];
     }
   }
-  position_map(w, X, dth);
+  position_map(w, X, dth, 1);
 }
 
 /* --- RK4 ---------------------------------------------------------------------------------------- */
@@ -144,20 +145,52 @@ static void euler(sim_deriv *w, const sim_data *d, double h, double *X) {
 static const double rk_c[4] = {0.0, 0.5, 0.5, 1.0};
 static const double rk_b[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
 
-/* ∂a_s = Q_s·[∂δq_s; ∂v_s] + Q_s's columns of act, u and θ (Dq, Dv hold the stage's tangents) */
-static void stage_acceleration(sim_deriv *w, int s, double *dkv) {
+/* ∂a_s = Q_s·[∂δq_s; ∂v_s] + Q_s's columns of act, u and θ, with the stage's tangents kept less
+ * their identity (Dq, Dv: ∂δq_s − [1 | 0 ...], ∂v_s − [0 | 1 | 0 ...]):
+ *   ∂a_s = Q_s + Q_s[:, δq]·Dq + Q_s[:, v]·Dv,
+ * nothing to multiply at stage 0 (both zero). Each output row takes four input rows per pass over
+ * its columns (the loop's overhead and the row's loads and stores shared by four; the rest two
+ * and one at a time), in the order r = 0, 1, ... of one row at a time. */
+DERIV_WIDE static void stage_acceleration(sim_deriv *w, int s, double *dkv) {
   int nv = w->nv, n = w->ncol;
   const double *Q = w->Q + (size_t)s * nv * n;
+  memcpy(dkv, Q, (size_t)nv * (size_t)n * sizeof(double));
+  if (s == 0) {
+    return;
+  }
   for (int k = 0; k < nv; k++) {
-    const double *q = Q + (size_t)k * n;
-    double *out = dkv + (size_t)k * n;
-    for (int c = 0; c < w->ca; c++) {
-      out[c] = 0;
+    const double *q = Q + (size_t)k * n, *qv = q + w->cv;
+    double *restrict out = dkv + (size_t)k * n;
+    int r = 0;
+    for (; r + 4 <= nv; r += 4) {
+      const double *restrict q0 = w->Dq + (size_t)r * n, *restrict v0 = w->Dv + (size_t)r * n;
+      const double *restrict q1 = q0 + n, *restrict q2 = q1 + n, *restrict q3 = q2 + n;
+      const double *restrict v1 = v0 + n, *restrict v2 = v1 + n, *restrict v3 = v2 + n;
+      const double a0 = q[r], a1 = q[r + 1], a2 = q[r + 2], a3 = q[r + 3];
+      const double b0 = qv[r], b1 = qv[r + 1], b2 = qv[r + 2], b3 = qv[r + 3];
+      for (int c = 0; c < n; c++) {
+        double t = out[c];
+        t += a0 * q0[c] + b0 * v0[c];
+        t += a1 * q1[c] + b1 * v1[c];
+        t += a2 * q2[c] + b2 * v2[c];
+        t += a3 * q3[c] + b3 * v3[c];
+        out[c] = t;
+      }
     }
-    memcpy(out + w->ca, q + w->ca, (size_t)(n - w->ca) * sizeof(double));
-    for (int r = 0; r < nv; r++) {
-      const double a = q[r], b = q[w->cv + r];
-      const double *dq = w->Dq + (size_t)r * n, *dv = w->Dv + (size_t)r * n;
+    for (; r + 2 <= nv; r += 2) {
+      const double *restrict q0 = w->Dq + (size_t)r * n, *restrict v0 = w->Dv + (size_t)r * n;
+      const double *restrict q1 = q0 + n, *restrict v1 = v0 + n;
+      const double a0 = q[r], a1 = q[r + 1], b0 = qv[r], b1 = qv[r + 1];
+      for (int c = 0; c < n; c++) {
+        double t = out[c];
+        t += a0 * q0[c] + b0 * v0[c];
+        t += a1 * q1[c] + b1 * v1[c];
+        out[c] = t;
+      }
+    }
+    for (; r < nv; r++) {
+      const double *restrict dq = w->Dq + (size_t)r * n, *restrict dv = w->Dv + (size_t)r * n;
+      const double a = q[r], b = qv[r];
       for (int c = 0; c < n; c++) {
         out[c] += a * dq[c] + b * dv[c];
       }
@@ -170,6 +203,9 @@ static void stage_rates(sim_deriv *w, const sim_data *d, int s, double h, double
   const sim_model *m = w->m;
   int nv = w->nv, n = w->ncol;
   memcpy(dkq, w->Dv, (size_t)nv * (size_t)n * sizeof(double));
+  for (int k = 0; k < nv; k++) { /* Dv is ∂v_s less its identity */
+    dkq[(size_t)k * n + w->cv + k] += 1;
+  }
   if (s == 0) {
     return;
   }
@@ -203,33 +239,50 @@ static void stage_rates(sim_deriv *w, const sim_data *d, int s, double h, double
         for (int c = 0; c < n; c++) {
           out[c] += a * dk[c] - b * dt[c];
         }
+        out[w->cv + k + t] += a; /* C1·(∂v_s's identity) */
       }
     }
   }
 }
 
-/* the tangents of stage s's position and velocity (Θ_s = c_s·h·k̃_(s−1)) */
+/* the tangents of stage s's position and velocity less their identity (Θ_s = c_s·h·k̃_(s−1)) */
 static void stage_state(sim_deriv *w, const sim_data *d, int s, double h) {
   int nv = w->nv, n = w->ncol;
   size_t stage = (size_t)nv * n;
-  for (int k = 0; k < nv; k++) {
-    w->theta[k] = s > 0 ? rk_c[s] * h * d->int_kq[(s - 1) * nv + k] : 0;
-  }
-  if (s == 0) {
+  if (s == 0) { /* the step's start: both tangents are the identity (Dq is not read) */
     memset(w->dth, 0, stage * sizeof(double));
     memset(w->Dv, 0, stage * sizeof(double));
-  } else {
-    const double *kq = w->dkq + (size_t)(s - 1) * stage, *kv = w->dkv + (size_t)(s - 1) * stage;
-    for (size_t e = 0; e < stage; e++) {
-      w->dth[e] = rk_c[s] * h * kq[e];
-      w->Dv[e] = rk_c[s] * h * kv[e];
-    }
+    return;
   }
+  const double ch = rk_c[s] * h;
   for (int k = 0; k < nv; k++) {
-    w->Dv[(size_t)k * n + w->cv + k] += 1;
+    w->theta[k] = ch * d->int_kq[(s - 1) * nv + k];
+  }
+  const double *restrict kq = w->dkq + (size_t)(s - 1) * stage;
+  const double *restrict kv = w->dkv + (size_t)(s - 1) * stage;
+  double *restrict dth = w->dth, *restrict dv = w->Dv;
+  for (size_t e = 0; e < stage; e++) {
+    dth[e] = ch * kq[e];
+    dv[e] = ch * kv[e];
   }
   rotation_maps(w);
-  position_map(w, w->Dq, w->dth);
+  position_map(w, w->Dq, w->dth, 0);
+}
+
+/* ∂Θ = h·Σ b·∂k̃ and ∂v⁺ = h·Σ b·∂a over the four stages (the sums in stage order from 0) */
+static void rk4_combine(double h, size_t stage, const double *restrict kq,
+                        const double *restrict kv, double *restrict dth, double *restrict dv) {
+  const double *restrict q1 = kq + stage, *restrict q2 = q1 + stage, *restrict q3 = q2 + stage;
+  const double *restrict v1 = kv + stage, *restrict v2 = v1 + stage, *restrict v3 = v2 + stage;
+  for (size_t e = 0; e < stage; e++) {
+    double sq = 0, sv = 0;
+    sq += rk_b[0] * kq[e], sv += rk_b[0] * kv[e];
+    sq += rk_b[1] * q1[e], sv += rk_b[1] * v1[e];
+    sq += rk_b[2] * q2[e], sv += rk_b[2] * v2[e];
+    sq += rk_b[3] * q3[e], sv += rk_b[3] * v3[e];
+    dth[e] = h * sq;
+    dv[e] = h * sv;
+  }
 }
 
 static void rk4(sim_deriv *w, const sim_data *d, double h, double *X) {
@@ -247,20 +300,12 @@ static void rk4(sim_deriv *w, const sim_data *d, double h, double *X) {
     }
     w->theta[k] = h * sum;
   }
-  for (size_t e = 0; e < stage; e++) { /* ∂Θ = h·Σ b·∂k̃, ∂v⁺ = [0 | 1 | 0] + h·Σ b·∂a */
-    double dq = 0, dv = 0;
-    for (int s = 0; s < 4; s++) {
-      dq += rk_b[s] * w->dkq[s * stage + e];
-      dv += rk_b[s] * w->dkv[s * stage + e];
-    }
-    w->dth[e] = h * dq;
-    X[stage + e] = h * dv;
-  }
+  rk4_combine(h, stage, w->dkq, w->dkv, w->dth, X + stage); /* ∂v⁺ = [0 | 1 | 0] + h·Σ b·∂a */
   for (int k = 0; k < nv; k++) {
     X[(size_t)(nv + k) * n + w->cv + k] += 1;
   }
   rotation_maps(w);
-  position_map(w, X, w->dth);
+  position_map(w, X, w->dth, 1);
 }
 
 void sim__integrate_deriv(sim_deriv *w, const sim_data *d, double *X) {

@@ -10,8 +10,12 @@
  *                       dynamics ID(q, v, q̈) = M·q̈ + C·v + g, reversed along the tree
  *   passive_deriv.c     ∂τ of springs and dampers
  *   actuator_deriv.c    ∂τ of the actuators, and the winding current's advance after the step
- *   constraint_deriv.c  limits and friction: the solver's optimality condition at its solution
- *   contact_deriv.c     contacts of a plane with a sphere, a capsule or a box
+ *   impedance_deriv.c   the slope of the rows' impedance curve (below both of the next two)
+ *   contact_round_deriv.c contacts of two round shapes (spheres, capsules), both moving
+ *   contact_deriv.c     which contacts have derivatives; a plane with a sphere, a capsule or a
+ *                       box
+ *   constraint_deriv.c  limits and friction, and the solver's optimality condition at its
+ *                       solution through every row (the contacts' terms from contact_deriv.c)
  *   dynamics_deriv.c    one evaluation: G, then Q = (M + h·B)⁻¹·G (or through the rows)
  *   integrate_deriv.c   the integrators chained over their evaluations into A, B, P
  *
@@ -25,6 +29,16 @@
 #include "sim/deriv/deriv.h"
 
 #define DERIV_STAGES 4 /* RK4's evaluations; Euler uses the first */
+
+/* The row loops that carry most of the work (RK4's chain, M⁻¹·G) also built for AVX2, chosen at
+ * load time by the CPU: the same operations in the same order on wider registers (AVX2 without
+ * FMA, so no contraction), hence the same bits as the generic x86-64 build. GCC only, and not
+ * under its sanitizers (the clang build of CI runs the generic loops). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define DERIV_WIDE __attribute__((target_clones("avx2", "default")))
+#else
+#define DERIV_WIDE
+#endif
 
 /* Per body, the sums over its subtree that the derivative of inverse dynamics needs (world
  * axes, about the origin): the composite inertia (Ī, h = m·c, m), the net force F, the
@@ -61,8 +75,8 @@ enum {
   X(qpos0, nq)                    /* the state at the step's start */                         \
   X(qvel0, nv)                                                                                 \
   X(act0, na)                                                                                  \
-  X(Dq, nv * ncol)                /* integrator chain: tangent of the stage position */       \
-  X(Dv, nv * ncol)                /* ... of the stage velocity */                             \
+  X(Dq, nv * ncol)                /* RK4 chain: tangent of the stage position, less 1 */      \
+  X(Dv, nv * ncol)                /* ... of the stage velocity, less 1 */                     \
   X(dth, nv * ncol)               /* ... of the stage's rotation Θ */                         \
   X(dkq, DERIV_STAGES * nv * ncol) /* ... of the stage position rates */                      \
   X(dkv, DERIV_STAGES * nv * ncol) /* ... of the stage accelerations */                       \
@@ -76,13 +90,15 @@ enum {
   X(efc_f, nefc_max + 1)          /* constraint rows: their forces at the polished solution */\
   X(acc_exact, nv + 1)            /* the solver's solution polished on its active set */      \
   X(rowtmp, ncol + 1)             /* scratch: one row's J·X over the columns */              \
-  X(con_work, 22 * nv + 22)       /* contact_deriv.c: one contact's per-dof terms */
+  X(con_work, 40 * nv + 40)       /* contact_deriv.c, contact_round_deriv.c: one contact's  \
+                                     per-dof terms */
 
 struct sim_deriv {
   const sim_model *m;
   int nv, nq, na, nu, np, nbody, njnt, nx, ncol, nefc_max;
   int cv, ca, cu, cp;  /* first column of v, act, u and θ in Q and G */
   int status;          /* of the evaluations of the current step */
+  char detail[256];    /* what made the last step fail, naming the place (sim_deriv_detail) */
   double implicit_h;   /* Euler's h when its damping is implicit, else 0 */
   sim_param *params;   /* [np] */
   int *rotgroup;       /* [nv] first dof of the ball (or free rotation) a dof belongs to, or -1 */
@@ -127,13 +143,24 @@ void sim__constraint_solve(const sim_deriv *w, double *X, int n);
 void sim__constraint_polish(sim_deriv *w, const sim_data *d);
 void sim__constraint_jtdj(const sim_deriv *w, const sim_data *d, const double *X, double *Out,
                           double s);
-/* d imp/d pos of the impedance curve (constraint_deriv.c). */
+/* d imp/d pos of the impedance curve (impedance_deriv.c). */
 double sim__impedance_slope(const double solimp[SIM_NIMP], double pos);
 
-/* contact_deriv.c: 1 when every contact is a plane's against a sphere, a capsule or a box (the
- * pairs with derivatives); the contact rows' part of Rc (sim__constraint_rows_deriv's). */
-int sim__contact_supported(const sim_model *m, const sim_data *d);
+/* contact_deriv.c: SIM_DERIV_OK when every contact has derivatives, else SIM_DERIV_ECONTACT
+ * (its pair) or SIM_DERIV_ECONE (its cone, condim or impratio) with w->detail naming the
+ * contact and its geoms; the contact rows' part of Rc (sim__constraint_rows_deriv's). */
+int sim__contact_check(sim_deriv *w, const sim_data *d);
 void sim__contact_rows_deriv(sim_deriv *w, const sim_data *d, const double *a, double *Rc);
+/* contact_round_deriv.c: contact c's part of Rc for two round shapes (spheres, capsules). */
+void sim__contact_round_deriv(sim_deriv *w, const sim_data *d, int c, const double *a,
+                              double *Rc);
+
+/* impedance_deriv.c: a pyramid contact's constants, μ, k and b of its reference, imp and imp' at
+ * dist, and D's slope ∂D/∂dist (row: its first edge). */
+typedef struct sim_contact_coefs {
+  double mu, k, b, imp, slope, dD;
+} sim_contact_coefs;
+sim_contact_coefs sim__contact_coefs(const sim_model *m, const sim_data *d, int c, int row);
 
 /* integrate_deriv.c: the step's derivative X (nx × ncol) from the evaluations' Q. */
 void sim__integrate_deriv(sim_deriv *w, const sim_data *d, double *X);

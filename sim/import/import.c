@@ -100,8 +100,10 @@ static cJSON *convert_xml(const char *path, sim_import_format format,
   if (!imp__is(top, want)) {
     imp__fail(&c, top, "the root element is <%s>, expected <%s>", top ? imp__name(top) : "",
               want);
-  } else {
-    json = format == SIM_IMPORT_URDF ? imp__urdf(&c, top) : imp__mjcf(&c, top);
+  } else if (format == SIM_IMPORT_URDF) {
+    json = imp__urdf(&c, top);
+  } else if (imp__expand_includes(&c, doc) == 0) {
+    json = imp__mjcf(&c, top);
   }
   if (json) {
     imp__flush_reports(&c);

@@ -88,6 +88,14 @@ void imp__mass_add(imp_mass *sum, double m, const double pos[3], const double R[
   sum->mass += m;
 }
 
+void imp__mass_add_full(imp_mass *sum, double m, const double pos[3], const double I[9]) {
+  const double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, none[3] = {0, 0, 0};
+  imp__mass_add(sum, m, pos, R, none);
+  if (sum->nparts <= IMP_MASS_PARTS_MAX) {
+    memcpy(sum->part_inertia[sum->nparts - 1], I, sizeof sum->part_inertia[0]);
+  }
+}
+
 int imp__mass_finish(imp_mass *sum) {
   if (!(sum->mass > 0) || sum->nparts > IMP_MASS_PARTS_MAX) {
     return -1;

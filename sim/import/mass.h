@@ -37,6 +37,8 @@ void imp__shape_inertia(double diag[3], imp_shape type, const double size[3], do
 void imp__mass_clear(imp_mass *sum);
 void imp__mass_add(imp_mass *sum, double m, const double pos[3], const double R[9],
                    const double diag[3]);
+/* ... or with its full inertia I about pos (symmetric 3×3, row-major, the body's axes) */
+void imp__mass_add_full(imp_mass *sum, double m, const double pos[3], const double I[9]);
 /* 0; -1 when the total mass is not positive or there are more than IMP_MASS_PARTS_MAX parts. */
 int imp__mass_finish(imp_mass *sum);
 

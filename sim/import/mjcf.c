@@ -33,6 +33,48 @@ static int has_body(const mjcf *m, const char *name) {
   return 0;
 }
 
+/* Elements of MuJoCo that make bodies, joints or forces we do not build: ignoring one would
+ * move the robot otherwise than MuJoCo does (a composite's bodies missing, a tendon's spring or
+ * an equality's weld not acting), so the file is refused, naming it. An empty <tendon> or
+ * <equality> section changes nothing and is taken. */
+static const struct {
+  const char *name, *why;
+} unbuilt[] = {
+    {"composite", "MuJoCo makes bodies, joints and tendons of it"},
+    {"flexcomp", "a deformable body"},
+    {"flex", "a deformable body"},
+    {"deformable", "deformable bodies"},
+    {"plugin", "an engine plugin"},
+    {"extension", "engine plugins"},
+    {"replicate", "MuJoCo makes bodies of it"},
+    {"frame", "a frame of newer MuJoCo holding bodies and geoms"},
+    {"attach", "a model attached from another file"},
+    {"tendon", "tendons (their springs, limits and actuators) are not built"},
+    {"equality", "equality constraints (welds, connects, couplings) are not built"},
+};
+
+int mjcf__unbuilt(const xmlNode *k) {
+  for (size_t i = 0; i < sizeof unbuilt / sizeof unbuilt[0]; i++) {
+    if (imp__is(k, unbuilt[i].name)) {
+      return (int)i + 1;
+    }
+  }
+  return 0;
+}
+
+int mjcf__refuse_unbuilt(mjcf *m, const xmlNode *k) {
+  const int i = mjcf__unbuilt(k) - 1;
+  const int section = imp__is(k, "tendon") || imp__is(k, "equality");
+  const xmlNode *first = section ? xmlFirstElementChild((xmlNode *)k) : k;
+  if (i < 0 || !first) {
+    return 0;
+  }
+  return imp__fail(m->c, first, "<%s%s%s> is not imported (%s): the file is refused (remove "
+                                "it to import the rest)",
+                   imp__name(k), section ? "><" : "", section ? imp__name(first) : "",
+                   unbuilt[i].why);
+}
+
 /* <contact>: each <exclude body1 body2> into the native "exclude" list when both bodies are
  * native ones (a body merged into its parent is reported); <pair> is reported */
 static int convert_contact(mjcf *m, const xmlNode *contact, cJSON *root) {
@@ -72,53 +114,13 @@ static int convert_contact(mjcf *m, const xmlNode *contact, cJSON *root) {
   return 0;
 }
 
-/* <asset><mesh name file scale>: an STL file, found through compiler meshdir; its name is the
- * file's without directory and extension when not given (MuJoCo's rule). A mesh that is not
- * found, or not STL, is reported, and geoms using it are not converted. */
-static int read_mesh(mjcf *m, const xmlNode *el) {
-  static const char *const read[] = {"name", "file", "scale", NULL};
-  if (imp__check_attrs(m->c, el, read, "not modelled") != 0) {
-    return -1;
-  }
-  const char *file = imp__attr(el, "file"), *name = imp__attr(el, "name");
-  double scale[3] = {1, 1, 1};
-  if (mjcf__numbers(m, el, "mesh", NULL, "scale", scale, 3, 3) < 0) {
-    return -1;
-  }
-  if (!file) {
-    return imp__report(m->c, el, "<mesh> without a file (vertices given inline) not converted");
-  }
-  char stem[256], path[4096];
-  if (!name) { /* MuJoCo's default name: the file's stem */
-    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-    const char *dot = strrchr(base, '.');
-    snprintf(stem, sizeof stem, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
-    name = stem;
-  }
-  const size_t len = strlen(file);
-  if (len < 4 || strcasecmp(file + len - 4, ".stl") != 0) {
-    return imp__report(m->c, el, "<mesh file=\"%s\"> not converted: only STL meshes are read",
-                       file);
-  }
-  if (imp__mesh_file(path, sizeof path, m->c->file, m->meshdir[0] ? m->meshdir : NULL, file)) {
-    return imp__report(m->c, el, "<mesh file=\"%s\"> not converted: file not found", file);
-  }
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "file", path);
-  if (scale[0] != 1 || scale[1] != 1 || scale[2] != 1) {
-    cJSON_AddItemToObject(o, "scale", imp__json_vector(scale, 3));
-  }
-  cJSON_AddItemToObject(m->meshes, name, o);
-  return 0;
-}
-
 static int read_assets(mjcf *m, const xmlNode *asset) {
   for (const xmlNode *k = asset->children; k; k = k->next) {
     int rc = 0;
     if (k->type != XML_ELEMENT_NODE) {
       continue;
     } else if (imp__is(k, "mesh")) {
-      rc = read_mesh(m, k);
+      rc = mjcf__read_mesh(m, k);
     } else if (imp__is(k, "texture") || imp__is(k, "material") || imp__is(k, "skin")) {
       rc = imp__report(m->c, k, "<asset><%s> ignored: visual only", imp__name(k));
     } else {
@@ -131,9 +133,24 @@ static int read_assets(mjcf *m, const xmlNode *asset) {
   return 0;
 }
 
-static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
-  const xmlNode *world = NULL, *actuators = NULL, *contact = NULL, *assets[16];
-  int nassets = 0;
+/* The sections a file (with what it includes) may hold several of: MuJoCo reads each in turn,
+ * so a scene file included beside the robot's own <worldbody> adds its floor and lights. */
+#define MJCF_SECTIONS 32
+typedef struct sections {
+  const xmlNode *world[MJCF_SECTIONS], *actuator[MJCF_SECTIONS], *contact[MJCF_SECTIONS],
+      *asset[MJCF_SECTIONS];
+  int nworld, nactuator, ncontact, nasset;
+} sections;
+
+static int keep(mjcf *m, const xmlNode *k, const xmlNode **list, int *n) {
+  if (*n == MJCF_SECTIONS) {
+    return imp__fail(m->c, k, "<%s>: at most %d such sections", imp__name(k), MJCF_SECTIONS);
+  }
+  list[(*n)++] = k;
+  return 0;
+}
+
+static int read_sections(mjcf *m, const xmlNode *top, cJSON *root, sections *s) {
   for (const xmlNode *k = top->children; k; k = k->next) {
     int rc = 0;
     if (k->type != XML_ELEMENT_NODE) {
@@ -149,16 +166,16 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
         m->defaults[m->ndefaults++] = (xmlNode *)k;
       }
     } else if (imp__is(k, "worldbody")) {
-      world = world ? world : k;
+      rc = keep(m, k, s->world, &s->nworld);
     } else if (imp__is(k, "actuator")) {
-      actuators = k;
+      rc = keep(m, k, s->actuator, &s->nactuator);
     } else if (imp__is(k, "contact")) {
-      contact = k;
-    } else if (imp__is(k, "include")) {
-      rc = imp__fail(m->c, k, "<include>: included files are not read yet");
-    } else if (imp__is(k, "asset") && nassets < 16) {
-      assets[nassets++] = k; /* read once compiler meshdir is known */
-    } else if (imp__is(k, "visual") || imp__is(k, "statistic") || imp__is(k, "asset")) {
+      rc = keep(m, k, s->contact, &s->ncontact);
+    } else if (imp__is(k, "asset")) {
+      rc = keep(m, k, s->asset, &s->nasset); /* read once compiler meshdir is known */
+    } else if (mjcf__unbuilt(k)) {
+      rc = mjcf__refuse_unbuilt(m, k);
+    } else if (imp__is(k, "visual") || imp__is(k, "statistic")) {
       rc = imp__report(m->c, k, "<%s> ignored: visual only", imp__name(k));
     } else {
       rc = imp__report(m->c, k, "<%s> ignored: not modelled", imp__name(k));
@@ -167,11 +184,20 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
       return -1;
     }
   }
-  if (!world) {
+  return 0;
+}
+
+static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
+  static sections s; /* the importer is not re-entrant (import.c) */
+  memset(&s, 0, sizeof s);
+  if (read_sections(m, top, root, &s) != 0) {
+    return -1;
+  }
+  if (s.nworld == 0) {
     return imp__fail(m->c, top, "<mujoco>: no <worldbody>");
   }
-  for (int a = 0; a < nassets; a++) {
-    if (read_assets(m, assets[a]) != 0) {
+  for (int a = 0; a < s.nasset; a++) {
+    if (read_assets(m, s.asset[a]) != 0) {
       return -1;
     }
   }
@@ -180,16 +206,25 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
       return -1;
     }
   }
-  if (mjcf__convert_children(m, world, NULL, &mjcf__identity_frame, NULL) != 0) {
-    return -1;
-  }
-  int index = 0;
-  for (const xmlNode *k = actuators ? actuators->children : NULL; k; k = k->next) {
-    if (k->type == XML_ELEMENT_NODE && mjcf__convert_actuator(m, k, index++) != 0) {
+  for (int w = 0; w < s.nworld; w++) {
+    if (mjcf__convert_children(m, s.world[w], NULL, &mjcf__identity_frame, NULL) != 0) {
       return -1;
     }
   }
-  return contact ? convert_contact(m, contact, root) : 0;
+  int index = 0;
+  for (int a = 0; a < s.nactuator; a++) {
+    for (const xmlNode *k = s.actuator[a]->children; k; k = k->next) {
+      if (k->type == XML_ELEMENT_NODE && mjcf__convert_actuator(m, k, index++) != 0) {
+        return -1;
+      }
+    }
+  }
+  for (int i = 0; i < s.ncontact; i++) {
+    if (convert_contact(m, s.contact[i], root) != 0) {
+      return -1;
+    }
+  }
+  return 0;
 }
 
 cJSON *imp__mjcf(imp_ctx *c, const xmlNode *top) {

@@ -45,6 +45,18 @@ int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index) {
     return imp__report(m->c, a, "<%s> actuator ignored: only motor, position and velocity "
                                 "actuators are imported", kind);
   }
+  /* a transmission other than a joint: named before the attributes it brings are noted */
+  static const char *const via[][2] = {{"tendon", "a tendon"},
+                                       {"site", "a site"},
+                                       {"cranksite", "a slider-crank"},
+                                       {"jointinparent", "a joint in its parent's frame"}};
+  for (int k = 0; k < 4; k++) {
+    const char *v = imp__attr(a, via[k][0]);
+    if (v) {
+      return imp__fail(m->c, a, "<%s %s=\"%s\">: actuators on %s are not imported (only on a "
+                                "joint: joint=...)", kind, via[k][0], v, via[k][1]);
+    }
+  }
   if (imp__check_attrs(m->c, a, mjcf__actuator_read, "not modelled") != 0) {
     return -1;
   }

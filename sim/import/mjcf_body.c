@@ -122,6 +122,9 @@ static int convert_body(mjcf *m, const xmlNode *b, const char *parent, const mjc
   const xmlNode *joints[SIM_BODY_DOF_MAX];
   int njoint = 0;
   for (const xmlNode *k = b->children; k; k = k->next) {
+    if (mjcf__unbuilt(k) && mjcf__refuse_unbuilt(m, k) != 0) { /* before its mass is judged */
+      return -1;
+    }
     if (imp__is(k, "freejoint") || imp__is(k, "joint")) {
       if (njoint == SIM_BODY_DOF_MAX) {
         return imp__fail(m->c, k, "<body>: more than %d joints on one body", SIM_BODY_DOF_MAX);
@@ -198,6 +201,8 @@ int mjcf__convert_children(mjcf *m, const xmlNode *b, const char *parent, const 
       }
     } else if (imp__is(k, "camera") || imp__is(k, "light")) {
       rc = imp__report(m->c, k, "<%s> ignored: visual only", imp__name(k));
+    } else if (mjcf__unbuilt(k)) {
+      rc = mjcf__refuse_unbuilt(m, k);
     } else {
       rc = imp__report(m->c, k, "<%s> ignored: not modelled", imp__name(k));
     }

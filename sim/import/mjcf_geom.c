@@ -30,8 +30,12 @@ static int shape_of(mjcf *m, const xmlNode *g, const char *cls, imp_shape *shape
     *massless = 1;
     return 0;
   }
-  return imp__fail(m->c, g, "<geom type=\"%s\">: its mass is not computed here (mesh, hfield, "
-                            "sdf): give the body an <inertial>", type);
+  if (strcmp(type, "mesh") == 0) {
+    *massless = 2; /* mjcf_mesh.c */
+    return 0;
+  }
+  return imp__fail(m->c, g, "<geom type=\"%s\">: its mass is not computed here (hfield, sdf): "
+                            "give the body an <inertial>", type);
 }
 
 /* adds one geom's mass to the sum, in the body's MJCF frame */
@@ -41,10 +45,21 @@ int mjcf__geom_mass(mjcf *m, const xmlNode *g, const char *cls, imp_mass *sum) {
   if (shape_of(m, g, cls, &shape, &massless) != 0) {
     return -1;
   }
-  if (massless) {
+  if (massless == 1) {
     return 0;
   }
   double size[3] = {0, 0, 0}, pos[3] = {0, 0, 0}, q[4], ft[6], v[1];
+  if (massless == 2) {
+    if (mjcf__numbers(m, g, "geom", cls, "pos", pos, 3, 3) < 0 ||
+        mjcf__orientation(m, g, "geom", cls, q) != 0) {
+      return -1;
+    }
+    if (mjcf__numbers(m, g, "geom", cls, "fromto", ft, 6, 6) > 0) {
+      return imp__fail(m->c, g, "<geom type=\"mesh\" fromto>: fromto cannot be used with a "
+                                "mesh (MuJoCo's error too)");
+    }
+    return mjcf__mesh_mass(m, g, cls, pos, q, sum);
+  }
   int nsize = mjcf__numbers(m, g, "geom", cls, "size", size, 1, 3);
   if (nsize < 0 || mjcf__numbers(m, g, "geom", cls, "pos", pos, 3, 3) < 0 ||
       mjcf__orientation(m, g, "geom", cls, q) != 0) {
@@ -136,6 +151,10 @@ int mjcf__convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *b
   if (t == 5 && !mesh) {
     return imp__report(m->c, g, "<geom type=\"mesh\" mesh=\"%s\"> not converted: no such STL "
                                 "mesh among the assets read", mesh_name ? mesh_name : "");
+  }
+  if (t == 5 && cJSON_GetObjectItemCaseSensitive(mesh, "obj")) {
+    return imp__report(m->c, g, "<geom type=\"mesh\" mesh=\"%s\"> not converted to a collision "
+                                "shape: only STL meshes collide (its mass is taken)", mesh_name);
   }
   if (mjcf__numbers(m, g, "geom", cls, "size", size, 1, 3) < 0 ||
       mjcf__numbers(m, g, "geom", cls, "pos", pos, 3, 3) < 0 ||

@@ -10,7 +10,7 @@
 
 int mjcf__read_compiler(mjcf *m, const xmlNode *el) {
   static const char *const read[] = {"angle", "inertiafromgeom", "eulerseq", "autolimits",
-                                     "meshdir", NULL};
+                                     "meshdir", "exactmeshinertia", NULL};
   if (imp__check_attrs(m->c, el, read, "not used") != 0) {
     return -1;
   }
@@ -28,6 +28,10 @@ int mjcf__read_compiler(mjcf *m, const xmlNode *el) {
   }
   if (autolimits) {
     m->autolimits = strcmp(autolimits, "false") != 0;
+  }
+  const char *exact = imp__attr(el, "exactmeshinertia");
+  if (exact) {
+    m->exact_mesh = strcmp(exact, "true") == 0;
   }
   if (seq) {
     if (strlen(seq) != 3 || strspn(seq, "xyzXYZ") != 3) {

@@ -26,12 +26,13 @@ typedef struct mjcf {
   int no_limits;     /* <option><flag limit="disable">: ranges are kept, not enforced */
   int no_friction;   /* <option><flag frictionloss="disable"> */
   int no_contact;    /* <option><flag contact="disable">: geoms give mass only */
+  int exact_mesh;    /* <compiler exactmeshinertia="true">: a mesh's own volume (mjcf_mesh.c) */
   /* the top-level <default> elements: together class "main" (MuJoCo merges them, later ones
    * overriding earlier ones), each holding its own nested classes */
   xmlNode *defaults[MJCF_TOP_DEFAULTS];
   int ndefaults;
   char meshdir[1024]; /* compiler meshdir */
-  cJSON *meshes;     /* <asset><mesh>s by name: {"file": absolute path, "scale": [3]} */
+  cJSON *meshes; /* <asset><mesh>s by name: {"file": absolute path, "scale": [3], "obj": true} */
   cJSON *bodies, *sites, *actuators, *geoms;
   int unnamed_bodies, unnamed_joints, unnamed_geoms;
 } mjcf;
@@ -92,6 +93,19 @@ int mjcf__geom_mass(mjcf *m, const xmlNode *g, const char *cls, imp_mass *sum);
 /* a geom as a native collision shape on `body` (NULL: the world), placed through f */
 int mjcf__convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *body,
                        const mjcf_frame *f);
+
+/* Nonzero for an element whose bodies or forces are not built (composite, tendon, equality,
+ * plugin, ...); refusing it is -1 with an error naming it, 0 for an empty <tendon> or
+ * <equality> (nothing to build). */
+int mjcf__unbuilt(const xmlNode *k);
+int mjcf__refuse_unbuilt(mjcf *m, const xmlNode *k);
+
+/* --- meshes (mjcf_mesh.c) --- */
+/* <asset><mesh> into m->meshes */
+int mjcf__read_mesh(mjcf *m, const xmlNode *el);
+/* a mesh geom's mass at pos, q (the geom's frame in the body's MJCF frame) into sum */
+int mjcf__mesh_mass(mjcf *m, const xmlNode *g, const char *cls, const double pos[3],
+                    const double q[4], imp_mass *sum);
 
 /* --- actuators (mjcf_actuator.c) --- */
 int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index);

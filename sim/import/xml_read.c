@@ -28,6 +28,15 @@ void imp__init(imp_ctx *c, const char *file, const sim_import_options *o, char *
 
 static long line_of(const xmlNode *node) { return node ? (long)xmlGetLineNo(node) : 0; }
 
+const char *imp__file_of(const imp_ctx *c, const xmlNode *node) {
+  for (const xmlNode *n = node; n && n->type == XML_ELEMENT_NODE; n = n->parent) {
+    if (n->_private) {
+      return n->_private;
+    }
+  }
+  return c->file;
+}
+
 int imp__fail(imp_ctx *c, const xmlNode *node, const char *fmt, ...) {
   if (c->failed || c->err_sz == 0) {
     c->failed = 1;
@@ -40,7 +49,7 @@ int imp__fail(imp_ctx *c, const xmlNode *node, const char *fmt, ...) {
   va_end(ap);
   long line = line_of(node);
   if (line > 0) {
-    snprintf(c->err, c->err_sz, "%s:%ld: %s", c->file, line, msg);
+    snprintf(c->err, c->err_sz, "%s:%ld: %s", imp__file_of(c, node), line, msg);
   } else {
     snprintf(c->err, c->err_sz, "%s: %s", c->file, msg);
   }
@@ -66,6 +75,7 @@ int imp__report(imp_ctx *c, const xmlNode *node, const char *fmt, ...) {
   if (c->nreports < IMP_REPORTS_MAX) {
     imp_report *r = &c->reports[c->nreports++];
     snprintf(r->message, sizeof r->message, "%s", msg);
+    r->file = imp__file_of(c, node);
     r->line = line_of(node);
     r->count = 1;
   }
@@ -80,10 +90,10 @@ void imp__flush_reports(imp_ctx *c) {
     const imp_report *r = &c->reports[i];
     char line[400];
     if (r->count > 1) {
-      snprintf(line, sizeof line, "%s:%ld: %s (%d times; first here)", c->file, r->line,
+      snprintf(line, sizeof line, "%s:%ld: %s (%d times; first here)", r->file, r->line,
                r->message, r->count);
     } else {
-      snprintf(line, sizeof line, "%s:%ld: %s", c->file, r->line, r->message);
+      snprintf(line, sizeof line, "%s:%ld: %s", r->file, r->line, r->message);
     }
     c->opt->report(c->opt->report_ctx, line);
   }
@@ -101,7 +111,8 @@ static void on_xml_error(void *ctx, const xmlError *e) {
   while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) {
     msg[--n] = '\0';
   }
-  snprintf(c->err, c->err_sz, "%s:%d: invalid XML: %s", c->file, e->line, msg);
+  snprintf(c->err, c->err_sz, "%s:%d: invalid XML: %s", c->parsing ? c->parsing : c->file,
+           e->line, msg);
   c->failed = 1;
 }
 
@@ -155,7 +166,9 @@ static int whole_attribute_values(xmlDoc *doc) {
   return 0;
 }
 
-xmlDoc *imp__parse(imp_ctx *c) {
+xmlDoc *imp__parse(imp_ctx *c) { return imp__parse_file(c, c->file); }
+
+xmlDoc *imp__parse_file(imp_ctx *c, const char *path) {
   xmlParserCtxt *p = xmlNewParserCtxt();
   if (!p) {
     imp__fail(c, NULL, "out of memory");
@@ -163,22 +176,26 @@ xmlDoc *imp__parse(imp_ctx *c) {
   }
   /* the bytes through the one reader of files (a FIFO would block libxml2's own open) */
   size_t size = 0;
-  char *text = sim_file_read(c->file, 0, SIM_JSON_FILE_MAX, &size, c->err, c->err_sz);
+  char *text = sim_file_read(path, 0, SIM_JSON_FILE_MAX, &size, c->err, c->err_sz);
   if (!text) {
     xmlFreeParserCtxt(p);
     c->failed = 1;
     return NULL;
   }
+  c->parsing = path;
   xmlSetStructuredErrorFunc(c, on_xml_error_compat);
   /* no network, no entity expansion from outside the file, no DTD loading */
-  xmlDoc *doc = xmlCtxtReadMemory(p, text, (int)size, c->file, NULL,
+  xmlDoc *doc = xmlCtxtReadMemory(p, text, (int)size, path, NULL,
                                   XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
   xmlSetStructuredErrorFunc(NULL, NULL);
+  c->parsing = NULL;
   xmlFreeParserCtxt(p);
   free(text);
   if (!doc) {
-    if (!c->failed) {
+    if (!c->failed && path == c->file) {
       imp__fail(c, NULL, "cannot read or parse the file");
+    } else if (!c->failed) {
+      imp__fail(c, NULL, "%s: cannot read or parse the included file", path);
     }
     return NULL;
   }

@@ -11,9 +11,12 @@
 
 #define IMP_REPORTS_MAX 256
 
+#define IMP_INCLUDES_MAX 32
+
 typedef struct imp_report {
   char message[256]; /* without the line: equal messages are counted, not repeated */
-  long line;         /* of the first occurrence */
+  const char *file;  /* of the first occurrence: the file read, or one it includes */
+  long line;
   int count;
 } imp_report;
 
@@ -25,6 +28,11 @@ typedef struct imp_ctx {
   int failed; /* an error has been written to err */
   imp_report reports[IMP_REPORTS_MAX];
   int nreports;
+  /* the files <include>d (xml_include.c): an element copied from one carries its name in
+   * _private, so messages name the file the line is in */
+  char includes[IMP_INCLUDES_MAX][1024];
+  int nincludes;
+  const char *parsing; /* the file being parsed, for libxml2's messages */
 } imp_ctx;
 
 void imp__init(imp_ctx *c, const char *file, const sim_import_options *o, char *err,
@@ -42,8 +50,18 @@ int imp__report(imp_ctx *c, const xmlNode *node, const char *fmt, ...)
 /* Hands the collected reports to the caller's callback, one line each, in file order. */
 void imp__flush_reports(imp_ctx *c);
 
-/* Parses an XML file; NULL (with the parser's message and line) on failure. */
+/* Parses the XML file c->file; NULL (with the parser's message and line) on failure. */
 xmlDoc *imp__parse(imp_ctx *c);
+/* The same for another file (one the first includes). */
+xmlDoc *imp__parse_file(imp_ctx *c, const char *path);
+/* The file a node's line is in: c->file, or the included file it was copied from. */
+const char *imp__file_of(const imp_ctx *c, const xmlNode *node);
+
+/* MJCF's <include file="...">, anywhere in the tree, replaced by the children of the included
+ * file's root element, recursively, as MuJoCo 2.2.2 does (xml_include.c). -1 with an error
+ * naming the <include>'s file and line when a file is missing, unreadable, empty, included a
+ * second time (a cycle among them) or one too many. */
+int imp__expand_includes(imp_ctx *c, xmlDoc *doc);
 
 /* Names are compared with these helpers so libxml2's unsigned chars stay here. */
 int imp__is(const xmlNode *node, const char *name);

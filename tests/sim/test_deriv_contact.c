@@ -1,8 +1,10 @@
 /* tests/sim/test_deriv_contact.c: step Jacobians through contacts of a plane with a sphere, a
- * capsule and a box (free bodies resting, sliding and spinning) and of the shipped club arm
- * pressed on its table (capsules and a sphere, with its stops and joint friction), against
- * central differences of sim_step (deriv_fd.h), at states whose active set (contacts and the
- * rows' states) is the same at every point of the stencil. The solver runs to convergence. */
+ * capsule and a box (free bodies resting, sliding and spinning), of the shipped club arm
+ * pressed on its table (capsules and a sphere, with its stops and joint friction), of two round
+ * shapes and of a sphere and a box, against central differences of sim_step (deriv_fd.h), at
+ * states whose active set (contacts and the rows' states) is the same at every point of the
+ * stencil; the solver runs to convergence, and CG and Newton give the same Jacobians. Pairs and
+ * cones without derivatives return their error, naming the contact. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,7 +51,7 @@ static const char shape_params[] = "body/b/mass,body/b/com_x,body/b/iyy";
 /* The evaluation's stencil: 2.5e-4 for positions and velocities, as the contacts' stiffness
  * makes high derivatives large (the capsule's ∂ω̇/∂z reads −27.53 at 2e-3, −28.45183 at 1e-3,
  * −28.45144 at 5e-4, the analytic value −28.45141); 1e-2 relative for parameters. */
-static const fd_steps eval_steps = {2.5e-4, 2.5e-4, 2.5e-4, 2.5e-4, 1e-2, 4};
+static fd_steps eval_steps = {2.5e-4, 2.5e-4, 2.5e-4, 2.5e-4, 1e-2, 4};
 
 /* --- the converged minimum, solved exactly ------------------------------------------------------ */
 
@@ -258,4 +260,290 @@ static void test_club_arm_on_its_table(void **state) {
   sim_model_free(m);
 }
 
-TS_MAIN(test_shapes_on_a_plane, test_club_arm_on_its_table)
+/* --- two round shapes ---------------------------------------------------------------------------- */
+
+/* a free body "b" (and a second one "c" when c_json is given) with the geoms listed, no plane */
+static const char pair_json[] =
+    "{ \"name\": \"pair\", \"timestep\": 0.002, \"integrator\": \"rk4\", \"solver_iterations\": 1000,\n"
+    "  \"solver_tolerance\": 0,\n"
+    "  \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\", \"joint\": { \"name\": \"root\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 1.5, \"com\": [0.01, -0.02, 0.005], \"inertia\": [0.004, 0.005, 0.006, 0, 0, 0] } }%s ],\n"
+    "  \"geoms\": [ %s ] }\n";
+static const char second_body[] =
+    ",\n    { \"name\": \"c\", \"parent\": \"world\", \"joint\": { \"name\": \"root2\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 0.8, \"com\": [0, 0.01, 0], \"inertia\": [0.002, 0.003, 0.0025, 0, 0, 0] } }";
+#define ROUND_SOLIMP "\"solimp\": [0.9, 0.95, 0.02, 0.5, 2], \"friction\": [0.6, 0.005, 0.0001]"
+
+static sim_model *load_pair(const char *geoms, int two) {
+  char json[4096], err[512];
+  snprintf(json, sizeof json, pair_json, two ? second_body : "", geoms);
+  sim_model *m = sim_model_load_string(json, "pair", err, sizeof err);
+  if (!m) fprintf(stderr, "%s\n", err);
+  assert_non_null(m);
+  return m;
+}
+
+/* A sphere or a capsule against a sphere or a capsule (contact_round_deriv.c): a free shape on a
+ * fixed one (the nearest points fixed or sliding along the capsules' axes, a capsule's end),
+ * and two free bodies touching, each evaluation against differences of the exact minimum, about
+ * 4.5 mm deep (on the impedance's rising curve, as above) */
+static void test_round_pairs(void **state) {
+  (void)state;
+  double worst = 0;
+  const double rest[6] = {0.01, -0.02, 0.005, 0.1, -0.05, 0.08};
+  const double slide[6] = {0.4, -0.3, 0.01, 0.5, 1.2, -0.7};
+  sim_model *m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+                           "{ \"name\": \"ball\", \"body\": \"b\", \"type\": \"sphere\", \"size\": [0.08], " ROUND_SOLIMP " }", 0);
+  const double p1[3] = {0.02, -0.01, 0.174}, r1[3] = {0.3, -0.2, 0.5};
+  worst = fmax(worst, check_shape(m, p1, r1, rest, "sphere on a sphere"));
+  worst = fmax(worst, check_shape(m, p1, r1, slide, "sphere sliding on a sphere"));
+  sim_model_free(m);
+  /* a fixed capsule along x, a free one across it along y: both nearest points slide */
+  m = load_pair("{ \"name\": \"bar\", \"body\": \"world\", \"type\": \"capsule\", \"size\": [0.05, 0.2], \"quat\": [0.70710678118654752, 0, 0.70710678118654752, 0], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.15], " ROUND_SOLIMP " }", 0);
+  const double p2[3] = {0.03, 0.02, 0.086}, r2[3] = {1.5708 + 0.05, 0.03, 0.2};
+  worst = fmax(worst, check_shape(m, p2, r2, rest, "capsule across a capsule"));
+  worst = fmax(worst, check_shape(m, p2, r2, slide, "capsule sliding across a capsule"));
+  sim_model_free(m);
+  /* a free sphere on the fixed capsule (the capsule's point slides), a capsule's end on a sphere */
+  m = load_pair("{ \"name\": \"bar\", \"body\": \"world\", \"type\": \"capsule\", \"size\": [0.05, 0.2], \"quat\": [0.70710678118654752, 0, 0.70710678118654752, 0], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"ball\", \"body\": \"b\", \"type\": \"sphere\", \"size\": [0.06], " ROUND_SOLIMP " }", 0);
+  const double p3[3] = {0.05, 0.01, 0.1055};
+  worst = fmax(worst, check_shape(m, p3, r1, slide, "sphere on a capsule"));
+  sim_model_free(m);
+  m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.1], " ROUND_SOLIMP " }", 0);
+  const double p4[3] = {0.012, 0.006, 0.2356}, r4[3] = {0.1, 0.05, 0.3};
+  worst = fmax(worst, check_shape(m, p4, r4, rest, "capsule's end on a sphere"));
+  sim_model_free(m);
+  /* two free bodies: a capsule lying on a free sphere (the sphere's body at rest at the origin):
+   * every dof of both moves the contact, the rows' two sides with opposite signs */
+  m = load_pair("{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.15], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"ball\", \"body\": \"c\", \"type\": \"sphere\", \"size\": [0.08], " ROUND_SOLIMP " }", 1);
+  const double p5[3] = {0.03, 0.02, 0.1155}, v5[6] = {0.05, 0.1, -0.5, 0.2, 0, 0.1};
+  worst = fmax(worst, check_shape(m, p5, r2, v5, "capsule on a free sphere"));
+  sim_model_free(m);
+  /* a sphere against a box, from outside: the box's nearest point slides on a face (two
+   * directions), along an edge (one), or sits at a corner (none); a free box on a fixed sphere */
+  m = load_pair("{ \"name\": \"crate\", \"body\": \"world\", \"type\": \"box\", \"size\": [0.2, 0.15, 0.1], \"quat\": [0.9950041652780258, 0, 0, 0.09983341664682815], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"ball\", \"body\": \"b\", \"type\": \"sphere\", \"size\": [0.06], " ROUND_SOLIMP " }", 0);
+  const double face[3] = {0.05, -0.03, 0.1555};
+  worst = fmax(worst, check_shape(m, face, r1, slide, "sphere on a box's face"));
+  sim_model_free(m);
+  m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"crate\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.08, 0.06, 0.05], " ROUND_SOLIMP " }", 0);
+  const double on_face[3] = {0.01, -0.02, 0.1455}, tilt[3] = {0.1, -0.05, 0.3};
+  worst = fmax(worst, check_shape(m, on_face, tilt, rest, "box's face on a sphere"));
+  /* pitched 45°: its edge at box (0.08, ·, −0.05) lowest, above the sphere's centre */
+  const double on_edge[3] = {-0.0212 + 0.003, 0.01, 0.1874}, tipped[3] = {0, 0.785398, 0};
+  worst = fmax(worst, check_shape(m, on_edge, tipped, rest, "box's edge on a sphere"));
+  const double on_corner[3] = {0.0, 0.0, 0.1 + 0.1118 - 0.0045}, corner_up[3] = {0.6155, 0.785398, 0};
+  worst = fmax(worst, check_shape(m, on_corner, corner_up, rest, "box's corner on a sphere"));
+  sim_model_free(m);
+  /* a capsule against a box: lying on its face (both ends touching), an end on its top edge */
+  m = load_pair("{ \"name\": \"crate\", \"body\": \"world\", \"type\": \"box\", \"size\": [0.3, 0.3, 0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.15], " ROUND_SOLIMP " }", 0);
+  const double lying[3] = {0.05, -0.02, 0.1355}, flat[3] = {1.5708 + 0.01, 0.01, 0.3};
+  worst = fmax(worst, check_shape(m, lying, flat, rest, "capsule lying on a box's face"));
+  const double leaning[3] = {0.3 + 0.022, -0.1, 0.1 + 0.022 + 0.1495};
+  const double upright[3] = {0.05, 0.02, 0.1};
+  /* an edge's contact turns fast with the end's position: 4th-order differences at 2.5e-4 err
+   * by 3 of the tolerance on ∂ẍ/∂x (analytic 196.04164, FD 196.04204), at 1e-4 by 0.05, at 5e-5
+   * by 0.02: the differences' truncation, so this scene takes 1e-4 */
+  eval_steps.q = eval_steps.v = 1e-4;
+  worst = fmax(worst, check_shape(m, leaning, upright, rest, "capsule's end on a box's edge"));
+  eval_steps.q = eval_steps.v = 2.5e-4;
+  /* across its top edge, the outer end lower: the segment's point nearest the edge slides along
+   * the capsule while the box's slides along the edge */
+  const double over_edge[3] = {0.3, 0.02, 0.1362}, across[3] = {0, 1.5708 + 0.1, 0.05};
+  eval_steps.q = eval_steps.v = 1e-4;
+  worst = fmax(worst, check_shape(m, over_edge, across, rest, "capsule across a box's edge"));
+  eval_steps.q = eval_steps.v = 2.5e-4;
+  sim_model_free(m);
+  printf("round pairs: worst entry %.3g of the tolerance\n", worst);
+  assert_true(worst <= 1);
+}
+
+/* one step from (pos, rpy) at rest: its status, and its detail into out */
+static int step_status(sim_model *m, const double pos[3], const double rpy[3], char *out,
+                       size_t out_sz) {
+  char err[256];
+  sim_deriv *w = sim_deriv_new(m, NULL, 0, err, sizeof err);
+  sim_data *d = sim_data_new(m);
+  memcpy(d->qpos, pos, 3 * sizeof(double));
+  sim_rpy_to_quat(d->qpos + 3, rpy);
+  int nx = sim_deriv_nx(m);
+  double A[24 * 24];
+  for (int i = 0; i < nx * nx; i++) A[i] = 7;
+  int rc = sim_deriv_step(m, d, w, A, NULL, NULL);
+  for (int i = 0; rc != SIM_DERIV_OK && i < nx * nx; i++) assert_true(A[i] == 7); /* unwritten */
+  snprintf(out, out_sz, "%s", sim_deriv_detail(w));
+  printf("  status %d (%s): %s\n", rc, sim_deriv_strerror(rc), out);
+  sim_deriv_free(&w);
+  sim_data_free(d);
+  return rc;
+}
+
+/* pairs and cones without derivatives say so and name the contact's geoms, never a zero */
+static void test_pairs_without_derivatives(void **state) {
+  (void)state;
+  char detail[256];
+  const double up[3] = {0, 0, 0};
+  /* a long capsule across a small box's top edge (an X, the outer end lower): its second
+   * point placed by a rule, where the box ends */
+  sim_model *m = load_pair("{ \"name\": \"crate\", \"body\": \"world\", \"type\": \"box\", \"size\": [0.05, 0.05, 0.05], " ROUND_SOLIMP " },\n"
+                           "{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.4], " ROUND_SOLIMP " }", 0);
+  const double over_edge[3] = {0.05, 0.01, 0.05 + 0.034}, across[3] = {0, 1.5708 + 0.05, 0};
+  assert_int_equal(step_status(m, over_edge, across, detail, sizeof detail), SIM_DERIV_ECONTACT);
+  assert_non_null(strstr(detail, "capsule 'rod' against box 'crate': the capsule's contact point "
+                                 "is placed inside its segment by a rule"));
+  sim_model_free(m);
+  /* two boxes */
+  m = load_pair("{ \"name\": \"table\", \"body\": \"world\", \"type\": \"box\", \"size\": [0.3, 0.3, 0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"crate\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.05, 0.05, 0.05], " ROUND_SOLIMP " }", 0);
+  const double on_table[3] = {0.01, 0, 0.148};
+  assert_int_equal(step_status(m, on_table, up, detail, sizeof detail), SIM_DERIV_ECONTACT);
+  assert_non_null(strstr(detail, "box 'table' against box 'crate'"));
+  sim_model_free(m);
+  /* a sphere deep in a box: its centre inside (the face pushing out is chosen, not derived) */
+  m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"crate\", \"body\": \"b\", \"type\": \"box\", \"size\": [0.2, 0.2, 0.2], " ROUND_SOLIMP " }", 0);
+  const double around[3] = {0.01, 0.02, 0.03};
+  assert_int_equal(step_status(m, around, up, detail, sizeof detail), SIM_DERIV_ECONTACT);
+  assert_non_null(strstr(detail, "sphere 'base' against box 'crate': the sphere's centre is inside"));
+  sim_model_free(m);
+  /* two spheres with one centre: the normal is the axes' cross product, not the centres' */
+  m = load_pair("{ \"name\": \"base\", \"body\": \"world\", \"type\": \"sphere\", \"size\": [0.1], " ROUND_SOLIMP " },\n"
+                "{ \"name\": \"ball\", \"body\": \"b\", \"type\": \"sphere\", \"size\": [0.08], " ROUND_SOLIMP " }", 0);
+  const double centre[3] = {0, 0, 0}, turned[3] = {0.5, 0, 0};
+  assert_int_equal(step_status(m, centre, turned, detail, sizeof detail), SIM_DERIV_ECONTACT);
+  assert_non_null(strstr(detail, "sphere 'base' against sphere 'ball': the two centres coincide"));
+  sim_model_free(m);
+  m = load_shape("rk4", "sphere", "[0.1]");
+  const double pressed[3] = {0, 0, 0.095};
+  assert_int_equal(step_status(m, pressed, up, detail, sizeof detail), SIM_DERIV_OK);
+  assert_string_equal(detail, "");
+  m->opt.cone = SIM_CONE_ELLIPTIC;
+  assert_int_equal(step_status(m, pressed, up, detail, sizeof detail), SIM_DERIV_ECONE);
+  assert_non_null(strstr(detail, "plane 'floor' against sphere 'shape': the elliptic cone"));
+  m->opt.cone = SIM_CONE_PYRAMIDAL;
+  m->opt.impratio = 2;
+  assert_int_equal(step_status(m, pressed, up, detail, sizeof detail), SIM_DERIV_ECONE);
+  assert_non_null(strstr(detail, "impratio"));
+  sim_model_free(m);
+}
+
+/* --- the solvers ------------------------------------------------------------------------------ */
+
+/* A and B of one step from d's state with the given solver (converged: 1000 iterations, no
+ * tolerance); returns the largest entry of |A| and |B| */
+static double jacobians_with(sim_model *m, const sim_data *d, sim_solver_type solver, double *AB) {
+  char err[256];
+  m->opt.solver = solver;
+  m->opt.solver_iterations = 1000;
+  m->opt.solver_tolerance = 0;
+  sim_deriv *w = sim_deriv_new(m, NULL, 0, err, sizeof err);
+  sim_data *work = sim_data_new(m);
+  fd_copy_state(m, work, d);
+  int nx = sim_deriv_nx(m);
+  assert_int_equal(sim_deriv_step(m, work, w, AB, AB + nx * nx, NULL), SIM_DERIV_OK);
+  double big = 0;
+  for (int i = 0; i < nx * (nx + m->nu); i++) big = fmax(big, fabs(AB[i]));
+  sim_deriv_free(&w);
+  sim_data_free(work);
+  return big;
+}
+
+/* the largest difference of the Jacobians of CG's and Newton's converged steps, relative to
+ * the largest entry */
+static double solver_difference(sim_model *m, const sim_data *d, const char *what) {
+  int nx = sim_deriv_nx(m), n = nx * (nx + m->nu);
+  double *cg = calloc((size_t)2 * n, sizeof(double)), *newton = cg + n, diff = 0;
+  double big = jacobians_with(m, d, SIM_SOLVER_CG, cg);
+  jacobians_with(m, d, SIM_SOLVER_NEWTON, newton);
+  for (int i = 0; i < n; i++) diff = fmax(diff, fabs(cg[i] - newton[i]));
+  printf("%s (%s): CG and Newton's A, B differ by %.3g of the largest entry (%.3g)\n", what,
+         sim_integrator_name(m->opt.integrator), diff / big, big);
+  free(cg);
+  return diff / big;
+}
+
+/* Newton and CG run to convergence give the same Jacobians: the derivatives are those of the
+ * minimum on the active set, polished by one exact solve, whichever solver found it */
+static void test_solvers_agree(void **state) {
+  (void)state;
+  double worst = 0;
+  const double slide[6] = {1.2, -0.5, 0, 0.3, 2, -1};
+  for (int integ = 0; integ < 2; integ++) {
+    sim_model *m = load_shape(integ ? "rk4" : "euler", "box", "[0.1, 0.15, 0.05]");
+    sim_data *d = sim_data_new(m);
+    const double p[3] = {0.2, 0.1, 0.044}, r[3] = {0.01, -0.01, 0.7};
+    const double move[6] = {0.2, -0.1, 0.01, 0.1, 0.2, -0.5};
+    memcpy(d->qpos, p, sizeof p);
+    sim_rpy_to_quat(d->qpos + 3, r);
+    memcpy(d->qvel, move, sizeof move);
+    worst = fmax(worst, solver_difference(m, d, "box on its four corners"));
+    sim_data_free(d);
+    sim_model_free(m);
+    m = load_pair("{ \"name\": \"bar\", \"body\": \"world\", \"type\": \"capsule\", \"size\": [0.05, 0.2], \"quat\": [0.70710678118654752, 0, 0.70710678118654752, 0], " ROUND_SOLIMP " },\n"
+                  "{ \"name\": \"rod\", \"body\": \"b\", \"type\": \"capsule\", \"size\": [0.04, 0.15], " ROUND_SOLIMP " }", 0);
+    m->opt.integrator = integ ? SIM_INTEGRATOR_RK4 : SIM_INTEGRATOR_EULER;
+    d = sim_data_new(m);
+    const double p2[3] = {0.03, 0.02, 0.086}, r2[3] = {1.5708 + 0.05, 0.03, 0.2};
+    memcpy(d->qpos, p2, sizeof p2);
+    sim_rpy_to_quat(d->qpos + 3, r2);
+    memcpy(d->qvel, slide, sizeof slide);
+    worst = fmax(worst, solver_difference(m, d, "capsule sliding across a capsule"));
+    sim_data_free(d);
+    sim_model_free(m);
+  }
+  printf("solvers: worst difference %.3g\n", worst);
+  assert_true(worst <= 1e-9);
+}
+
+/* two branches of one tree touching: a yaw hinge carries two arms on pitch hinges, a sphere at
+ * the end of one pressed against the other's capsule (the yaw moves both sides of the contact,
+ * each pitch one), the whole Euler step against differences of sim_step with Newton converged */
+static const char branches_json[] =
+    "{ \"name\": \"branches\", \"timestep\": 0.002, \"solver\": \"newton\", \"solver_iterations\": 1000,\n"
+    "  \"solver_tolerance\": 0,\n"
+    "  \"bodies\": [ { \"name\": \"a\", \"parent\": \"world\", \"joint\": { \"name\": \"yaw\", \"type\": \"hinge\", \"axis\": [0, 0, 1], \"damping\": 0.1 },\n"
+    "      \"inertial\": { \"mass\": 2, \"inertia\": [0.01, 0.01, 0.02, 0, 0, 0] } },\n"
+    "    { \"name\": \"b1\", \"parent\": \"a\", \"pos\": [0.1, 0, 0], \"joint\": { \"name\": \"p1\", \"type\": \"hinge\", \"axis\": [0, 1, 0] },\n"
+    "      \"inertial\": { \"mass\": 0.7, \"com\": [0, 0, 0.2], \"inertia\": [0.004, 0.004, 0.001, 0, 0, 0] } },\n"
+    "    { \"name\": \"b2\", \"parent\": \"a\", \"pos\": [-0.1, 0, 0], \"joint\": { \"name\": \"p2\", \"type\": \"hinge\", \"axis\": [0, 1, 0], \"armature\": 1 },\n"
+    "      \"inertial\": { \"mass\": 0.9, \"com\": [0, 0, 0.2], \"inertia\": [0.005, 0.005, 0.001, 0, 0, 0] } } ],\n"
+    "  \"geoms\": [ { \"name\": \"tip\", \"body\": \"b1\", \"type\": \"sphere\", \"size\": [0.05], \"pos\": [0, 0.02, 0.3], " ROUND_SOLIMP " },\n"
+    "    { \"name\": \"post\", \"body\": \"b2\", \"type\": \"capsule\", \"size\": [0.04, 0.2], \"pos\": [0, 0, 0.2], " ROUND_SOLIMP " } ],\n"
+    "  \"actuators\": [ { \"name\": \"m1\", \"joint\": \"p1\", \"type\": \"motor\" } ] }\n";
+
+static void test_branches_touching(void **state) {
+  (void)state;
+  char err[512];
+  sim_model *m = sim_model_load_string(branches_json, "branches", err, sizeof err);
+  if (!m) fprintf(stderr, "%s\n", err);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m), *probe = sim_data_new(m);
+  const double q[3] = {0.3, -0.3917, 0.02}, v[3] = {0.01, -0.02, 0.01};
+  memcpy(d->qpos, q, sizeof q);
+  memcpy(d->qvel, v, sizeof v);
+  d->ctrl[0] = -1.0; /* pressing the tip against the post */
+  fd_copy_state(m, probe, d);
+  sim_forward(m, probe);
+  char rows[1024];
+  fd_row_states(m, d, rows);
+  printf("branches: %d contacts (%s against %s), rows %s\n", probe->ncon,
+         probe->ncon ? m->geoms[probe->con_geom[0]].name : "-",
+         probe->ncon ? m->geoms[probe->con_geom[1]].name : "-", rows);
+  assert_int_equal(probe->ncon, 1);
+  fd_assert_one_active_set(m, d, rows, fd_default_steps());
+  double worst = fd_check_step(m, d, "body/b1/mass,body/b2/com_z,joint/yaw/damping", 1);
+  printf("branches touching: worst %.3g of the tolerance\n", worst);
+  assert_true(worst <= 1);
+  sim_data_free(d);
+  sim_data_free(probe);
+  sim_model_free(m);
+}
+
+TS_MAIN(test_shapes_on_a_plane, test_club_arm_on_its_table, test_round_pairs,
+        test_branches_touching, test_pairs_without_derivatives, test_solvers_agree)

@@ -93,7 +93,8 @@ static void test_errors_name_file_and_line(void **state) {
   expect_error("mesh.xml",
                "<mujoco>\n<worldbody>\n<body>\n<joint/>\n<geom type=\"mesh\" mesh=\"m\"/>\n"
                "</body>\n</worldbody>\n</mujoco>\n",
-               "mesh.xml:5: <geom type=\"mesh\">: its mass is not computed here");
+               "mesh.xml:5: <geom type=\"mesh\" mesh=\"m\">: no such mesh among the assets read, "
+               "so its mass is not known");
   expect_error("twice.urdf",
                "<robot name=\"r\">\n<link name=\"a\"/>\n<link name=\"b\"/>\n</robot>\n",
                "a second root link");

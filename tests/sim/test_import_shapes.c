@@ -102,13 +102,13 @@ static void test_urdf_collisions(void **state) {
 }
 
 /* MJCF meshes that do not convert are reported with their lines: a file not found, a format
- * other than STL, a geom naming no such mesh; an unnamed mesh is named by its file's stem */
+ * other than STL or OBJ, a geom naming no such mesh; an unnamed mesh is named by its file's stem */
 static void test_mjcf_mesh_reports(void **state) {
   (void)state;
   static const char xml[] =
       "<mujoco>\n"
       "  <asset><mesh name=\"gone\" file=\"gone.stl\"/>\n"
-      "    <mesh file=\"part.obj\"/>\n"
+      "    <mesh file=\"part.dae\"/>\n"
       "    <mesh file=\"cube.stl\"/></asset>\n"
       "  <worldbody><body name=\"b\"><joint name=\"j\" type=\"slide\"/>\n"
       "    <inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"0.01 0.01 0.01\"/>\n"
@@ -123,7 +123,8 @@ static void test_mjcf_mesh_reports(void **state) {
   print_message("%s", r.text);
   assert_non_null(strstr(r.text, "meshes.xml:2: <mesh file=\"gone.stl\"> not converted: file "
                                  "not found"));
-  assert_non_null(strstr(r.text, "meshes.xml:3: <mesh file=\"part.obj\"> not converted: only STL"));
+  assert_non_null(strstr(r.text, "meshes.xml:3: <mesh file=\"part.dae\"> not converted: only STL "
+                                 "and OBJ"));
   assert_non_null(strstr(r.text, "meshes.xml:7: <geom type=\"mesh\" mesh=\"gone\"> not converted"));
   assert_non_null(strstr(r.text, "meshes.xml:8: <geom type=\"mesh\" mesh=\"nothing\"> not converted"));
   assert_int_equal(m->ngeom, 1);

@@ -52,6 +52,35 @@ static void test_wam_meshes_convert(void **state) {
   sim_model_free(m);
 }
 
+/* Every robot URDF dart-doc ships loads without refusal (with its meshes where it names STL
+ * ones); atlas_v3.urdf names a link "head" the file lacks, which MuJoCo refuses too, and DART's
+ * own test inputs (urdf/test/: invalid on purpose, or without masses) are not robots. */
+static void test_dart_urdfs_load(void **state) {
+  (void)state;
+  TS_REQUIRE_FILE("dart-doc", DART_DATA "urdf/wam/wam.urdf");
+  static const char *const robots[] = {
+      "urdf/wam/wam.urdf",          "urdf/KR5/KR5 sixx R650.urdf", "urdf/KR5/ground.urdf",
+      "urdf/drchubo/drchubo.urdf",  "sdf/atlas/atlas_v3_no_head.urdf", "sdf/atlas/ground.urdf",
+      "urdf/test/issue838.urdf",
+  };
+  for (size_t i = 0; i < sizeof robots / sizeof robots[0]; i++) {
+    char path[512], err[1024];
+    snprintf(path, sizeof path, DART_DATA "%s", robots[i]);
+    sim_import_options o = {0, NULL, NULL};
+    sim_model *m = sim_import_load_file(path, &o, err, sizeof err);
+    if (!m) {
+      fail_msg("%s: %s", robots[i], err);
+    }
+    print_message("%s: %d bodies, %d dofs, %d collision geoms\n", robots[i], m->nbody - 1, m->nv,
+                  m->ngeom);
+    sim_model_free(m);
+  }
+  char err[1024];
+  sim_import_options o = {0, NULL, NULL};
+  assert_null(sim_import_load_file(DART_DATA "sdf/atlas/atlas_v3.urdf", &o, err, sizeof err));
+  assert_non_null(strstr(err, "atlas_v3.urdf:715: <joint name=\"neck_ry\">: child link \"head\""));
+}
+
 #if ACHILLES_HAVE_MUJOCO
 
 static char *read_text(const char *path) {
@@ -382,7 +411,8 @@ static void test_partial_soft_parameters(void **state) {
 #if ACHILLES_HAVE_MUJOCO
 TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_wam_7dof_arm, test_kr5_6dof_arm,
         test_kr5_mesh_contacts, test_wam_meshes_convert, test_atlas_humanoid, test_mujoco_humanoid,
-        test_partial_soft_parameters)
+        test_partial_soft_parameters, test_dart_urdfs_load)
 #else
-TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_wam_meshes_convert, ts_mujoco_missing)
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_wam_meshes_convert, test_dart_urdfs_load,
+             ts_mujoco_missing)
 #endif

@@ -145,7 +145,7 @@ static void test_errors(void **state) {
   expect_error("--jacobians - --integrator verlet", 2, "no derivatives for this integrator");
   expect_error("--params body/pole/mass", 2, "need --jacobians FILE");
   /* a step with a contact of a pair without derivatives (a cylinder on the floor): the run
-   * stops there and says so */
+   * stops there and says so, naming the pair */
   char can[512];
   ts_tmp_path(can, sizeof can, "can.json");
   ts_write_file(can, "{ \"name\": \"can\", \"bodies\": [ { \"name\": \"b\", \"parent\": \"world\",\n"
@@ -157,7 +157,8 @@ static void test_errors(void **state) {
                      "%s sim %s --duration 0.5 --csv /dev/null --jacobians - --jacobians-at 0.4 2>&1",
                      ACHILLES_BIN, can);
   assert_non_null(strstr(output, "--jacobians at t = 0.4"));
-  assert_non_null(strstr(output, "a contact without derivatives yet"));
+  assert_non_null(strstr(output, "a contact of a pair without derivatives yet"));
+  assert_non_null(strstr(output, "contact 0, plane 'floor' against cylinder 'can'")); /* the pair */
   assert_int_equal(rc, 1);
 }
 

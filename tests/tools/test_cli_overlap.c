@@ -1,6 +1,6 @@
 /* tests/tools/test_cli_overlap.c: what a user sees of an MJCF arm whose links overlap at rest
- * and whose <option> the model does not wholly take: `achilles sim` and `achilles convert` name
- * both on stderr (file and line, the bodies and the depth); `achilles convert
+ * and whose <option> the model does not wholly take: `achilles sim`, `achilles run`,
+ * `achilles sensors` and `achilles convert` name both on stderr (file and line, the bodies and the depth); `achilles convert
  * --exclude-overlapping` writes an exclude for the pair, and the JSON it writes loads quietly
  * with MuJoCo's solver settings. */
 #include <setjmp.h>
@@ -49,6 +49,20 @@ static void test_notes_and_excludes(void **state) {
   assert_non_null(strstr(out, "achilles sim: note: "));
   assert_non_null(strstr(out, "folded.xml:2: <option wind> ignored: not used"));
   assert_non_null(strstr(out, "bodies \"l1\" and \"l3\" overlap by 20 mm at the initial pose"));
+  /* run says the same before it starts (and nothing of it with --quiet) */
+  assert_int_equal(ts_shellf(out, sizeof out, "%s run %s --duration 0.002 --no-zmq 2>&1 "
+                             ">/dev/null", ACHILLES_BIN, path), 0);
+  print_message("%s", out);
+  assert_non_null(strstr(out, "achilles run: note: "));
+  assert_non_null(strstr(out, "folded.xml:2: <option wind> ignored: not used"));
+  assert_non_null(strstr(out, "bodies \"l1\" and \"l3\" overlap by 20 mm at the initial pose"));
+  assert_int_equal(ts_shellf(out, sizeof out, "%s run %s --duration 0.002 --no-zmq --quiet 2>&1 "
+                             ">/dev/null", ACHILLES_BIN, path), 0);
+  assert_null(strstr(out, "note:"));
+  /* and sensors (here refused for want of a sensors file, after its notes) */
+  ts_shellf(out, sizeof out, "%s sensors %s --duration 0.002 2>&1 >/dev/null", ACHILLES_BIN, path);
+  assert_non_null(strstr(out, "achilles sensors: note: "));
+  assert_non_null(strstr(out, "folded.xml:2: <option wind> ignored: not used"));
   /* convert says the same; with --exclude-overlapping the JSON holds the pair's exclude */
   assert_int_equal(ts_shellf(out, sizeof out, "%s convert %s --exclude-overlapping --out %s 2>&1",
                              ACHILLES_BIN, path, converted), 0);

@@ -16,7 +16,10 @@
  *    tape's size, and the largest difference between the two gradients.
  * 3. The rollout gradient of 5000 steps against the checkpoint interval k = 1, 10, 100, √T: the
  *    states kept, the peak memory added, and the time.
- * Usage: bench_deriv [--quick] [--steps N,N,...]. */
+ * Usage: bench_deriv [--quick] [--jacobians] [--steps N,N,...] (--jacobians: part 1 only).
+ * bench_deriv --calls LINKS euler|rk4 N [--plain]: N calls of sim_deriv_step (sim_step with
+ * --plain) on part 1's arm and nothing else, for an instruction counter (callgrind: the count
+ * of N = 101 less that of N = 1, over 100). */
 #include <malloc.h>
 #include <math.h>
 #include <stdint.h>
@@ -31,7 +34,7 @@
 #include "deriv_fd.h"
 #include "sim/deriv/rollout.h"
 
-static int quick;
+static int quick, jacobians_only;
 
 /* --- the arm ---------------------------------------------------------------------------------- */
 
@@ -446,11 +449,45 @@ static void checkpoint_interval(int T, const memory *mem) {
   printf("\n");
 }
 
+/* N calls from the arm's moving state (the step's start restored before each), nothing timed */
+static int calls(int links, const char *integrator, long n, int plain) {
+  char err[256];
+  sim_model *m = arm(links);
+  if (!m) {
+    return 1;
+  }
+  m->opt.integrator = strcmp(integrator, "rk4") == 0 ? SIM_INTEGRATOR_RK4 : SIM_INTEGRATOR_EULER;
+  sim_data *start = sim_data_new(m), *d = sim_data_new(m);
+  sim_deriv *w = sim_deriv_new(m, NULL, 0, err, sizeof err);
+  int nx = sim_deriv_nx(m);
+  double *A = calloc((size_t)nx * (size_t)(nx + m->nu), sizeof(double)), *B = A + nx * nx;
+  arm_state(m, start);
+  int rc = 0;
+  for (long r = 0; r < n && rc == 0; r++) {
+    fd_copy_state(m, d, start);
+    if (plain) {
+      sim_step(m, d);
+    } else {
+      rc = sim_deriv_step(m, d, w, A, B, NULL);
+    }
+  }
+  free(A);
+  sim_deriv_free(&w);
+  sim_data_free(start), sim_data_free(d);
+  sim_model_free(m);
+  return rc != 0;
+}
+
 int main(int argc, char **argv) {
   int steps[8] = {50, 500, 5000}, nsteps = 3;
+  if (argc >= 5 && strcmp(argv[1], "--calls") == 0) {
+    return calls(atoi(argv[2]), argv[3], atol(argv[4]), argc > 5 && strcmp(argv[5], "--plain") == 0);
+  }
   for (int a = 1; a < argc; a++) {
     if (strcmp(argv[a], "--quick") == 0) {
       quick = 1;
+    } else if (strcmp(argv[a], "--jacobians") == 0) {
+      jacobians_only = 1;
     } else if (strcmp(argv[a], "--steps") == 0 && a + 1 < argc) {
       nsteps = 0;
       for (char *p = argv[++a]; *p && nsteps < 8;) {
@@ -458,16 +495,24 @@ int main(int argc, char **argv) {
         p += *p == ',';
       }
     } else {
-      printf("usage: bench_deriv [--quick] [--steps N,N,...]\n\n"
+      printf("usage: bench_deriv [--quick] [--jacobians] [--steps N,N,...]\n"
+             "       bench_deriv --calls LINKS euler|rk4 N [--plain]\n\n"
              "Step Jacobians beside sim_step and finite differences; rollout gradients beside\n"
              "ADOL-C and finite differences (time, peak memory, tape size); memory against the\n"
-             "checkpoint interval. Prints markdown tables (docs/benchmarks.md).\n");
+             "checkpoint interval. Prints markdown tables (docs/benchmarks.md).\n"
+             "--jacobians: the step Jacobians only (seconds).\n"
+             "--calls: N calls of sim_deriv_step (sim_step with --plain) on the LINKS-link arm,\n"
+             "nothing printed, for an instruction counter such as valgrind --tool=callgrind.\n");
       return strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0 ? 0 : 2;
     }
   }
   /* large blocks always fresh mappings (glibc would otherwise raise its mmap threshold after
    * the first large free and serve them from resident heap): their pages count when touched */
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  if (jacobians_only) {
+    step_jacobians();
+    return 0;
+  }
   memory mem = {{0}, {0}, {0}};
   measure_memory(&mem, steps, nsteps);
   step_jacobians();

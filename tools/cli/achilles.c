@@ -22,6 +22,8 @@ static const subcommand subcommands[] = {
     {"test", achilles_cmd_test, "a firmware test: a scenario's events and checks, a verdict"},
     {"campaign", achilles_cmd_campaign,
      "a scenario over seeds, noise and faults: local processes or Slurm, tables and plots"},
+    {"sysid", achilles_cmd_sysid,
+     "a robot's damping, friction, inertias, motor figures fitted to a log or CSV of the arm"},
 };
 
 static void usage(FILE *out) {

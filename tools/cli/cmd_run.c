@@ -14,6 +14,7 @@
 #include "hil/servo/servo_file.h"
 #include "hil/view/view.h"
 #include "hil/zmq/zmq_transport.h"
+#include "sim/import/import.h"
 #include "sim/json_read.h"
 
 typedef struct run_args {
@@ -237,6 +238,24 @@ static const struct option long_options[] = {
 
 /* Two passes: find CONFIG and --help first, read the config's runtime section, then let the
  * command line override it. Returns 0 to run, 1 after --help, -1 on a usage error. */
+static void print_note(void *ctx, const char *message) {
+  (void)ctx;
+  fprintf(stderr, "achilles run: note: %s\n", message);
+}
+
+/* An MJCF or URDF robot: what its importer ignored or changed and the bodies overlapping at
+ * rest (docs/import.md), once at start, as `achilles convert` and `achilles sim` print them (the
+ * runtime and the servos file load it again without notes). An error is left to that load,
+ * which says it. */
+static void print_import_notes(const char *config) {
+  if (sim_import_detect(config) == SIM_IMPORT_JSON) {
+    return;
+  }
+  char err[1024];
+  const sim_import_options o = {0, print_note, NULL};
+  sim_model_free(sim_import_load_file(config, &o, err, sizeof err));
+}
+
 static int parse_args(run_args *a, int argc, char **argv) {
   memset(a, 0, sizeof *a);
   hil_options_default(&a->opt);
@@ -272,6 +291,9 @@ static int parse_args(run_args *a, int argc, char **argv) {
     if (apply_option(a, opt, optarg)) {
       return -1;
     }
+  }
+  if (!a->opt.quiet) {
+    print_import_notes(a->config);
   }
   /* the robot with its servos, pinned: every section below reads it */
   if (a->servos && servo_file_pin(a->servo_source, sizeof a->servo_source, a->config, a->servos,

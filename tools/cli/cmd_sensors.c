@@ -222,6 +222,11 @@ static sens_set *sensors_load(const sensors_args *a, const sim_model *m) {
   return set;
 }
 
+static void print_note(void *ctx, const char *message) {
+  (void)ctx;
+  fprintf(stderr, "achilles sensors: note: %s\n", message);
+}
+
 int achilles_cmd_sensors(int argc, char **argv) {
   sensors_args a;
   const int parsed = sensors_parse(&a, argc, argv);
@@ -229,9 +234,10 @@ int achilles_cmd_sensors(int argc, char **argv) {
     return parsed > 0 ? 0 : 2;
   }
   char err[1024];
-  /* read once: the model and the sensors both come from CONFIG, which may be a pipe; MJCF and
-   * URDF too (`achilles convert` lists what they hold that the model does not take) */
-  const sim_import_options import = {0, NULL, NULL};
+  /* read once: the model and the sensors both come from CONFIG, which may be a pipe; an MJCF or
+   * URDF file's notes (what it holds that the model does not take) on stderr, as convert and
+   * sim print them */
+  const sim_import_options import = {0, print_note, NULL};
   sim_model *m = sim_json_pin_file(a.config, err, sizeof err) == 0
                      ? sim_import_load_file(a.config, &import, err, sizeof err)
                      : NULL;

@@ -11,5 +11,6 @@ int achilles_cmd_replay(int argc, char **argv);
 int achilles_cmd_convert(int argc, char **argv);
 int achilles_cmd_test(int argc, char **argv);
 int achilles_cmd_campaign(int argc, char **argv);
+int achilles_cmd_sysid(int argc, char **argv);
 
 #endif

@@ -1,16 +1,13 @@
 /* tools/cli/noise_plot.c: the figure of `achilles noise-fit --plot`, drawn by gnuplot. */
 #include "noise_plot.h"
 
-#include <errno.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "gnuplot.h"
 
 #define PLOT_PI 3.14159265358979323846
 #define PLOT_FILES 6
@@ -18,28 +15,9 @@ extern char **environ;
 static const char *plot_files[PLOT_FILES] = {"allan.dat", "model.dat", "psd.dat",
                                              "series.dat", "zoom.dat",  "plot.gp"};
 
-static FILE *plot_open(const char *dir, const char *name, char *err, size_t err_sz) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    snprintf(err, err_sz, "%s: %s", path, strerror(errno));
-  }
-  return f;
-}
-
-static int plot_close(FILE *f, char *err, size_t err_sz) {
-  const int bad = ferror(f);
-  if (fclose(f) != 0 || bad) {
-    snprintf(err, err_sz, "cannot write the plot's data files");
-    return -1;
-  }
-  return 0;
-}
-
 /* Allan points with ±1σ of the estimate (relative 1/√(2·edf) on the deviation) */
 static int write_allan(const char *dir, const sens_fit_result *r, char *err, size_t err_sz) {
-  FILE *f = plot_open(dir, "allan.dat", err, err_sz);
+  FILE *f = gp_open(dir, "allan.dat", err, err_sz);
   if (!f) {
     return -1;
   }
@@ -48,13 +26,13 @@ static int write_allan(const char *dir, const sens_fit_result *r, char *err, siz
     const double ad = sqrt(r->allan[i].avar), rel = 1.0 / sqrt(2.0 * r->allan[i].edf);
     fprintf(f, "%.9g %.9g %.9g %.9g\n", r->allan[i].tau_s, ad, ad * (1 - rel), ad * (1 + rel));
   }
-  return plot_close(f, err, err_sz);
+  return gp_close(f, err, err_sz);
 }
 
 /* the fitted model's Allan deviation and its parts; flags which parts are non-zero */
 static int write_model(const char *dir, const sens_fit_result *r, int have[3], char *err,
                        size_t err_sz) {
-  FILE *f = plot_open(dir, "model.dat", err, err_sz);
+  FILE *f = gp_open(dir, "model.dat", err, err_sz);
   if (!f) {
     return -1;
   }
@@ -78,12 +56,12 @@ static int write_model(const char *dir, const sens_fit_result *r, int have[3], c
     have[2] |= g > 0;
     fprintf(f, "%.9g %.9g %.9g %.9g %.9g\n", tau, sqrt(tot), sqrt(w), sqrt(q), sqrt(g));
   }
-  return plot_close(f, err, err_sz);
+  return gp_close(f, err, err_sz);
 }
 
 /* Welch PSD and the fitted parameters' spectrum: H²(f)·(2·dt·σ_w² + S_GM(f)) + 2·dt·q²/12 */
 static int write_psd(const char *dir, const sens_fit_result *r, char *err, size_t err_sz) {
-  FILE *f = plot_open(dir, "psd.dat", err, err_sz);
+  FILE *f = gp_open(dir, "psd.dat", err, err_sz);
   if (!f) {
     return -1;
   }
@@ -103,13 +81,13 @@ static int write_psd(const char *dir, const sens_fit_result *r, char *err, size_
     const double model = h2 * (2.0 * dt * sw * sw + g) + 2.0 * dt * q * q / 12.0;
     fprintf(f, "%.9g %.9g %.9g\n", fr, r->psd[i], model);
   }
-  return plot_close(f, err, err_sz);
+  return gp_close(f, err, err_sz);
 }
 
 /* the series, every stride-th sample from i0 to i1 */
 static int write_series(const char *dir, const char *name, const noise_plot_data *d, size_t i0,
                         size_t i1, size_t stride, char *err, size_t err_sz) {
-  FILE *f = plot_open(dir, name, err, err_sz);
+  FILE *f = gp_open(dir, name, err, err_sz);
   if (!f) {
     return -1;
   }
@@ -117,25 +95,13 @@ static int write_series(const char *dir, const char *name, const noise_plot_data
   for (size_t i = i0; i < i1; i += stride) {
     fprintf(f, "%.9g %.9g %.9g\n", d->t[i], d->err[i], d->sim[i]);
   }
-  return plot_close(f, err, err_sz);
-}
-
-/* a gnuplot single-quoted string: ' doubled */
-static void gp_quote(FILE *f, const char *s) {
-  fputc('\'', f);
-  for (; *s; s++) {
-    if (*s == '\'') {
-      fputc('\'', f);
-    }
-    fputc(*s, f);
-  }
-  fputc('\'', f);
+  return gp_close(f, err, err_sz);
 }
 
 static int write_script(const char *dir, const char *png, const char *terminal,
                         const noise_plot_data *d, const int have[3], char *err,
                         size_t err_sz) {
-  FILE *f = plot_open(dir, "plot.gp", err, err_sz);
+  FILE *f = gp_open(dir, "plot.gp", err, err_sz);
   if (!f) {
     return -1;
   }
@@ -194,29 +160,7 @@ static int write_script(const char *dir, const char *png, const char *terminal,
              "'' u 1:3 w lp pt 7 ps 0.4 lc rgb '#ff7f0e' t 'simulated'\n"
              "unset multiplot\n",
           r->have_reference ? "reference" : "mean", u);
-  return plot_close(f, err, err_sz);
-}
-
-/* runs `gnuplot SCRIPT`; returns its exit status, or -1 when it cannot be started */
-static int run_gnuplot(const char *dir, char *err, size_t err_sz) {
-  char script[512];
-  snprintf(script, sizeof script, "%s/plot.gp", dir);
-  char *argv[] = {"gnuplot", script, NULL};
-  pid_t pid;
-  const int rc = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
-  if (rc != 0) {
-    snprintf(err, err_sz, "cannot run gnuplot (%s): install it (Debian: apt-get install gnuplot-nox)",
-             strerror(rc));
-    return -1;
-  }
-  int status;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      snprintf(err, err_sz, "waitpid: %s", strerror(errno));
-      return -1;
-    }
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return gp_close(f, err, err_sz);
 }
 
 static void remove_dir(const char *dir) {
@@ -229,25 +173,15 @@ static void remove_dir(const char *dir) {
 }
 
 int noise_plot_png(const char *png, const noise_plot_data *d, char *err, size_t err_sz) {
-  const char *tmp = getenv("TMPDIR");
   char dir[256];
-  snprintf(dir, sizeof dir, "%s/achilles-noise-fit-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    snprintf(err, err_sz, "%s: %s", dir, strerror(errno));
+  if (gp_tempdir(dir, sizeof dir, "noise-fit", err, err_sz) != 0) {
     return -1;
   }
   /* absolute output path: the script changes into the data directory */
   char out[1024];
-  if (png[0] == '/') {
-    snprintf(out, sizeof out, "%s", png);
-  } else {
-    char cwd[768];
-    if (!getcwd(cwd, sizeof cwd)) {
-      snprintf(err, err_sz, "getcwd: %s", strerror(errno));
-      remove_dir(dir);
-      return -1;
-    }
-    snprintf(out, sizeof out, "%s/%s", cwd, png);
+  if (gp_absolute(out, sizeof out, png, err, err_sz) != 0) {
+    remove_dir(dir);
+    return -1;
   }
   int have[3];
   const size_t stride = d->n > 4000 ? d->n / 4000 : 1;
@@ -259,10 +193,10 @@ int noise_plot_png(const char *png, const noise_plot_data *d, char *err, size_t 
   rc = rc ? rc : write_series(dir, "zoom.dat", d, 0, zoom, 1, err, err_sz);
   /* pngcairo draws better; gnuplot builds without cairo have the libgd png terminal */
   rc = rc ? rc : write_script(dir, out, "pngcairo", d, have, err, err_sz);
-  int status = rc ? -1 : run_gnuplot(dir, err, err_sz);
+  int status = rc ? -1 : gp_run(dir, err, err_sz);
   if (status > 0) {
     rc = write_script(dir, out, "png", d, have, err, err_sz);
-    status = rc ? -1 : run_gnuplot(dir, err, err_sz);
+    status = rc ? -1 : gp_run(dir, err, err_sz);
   }
   if (status > 0) {
     snprintf(err, err_sz, "gnuplot failed (exit status %d) on the script %s/plot.gp", status, dir);

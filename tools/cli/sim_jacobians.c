@@ -244,7 +244,9 @@ int sim_jacobians_step(sim_jacobians *j, const sim_model *m, sim_data *d, long l
   double time = d->time;
   int rc = sim_deriv_step(m, d, j->w, j->A, j->B, j->P);
   if (rc != SIM_DERIV_OK) {
-    snprintf(err, err_sz, "--jacobians at t = %.17g s: %s", time, sim_deriv_strerror(rc));
+    const char *detail = sim_deriv_detail(j->w);
+    snprintf(err, err_sz, "--jacobians at t = %.17g s: %s%s%s", time, sim_deriv_strerror(rc),
+             *detail ? ": " : "", detail);
     return -1;
   }
   write_jacobians(j, m, time);

@@ -25,6 +25,11 @@
  * writes them at simulated times. Standard input is read before the port whenever both have
  * something, so that in lockstep a line written before a step acts on that step's samples.
  *
+ * Excitation (--chirp J=AMP): joint J's set point sweeps as a chirp around its --setpoint,
+ * AMP·sin(2π·(f0·τ + (f1 − f0)·τ²/(2T))) with τ the simulation time modulo T, from f0 to f1 Hz
+ * in T seconds and again (--chirp-band F0:F1, default 0.2:3; --chirp-period T, default 10): a
+ * log that moves every joint over a band of frequencies, for `achilles sysid` (docs/sysid.md).
+ *
  * Planted bugs (--planted-bug NAME), for the shipped scenarios' failing twins (configs/scenarios):
  * wrong-sign (the position error taken the wrong way round: the arm is pushed away from its set
  * point), no-feed (a command goes out at most every 0.15 s of simulation time, as
@@ -55,6 +60,7 @@
 
 typedef struct joint {
   double setpoint; /* rad */
+  double chirp;    /* --chirp: amplitude of the swept set point, rad (0: none) */
   double kp, kd;   /* command per rad, command per rad/s */
   int encoder;     /* sensor id of the joint's counts channel, -1: none */
   double cpr;      /* counts per revolution of that counter */
@@ -91,6 +97,7 @@ typedef struct firmware {
   double limit;      /* |command| clamp */
   double cutoff_hz;  /* velocity filter */
   double duration_s; /* stop after this much simulation time, 0: never */
+  double chirp_f0, chirp_f1, chirp_period; /* --chirp-band, --chirp-period */
   int verbose;
   int n; /* joints commanded (n_joints from HELLO_ACK) */
   joint j[MAX_J];
@@ -107,6 +114,9 @@ static const char usage[] =
     "PD position control of the arm over the Achilles serial protocol. PORT is the path the\n"
     "simulator printed (a pseudo-terminal) or a serial device.\n"
     "  --setpoint J=RAD   target angle of joint J (repeatable; others hold 0)\n"
+    "  --chirp J=AMP      sweep joint J's set point: AMP rad around it, a chirp (repeatable)\n"
+    "  --chirp-band F0:F1 the chirp's frequencies, Hz (default 0.2:3)\n"
+    "  --chirp-period T   seconds of one sweep from F0 to F1, then again (default 10)\n"
     "  --kp K | J=K       proportional gain, command per rad (defaults: 20 20 20 2)\n"
     "  --kd K | J=K       derivative gain, command per rad/s (defaults: 0.3 0.3 0.3 0.01)\n"
     "  --encoder J=ID     sensor id of joint J's encoder counts (defaults: 0=0 1=4 2=7 3=10,\n"
@@ -189,6 +199,15 @@ static int send_hello(firmware *f) {
 
 /* --- control ---------------------------------------------------------------------------------- */
 
+/* the chirp's share of joint j's set point at the current simulation time */
+static double chirp_offset(const firmware *f, const joint *j) {
+  if (j->chirp == 0) {
+    return 0;
+  }
+  const double T = f->chirp_period, tau = fmod(f->sim_time, T);
+  return j->chirp * sin(2 * PI * (f->chirp_f0 * tau + (f->chirp_f1 - f->chirp_f0) * tau * tau / (2 * T)));
+}
+
 static int send_command(firmware *f) {
   ach_message m;
   memset(&m, 0, sizeof m);
@@ -200,7 +219,8 @@ static int send_command(firmware *f) {
     if (j->homing) {
       u = j->home_cmd;
     } else if (j->have) {
-      const double e = f->bug == BUG_WRONG_SIGN ? j->q - j->setpoint : j->setpoint - j->q;
+      const double target = j->setpoint + chirp_offset(f, j);
+      const double e = f->bug == BUG_WRONG_SIGN ? j->q - target : target - j->q;
       u = j->kp * e - j->kd * j->v;
       u = u > f->limit ? f->limit : u < -f->limit ? -f->limit : u;
     }
@@ -421,6 +441,9 @@ static void defaults(firmware *f) {
   f->mode = ACH_MODE_DUTY;
   f->limit = 1.0;
   f->cutoff_hz = 50;
+  f->chirp_f0 = 0.2;
+  f->chirp_f1 = 3;
+  f->chirp_period = 10;
   f->verbose = 1;
   for (int i = 0; i < MAX_J; i++) {
     f->j[i].kp = i < 4 ? kp[i] : 20;
@@ -440,6 +463,8 @@ static void set_field(firmware *f, int jnt, char which, double v) {
     joint *j = &f->j[i];
     if (which == 's') {
       j->setpoint = v;
+    } else if (which == 'C') {
+      j->chirp = v;
     } else if (which == 'p') {
       j->kp = v;
     } else if (which == 'd') {
@@ -487,6 +512,15 @@ static int parse_args(firmware *f, int argc, char **argv) {
         return -1;
       }
       i++;
+    } else if (strcmp(a, "--chirp-band") == 0 && v) {
+      char *end;
+      f->chirp_f0 = strtod(v, &end);
+      f->chirp_f1 = *end == ':' ? strtod(end + 1, &end) : -1;
+      if (*end || !(f->chirp_f0 >= 0) || !(f->chirp_f1 > 0)) {
+        fprintf(stderr, "pd_firmware: --chirp-band %s: expected F0:F1 in Hz\n", v);
+        return -1;
+      }
+      i++;
     } else if (a[0] != '-') {
       f->port = a;
     } else if (!v) {
@@ -507,7 +541,8 @@ static int parse_args(firmware *f, int argc, char **argv) {
       i++;
       int needs_joint = strcmp(a, "--setpoint") == 0 || strcmp(a, "--encoder") == 0 ||
                         strcmp(a, "--home") == 0 || strcmp(a, "--index") == 0 ||
-                        strcmp(a, "--home-stop") == 0 || strcmp(a, "--stop-angle") == 0;
+                        strcmp(a, "--home-stop") == 0 || strcmp(a, "--stop-angle") == 0 ||
+                        strcmp(a, "--chirp") == 0;
       if (needs_joint && jnt < 0) {
         fprintf(stderr, "pd_firmware: %s %s: expected JOINT=VALUE\n", a, v);
         return -1;
@@ -538,6 +573,10 @@ static int parse_args(firmware *f, int argc, char **argv) {
         f->cutoff_hz = x;
       } else if (strcmp(a, "--duration") == 0 && jnt < 0 && x >= 0) {
         f->duration_s = x;
+      } else if (strcmp(a, "--chirp") == 0) {
+        set_field(f, jnt, 'C', x);
+      } else if (strcmp(a, "--chirp-period") == 0 && jnt < 0 && x > 0) {
+        f->chirp_period = x;
       } else {
         fprintf(stderr, "pd_firmware: %s %s: unknown option or bad value (see --help)\n", a, v);
         return -1;

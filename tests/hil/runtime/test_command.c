@@ -142,5 +142,47 @@ static void test_watchdog_boundary(void **state) {
   assert_int_equal(f->c.counters.watchdog_trips - trips, 1);
 }
 
+/* the observer a recording uses sees the watchdog's zero: once per trip, value 0, result
+ * HIL_COMMAND_WATCHDOG (a log then holds every input the physics got; docs/logs.md) */
+typedef struct seen {
+  int calls, watchdog, actuator;
+  double value;
+} seen;
+
+static void observe(void *user, int actuator, const char *name, double value, int result,
+                    int clamped) {
+  (void)name, (void)clamped;
+  seen *s = user;
+  s->calls++;
+  if (result == HIL_COMMAND_WATCHDOG) {
+    s->watchdog++;
+    s->actuator = actuator;
+    s->value = value;
+  }
+}
+
+static void test_watchdog_observed(void **state) {
+  fixture *f = *state;
+  seen s = {0, 0, -1, NAN};
+  hil_commands_clear(&f->c);
+  f->c.observer = observe;
+  f->c.observer_user = &s;
+  hil_commands_submit_named(&f->c, "s1", 0.7, 1.00);
+  hil_commands_apply(&f->c, f->d, 1.05);
+  assert_int_equal(s.watchdog, 0);
+  hil_commands_apply(&f->c, f->d, 1.11); /* trips */
+  hil_commands_apply(&f->c, f->d, 1.20); /* still tripped: not again */
+  assert_int_equal(s.watchdog, 1);
+  assert_int_equal(s.actuator, 1);
+  assert_true(s.value == 0.0);
+  f->c.on_timeout = HIL_TIMEOUT_HOLD; /* holding: the input did not change, nothing to record */
+  hil_commands_submit_named(&f->c, "s1", 0.7, 2.00);
+  hil_commands_apply(&f->c, f->d, 3.00);
+  assert_int_equal(s.watchdog, 1);
+  f->c.on_timeout = HIL_TIMEOUT_ZERO;
+  f->c.observer = NULL;
+}
+
 TS_MAIN_WITH(setup, teardown, test_names, test_validation, test_watchdog_zero_and_recover,
-                              test_watchdog_hold, test_all_fresh, test_watchdog_boundary)
+                              test_watchdog_hold, test_all_fresh, test_watchdog_boundary,
+                              test_watchdog_observed)
