@@ -14,34 +14,11 @@
 #include "support/model.h"
 #include "support/skip.h"
 
-typedef struct fixture {
-  sim_model *m;
-  sysid_series s;
-  sysid_meas meas[ARM_NJ];
-} fixture;
+typedef arm_fixture fixture;
 
+/* the arm and 1.2 s of its log */
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  char json[8192];
-  arm_params truth;
-  arm_truth(&truth);
-  arm_log_opts lo;
-  arm_log_defaults(&lo);
-  lo.duration = 1.2;
-  f->m = ts_model(arm_json(json, sizeof json, &truth, lo.h));
-  if (arm_log_make(f->m, &lo, &f->s, f->meas) != 0) {
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  sysid_series_free(&f->s);
-  sim_model_free(f->m);
-  free(f);
-  return 0;
+  return arm_fixture_setup(state, 1.2);
 }
 
 /* the problem is refused with a message holding every one of the words (NULL-terminated) */
@@ -232,5 +209,5 @@ int main(void) {
       cmocka_unit_test(test_bad_measurements_and_options),
       cmocka_unit_test(test_fit_error_is_a_value),
   };
-  return ts_run_with(tests, setup, teardown);
+  return ts_run_with(tests, setup, arm_fixture_teardown);
 }

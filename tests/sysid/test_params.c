@@ -14,31 +14,11 @@
 #include "support/skip.h"
 #include "sysid/internal.h"
 
-typedef struct fixture {
-  sim_model *m;
-  sysid_series s;
-  sysid_meas meas[ARM_NJ];
-} fixture;
+typedef arm_fixture fixture;
 
+/* the arm and 1 s of its log */
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  char json[8192];
-  arm_params truth;
-  arm_truth(&truth);
-  arm_log_opts lo;
-  arm_log_defaults(&lo);
-  lo.duration = 1;
-  f->m = ts_model(arm_json(json, sizeof json, &truth, lo.h));
-  *state = f;
-  return arm_log_make(f->m, &lo, &f->s, f->meas);
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  sysid_series_free(&f->s);
-  sim_model_free(f->m);
-  free(f);
-  return 0;
+  return arm_fixture_setup(state, 1);
 }
 
 static sysid_problem *make(const fixture *f, const char *params, const char *bounds) {
@@ -191,5 +171,5 @@ int main(void) {
       cmocka_unit_test(test_servo_gearbox),
       cmocka_unit_test(test_caller_model_untouched),
   };
-  return ts_run_with(tests, setup, teardown);
+  return ts_run_with(tests, setup, arm_fixture_teardown);
 }
