@@ -111,6 +111,13 @@ static void test_repeats_dropped(void **state) {
 
 #if ACHILLES_HAVE_MUJOCO
 
+/* two free boxes of different sizes, posed at random by the comparison */
+static const char two_boxes_xml[] =
+    "<mujoco><worldbody>"
+    "<body><freejoint/><geom type=\"box\" size=\"0.2 0.15 0.1\"/></body>"
+    "<body><freejoint/><geom type=\"box\" size=\"0.12 0.25 0.07\"/></body>"
+    "</worldbody></mujoco>";
+
 static double rnd(uint64_t *s, double lo, double hi) {
   *s ^= *s >> 12;
   *s ^= *s << 25;
@@ -188,13 +195,6 @@ static void compare_pose(tally *t, const mjModel *mm, mjData *md, const double p
     }
   }
 }
-
-/* two free boxes of different sizes, posed at random by the comparison */
-static const char two_boxes_xml[] =
-    "<mujoco><worldbody>"
-    "<body><freejoint/><geom type=\"box\" size=\"0.2 0.15 0.1\"/></body>"
-    "<body><freejoint/><geom type=\"box\" size=\"0.12 0.25 0.07\"/></body>"
-    "</worldbody></mujoco>";
 
 static void test_against_mujoco(void **state) {
   (void)state;
