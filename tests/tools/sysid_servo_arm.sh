@@ -13,15 +13,8 @@ dir=$(mktemp -d)
 "$achilles" run "$src/configs/servo_arm.json" --pty-link "$dir/arm" --no-zmq --quiet \
     --duration 300 --record "$dir/servo.ndjson" 2> "$dir/run.log" &
 pid=$!
-i=0
-while [ ! -e "$dir/arm" ] && [ $i -lt 600 ]; do
-  sleep 0.1
-  i=$((i + 1))
-done
-if [ ! -e "$dir/arm" ]; then
-  echo "achilles run made no $dir/arm within 60 s:"; cat "$dir/run.log"
-  kill "$pid"; rm -rf "$dir"; exit 1
-fi
+. "$src/tests/tools/pty_link.sh"
+wait_for_link "$dir" "$dir/run.log" "$pid"
 /usr/bin/python3 "$src/tests/tools/servo_excite.py" "$dir/arm" 7 > "$dir/excite.log" 2>&1
 excite=$?
 kill -INT "$pid"
