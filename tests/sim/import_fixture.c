@@ -195,6 +195,16 @@ sim_model *import_text_at(const char *name, const char *text, reports *r, char *
   return m;
 }
 
+void import_refused(const char *name, const char *text, const char *message) {
+  char path[256], err[1024];
+  write_file(path, sizeof path, name, text);
+  reports r = {"", 0};
+  sim_model *m = import(path, &r, 0, err, sizeof err);
+  if (m || !strstr(err, message)) {
+    fail_msg("%s: got '%s', expected '%s'", name, m ? "a model" : err, message);
+  }
+}
+
 cJSON *json_of(const char *name, const char *text) {
   char path[256], err[512] = "";
   ts_tmp_path(path, sizeof path, name);

@@ -43,6 +43,9 @@ sim_model *import_text(const char *name, const char *text, reports *r);
 /* the same, the file's path written into path */
 sim_model *import_text_at(const char *name, const char *text, reports *r, char *path,
                           size_t path_sz);
+/* text written as name in the suite folder is refused by the importer with a message holding
+ * message (the test fails on a model or on another message) */
+void import_refused(const char *name, const char *text, const char *message);
 /* the JSON robot the importer makes of text written as name in the suite folder (the caller
  * deletes it); fails the test with the importer's message */
 cJSON *json_of(const char *name, const char *text);

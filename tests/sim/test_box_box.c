@@ -111,6 +111,13 @@ static void test_repeats_dropped(void **state) {
 
 #if ACHILLES_HAVE_MUJOCO
 
+/* two free boxes of different sizes, posed at random by the comparison */
+static const char two_boxes_xml[] =
+    "<mujoco><worldbody>"
+    "<body><freejoint/><geom type=\"box\" size=\"0.2 0.15 0.1\"/></body>"
+    "<body><freejoint/><geom type=\"box\" size=\"0.12 0.25 0.07\"/></body>"
+    "</worldbody></mujoco>";
+
 static double rnd(uint64_t *s, double lo, double hi) {
   *s ^= *s >> 12;
   *s ^= *s << 25;
@@ -192,12 +199,7 @@ static void compare_pose(tally *t, const mjModel *mm, mjData *md, const double p
 static void test_against_mujoco(void **state) {
   (void)state;
   TS_REQUIRE_MUJOCO();
-  static const char xml[] =
-      "<mujoco><worldbody>"
-      "<body><freejoint/><geom type=\"box\" size=\"0.2 0.15 0.1\"/></body>"
-      "<body><freejoint/><geom type=\"box\" size=\"0.12 0.25 0.07\"/></body>"
-      "</worldbody></mujoco>";
-  mjModel *mm = ts_mj_load_xml(xml);
+  mjModel *mm = ts_mj_load_xml(two_boxes_xml);
   mjData *md = mj_makeData(mm);
   uint64_t s = 0x9e3779b97f4a7c15ull;
   tally t = {0};

@@ -22,6 +22,7 @@
 #include "sim/deriv/internal.h"
 #include "sim/json_read.h"
 #include "sim/spatial.h"
+#include "support/numbers.h"
 #include "support/skip.h"
 
 /* a free shape over a plane; the contact's impedance is wide (0.02 m: both geoms', which the
@@ -80,23 +81,9 @@ static void exact_qacc(const sim_model *m, sim_data *d, double *a) {
       for (int r = 0; r < nv; r++) rhs[r] += J[r] * d->efc_force[i];
     }
   }
-  for (int r = 0; r < nv; r++) { /* Cholesky, then the two triangular solves */
-    for (int c = 0; c <= r; c++) {
-      double sum = H[r * nv + c];
-      for (int k = 0; k < c; k++) sum -= H[r * nv + k] * H[c * nv + k];
-      H[r * nv + c] = r == c ? sqrt(sum) : sum / H[c * nv + c];
-    }
-  }
-  for (int r = 0; r < nv; r++) {
-    double sum = rhs[r];
-    for (int k = 0; k < r; k++) sum -= H[r * nv + k] * a[k];
-    a[r] = sum / H[r * nv + r];
-  }
-  for (int r = nv - 1; r >= 0; r--) {
-    double sum = a[r];
-    for (int k = r + 1; k < nv; k++) sum -= H[k * nv + r] * a[k];
-    a[r] = sum / H[r * nv + r];
-  }
+  double L[36 * 36];
+  assert_int_equal(ts_cholesky(nv, H, L), 0);
+  ts_cholesky_solve(nv, L, rhs, a);
 }
 
 /* ∂q̈/∂[δq | v | θ] of one evaluation at the state in d: the analytic one (the first evaluation

@@ -36,6 +36,7 @@
 #include "random_tree.h"
 #include "sim/sim.h"
 #include "support/model.h"
+#include "support/numbers.h"
 #include "support/skip.h"
 
 #define NTREE 100
@@ -123,37 +124,6 @@ static double diff_inf(int n, const double *a, const double *b) {
   return r;
 }
 
-/* Cholesky A = L·Lᵀ (L lower, row-major n×n); returns 0, or -1 when A is not positive definite */
-static int cholesky(int n, const double *a, double *l) {
-  memset(l, 0, sizeof(double) * (size_t)(n * n));
-  for (int j = 0; j < n; j++) {
-    double s = a[j * n + j];
-    for (int k = 0; k < j; k++) s -= l[j * n + k] * l[j * n + k];
-    if (!(s > 0)) return -1;
-    l[j * n + j] = sqrt(s);
-    for (int i = j + 1; i < n; i++) {
-      double t = a[i * n + j];
-      for (int k = 0; k < j; k++) t -= l[i * n + k] * l[j * n + k];
-      l[i * n + j] = t / l[j * n + j];
-    }
-  }
-  return 0;
-}
-
-/* x = (L·Lᵀ)⁻¹ b */
-static void cholesky_solve(int n, const double *l, const double *b, double *x) {
-  for (int i = 0; i < n; i++) {
-    double s = b[i];
-    for (int k = 0; k < i; k++) s -= l[i * n + k] * x[k];
-    x[i] = s / l[i * n + i];
-  }
-  for (int i = n - 1; i >= 0; i--) {
-    double s = x[i];
-    for (int k = i + 1; k < n; k++) s -= l[k * n + i] * x[k];
-    x[i] = s / l[i * n + i];
-  }
-}
-
 /* --- the checks, each returning a relative error so that a perturbed input can be fed in --- */
 
 /* (a) relative difference between `qacc` and M⁻¹(τ + passive − bias) at d's state (d must hold
@@ -168,8 +138,8 @@ static double aba_error(const sim_model *m, sim_data *d, const double *qacc) {
   sim_rnea_bias(m, d);
   for (int i = 0; i < n; i++)
     rhs[i] = d->qfrc_applied[i] + d->qfrc_passive[i] + d->qfrc_actuator[i] - d->qfrc_bias[i];
-  if (cholesky(n, d->qM, l)) return INFINITY;
-  cholesky_solve(n, l, rhs, ref);
+  if (ts_cholesky(n, d->qM, l)) return INFINITY;
+  ts_cholesky_solve(n, l, rhs, ref);
   return diff_inf(n, qacc, ref) / fmax(norm_inf(n, ref), 1e-300);
 }
 
@@ -288,8 +258,8 @@ static double check_aba_implicit(const sim_model *m, sim_data *d) {
     a[i * n + i] += h * m->joints[m->dof_joint[i]].damping;
     rhs[i] = d->qfrc_applied[i] + d->qfrc_passive[i] + d->qfrc_actuator[i] - d->qfrc_bias[i];
   }
-  if (cholesky(n, a, l)) return INFINITY;
-  cholesky_solve(n, l, rhs, ref);
+  if (ts_cholesky(n, a, l)) return INFINITY;
+  ts_cholesky_solve(n, l, rhs, ref);
   return diff_inf(n, qacc, ref) / fmax(norm_inf(n, ref), 1e-300);
 }
 
@@ -350,7 +320,7 @@ static double check_spd(const sim_model *m, sim_data *d) {
   double asym = 0;
   for (int i = 0; i < n; i++)
     for (int j = 0; j < i; j++) asym = fmax(asym, fabs(d->qM[i * n + j] - d->qM[j * n + i]));
-  if (cholesky(n, d->qM, l)) return INFINITY;
+  if (ts_cholesky(n, d->qM, l)) return INFINITY;
   double lo = INFINITY, hi = 0;
   for (int i = 0; i < n; i++) {
     lo = fmin(lo, l[i * n + i]);
@@ -581,9 +551,9 @@ static void test_perturbed_results_detected(void **state) {
   double l[MAXV * MAXV], a[MAXV * MAXV];
   sim_crba(m, d);
   memcpy(a, d->qM, sizeof(double) * (size_t)(m->nv * m->nv));
-  assert_int_equal(cholesky(m->nv, a, l), 0);
+  assert_int_equal(ts_cholesky(m->nv, a, l), 0);
   a[1] = a[m->nv] = sqrt(a[0] * a[m->nv + 1]) * 1.01; /* |M01| > √(M00·M11): indefinite */
-  assert_int_equal(cholesky(m->nv, a, l), -1);
+  assert_int_equal(ts_cholesky(m->nv, a, l), -1);
 
   /* the power balance sees damping: dropping the damping term breaks (e) on a damped tree */
   sim_forward(m, d);

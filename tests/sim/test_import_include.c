@@ -21,16 +21,6 @@
 #include "support/skip.h"
 #include "support/tmp.h"
 
-static void expect_error(const char *name, const char *xml, const char *message) {
-  char path[256], err[1024];
-  write_file(path, sizeof path, name, xml);
-  reports r = {"", 0};
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (m || !strstr(err, message)) {
-    fail_msg("%s: got '%s', expected '%s'", name, m ? "a model" : err, message);
-  }
-}
-
 /* a robot split as MuJoCo's samples split theirs: the scene (floor, options, a default class)
  * in one file, the arm's bodies in another included inside <worldbody>, and the actuators in
  * parts/motors.xml, included by parts/outer.xml as "parts/motors.xml": relative to the main
@@ -122,28 +112,28 @@ static void test_include_errors(void **state) {
   (void)state;
   char path[256];
   write_split();
-  expect_error("missing.xml", "<mujoco>\n<worldbody/>\n<include file=\"nowhere.xml\"/>\n</mujoco>\n",
+  import_refused("missing.xml", "<mujoco>\n<worldbody/>\n<include file=\"nowhere.xml\"/>\n</mujoco>\n",
                "missing.xml:3: <include file=\"nowhere.xml\">: no such file");
-  expect_error("noname.xml", "<mujoco>\n<include/>\n</mujoco>\n",
+  import_refused("noname.xml", "<mujoco>\n<include/>\n</mujoco>\n",
                "noname.xml:2: <include>: the attribute file is required");
-  expect_error("children.xml",
+  import_refused("children.xml",
                "<mujoco>\n<include file=\"scene.xml\"><body/></include>\n</mujoco>\n",
                "children.xml:2: <include> cannot have children");
   /* a file included twice, and a cycle: a.xml includes b.xml which includes a.xml */
-  expect_error("twice.xml",
+  import_refused("twice.xml",
                "<mujoco>\n<include file=\"scene.xml\"/>\n<include file=\"scene.xml\"/>\n</mujoco>\n",
                "twice.xml:3: <include file=\"scene.xml\">:");
   write_file(path, sizeof path, "b.xml", "<mujoco>\n\n<include file=\"a.xml\"/>\n</mujoco>\n");
-  expect_error("a.xml", "<mujoco>\n<include file=\"b.xml\"/>\n</mujoco>\n",
+  import_refused("a.xml", "<mujoco>\n<include file=\"b.xml\"/>\n</mujoco>\n",
                "b.xml:3: <include file=\"a.xml\">: ");
-  expect_error("a.xml", "<mujoco>\n<include file=\"b.xml\"/>\n</mujoco>\n",
+  import_refused("a.xml", "<mujoco>\n<include file=\"b.xml\"/>\n</mujoco>\n",
                "a.xml is included a second time");
   write_file(path, sizeof path, "self.xml", "<mujoco>\n<include file=\"self.xml\"/>\n</mujoco>\n");
-  expect_error("top.xml", "<mujoco>\n<include file=\"self.xml\"/>\n</mujoco>\n",
+  import_refused("top.xml", "<mujoco>\n<include file=\"self.xml\"/>\n</mujoco>\n",
                "self.xml:2: <include file=\"self.xml\">: ");
   /* an included file that is not XML names its own line */
   write_file(path, sizeof path, "bad.xml", "<mujoco>\n<worldbody>\n</mujoco>\n");
-  expect_error("inc_bad.xml", "<mujoco>\n<include file=\"bad.xml\"/>\n</mujoco>\n",
+  import_refused("inc_bad.xml", "<mujoco>\n<include file=\"bad.xml\"/>\n</mujoco>\n",
                "bad.xml:3: invalid XML");
   /* a chain of 32 includes: one too many (31 besides the main file) */
   for (int i = 1; i <= 32; i++) {
@@ -152,10 +142,10 @@ static void test_include_errors(void **state) {
     snprintf(text, sizeof text, "<mujoco>\n<include file=\"chain%d.xml\"/>\n</mujoco>\n", i + 1);
     write_file(path, sizeof path, name, text);
   }
-  expect_error("chain0.xml", "<mujoco>\n<include file=\"chain1.xml\"/>\n</mujoco>\n",
+  import_refused("chain0.xml", "<mujoco>\n<include file=\"chain1.xml\"/>\n</mujoco>\n",
                "chain31.xml:2: <include file=\"chain32.xml\">: more than 31 included files");
   write_file(path, sizeof path, "empty.xml", "<mujoco/>\n");
-  expect_error("inc_empty.xml", "<mujoco>\n<include file=\"empty.xml\"/>\n</mujoco>\n",
+  import_refused("inc_empty.xml", "<mujoco>\n<include file=\"empty.xml\"/>\n</mujoco>\n",
                "inc_empty.xml:2: <include file=\"empty.xml\">: the file has no elements");
 }
 
@@ -185,9 +175,9 @@ static void test_unbuilt_refused(void **state) {
   snprintf(xml, sizeof xml,
            "<mujoco>\n<worldbody>\n%s\n<composite type=\"rope\" count=\"3 1 1\"/>\n</body>\n"
            "</worldbody>\n</mujoco>\n", body);
-  expect_error("composite.xml", xml, "composite.xml:4: <composite> is not imported");
+  import_refused("composite.xml", xml, "composite.xml:4: <composite> is not imported");
   /* in a body without mass of its own (the samples' cloth): refused before its mass is judged */
-  expect_error("cloth.xml",
+  import_refused("cloth.xml",
                "<mujoco>\n<worldbody>\n<body>\n<freejoint/>\n<composite type=\"cloth\"/>\n"
                "</body>\n</worldbody>\n</mujoco>\n",
                "cloth.xml:5: <composite> is not imported");
@@ -195,19 +185,19 @@ static void test_unbuilt_refused(void **state) {
            "<mujoco>\n<worldbody>\n%s<site name=\"s\"/></body>\n</worldbody>\n<tendon>\n"
            "<fixed name=\"t\" stiffness=\"1\"><joint joint=\"j\" coef=\"1\"/></fixed>\n"
            "</tendon>\n</mujoco>\n", body);
-  expect_error("tendon.xml", xml, "tendon.xml:6: <tendon><fixed> is not imported");
+  import_refused("tendon.xml", xml, "tendon.xml:6: <tendon><fixed> is not imported");
   snprintf(xml, sizeof xml,
            "<mujoco>\n<worldbody>\n%s</body>\n</worldbody>\n<equality>\n"
            "<joint joint1=\"j\"/>\n</equality>\n</mujoco>\n", body);
-  expect_error("equality.xml", xml, "equality.xml:6: <equality><joint> is not imported");
+  import_refused("equality.xml", xml, "equality.xml:6: <equality><joint> is not imported");
   snprintf(xml, sizeof xml,
            "<mujoco>\n<extension><plugin plugin=\"x\"/></extension>\n<worldbody>\n%s</body>\n"
            "</worldbody>\n</mujoco>\n", body);
-  expect_error("plugin.xml", xml, "plugin.xml:2: <extension> is not imported");
+  import_refused("plugin.xml", xml, "plugin.xml:2: <extension> is not imported");
   snprintf(xml, sizeof xml,
            "<mujoco>\n<worldbody>\n%s<site name=\"s\"/></body>\n</worldbody>\n<actuator>\n"
            "<position cranksite=\"s\" slidersite=\"s\"/>\n</actuator>\n</mujoco>\n", body);
-  expect_error("crank.xml", xml, "crank.xml:6: <position cranksite=\"s\">: actuators on a "
+  import_refused("crank.xml", xml, "crank.xml:6: <position cranksite=\"s\">: actuators on a "
                                  "slider-crank are not imported");
   /* empty sections change nothing: taken without a word */
   reports r = {"", 0};

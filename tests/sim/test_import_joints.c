@@ -97,13 +97,8 @@ static void test_position_kv_and_motor_forcerange(void **state) {
       "    <motor name=\"m\" joint=\"j\" forcerange=\"-1 1\"/>\n"
       "  </actuator>\n"
       "</mujoco>\n";
-  char path[256], err[1024];
   reports r = {"", 0};
-  write_file(path, sizeof path, "kv.xml", xml);
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_text("kv.xml", xml, &r);
   print_message("%s", r.text);
   assert_true(m->actuators[0].kp == 10 && m->actuators[0].kd == 0.5);
   assert_true(m->actuators[0].force_limit == 0); /* asymmetric: reported, not converted */

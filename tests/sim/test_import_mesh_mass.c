@@ -180,18 +180,16 @@ static void test_obj_reading(void **state) {
   print_message("%s\n", err);
   /* what would change the mass that is not imported: refused, not ignored */
   write_prism_stl("p.stl");
-  write_file(path, sizeof path, "shell.xml",
-             "<mujoco>\n<asset><mesh file=\"p.stl\"/></asset>\n<worldbody>\n<body>\n"
-             "<joint/>\n<geom type=\"mesh\" mesh=\"p\" shellinertia=\"true\"/>\n</body>\n"
-             "</worldbody>\n</mujoco>\n");
-  assert_null(import(path, &r, 0, err, sizeof err));
-  assert_non_null(strstr(err, "shell.xml:6: <geom shellinertia=\"true\">"));
-  write_file(path, sizeof path, "ref.xml",
-             "<mujoco>\n<asset><mesh file=\"p.stl\" refpos=\"0 0 1\"/></asset>\n<worldbody>\n"
-             "<body>\n<joint/>\n<geom type=\"mesh\" mesh=\"p\"/>\n</body>\n</worldbody>\n"
-             "</mujoco>\n");
-  assert_null(import(path, &r, 0, err, sizeof err));
-  assert_non_null(strstr(err, "ref.xml:6: <geom type=\"mesh\" mesh=\"p\">: its <mesh> has refpos"));
+  import_refused("shell.xml",
+                 "<mujoco>\n<asset><mesh file=\"p.stl\"/></asset>\n<worldbody>\n<body>\n"
+                 "<joint/>\n<geom type=\"mesh\" mesh=\"p\" shellinertia=\"true\"/>\n</body>\n"
+                 "</worldbody>\n</mujoco>\n",
+                 "shell.xml:6: <geom shellinertia=\"true\">");
+  import_refused("ref.xml",
+                 "<mujoco>\n<asset><mesh file=\"p.stl\" refpos=\"0 0 1\"/></asset>\n<worldbody>\n"
+                 "<body>\n<joint/>\n<geom type=\"mesh\" mesh=\"p\"/>\n</body>\n</worldbody>\n"
+                 "</mujoco>\n",
+                 "ref.xml:6: <geom type=\"mesh\" mesh=\"p\">: its <mesh> has refpos");
 }
 
 TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_mesh_mass_is_mujocos, test_obj_reading)

@@ -16,16 +16,6 @@
 #include "support/skip.h"
 #include "support/tmp.h"
 
-static void expect_error(const char *name, const char *xml, const char *message) {
-  char path[256], err[1024];
-  write_file(path, sizeof path, name, xml);
-  reports r = {"", 0};
-  sim_model *m = import(path, &r, 0, err, sizeof err);
-  if (m || !strstr(err, message)) {
-    fail_msg("%s: got '%s', expected '%s'", name, m ? "a model" : err, message);
-  }
-}
-
 /* what the file holds that the model does not take is reported with its line, once per kind */
 static void test_reports_name_lines(void **state) {
   (void)state;
@@ -56,25 +46,25 @@ static void test_reports_name_lines(void **state) {
 
 static void test_errors_name_file_and_line(void **state) {
   (void)state;
-  expect_error("ball.xml",
+  import_refused("ball.xml",
                "<mujoco>\n<worldbody>\n<body>\n<geom size=\"1\"/>\n<joint type=\"ball\" "
                "stiffness=\"2\"/>\n</body>\n</worldbody>\n</mujoco>\n",
                "ball.xml:5: <joint stiffness>: not modelled on ball joints");
-  expect_error("ballrange.xml",
+  import_refused("ballrange.xml",
                "<mujoco>\n<worldbody>\n<body>\n<geom size=\"1\"/>\n<joint type=\"ball\" "
                "range=\"0 30\" limited=\"true\"/>\n</body>\n</worldbody>\n</mujoco>\n",
                "ballrange.xml:5: <joint range>: limits of ball joints are not modelled");
-  expect_error("twopos.xml",
+  import_refused("twopos.xml",
                "<mujoco>\n<worldbody>\n<body>\n<geom size=\"1\"/>\n<joint type=\"slide\" "
                "axis=\"1 0 0\"/>\n<joint type=\"ball\" pos=\"0 0 1\"/>\n</body>\n</worldbody>\n"
                "</mujoco>\n",
                "twopos.xml:6: <joint pos>: only hinge and slide joints of a body may sit away from "
                "its first joint");
-  expect_error("freechild.xml",
+  import_refused("freechild.xml",
                "<mujoco>\n<worldbody>\n<body>\n<geom size=\"1\"/>\n<joint/>\n<body>\n"
                "<freejoint/>\n<geom size=\"1\"/>\n</body>\n</body>\n</worldbody>\n</mujoco>\n",
                "child of \"world\"");
-  expect_error("floating.urdf",
+  import_refused("floating.urdf",
                "<robot name=\"r\">\n<link name=\"a\"><inertial><mass value=\"1\"/><inertia "
                "ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
                "<link name=\"b\"><inertial><mass value=\"1\"/><inertia ixx=\"1\" iyy=\"1\" "
@@ -82,30 +72,30 @@ static void test_errors_name_file_and_line(void **state) {
                "<joint name=\"f\" type=\"floating\"><parent link=\"a\"/><child link=\"b\"/>"
                "</joint>\n</robot>\n",
                "floating.urdf:4: <joint type=\"floating\">: its parent link must be the world");
-  expect_error("number.xml",
+  import_refused("number.xml",
                "<mujoco>\n<worldbody>\n<body pos=\"0 0 x\">\n<joint/>\n<geom size=\"1\"/>\n"
                "</body>\n</worldbody>\n</mujoco>\n",
                "number.xml:3: <body pos=\"0 0 x\">: expected 3 finite numbers");
-  expect_error("broken.xml", "<mujoco>\n<worldbody>\n</mujoco>\n", "broken.xml:3: invalid XML");
-  expect_error("nomass.xml",
+  import_refused("broken.xml", "<mujoco>\n<worldbody>\n</mujoco>\n", "broken.xml:3: invalid XML");
+  import_refused("nomass.xml",
                "<mujoco>\n<worldbody>\n<body>\n<joint/>\n</body>\n</worldbody>\n</mujoco>\n",
                "nomass.xml:3: <body>: a moving body needs mass");
-  expect_error("mesh.xml",
+  import_refused("mesh.xml",
                "<mujoco>\n<worldbody>\n<body>\n<joint/>\n<geom type=\"mesh\" mesh=\"m\"/>\n"
                "</body>\n</worldbody>\n</mujoco>\n",
                "mesh.xml:5: <geom type=\"mesh\" mesh=\"m\">: no such mesh among the assets read, "
                "so its mass is not known");
-  expect_error("twice.urdf",
+  import_refused("twice.urdf",
                "<robot name=\"r\">\n<link name=\"a\"/>\n<link name=\"b\"/>\n</robot>\n",
                "a second root link");
-  expect_error("float.urdf",
+  import_refused("float.urdf",
                "<robot name=\"r\">\n<link name=\"a\"/>\n<link name=\"b\"><inertial><mass "
                "value=\"1\"/><inertia ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"0\" ixz=\"0\" "
                "iyz=\"0\"/></inertial></link>\n<joint name=\"j\" type=\"spherical\">\n<parent "
                "link=\"a\"/><child link=\"b\"/></joint>\n</robot>\n",
                "float.urdf:4: <joint type=\"spherical\">: unknown joint type");
   /* a converted file that the native loader refuses names the original file */
-  expect_error("inertia.xml",
+  import_refused("inertia.xml",
                "<mujoco>\n<worldbody>\n<body>\n<joint/>\n<inertial mass=\"1\" "
                "diaginertia=\"1 1 5\"/>\n</body>\n</worldbody>\n</mujoco>\n",
                "inertia.xml (converted): bodies[0].inertial.inertia: violates the triangle");

@@ -34,6 +34,17 @@ static void collect(void *ctx, const char *message) {
   snprintf(n->text + used, sizeof n->text - used, "%s\n", message);
 }
 
+/* path imported with its notes collected into n; fails the test with the importer's message */
+static sim_model *import_noting(const char *path, notes *n) {
+  const sim_import_options o = {0, collect, n};
+  char err[1024] = "";
+  sim_model *m = sim_import_load_file(path, &o, err, sizeof err);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  return m;
+}
+
 static const char *write_urdf(const char *name, const char *text) {
   static char path[128];
   ts_tmp_path(path, sizeof path, name);
@@ -103,6 +114,7 @@ static void test_errors_name_the_line(void **state) {
  * force at the joint never exceeds it */
 static void test_transmission_makes_a_motor(void **state) {
   (void)state;
+  notes n = {""};
   const char *path = write_urdf(
       "driven.urdf",
       "<robot name=\"r\">\n  <link name=\"base\"/>\n" LINK("arm") LINK("finger")
@@ -123,13 +135,7 @@ static void test_transmission_makes_a_motor(void **state) {
       "    <joint name=\"grip\"><hardwareInterface>hardware_interface/PositionJointInterface"
       "</hardwareInterface></joint>\n"
       "    <actuator name=\"grip_motor\"/>\n  </transmission>\n</robot>\n");
-  notes n = {""};
-  const sim_import_options o = {0, collect, &n};
-  char err[1024] = "";
-  sim_model *m = sim_import_load_file(path, &o, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_noting(path, &n);
   print_message("%s", n.text);
   assert_int_equal(m->nu, 1);
   const sim_actuator *a = &m->actuators[0];
@@ -162,6 +168,7 @@ static void test_transmission_makes_a_motor(void **state) {
  * transmission) is read too */
 static void test_equal_limits_and_old_layout(void **state) {
   (void)state;
+  notes n = {""};
   const char *path = write_urdf(
       "old.urdf",
       "<robot name=\"r\">\n  <link name=\"base\"/>\n" LINK("arm")
@@ -170,13 +177,7 @@ static void test_equal_limits_and_old_layout(void **state) {
       "  <transmission name=\"t\" type=\"pr2_mechanism_model/SimpleTransmission\">\n"
       "    <joint name=\"j\"/><actuator name=\"m\"/>"
       "<mechanicalReduction>2</mechanicalReduction>\n  </transmission>\n</robot>\n");
-  notes n = {""};
-  const sim_import_options o = {0, collect, &n};
-  char err[1024] = "";
-  sim_model *m = sim_import_load_file(path, &o, err, sizeof err);
-  if (!m) {
-    fail_msg("%s", err);
-  }
+  sim_model *m = import_noting(path, &n);
   assert_non_null(strstr(n.text, "old.urdf:5: <limit lower=upper> ignored: no range"));
   assert_int_equal(m->nu, 1);
   assert_true(m->actuators[0].gear == 2 && m->actuators[0].force_limit == 3);

@@ -30,6 +30,12 @@
 #include "support/tmp.h"
 
 
+/* AddressSanitizer's allocator (red zones, quarantine) makes a load's resident memory 2 to 7
+ * times the plain build's (measured here: 29.9 against 4.3 MB per thousand JSON bodies, 95.9
+ * against 54.0 MB for the refused URDF): the sanitizer build checks the memory bounds 8 times
+ * wider, still far below what a quadratic load takes; the plain build checks them as written */
+#define MEM_SCALE (TS_SANITIZED ? 8 : 1)
+
 typedef enum format { JSON, MJCF, URDF } format;
 static const char *const suffix[] = {"json", "xml", "urdf"};
 
@@ -164,11 +170,6 @@ static cost load_cost(const char *path) {
   return c;
 }
 
-/* The bounds on memory and CPU are the plain build's: under AddressSanitizer every block carries
- * redzones and freed memory waits in a quarantine (a 10 000-body load grows by 290-430 MB there
- * against 60 MB), so that build checks only that the loads and refusals happen and are clean. */
-#define BOUNDED (!TS_SANITIZED)
-
 /* 1 000 and 10 000 bodies: at most 12 MB per thousand bodies between them, at most 5 s of CPU */
 static void linear_in(format f) {
   const cost small = load_cost(write_robot(f, 1000, "small"));
@@ -181,8 +182,8 @@ static void linear_in(format f) {
   print_message("%s: 1 000 bodies %.1f MB, %.3f s of CPU; 10 000 bodies %.1f MB, %.3f s: "
                 "%.1f MB per thousand bodies\n", suffix[f], (double)small.grown_kb / 1024, small.cpu_s,
                 (double)large.grown_kb / 1024, large.cpu_s, per_thousand);
-  assert_true(!BOUNDED || per_thousand <= 12);
-  assert_true(!BOUNDED || large.cpu_s <= 5);
+  assert_true(per_thousand <= 12 * MEM_SCALE);
+  assert_true(large.cpu_s <= 5);
 }
 
 TS_TEST(test_json_linear, linear_in(JSON))
@@ -199,7 +200,7 @@ static void expect_refused(const char *path, const char *message, long max_kb) {
   if (c.loaded || !strstr(c.err, message)) {
     fail_msg("%s: expected a refusal with '%s', got '%s'", path, message, c.err);
   }
-  assert_true(!BOUNDED || c.grown_kb <= max_kb);
+  assert_true(c.grown_kb <= max_kb * MEM_SCALE);
 }
 
 /* t written as name in the suite folder (and freed): the file's path, until the next call */

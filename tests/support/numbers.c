@@ -46,3 +46,32 @@ double ts_quantile(double *v, size_t n, double q) {
   const size_t k = (size_t)(q * (double)(n - 1));
   return v[k < n ? k : n - 1];
 }
+
+int ts_cholesky(int n, const double *a, double *l) {
+  memset(l, 0, sizeof(double) * (size_t)(n * n));
+  for (int j = 0; j < n; j++) {
+    double s = a[j * n + j];
+    for (int k = 0; k < j; k++) s -= l[j * n + k] * l[j * n + k];
+    if (!(s > 0)) return -1;
+    l[j * n + j] = sqrt(s);
+    for (int i = j + 1; i < n; i++) {
+      double t = a[i * n + j];
+      for (int k = 0; k < j; k++) t -= l[i * n + k] * l[j * n + k];
+      l[i * n + j] = t / l[j * n + j];
+    }
+  }
+  return 0;
+}
+
+void ts_cholesky_solve(int n, const double *l, const double *b, double *x) {
+  for (int i = 0; i < n; i++) {
+    double s = b[i];
+    for (int k = 0; k < i; k++) s -= l[i * n + k] * x[k];
+    x[i] = s / l[i * n + i];
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    double s = x[i];
+    for (int k = i + 1; k < n; k++) s -= l[k * n + i] * x[k];
+    x[i] = s / l[i * n + i];
+  }
+}

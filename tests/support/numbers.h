@@ -20,4 +20,10 @@ int ts_cmp_double(const void *a, const void *b);
 /* The q-quantile (0..1, nearest rank) of v's n values; sorts v in place. */
 double ts_quantile(double *v, size_t n, double q);
 
+/* Cholesky A = L·Lᵀ of the n×n row-major a into l (lower; the rest zero): 0, or -1 when a is
+ * not positive definite. */
+int ts_cholesky(int n, const double *a, double *l);
+/* x = (L·Lᵀ)⁻¹ b with l from ts_cholesky (x may be b) */
+void ts_cholesky_solve(int n, const double *l, const double *b, double *x);
+
 #endif

@@ -1,6 +1,8 @@
 /* tests/sysid/arm_log.c: the simulated arm and its logs (arm_log.h). */
 #include "arm_log.h"
 
+#include "support/model.h"
+
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif
@@ -11,7 +13,6 @@
 #include <string.h>
 
 #include "sensors/chain.h"
-#include "support/model.h"
 #include "sensors/delay.h"
 #include "sensors/rng.h"
 
@@ -187,26 +188,23 @@ int arm_log_make(const sim_model *m, const arm_log_opts *o, sysid_series *s, sys
   return rc;
 }
 
-arm_fixture *arm_fixture_make(double duration) {
+int arm_fixture_setup(void **state, double duration_s) {
   arm_fixture *f = calloc(1, sizeof *f);
   char json[8192];
   arm_params truth;
   arm_truth(&truth);
   arm_log_opts lo;
   arm_log_defaults(&lo);
-  lo.duration = duration;
+  lo.duration = duration_s;
   f->m = ts_model(arm_json(json, sizeof json, &truth, lo.h));
-  if (arm_log_make(f->m, &lo, &f->s, f->meas) != 0) {
-    arm_fixture_free(f);
-    return NULL;
-  }
-  return f;
+  *state = f;
+  return arm_log_make(f->m, &lo, &f->s, f->meas);
 }
 
-void arm_fixture_free(arm_fixture *f) {
-  if (f) {
-    sysid_series_free(&f->s);
-    sim_model_free(f->m);
-    free(f);
-  }
+int arm_fixture_teardown(void **state) {
+  arm_fixture *f = *state;
+  sysid_series_free(&f->s);
+  sim_model_free(f->m);
+  free(f);
+  return 0;
 }

@@ -62,14 +62,15 @@ int arm_log_make(const sim_model *m, const arm_log_opts *o, sysid_series *s, sys
 extern const char *const arm_param_list;
 int arm_param_values(const arm_params *p, double *out); /* returns 11 */
 
-/* The suites' common start: the true arm and a log of it, `duration` s long (the other options
- * arm_log_defaults'). Returns NULL when the arm blows up; arm_fixture_free releases it. */
+/* The group fixture of the suites that read one log: the arm at its truth (arm_json) and a log
+ * of duration_s made with the other defaults (arm_log_defaults). arm_fixture_setup puts a new
+ * one into *state: 0, or -1 when the log could not be made; arm_fixture_teardown frees it. */
 typedef struct arm_fixture {
   sim_model *m;
   sysid_series s;
   sysid_meas meas[ARM_NJ];
 } arm_fixture;
-arm_fixture *arm_fixture_make(double duration);
-void arm_fixture_free(arm_fixture *f);
+int arm_fixture_setup(void **state, double duration_s);
+int arm_fixture_teardown(void **state);
 
 #endif

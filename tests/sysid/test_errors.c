@@ -16,14 +16,9 @@
 
 typedef arm_fixture fixture;
 
+/* the arm and 1.2 s of its log */
 static int setup(void **state) {
-  *state = arm_fixture_make(1.2);
-  return *state ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  arm_fixture_free(*state);
-  return 0;
+  return arm_fixture_setup(state, 1.2);
 }
 
 /* the problem is refused with a message holding every one of the words (NULL-terminated) */
@@ -214,5 +209,5 @@ int main(void) {
       cmocka_unit_test(test_bad_measurements_and_options),
       cmocka_unit_test(test_fit_error_is_a_value),
   };
-  return ts_run_with(tests, setup, teardown);
+  return ts_run_with(tests, setup, arm_fixture_teardown);
 }

@@ -16,14 +16,9 @@
 
 typedef arm_fixture fixture;
 
+/* the arm and 1 s of its log */
 static int setup(void **state) {
-  *state = arm_fixture_make(1);
-  return *state ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  arm_fixture_free(*state);
-  return 0;
+  return arm_fixture_setup(state, 1);
 }
 
 static sysid_problem *make(const fixture *f, const char *params, const char *bounds) {
@@ -176,5 +171,5 @@ int main(void) {
       cmocka_unit_test(test_servo_gearbox),
       cmocka_unit_test(test_caller_model_untouched),
   };
-  return ts_run_with(tests, setup, teardown);
+  return ts_run_with(tests, setup, arm_fixture_teardown);
 }

@@ -11,15 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 "$achilles" run "$config" "$@" --pty-link "$dir/arm" --no-zmq --quiet --duration 60 2> "$dir/log" &
 pid=$!
-i=0
-while [ ! -e "$dir/arm" ] && [ $i -lt 600 ]; do
-  sleep 0.1
-  i=$((i + 1))
-done
-if [ ! -e "$dir/arm" ]; then
-  echo "achilles run made no $dir/arm within 60 s:"; cat "$dir/log"
-  kill "$pid"; rm -rf "$dir"; exit 1
-fi
+. "$here/pty_link.sh"
+wait_for_link "$dir" "$dir/log" "$pid"
 /usr/bin/python3 "$here/../../tools/scripts/servo_bus_example.py" "$protocol" "$dir/arm"
 status=$?
 i=0

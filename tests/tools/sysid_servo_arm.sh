@@ -8,25 +8,20 @@
 # (sim/servo_spec.c; docs/servo-bus.md section 3). Then the same wrong gearboxes fitted from what
 # the client logged itself (goals.csv: the Present Positions it read and the Goal Positions it
 # wrote, on the servos' Realtime Tick) with --servo-goals, the servos' firmware loops inside the
-# fit: its goals' times are the client's estimates (good to about a loop step), which bounds what
-# comes back (docs/sysid.md section 10): asserted within 10 % (rotor inertia) and 60 % (gear
-# friction), printed beside the truth. Skipped (77) without /usr/bin/python3.
+# fit: its goals' times are the client's estimates (good to about a loop step on an idle machine,
+# worse when the run or the client are late), which bounds what comes back (docs/sysid.md section
+# 10.1). Printed beside the truth; with a third argument `goal-bounds` (the CTest entry
+# sysid_servo_arm_goals, label timing: a verdict that depends on the machine's load) asserted
+# within 10 % (rotor inertia) and 60 % (gear friction). Skipped (77) without /usr/bin/python3.
 set -u
-achilles=$1 src=$2
+achilles=$1 src=$2 goal_bounds=${3:-}
 [ -x /usr/bin/python3 ] || { echo "no /usr/bin/python3"; exit 77; }
 dir=$(mktemp -d)
 "$achilles" run "$src/configs/servo_arm.json" --pty-link "$dir/arm" --no-zmq --quiet \
     --duration 300 --record "$dir/servo.ndjson" 2> "$dir/run.log" &
 pid=$!
-i=0
-while [ ! -e "$dir/arm" ] && [ $i -lt 600 ]; do
-  sleep 0.1
-  i=$((i + 1))
-done
-if [ ! -e "$dir/arm" ]; then
-  echo "achilles run made no $dir/arm within 60 s:"; cat "$dir/run.log"
-  kill "$pid"; rm -rf "$dir"; exit 1
-fi
+. "$src/tests/tools/pty_link.sh"
+wait_for_link "$dir" "$dir/run.log" "$pid"
 /usr/bin/python3 "$src/tests/tools/servo_excite.py" "$dir/arm" 7 "$dir/goals.csv" \
     > "$dir/excite.log" 2>&1
 excite=$?
@@ -84,7 +79,12 @@ fit=$?
 if [ $fit -ne 0 ]; then
   echo "achilles sysid --servo-goals exited $fit"; rm -rf "$dir"; exit 1
 fi
-check "$dir/goal_fitted.json" 0.10 0.60 \
-    "from the client's Present Positions against its Goal Positions (--servo-goals)" || status=1
+if [ "$goal_bounds" = goal-bounds ]; then
+  check "$dir/goal_fitted.json" 0.10 0.60 \
+      "from the client's Present Positions against its Goal Positions (--servo-goals)" || status=1
+else # printed only: the fit ran and wrote every servo block
+  check "$dir/goal_fitted.json" 1e9 1e9 \
+      "from the client's Present Positions against its Goal Positions (--servo-goals)" || status=1
+fi
 rm -rf "$dir"
 exit $status

@@ -46,6 +46,18 @@ static cJSON *result_of(const char *dir) {
   return r;
 }
 
+/* result.json's number at key of its object obj (obj NULL: at the top) */
+static double result_number(const char *dir, const char *obj, const char *key) {
+  cJSON *r = result_of(dir);
+  const cJSON *v = cJSON_GetObjectItem(obj ? cJSON_GetObjectItem(r, obj) : r, key);
+  if (!cJSON_IsNumber(v)) {
+    fail_msg("%s/result.json: no number at %s.%s", dir, obj ? obj : "", key);
+  }
+  const double x = v->valuedouble;
+  cJSON_Delete(r);
+  return x;
+}
+
 /* the names of a result's failed checks, joined with "|" */
 static const char *failed_checks(const cJSON *result) {
   static char out[2048];
@@ -190,6 +202,15 @@ static void write_scenario(char *path, size_t path_sz, const char *name, double 
   ts_write_file(path, text);
 }
 
+/* the scenario written as NAME (write_scenario) and run (run_scn, its folder into out): the
+ * command's exit status */
+static int scenario_run(const char *name, double duration, const char *body, char *out,
+                        size_t out_sz) {
+  char path[512];
+  write_scenario(path, sizeof path, name, duration, body);
+  return run_scn(path, name, out, out_sz, NULL, NULL);
+}
+
 #define HOLDING "\"firmware\": {\"command\": [\"pd_firmware\", \"{serial}\", \"--quiet\", " \
                 "\"--stdin\", \"--setpoint\", \"1=0.5\", \"--setpoint\", \"2=-0.4\"]}"
 
@@ -197,26 +218,30 @@ static void write_scenario(char *path, size_t path_sz, const char *name, double 
  * one that cannot start */
 static void test_firmware_that_dies_hangs_or_is_missing(void **state) {
   (void)state;
-  char path[512], out[512];
-  write_scenario(path, sizeof path, "dies", 0.5,
-                 "\"firmware\": {\"command\": [\"sh\", \"-c\", \"exit 3\"]}");
-  assert_int_equal(run_scn(path, "dies", out, sizeof out, NULL, NULL), 1);
+  char out[512];
+  assert_int_equal(
+      scenario_run("dies", 0.5, "\"firmware\": {\"command\": [\"sh\", \"-c\", \"exit 3\"]}", out,
+                   sizeof out),
+      1);
   cJSON *r = result_of(out);
   assert_string_equal(failed_checks(r), "firmware runs to the end");
   const cJSON *fw = cJSON_GetObjectItem(r, "firmware");
   assert_int_equal(cJSON_GetObjectItem(fw, "exit_code")->valueint, 3);
   cJSON_Delete(r);
 
-  write_scenario(path, sizeof path, "hangs", 0.5,
-                 "\"time_limit_s\": 1.5, \"firmware\": {\"command\": [\"sleep\", \"30\"]}");
-  assert_int_equal(run_scn(path, "hangs", out, sizeof out, NULL, NULL), 1);
+  assert_int_equal(
+      scenario_run("hangs", 0.5,
+                   "\"time_limit_s\": 1.5, \"firmware\": {\"command\": [\"sleep\", \"30\"]}", out,
+                   sizeof out),
+      1);
   r = result_of(out);
   assert_string_equal(failed_checks(r), "ends within its time limit");
   cJSON_Delete(r);
 
-  write_scenario(path, sizeof path, "missing", 0.5,
-                 "\"firmware\": {\"command\": [\"no-such-firmware-anywhere\"]}");
-  assert_int_equal(run_scn(path, "missing", out, sizeof out, NULL, NULL), 2);
+  assert_int_equal(
+      scenario_run("missing", 0.5, "\"firmware\": {\"command\": [\"no-such-firmware-anywhere\"]}",
+                   out, sizeof out),
+      2);
   char err[600];
   snprintf(err, sizeof err, "%s/missing.stderr", ts_tmp_dir());
   assert_non_null(strstr(ts_slurp(err), "cannot start"));
@@ -226,25 +251,27 @@ static void test_firmware_that_dies_hangs_or_is_missing(void **state) {
  * own exit code when it stops by itself */
 static void test_stdin_and_exit_code(void **state) {
   (void)state;
-  char path[512], out[512];
-  write_scenario(path, sizeof path, "stdin", 1.5,
-                 HOLDING ", \"timeline\": [{\"t\": 0.5, \"firmware\": {\"stdin\": "
-                 "\"setpoint 1=0.2\"}}],"
-                 " \"checks\": [{\"type\": \"settle\", \"joint\": \"shoulder\", \"value\": 0.2, "
-                 "\"tolerance\": 0.03, \"from\": 1.2}, {\"type\": \"output\", \"match\": "
-                 "\"setpoint 1=0.2 at t=0.500 s\", \"by\": 0.501}]");
-  assert_int_equal(run_scn(path, "stdin", out, sizeof out, NULL, NULL), 0);
-  write_scenario(path, sizeof path, "exits", 1.0,
-                 "\"firmware\": {\"command\": [\"pd_firmware\", \"{serial}\", \"--quiet\", "
-                 "\"--duration\", \"0.3\"]}, \"checks\": [{\"type\": \"exit_code\", "
-                 "\"equals\": 0}]");
-  assert_int_equal(run_scn(path, "exits", out, sizeof out, NULL, NULL), 0);
-  cJSON *r = result_of(out);
-  const cJSON *fw = cJSON_GetObjectItem(r, "firmware");
-  const double at = cJSON_GetObjectItem(fw, "exited_at")->valuedouble;
+  char out[512];
+  assert_int_equal(
+      scenario_run("stdin", 1.5,
+                   HOLDING
+                   ", \"timeline\": [{\"t\": 0.5, \"firmware\": {\"stdin\": "
+                   "\"setpoint 1=0.2\"}}],"
+                   " \"checks\": [{\"type\": \"settle\", \"joint\": \"shoulder\", \"value\": 0.2, "
+                   "\"tolerance\": 0.03, \"from\": 1.2}, {\"type\": \"output\", \"match\": "
+                   "\"setpoint 1=0.2 at t=0.500 s\", \"by\": 0.501}]",
+                   out, sizeof out),
+      0);
+  assert_int_equal(
+      scenario_run("exits", 1.0,
+                   "\"firmware\": {\"command\": [\"pd_firmware\", \"{serial}\", \"--quiet\", "
+                   "\"--duration\", \"0.3\"]}, \"checks\": [{\"type\": \"exit_code\", "
+                   "\"equals\": 0}]",
+                   out, sizeof out),
+      0);
+  const double at = result_number(out, "firmware", "exited_at");
   assert_true(at > 0.29 && at < 0.32); /* lockstep went on without it after it left */
-  assert_true(cJSON_GetObjectItem(r, "end_time")->valuedouble > 0.999);
-  cJSON_Delete(r);
+  assert_true(result_number(out, NULL, "end_time") > 0.999);
 }
 
 /* the line cut at 0.3 s for 0.2 s: lockstep steps on without the firmware, the watchdog trips
@@ -255,16 +282,16 @@ static void test_cut_line_and_frozen_firmware(void **state) {
                        "\"settle\", \"joint\": \"shoulder\", \"value\": 0.5, \"tolerance\": "
                        "0.03, \"from\": 1.3}, {\"type\": \"command\", \"max_abs\": 0, "
                        "\"from\": 0.41, \"to\": 0.5}]";
-  char path[512], out[512], body[2048];
+  char out[512], body[2048];
   snprintf(body, sizeof body, HOLDING ", \"timeline\": [{\"t\": 0.3, \"link\": {\"cut\": true}},"
                               " {\"t\": 0.5, \"link\": {\"cut\": false}}], %s", checks);
-  write_scenario(path, sizeof path, "cut", 1.5, body);
-  assert_int_equal(run_scn(path, "cut", out, sizeof out, NULL, NULL), 0);
-  snprintf(body, sizeof body, HOLDING ", \"timeline\": [{\"t\": 0.3, \"firmware\": {\"signal\": "
-                              "\"stop\"}}, {\"t\": 0.5, \"firmware\": {\"signal\": \"cont\"}}], %s",
+  assert_int_equal(scenario_run("cut", 1.5, body, out, sizeof out), 0);
+  snprintf(body, sizeof body,
+           HOLDING
+           ", \"timeline\": [{\"t\": 0.3, \"firmware\": {\"signal\": "
+           "\"stop\"}}, {\"t\": 0.5, \"firmware\": {\"signal\": \"cont\"}}], %s",
            checks);
-  write_scenario(path, sizeof path, "frozen", 1.5, body);
-  assert_int_equal(run_scn(path, "frozen", out, sizeof out, NULL, NULL), 0);
+  assert_int_equal(scenario_run("frozen", 1.5, body, out, sizeof out), 0);
 }
 
 /* bytes corrupted at 0.05 % for 0.2 s (one frame in twenty): frames are lost both ways, lockstep
@@ -272,18 +299,17 @@ static void test_cut_line_and_frozen_firmware(void **state) {
  * holds, and the result counts the damage */
 static void test_corrupting_line(void **state) {
   (void)state;
-  char path[512], out[512];
-  write_scenario(path, sizeof path, "noisy_line", 1.2,
-                 HOLDING ", \"timeline\": [{\"t\": 0.3, \"link\": {\"corrupt_rate\": 0.0005, "
-                 "\"seed\": 5}}, {\"t\": 0.5, \"link\": {\"corrupt_rate\": 0}}], \"checks\": "
-                 "[{\"type\": \"settle\", \"joint\": \"shoulder\", \"value\": 0.5, "
-                 "\"tolerance\": 0.05, \"from\": 1.0}]");
-  assert_int_equal(run_scn(path, "noisy_line", out, sizeof out, NULL, NULL), 0);
-  cJSON *r = result_of(out);
-  const cJSON *link = cJSON_GetObjectItem(r, "link");
-  const double corrupted = cJSON_GetObjectItem(link, "corrupted")->valuedouble;
-  assert_true(corrupted > 2);
-  cJSON_Delete(r);
+  char out[512];
+  assert_int_equal(
+      scenario_run("noisy_line", 1.2,
+                   HOLDING
+                   ", \"timeline\": [{\"t\": 0.3, \"link\": {\"corrupt_rate\": 0.0005, "
+                   "\"seed\": 5}}, {\"t\": 0.5, \"link\": {\"corrupt_rate\": 0}}], \"checks\": "
+                   "[{\"type\": \"settle\", \"joint\": \"shoulder\", \"value\": 0.5, "
+                   "\"tolerance\": 0.05, \"from\": 1.0}]",
+                   out, sizeof out),
+      0);
+  assert_true(result_number(out, "link", "corrupted") > 2);
 }
 
 /* a ZeroMQ program (tests/tools/zmq_firmware.py) holds the arm over the simulator's ZeroMQ
@@ -313,8 +339,7 @@ static void test_zmq_firmware(void **state) {
            "\"ipc://%s/zmq_input/input\", \"message\": {\"setpoint\": {\"shoulder\": 0.2}}}}}], "
            "\"checks\": [{\"type\": \"settle\", \"joint\": \"shoulder\", \"value\": 0.2, "
            "\"tolerance\": 0.03, \"from\": 1.1}]", ACHILLES_SOURCE_DIR, ts_tmp_dir());
-  write_scenario(path, sizeof path, "zmq_input", 1.4, body);
-  assert_int_equal(run_scn(path, "zmq_input", out, sizeof out, NULL, NULL), 0);
+  assert_int_equal(scenario_run("zmq_input", 1.4, body, out, sizeof out), 0);
 }
 
 /* a dead shoulder encoder from 0.3 s: the firmware keeps its last reading and the arm still
@@ -356,19 +381,22 @@ static void test_events_change_the_run(void **state) {
 /* a scenario that is wrong: exit status 2, the message names the file and the field */
 static void test_wrong_scenario_exits_2(void **state) {
   (void)state;
-  char path[512], out[512], err[600];
-  write_scenario(path, sizeof path, "wrong", 1.0,
-                 HOLDING ", \"checks\": [{\"type\": \"settle\", \"joint\": \"elbw\", \"value\": 0,"
-                 " \"tolerance\": 0.1}]");
-  assert_int_equal(run_scn(path, "wrong", out, sizeof out, NULL, NULL), 2);
+  char out[512], err[600];
+  assert_int_equal(
+      scenario_run("wrong", 1.0,
+                   HOLDING
+                   ", \"checks\": [{\"type\": \"settle\", \"joint\": \"elbw\", \"value\": 0,"
+                   " \"tolerance\": 0.1}]",
+                   out, sizeof out),
+      2);
   snprintf(err, sizeof err, "%s/wrong.stderr", ts_tmp_dir());
   assert_non_null(
       strstr(ts_slurp(err), "wrong.json: checks[0]: unknown hinge or slide joint \"elbw\""));
 }
 
 TS_MAIN_WITH(cli_suite_setup, ts_tmp_teardown, test_hold_push_and_its_twin,
-        test_homing_and_its_twin, test_watchdog_and_its_twin, test_junit_validates,
-        test_result_repeats, test_replay_reproduces_the_run,
-        test_firmware_that_dies_hangs_or_is_missing, test_stdin_and_exit_code,
-        test_cut_line_and_frozen_firmware, test_corrupting_line, test_zmq_firmware,
-        test_events_change_the_run, test_wrong_scenario_exits_2)
+             test_homing_and_its_twin, test_watchdog_and_its_twin, test_junit_validates,
+             test_result_repeats, test_replay_reproduces_the_run,
+             test_firmware_that_dies_hangs_or_is_missing, test_stdin_and_exit_code,
+             test_cut_line_and_frozen_firmware, test_corrupting_line, test_zmq_firmware,
+             test_events_change_the_run, test_wrong_scenario_exits_2)
