@@ -24,7 +24,7 @@
 
 #define TICKS_PER_RAD (4096.0 / 6.283185307179586)
 #define PWM_FULL 885.0 /* the X-series' Goal/Present PWM for 100 % duty */
-#define SERVO_REST_SPEED 0.05 /* rad/s: below it a window starts with the play's lag fading */
+#define SYSID_SERVO_REST_SPEED 0.05 /* rad/s: below it a window starts with the encoder's lag fading */
 
 struct sysid_servo_loop {
   int a;                 /* series actuator */
@@ -150,7 +150,7 @@ static void start(sysid_problem *p, struct sysid_servo_loop *L, double goal, int
   L->st.continuous_encoder = p->servo_smooth, L->st.have_held = 1;
   /* the encoder's settled lag behind a moving joint, smoothly to none at rest (a function of
      the window's state the Jacobian can follow) */
-  const double th = tanh(v / SERVO_REST_SPEED);
+  const double th = tanh(v / SYSID_SERVO_REST_SPEED);
   L->st.held = servo_ticks(sensed(p, L, q)) - lag * th;
   if (!p->servo_smooth) {
     L->st.held = round(L->st.held);
@@ -162,7 +162,7 @@ static void start(sysid_problem *p, struct sysid_servo_loop *L, double goal, int
     const double *Sq = p->S + (size_t)L->dof * n, *Sv = p->S + (size_t)(nv + L->dof) * n;
     memset(L->dH, 0, 3 * n * sizeof(double));
     axpy(L->dH, TICKS_PER_RAD, Sq, n);
-    axpy(L->dH, -lag * (1 - th * th) / SERVO_REST_SPEED, Sv, n);
+    axpy(L->dH, -lag * (1 - th * th) / SYSID_SERVO_REST_SPEED, Sv, n);
     axpy(L->dE, -1.0, L->dH, n);
     axpy(L->dE, TICKS_PER_RAD * h, Sv, n);
   }

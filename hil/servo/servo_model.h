@@ -73,11 +73,12 @@ typedef struct servo_state {
   double velocity;       /* the loops' speed estimate, ticks/s */
   double held;           /* the encoder's output, ticks (its hysteresis holds it at rest) */
   int have_held;
-  int continuous_encoder; /* 0 (the bus): whole ticks as above; 1 (sysid's model of the loop,
-                             docs/sysid.md section 10): the same hysteresis without the rounding,
-                             the output a continuous play of SERVO_ENCODER_HYSTERESIS − 0.5
-                             ticks behind the angle (the quantized output's mean), so that the
-                             loop's torque is a smooth function of the joint's state */
+  int continuous_encoder; /* 0 (the bus, and sysid's fit): whole ticks as above; 1 (the
+                             Jacobian check of sysid/servo_loop.c): the same hysteresis without
+                             the rounding, the output a continuous play of
+                             SERVO_ENCODER_HYSTERESIS − 0.5 ticks behind the angle (the rounded
+                             output's mean), so that the loop's torque is a smooth function of
+                             the joint's state */
   int32_t ring[SERVO_SPEED_RING]; /* the encoder's outputs, one per step, newest at ring_at */
   int ring_n, ring_at;
   double ms;             /* the realtime tick, ms */
