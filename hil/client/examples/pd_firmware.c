@@ -164,6 +164,11 @@ static int open_port(const char *path) {
   return fd;
 }
 
+/* Set when a write fails because the simulator closed its end (EIO on a pty whose master is
+ * gone, EPIPE on a pipe): at the end of a run the simulator may close the port while the answer
+ * to its last samples is on its way, which is the same end as a read of 0 bytes, not an error. */
+static int peer_gone;
+
 static int write_all(int fd, const uint8_t *p, size_t n) {
   while (n > 0) {
     ssize_t put = write(fd, p, n);
@@ -171,6 +176,7 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
       continue;
     }
     if (put <= 0) {
+      peer_gone = put < 0 && (errno == EIO || errno == EPIPE || errno == ENXIO);
       return -1;
     }
     p += put;
@@ -677,6 +683,10 @@ static int run(firmware *f) {
     for (ssize_t i = 0; i < n; i++) {
       const ach_message *m = ach_decoder_feed(&f->dec, buf[i]);
       int rc = m ? on_message(f, m) : 0;
+      if (rc < 0 && peer_gone) {
+        fprintf(stderr, "pd_firmware: %s closed\n", f->port);
+        return f->connected ? 0 : 1;
+      }
       if (rc != 0) {
         if (rc > 0 && f->verbose) {
           print_line(f);
