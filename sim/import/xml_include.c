@@ -111,19 +111,7 @@ int imp__expand_includes(imp_ctx *c, xmlDoc *doc) {
       }
       continue;
     }
-    if (n->children && n->type == XML_ELEMENT_NODE) {
-      n = n->children;
-      continue;
-    }
-    while (n && !n->next) {
-      n = n->parent;
-      if (n && n->type == XML_DOCUMENT_NODE) {
-        n = NULL;
-      }
-    }
-    if (n) {
-      n = n->next;
-    }
+    n = imp__next_in_order(n);
   }
   return 0;
 }

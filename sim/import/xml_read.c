@@ -138,6 +138,19 @@ static int whole_value(xmlDoc *doc, xmlAttr *a) {
   return 0;
 }
 
+xmlNode *imp__next_in_order(xmlNode *n) {
+  if (n->children && n->type == XML_ELEMENT_NODE) {
+    return n->children;
+  }
+  while (n && !n->next) {
+    n = n->parent;
+    if (n && n->type == XML_DOCUMENT_NODE) {
+      n = NULL;
+    }
+  }
+  return n ? n->next : NULL;
+}
+
 /* every element of the document, in document order, without recursion (bodies nest deeply) */
 static int whole_attribute_values(xmlDoc *doc) {
   xmlNode *n = xmlDocGetRootElement(doc);
@@ -149,19 +162,7 @@ static int whole_attribute_values(xmlDoc *doc) {
         }
       }
     }
-    if (n->children && n->type == XML_ELEMENT_NODE) {
-      n = n->children;
-      continue;
-    }
-    while (n && !n->next) {
-      n = n->parent;
-      if (n && n->type == XML_DOCUMENT_NODE) {
-        n = NULL;
-      }
-    }
-    if (n) {
-      n = n->next;
-    }
+    n = imp__next_in_order(n);
   }
   return 0;
 }

@@ -68,6 +68,10 @@ int imp__is(const xmlNode *node, const char *name);
 const char *imp__name(const xmlNode *node);
 /* The first child element of el named name, or NULL (el may be NULL). */
 const xmlNode *imp__child(const xmlNode *el, const char *name);
+/* The node after n in document order (its first child, else the next sibling of n or of its
+ * nearest ancestor that has one), NULL at the end: a walk without recursion, as bodies nest
+ * deeply. */
+xmlNode *imp__next_in_order(xmlNode *n);
 /* The attribute's value, or NULL when absent. */
 const char *imp__attr(const xmlNode *node, const char *name);
 
