@@ -104,7 +104,8 @@ int sim_constraint_setconst(sim_model *m) {
     }
   }
   m->nefc_max += 4 * m->max_contacts; /* condim 3, pyramidal: four edges per contact */
-  return sim__inverse_weights(m);
+  m->nefc_max += sim__equality_rows_max(m);
+  return sim__inverse_weights(m) || sim__equality_setconst(m) ? -1 : 0;
 }
 
 /* --- impedance and reference ---------------------------------------------------------------- */
@@ -213,7 +214,7 @@ static void make_friction(const sim_model *m, sim_data *d) {
                     d->qvel[k], 1);
     }
   }
-  d->nf = d->nefc;
+  d->nf = d->nefc - d->ne;
 }
 
 /* lower side: dist = q − lo, J = +1; upper side: dist = hi − q, J = −1 (margin 0) */
@@ -393,10 +394,11 @@ static void make_contact(const sim_model *m, sim_data *d, int c) {
 }
 
 void sim_constraint_make(const sim_model *m, sim_data *d) {
-  d->nefc = d->nf = 0;
+  d->nefc = d->nf = d->ne = 0;
   if (m->nefc_max == 0) {
     return;
   }
+  sim__equality_make(m, d); /* MuJoCo's order: equality rows first (constraint_equality.c) */
   make_friction(m, d);
   make_limits(m, d);
   for (int c = 0; c < d->ncon; c++) {
@@ -414,7 +416,7 @@ void sim_contact_force(const sim_model *m, const sim_data *d, int c, double out[
     return;
   }
   const int row = d->con_efc[c];
-  if (row < d->nf || row >= d->nefc) {
+  if (row < d->ne + d->nf || row >= d->nefc) {
     return;
   }
   const double *f = d->efc_force + row;
@@ -443,6 +445,14 @@ void sim_constraint_sanitize(double ref[SIM_NREF], double imp[SIM_NIMP], const d
 
 double sim_constraint_impedance(const double solimp[SIM_NIMP], double pos) {
   return impedance(solimp, pos);
+}
+
+void sim_constraint_spring_damper(double *k, double *b, const double ref[SIM_NREF], double dmax) {
+  spring_damper(k, b, ref, dmax);
+}
+
+int sim__constraint_chain_dofs(const sim_model *m, int b1, int b2, int *dofs) {
+  return contact_dofs(m, b1, b2, dofs);
 }
 
 void sim_constraint_contact_params(double *mu, double ref[SIM_NREF], double imp[SIM_NIMP],

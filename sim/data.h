@@ -113,14 +113,16 @@
   X(sol_Hfirst, nv, 1)      /* Newton: first column of each row of the Hessian's profile */ \
   X(geom_sweep, ngeom, 1)   /* round geoms by the low x of their bounding spheres (broad phase) */
 
-/* Constraint rows: friction rows come first (box-constrained), then one-sided limits, then the
- * contacts' rows (each contact's consecutive, from con_efc). */
+/* Constraint rows, in MuJoCo's order: equality rows first (always quadratic, the first ne),
+ * then friction rows (box-constrained, the next nf), then one-sided limits, then the contacts'
+ * rows (each contact's consecutive, from con_efc). */
 typedef enum sim_constraint_type {
   SIM_CNSTR_FRICTION_DOF = 0, /* Coulomb friction of a joint, |force| <= frictionloss */
   SIM_CNSTR_LIMIT_JOINT = 1,  /* a joint at or past a limit, force >= 0 */
   SIM_CNSTR_CONTACT_PYRAMIDAL = 2, /* one edge of a contact's friction pyramid, force >= 0 */
   SIM_CNSTR_CONTACT_FRICTIONLESS = 3, /* a condim-1 contact's normal, force >= 0 */
   SIM_CNSTR_CONTACT_ELLIPTIC = 4, /* an elliptic contact's normal, tangent 1, tangent 2 rows */
+  SIM_CNSTR_EQUALITY = 5,     /* a row of an equality constraint (efc_id: the equality), two-sided */
 } sim_constraint_type;
 
 typedef enum sim_constraint_state {
@@ -149,8 +151,10 @@ typedef struct sim_data {
   double midpoint_residual;     /* max |Δ| of the last implicit midpoint iteration */
   long long nstep;              /* steps taken since creation or reset */
   int ncon;                     /* contacts found by the last collision pass */
-  int nefc;                     /* constraint rows in use (the first nf are friction rows) */
+  int nefc;                     /* constraint rows in use (the first ne are equality rows, the
+                                   next nf friction rows) */
   int nf;
+  int ne;                       /* equality rows: rows 0..ne-1, before the friction rows */
   int nsweep;                   /* round geoms in geom_sweep (0 until the first collision pass) */
   sim_solver_stats solver;      /* the last constraint solve */
 #define SIM_X_FIELD(name, n, k) double *name;

@@ -158,7 +158,7 @@ static void body_weights(sim_model *m, const sim_data *d, tree_m *t, int b) {
 
 /* qpos0 as MuJoCo's: 0 for hinges and slides, the identity for a ball, the placement for a free
  * joint (MuJoCo computes these constants there) */
-static void mujoco_qpos0(const sim_model *m, sim_data *d) {
+void sim__mujoco_qpos0(const sim_model *m, sim_data *d) {
   memset(d->qpos, 0, (size_t)m->nq * sizeof(double));
   for (int j = 0; j < m->njnt; j++) {
     const sim_joint *jt = &m->joints[j];
@@ -188,7 +188,7 @@ static sim_data *tree_at(sim_model *m, tree_m *t, int mujoco) {
     return NULL;
   }
   if (mujoco) {
-    mujoco_qpos0(m, d);
+    sim__mujoco_qpos0(m, d);
   } else {
     memcpy(d->qpos, m->qpos0, (size_t)m->nq * sizeof(double));
   }

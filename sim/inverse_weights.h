@@ -19,4 +19,9 @@ int sim__inverse_weights(sim_model *m);
  * own. -2 when out of memory. Needs dof_parent (sim_constraint_setconst). */
 int sim__singular_dof(sim_model *m, int *no_inertia, int *partner);
 
+struct sim_data;
+/* d->qpos at MuJoCo's qpos0 (hinges and slides 0, a ball the identity, a free joint its
+ * body's placement) and d->qvel 0: where MuJoCo computes its model constants. */
+void sim__mujoco_qpos0(const sim_model *m, struct sim_data *d);
+
 #endif

@@ -38,6 +38,9 @@ int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
 int sim_geoms_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
 /* "exclude" (sim/geom_load.c): body pairs whose geoms never touch */
 int sim_excludes_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
+/* "equality" (sim/equality_load.c): connect, weld and joint constraints, on the assembled bodies
+ * and joints */
+int sim_equalities_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
 /* the model's name indices for nbody bodies and njnt joints (sim/model_names.c): the loader adds
  * each body and named joint as it places them. 0, or -1 when out of memory. */
 int sim__model_names_init(sim_model *m, size_t nbody, size_t njnt);

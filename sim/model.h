@@ -224,6 +224,33 @@ typedef struct sim_actuator {
   double force_limit;      /* output limit of a motor, servo or DC motor at the joint, N·m or N (0: none) */
 } sim_actuator;
 
+/* Equality constraints (sim/constraint_equality.c): MuJoCo's <equality> connect, weld and joint,
+ * soft rows that are always active (no sign, no friction) while `active` is set. */
+typedef enum sim_equality_type {
+  SIM_EQ_CONNECT = 0, /* a point of body1 held on a point of body2: 3 rows */
+  SIM_EQ_WELD = 1,    /* body1 held at a relative pose to body2: 6 rows */
+  SIM_EQ_JOINT = 2,   /* q1 − q1₀ = p(q2 − q2₀), a quartic p (joint2 absent: q1 = q1₀ + c₀): 1 row */
+} sim_equality_type;
+
+#define SIM_EQ_NDATA 11 /* MuJoCo's mjNEQDATA (2.2.2) */
+
+typedef struct sim_equality {
+  char name[SIM_NAME_MAX]; /* may be empty */
+  sim_equality_type type;
+  int obj1, obj2;          /* connect, weld: bodies (obj2 0: the world); joint: joints (obj2 −1:
+                              none), each a hinge or a slide */
+  int active;              /* 0: no rows (a caller may change it between steps, as MuJoCo's
+                              eq_active) */
+  double solref[SIM_NREF]; /* soft-constraint reference and impedance of its rows */
+  double solimp[SIM_NIMP];
+  /* MuJoCo's eq_data layout, completed by the loader at MuJoCo's qpos0 (hinges and slides 0):
+   *  connect: [0..2] anchor in body1's frame, [3..5] the same point in body2's frame;
+   *  weld: [0..2] anchor in body2's frame, [3..5] the same point in body1's frame, [6..9] the
+   *        orientation of body2 relative to body1 that is held, [10] torquescale;
+   *  joint: [0..4] polycoef c₀..c₄. */
+  double data[SIM_EQ_NDATA];
+} sim_equality;
+
 typedef struct sim_model {
   char name[SIM_NAME_MAX];
   int nbody;             /* bodies including the world (body 0) */
@@ -246,6 +273,8 @@ typedef struct sim_model {
   int *hull_graph;       /* [nhull_graph] each hull's vertex neighbours (sim/mesh.h) */
   int nexclude;          /* body pairs whose geoms never touch (MuJoCo's <exclude>) */
   int *exclude;          /* [2·nexclude] body indices, the smaller first, sorted */
+  int neq;               /* equality constraints */
+  sim_equality *equalities; /* [neq] */
   int *dof_joint;        /* [nv] joint of each degree of freedom */
   int *dof_body;         /* [nv] body of each degree of freedom */
   double *qpos0;         /* [nq] initial positions from the description */

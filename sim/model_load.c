@@ -143,6 +143,7 @@ static const char *const root_keys[] = {
     "solver_tolerance", "solver", "cone", "impratio", "max_contacts", "gravity", "bodies",
     "geoms", "exclude",
     "sites", "actuators",
+    "equality",
     /* sections owned by other modules, validated there */
     "sensors", "runtime", "transports", NULL};
 
@@ -182,6 +183,7 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
          sim_actuators_parse(L, root, m) == 0 && sim_geoms_parse(L, root, m) == 0;
   }
   ok = ok && check_tree_work(L, m) == 0 && sim_excludes_parse(L, root, m) == 0;
+  ok = ok && sim_equalities_parse(L, root, m) == 0;
   free(rb);
   free(order);
   if (!ok) {

@@ -19,6 +19,7 @@ void sim_model_free(sim_model *m) {
   free(m->hull_vert);
   free(m->hull_graph);
   free(m->exclude);
+  free(m->equalities);
   free(m->dof_joint);
   free(m->dof_body);
   free(m->qpos0);

@@ -29,7 +29,7 @@ void sim_data_reset(const sim_model *m, sim_data *d) {
   d->time = 0;
   d->nstep = 0;
   d->midpoint_residual = 0;
-  d->nefc = d->nf = 0;
+  d->nefc = d->nf = d->ne = 0;
   memset(&d->solver, 0, sizeof d->solver);
   sim_forward(m, d);
 }

@@ -134,7 +134,10 @@ double sim__constraint_update(const sim_model *m, sim_data *d, const double *jar
   }
   for (int i = 0; i < d->nefc; i++) {
     const double x = jar[i], D = d->efc_D[i], R = d->efc_R[i], F = d->efc_frictionloss[i];
-    if (i < d->nf) { /* a joint's friction: the force is bounded by ±F */
+    if (i < d->ne) { /* an equality row: two-sided, always the spring */
+      cost += 0.5 * D * x * x;
+      d->efc_state[i] = SIM_CSTATE_QUADRATIC;
+    } else if (i < d->ne + d->nf) { /* a joint's friction: the force is bounded by ±F */
       if (x <= -R * F) {
         cost += -0.5 * R * F * F - F * x;
         d->efc_force[i] = F;
@@ -271,7 +274,9 @@ static void evaluate_at(const sim_data *d, sim__solver_ctx *ctx, search_point *p
   for (int i = 0; i < d->nefc; i++) {
     const double *q = d->efc_quad + 3 * i;
     const double x = d->efc_jar[i] + alpha * d->efc_Jv[i];
-    if (i < d->nf) {
+    if (i < d->ne) {
+      add3(total, q);
+    } else if (i < d->ne + d->nf) {
       const double F = d->efc_frictionloss[i], Rf = d->efc_R[i] * F;
       const double x0 = d->efc_jar[i], v = d->efc_Jv[i];
       if (-Rf < x && x < Rf) {

@@ -43,6 +43,14 @@ sim_deriv *sim_deriv_new(const sim_model *m, const sim_param *params, int np, ch
     snprintf(err, err_sz, "sim_deriv_new: %d parameters without a list", np);
     return NULL;
   }
+  if (m->neq > 0) { /* their rows are not differentiated (constraint_deriv.c): refused, not 0 */
+    snprintf(err, err_sz, "sim_deriv_new: the model has %d equality constraint(s) (equality[0]: "
+             "a %s); their rows are not differentiated", m->neq,
+             m->equalities[0].type == SIM_EQ_CONNECT ? "connect"
+             : m->equalities[0].type == SIM_EQ_WELD  ? "weld"
+                                                     : "joint coupling");
+    return NULL;
+  }
   const int nv = m->nv, nq = m->nq, na = m->na, nbody = m->nbody, nefc_max = m->nefc_max;
   const int njnt = m->njnt;
   const int ncol = 2 * nv + na + m->nu + np;

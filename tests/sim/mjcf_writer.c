@@ -358,6 +358,46 @@ static void write_actuator(mjcf_out *o, const sim_actuator *a, const sim_joint *
   out_printf(o, "/>\n");
 }
 
+/* The equality constraints with their data as our loader completed it (a weld's relpose
+ * written out, so MuJoCo takes it; a connect's second point MuJoCo computes itself). */
+static void write_equality(mjcf_out *o, const sim_model *m) {
+  static const char *const tags[] = {"connect", "weld", "joint"};
+  out_printf(o, "  <equality>\n");
+  for (int e = 0; e < m->neq; e++) {
+    const sim_equality *q = &m->equalities[e];
+    out_printf(o, "    <%s", tags[q->type]);
+    if (q->name[0]) {
+      out_printf(o, " name=\"");
+      out_name(o, q->name);
+      out_printf(o, "\"");
+    }
+    const int joint = q->type == SIM_EQ_JOINT;
+    const char *n1 = joint ? m->joints[q->obj1].name : m->bodies[q->obj1].name;
+    out_printf(o, joint ? " joint1=\"" : " body1=\"");
+    out_name(o, n1);
+    out_printf(o, "\"");
+    if (joint ? q->obj2 >= 0 : 1) {
+      out_printf(o, joint ? " joint2=\"" : " body2=\"");
+      out_name(o, joint ? m->joints[q->obj2].name : m->bodies[q->obj2].name);
+      out_printf(o, "\"");
+    }
+    if (q->type == SIM_EQ_CONNECT) {
+      out_vec(o, "anchor", q->data, 3);
+    } else if (q->type == SIM_EQ_WELD) {
+      out_vec(o, "anchor", q->data, 3);
+      out_vec(o, "relpose", q->data + 3, 7);
+      out_real(o, "torquescale", q->data[10]);
+    } else {
+      out_vec(o, "polycoef", q->data, 5);
+    }
+    out_printf(o, " active=\"%s\"", q->active ? "true" : "false");
+    out_vec(o, "solref", q->solref, SIM_NREF);
+    out_vec(o, "solimp", q->solimp, SIM_NIMP);
+    out_printf(o, "/>\n");
+  }
+  out_printf(o, "  </equality>\n");
+}
+
 int mjcf_write(const sim_model *m, char *xml, size_t xml_sz) {
   mjcf_out o = {xml, xml_sz, 0};
   if (xml && xml_sz > 0) {
@@ -393,6 +433,9 @@ int mjcf_write(const sim_model *m, char *xml, size_t xml_sz) {
       out_printf(&o, "\"/>\n");
     }
     out_printf(&o, "  </contact>\n");
+  }
+  if (m->neq > 0) {
+    write_equality(&o, m);
   }
   if (m->nu > 0) {
     out_printf(&o, "  <actuator>\n");

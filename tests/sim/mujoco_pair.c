@@ -105,9 +105,15 @@ int mj_pair_compare_forward(mj_pair *p, mj_state_errors *e, char *err, size_t er
     snprintf(err, err_sz, "t = %g: %d contacts, MuJoCo %d", md->time, d->ncon, md->ncon);
     return -1;
   }
-  /* joint rows (friction, then limits) come first on both sides, in the same order */
+  /* equality rows, then joint rows (friction, then limits) come first on both sides, in the
+   * same order */
+  if (d->ne != md->ne) {
+    snprintf(err, err_sz, "t = %g: %d equality rows, MuJoCo %d", md->time, d->ne, md->ne);
+    return -1;
+  }
   int njoint = 0;
-  while (njoint < d->nefc && d->efc_type[njoint] <= SIM_CNSTR_LIMIT_JOINT) {
+  while (njoint < d->nefc && (d->efc_type[njoint] <= SIM_CNSTR_LIMIT_JOINT ||
+                              d->efc_type[njoint] == SIM_CNSTR_EQUALITY)) {
     njoint++;
   }
   double scale = fmax(max_abs(md->efc_force, md->nefc), 1e-9);

@@ -100,6 +100,42 @@ static void test_step_allocates_nothing(void **state) {
   ts_sim_free(m, d);
 }
 
+/* equality rows (a connect, a weld, a joint coupling) are made every step, with every integrator */
+static const char equality_json[] =
+    "{ \"name\": \"equality\", \"bodies\": [\n"
+    "  { \"name\": \"a\", \"parent\": \"world\",\n"
+    "    \"joint\": { \"name\": \"ja\", \"type\": \"hinge\", \"axis\": [0, 1, 0] },\n"
+    "    \"inertial\": { \"mass\": 1, \"com\": [0.2, 0, 0], \"inertia\": [0.01, 0.01, 0.01, 0, 0, 0] } },\n"
+    "  { \"name\": \"b\", \"parent\": \"a\", \"pos\": [0.4, 0, 0],\n"
+    "    \"joint\": { \"name\": \"jb\", \"type\": \"hinge\", \"axis\": [0, 1, 0] },\n"
+    "    \"inertial\": { \"mass\": 0.5, \"com\": [0.2, 0, 0], \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } },\n"
+    "  { \"name\": \"c\", \"parent\": \"world\", \"pos\": [1, 0, 0],\n"
+    "    \"joint\": { \"name\": \"jc\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 0.5, \"inertia\": [0.001, 0.001, 0.001, 0, 0, 0] } } ],\n"
+    "  \"equality\": [ { \"type\": \"connect\", \"body1\": \"b\", \"anchor\": [0.4, 0, 0] },\n"
+    "    { \"type\": \"weld\", \"body1\": \"c\", \"body2\": \"b\", \"torquescale\": 0.5 },\n"
+    "    { \"type\": \"joint\", \"joint1\": \"jb\", \"joint2\": \"ja\", \"polycoef\": [0, -1, 0.1, 0, 0] } ] }\n";
+
+static void test_equality_step_allocates_nothing(void **state) {
+  (void)state;
+  sim_model *m = ts_model(equality_json);
+  sim_data *d = sim_data_new(m);
+  assert_non_null(d);
+  for (int integrator = 0; integrator <= SIM_INTEGRATOR_RK4; integrator++) {
+    m->opt.integrator = (sim_integrator)integrator;
+    for (int solver = 0; solver < 2; solver++) {
+      m->opt.solver = (sim_solver_type)solver;
+      long before = allocations;
+      for (int s = 0; s < 100; s++) {
+        sim_step(m, d);
+        assert_int_equal(d->ne, 10);
+      }
+      assert_int_equal(allocations - before, 0);
+    }
+  }
+  ts_sim_free(m, d);
+}
+
 /* with joint limits and friction active the constraint stage and its solver run every step */
 static const char limited_json[] =
     "{ \"name\": \"limited\", \"solver_iterations\": 20,\n"
@@ -370,6 +406,7 @@ static void test_differentiating_allocates_nothing(void **state) {
 }
 
 TS_MAIN(test_step_allocates_nothing, test_pool_step_allocates_nothing,
+        test_equality_step_allocates_nothing,
         test_constrained_step_allocates_nothing, test_floating_step_allocates_nothing,
         test_convex_step_allocates_nothing, test_mesh_step_allocates_nothing,
         test_stack_step_allocates_nothing, test_differentiating_allocates_nothing)
