@@ -96,8 +96,8 @@ static int read_assets(mjcf *m, const xmlNode *asset) {
 #define MJCF_SECTIONS 32
 typedef struct sections {
   const xmlNode *world[MJCF_SECTIONS], *actuator[MJCF_SECTIONS], *contact[MJCF_SECTIONS],
-      *asset[MJCF_SECTIONS];
-  int nworld, nactuator, ncontact, nasset;
+      *asset[MJCF_SECTIONS], *equality[MJCF_SECTIONS];
+  int nworld, nactuator, ncontact, nasset, nequality;
 } sections;
 
 static int keep(mjcf *m, const xmlNode *k, const xmlNode **list, int *n) {
@@ -129,6 +129,8 @@ static int read_sections(mjcf *m, const xmlNode *top, cJSON *root, sections *s) 
       rc = keep(m, k, s->actuator, &s->nactuator);
     } else if (imp__is(k, "contact")) {
       rc = keep(m, k, s->contact, &s->ncontact);
+    } else if (imp__is(k, "equality")) {
+      rc = keep(m, k, s->equality, &s->nequality); /* after the bodies it names */
     } else if (imp__is(k, "asset")) {
       rc = keep(m, k, s->asset, &s->nasset); /* read once compiler meshdir is known */
     } else if (mjcf__unbuilt(k)) {
@@ -182,6 +184,11 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
       return -1;
     }
   }
+  for (int i = 0; i < s.nequality; i++) {
+    if (mjcf__convert_equality(m, s.equality[i], root) != 0) {
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -205,8 +212,10 @@ cJSON *imp__mjcf(imp_ctx *c, const xmlNode *top) {
   m.actuators = cJSON_AddArrayToObject(root, "actuators");
   m.geoms = cJSON_AddArrayToObject(root, "geoms");
   m.meshes = cJSON_CreateObject();
+  m.frames = cJSON_CreateObject();
   const int rc = read_top(&m, top, root);
   cJSON_Delete(m.meshes);
+  cJSON_Delete(m.frames);
   if (rc != 0) {
     cJSON_Delete(root);
     return NULL;

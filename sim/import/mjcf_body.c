@@ -141,6 +141,9 @@ static int convert_body(mjcf *m, const xmlNode *b, const char *parent, const mjc
   mjcf_frame here;
   mjcf__frame_child(&here, f, pos, q);
   if (!joint && !has_mass) { /* a frame only: its contents belong to the parent */
+    if (imp__attr(b, "name") && m->frames) {
+      cJSON_AddNullToObject(m->frames, imp__attr(b, "name"));
+    }
     return mjcf__convert_children(m, b, parent, &here, inner);
   }
   if (!has_mass) {
@@ -162,6 +165,9 @@ static int convert_body(mjcf *m, const xmlNode *b, const char *parent, const mjc
     return -1;
   }
   mjcf__frame_point(origin, &here, p); /* the native frame sits at the joint */
+  if (m->frames) {
+    cJSON_AddItemToObject(m->frames, name, imp__json_vector(p, 3));
+  }
   cJSON_AddItemToObject(o, "pos", imp__json_vector(origin, 3));
   cJSON_AddItemToObject(o, "quat", imp__json_vector(here.q, 4));
   double com[3] = {mass.com[0] - p[0], mass.com[1] - p[1], mass.com[2] - p[2]};

@@ -34,6 +34,8 @@ typedef struct mjcf {
   char meshdir[1024]; /* compiler meshdir */
   cJSON *meshes; /* <asset><mesh>s by name: {"file": absolute path, "scale": [3], "obj": true} */
   cJSON *bodies, *sites, *actuators, *geoms;
+  cJSON *frames; /* each MJCF body name: [3] its native frame's offset (at its first joint),
+                    or null for a body merged into its parent (mjcf_body.c; mjcf_equality.c) */
   int unnamed_bodies, unnamed_joints, unnamed_geoms;
 } mjcf;
 
@@ -94,7 +96,7 @@ int mjcf__geom_mass(mjcf *m, const xmlNode *g, const char *cls, imp_mass *sum);
 int mjcf__convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *body,
                        const mjcf_frame *f);
 
-/* Nonzero for an element whose bodies or forces are not built (composite, tendon, equality,
+/* Nonzero for an element whose bodies or forces are not built (composite, tendon,
  * plugin, ...); refusing it is -1 with an error naming it, 0 for an empty <tendon> or
  * <equality> (nothing to build). */
 int mjcf__unbuilt(const xmlNode *k);
@@ -106,6 +108,11 @@ int mjcf__read_mesh(mjcf *m, const xmlNode *el);
 /* a mesh geom's mass at pos, q (the geom's frame in the body's MJCF frame) into sum */
 int mjcf__mesh_mass(mjcf *m, const xmlNode *g, const char *cls, const double pos[3],
                     const double q[4], imp_mass *sum);
+
+/* --- equality constraints (mjcf_equality.c) --- */
+extern const char *const mjcf__equality_read[];
+/* the children of an <equality> section into root's "equality" array */
+int mjcf__convert_equality(mjcf *m, const xmlNode *section, cJSON *root);
 
 /* --- actuators (mjcf_actuator.c) --- */
 int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index);

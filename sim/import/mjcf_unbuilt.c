@@ -22,7 +22,6 @@ static const struct {
     {"frame", "a frame of newer MuJoCo holding bodies and geoms"},
     {"attach", "a model attached from another file"},
     {"tendon", "tendons (their springs, limits and actuators) are not built"},
-    {"equality", "equality constraints (welds, connects, couplings) are not built"},
 };
 
 int mjcf__unbuilt(const xmlNode *k) {

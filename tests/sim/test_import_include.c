@@ -188,8 +188,8 @@ static void test_unbuilt_refused(void **state) {
   import_refused("tendon.xml", xml, "tendon.xml:6: <tendon><fixed> is not imported");
   snprintf(xml, sizeof xml,
            "<mujoco>\n<worldbody>\n%s</body>\n</worldbody>\n<equality>\n"
-           "<joint joint1=\"j\"/>\n</equality>\n</mujoco>\n", body);
-  import_refused("equality.xml", xml, "equality.xml:6: <equality><joint> is not imported");
+           "<tendon tendon1=\"t\"/>\n</equality>\n</mujoco>\n", body);
+  import_refused("equality.xml", xml, "equality.xml:6: <equality><tendon> is not imported");
   snprintf(xml, sizeof xml,
            "<mujoco>\n<extension><plugin plugin=\"x\"/></extension>\n<worldbody>\n%s</body>\n"
            "</worldbody>\n</mujoco>\n", body);
