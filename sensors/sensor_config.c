@@ -484,6 +484,10 @@ static int cfg_torque(const cfg_ctx *c, const cJSON *obj, const char *path, sens
   }
   if (t->actuator >= 0 && !cJSON_GetObjectItemCaseSensitive(obj, "joint")) {
     t->joint = c->m->actuators[t->actuator].joint; /* the motor's joint */
+    if (t->joint < 0) {
+      return cfg_fail(c, path, "actuator \"%s\" drives a slider-crank, not a joint: name the "
+                      "joint (\"joint\")", c->m->actuators[t->actuator].name);
+    }
   } else if (cfg_joint(c, obj, path, &t->joint) != 0) {
     return SENS_EINVAL;
   }

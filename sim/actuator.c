@@ -1,4 +1,5 @@
 /* sim/actuator.c: actuator forces from commands, and the DC motor's electrical state. */
+#include "sim/actuator_crank.h"
 #include "sim/sim.h"
 
 #include <math.h>
@@ -32,8 +33,10 @@ static double dc_current(const sim_actuator *a, const sim_data *d, double ctrl) 
   return dc_steady_current(a, dc_voltage(a, ctrl), d->qvel[a->dof]);
 }
 
-static double actuator_force(const sim_actuator *a, sim_data *d, int index) {
-  double ctrl = command(a, d->ctrl[index]), qd = d->qvel[a->dof], force = 0;
+/* the force of actuator `index` at its transmission's position q and rate qd (a joint's, or a
+ * slider-crank's length and its rate) */
+static double actuator_force(const sim_actuator *a, sim_data *d, int index, double q, double qd) {
+  double ctrl = command(a, d->ctrl[index]), force = 0;
   d->actuator_current[index] = 0;
   switch (a->type) {
   case SIM_ACT_SMART_SERVO: /* gear 1: the servo's model already gives the joint torque */
@@ -46,7 +49,7 @@ static double actuator_force(const sim_actuator *a, sim_data *d, int index) {
     force = a->kt * d->actuator_current[index] * a->gear * a->efficiency;
     break;
   case SIM_ACT_POSITION_SERVO:
-    force = a->kp * (ctrl - d->qpos[a->qposadr]) - a->kd * qd;
+    force = a->kp * (ctrl - q) - a->kd * qd;
     break;
   case SIM_ACT_VELOCITY_SERVO:
     force = a->kv * (ctrl - qd);
@@ -59,7 +62,17 @@ void sim_actuate(const sim_model *m, sim_data *d) {
   memset(d->qfrc_actuator, 0, (size_t)m->nv * sizeof(double));
   for (int i = 0; i < m->nu; i++) {
     const sim_actuator *a = &m->actuators[i];
-    d->actuator_force[i] = actuator_force(a, d, i);
+    if (a->crank_site >= 0) { /* along the slider: qfrc += moment·force */
+      double length, rate;
+      sim__crank_transmission(m, d, i, &length, &rate);
+      const double f = d->actuator_force[i] = actuator_force(a, d, i, length, rate);
+      const double *moment = d->crank_moment + (size_t)i * m->nv;
+      for (int k = 0; k < m->nv; k++) {
+        d->qfrc_actuator[k] += moment[k] * f;
+      }
+      continue;
+    }
+    d->actuator_force[i] = actuator_force(a, d, i, d->qpos[a->qposadr], d->qvel[a->dof]);
     d->qfrc_actuator[a->dof] += d->actuator_force[i];
   }
 }

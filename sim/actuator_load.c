@@ -1,4 +1,5 @@
 /* sim/actuator_load.c: the "actuators" section of a robot description (docs/robot-format.md). */
+#include "sim/actuator_crank.h"
 #include "sim/load_internal.h"
 #include "sim/servo_spec.h"
 
@@ -12,7 +13,7 @@ typedef struct actuator_kind {
   const char *const *keys; /* keys allowed for this type, NULL-terminated */
 } actuator_kind;
 
-#define COMMON_KEYS "name", "joint", "type", "ctrlrange", "comment"
+#define COMMON_KEYS "name", "joint", "type", "ctrlrange", "comment", "slider_crank"
 static const char *const motor_keys[] = {COMMON_KEYS, "gear", "force_limit", NULL};
 static const char *const dc_keys[] = {COMMON_KEYS,  "input",      "supply_voltage", "resistance",
                                       "inductance", "kt",         "ke",             "gear",
@@ -166,9 +167,11 @@ static int parse_actuator(const sim_json_ctx *L, const cJSON *obj, const char *p
   a->type = kind->type;
   a->ctrlrange[0] = -DBL_MAX, a->ctrlrange[1] = DBL_MAX;
   a->actadr = -1;
+  a->crank_site = a->slider_site = -1;
+  const int crank = cJSON_HasObjectItem(obj, "slider_crank"); /* sim/actuator_crank.c */
   return sim_json_check_keys(L, obj, path, kind->keys) ||
                  sim_json_read_name(L, obj, path, "name", a->name, 1) ||
-                 parse_joint_ref(L, obj, path, m, a) ||
+                 (crank ? sim__crank_parse(L, obj, path, m, a) : parse_joint_ref(L, obj, path, m, a)) ||
                  parse_type_parameters(L, obj, path, a) || parse_ctrlrange(L, obj, path, a)
              ? -1
              : 0;
@@ -238,6 +241,7 @@ int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m) 
     if (a->type == SIM_ACT_DC_MOTOR && a->inductance > 0) {
       a->actadr = m->na++;
     }
+    m->ncrank += a->crank_site >= 0;
   }
   return 0;
 }

@@ -222,6 +222,13 @@ typedef struct sim_actuator {
   double kd;               /* damping gain of the position servo, N·m·s/rad */
   double kv;               /* velocity gain, N·m·s/rad */
   double force_limit;      /* output limit of a motor, servo or DC motor at the joint, N·m or N (0: none) */
+  /* slider-crank transmission (sim/actuator_crank.c, MuJoCo's mjTRN_SLIDERCRANK): with
+   * crank_site >= 0 the actuator drives no joint (joint, qposadr, dof are −1) but the length
+   * from slider_site along the slider to where the rod from crank_site meets it */
+  int crank_site;          /* the crank pin's site, or −1 for an actuator on a joint */
+  int slider_site;         /* the slider's site */
+  double slider_axis[3];   /* the slider's direction, unit, in slider_site's body frame */
+  double crank_length;     /* the connecting rod's length, m (> 0) */
 } sim_actuator;
 
 /* Equality constraints (sim/constraint_equality.c): MuJoCo's <equality> connect, weld and joint,
@@ -262,6 +269,7 @@ typedef struct sim_model {
   int ngeom;             /* collision shapes */
   int max_contacts;      /* contacts kept per evaluation (more are dropped) */
   int na;                /* actuator state variables (data.act) */
+  int ncrank;            /* actuators on a slider-crank (data.crank_moment is kept for them) */
   sim_body *bodies;      /* [nbody] */
   sim_joint *joints;     /* [njnt] */
   sim_site *sites;       /* [nsite] */

@@ -35,6 +35,7 @@ sim_model *sysid__model_copy(const sim_model *m) {
   c->hull_vert = dup(m->hull_vert, 3 * (size_t)m->nhull_vert, sizeof *m->hull_vert, &ok);
   c->hull_graph = dup(m->hull_graph, (size_t)m->nhull_graph, sizeof *m->hull_graph, &ok);
   c->exclude = dup(m->exclude, 2 * (size_t)m->nexclude, sizeof *m->exclude, &ok);
+  c->equalities = dup(m->equalities, (size_t)m->neq, sizeof *m->equalities, &ok);
   c->dof_joint = dup(m->dof_joint, (size_t)m->nv, sizeof *m->dof_joint, &ok);
   c->dof_body = dup(m->dof_body, (size_t)m->nv, sizeof *m->dof_body, &ok);
   c->qpos0 = dup(m->qpos0, (size_t)m->nq, sizeof *m->qpos0, &ok);

@@ -161,7 +161,7 @@ static int entry_expand(const sim_model *m, const entry *e, visit_fn visit, void
           snprintf(err, err_sz,
                    "parameter '%s': only a smart servo (an actuator with a \"servo\" block) has "
                    "a gearbox; fit joint.%s.%s instead",
-                   e->text, m->joints[a->joint].name,
+                   e->text, a->joint >= 0 ? m->joints[a->joint].name : a->name,
                    e->field[0] == 'g' ? "frictionloss" : "armature");
           return -1;
         }

@@ -85,7 +85,8 @@ static void jw_model(hil_jw *w, const sim_model *m) {
     hil_jw_key(w, "name");
     hil_jw_string(w, a->name);
     hil_jw_key(w, "joint");
-    hil_jw_string(w, m->joints[a->joint].name);
+    /* a slider-crank actuator drives no joint: its own name (docs/zmq.md) */
+    hil_jw_string(w, a->joint >= 0 ? m->joints[a->joint].name : a->name);
     hil_jw_key(w, "type");
     hil_jw_string(w, actuator_type_name(a->type));
     hil_jw_key(w, "ctrlrange");

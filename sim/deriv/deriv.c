@@ -51,6 +51,13 @@ sim_deriv *sim_deriv_new(const sim_model *m, const sim_param *params, int np, ch
                                                      : "joint coupling");
     return NULL;
   }
+  for (int i = 0; i < m->nu; i++) {
+    if (m->actuators[i].crank_site >= 0) { /* actuator_deriv.c differentiates joint actuators */
+      snprintf(err, err_sz, "sim_deriv_new: actuator \"%s\" drives a slider-crank, whose "
+               "transmission is not differentiated", m->actuators[i].name);
+      return NULL;
+    }
+  }
   const int nv = m->nv, nq = m->nq, na = m->na, nbody = m->nbody, nefc_max = m->nefc_max;
   const int njnt = m->njnt;
   const int ncol = 2 * nv + na + m->nu + np;

@@ -213,9 +213,11 @@ cJSON *imp__mjcf(imp_ctx *c, const xmlNode *top) {
   m.geoms = cJSON_AddArrayToObject(root, "geoms");
   m.meshes = cJSON_CreateObject();
   m.frames = cJSON_CreateObject();
+  m.site_axes = cJSON_CreateObject();
   const int rc = read_top(&m, top, root);
   cJSON_Delete(m.meshes);
   cJSON_Delete(m.frames);
+  cJSON_Delete(m.site_axes);
   if (rc != 0) {
     cJSON_Delete(root);
     return NULL;

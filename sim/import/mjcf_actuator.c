@@ -8,7 +8,40 @@
 
 const char *const mjcf__actuator_read[] = {"name",        "class",       "joint", "gear",
                                            "ctrlrange",   "ctrllimited", "kp",    "kv",
-                                           "forcerange", "forcelimited", NULL};
+                                           "forcerange", "forcelimited", "cranksite",
+                                           "slidersite", "cranklength", NULL};
+
+/* a slider-crank transmission (cranksite, slidersite, cranklength) as the native "slider_crank"
+ * block: the slider's direction is the slider site's z axis in its body's frame */
+static int crank_of(mjcf *m, const xmlNode *a, const char *kind, cJSON *o) {
+  const char *crank = imp__attr(a, "cranksite"), *slider = imp__attr(a, "slidersite");
+  double r = 0;
+  if (imp__attr(a, "joint")) {
+    return imp__fail(m->c, a, "<%s cranksite=\"%s\">: a joint too (a slider-crank drives no "
+                     "joint)", kind, crank);
+  }
+  if (!slider) { /* MuJoCo's compiler: "missing base site for slider-crank" */
+    return imp__fail(m->c, a, "<%s cranksite=\"%s\">: slidersite is required", kind, crank);
+  }
+  if (mjcf__numbers(m, a, kind, NULL, "cranklength", &r, 1, 1) < 0) {
+    return -1;
+  }
+  if (!(r > 0)) { /* as MuJoCo's compiler */
+    return imp__fail(m->c, a, "<%s cranksite=\"%s\">: cranklength must be positive", kind,
+                     crank);
+  }
+  const cJSON *axis = cJSON_GetObjectItemCaseSensitive(m->site_axes, slider);
+  if (!cJSON_GetObjectItemCaseSensitive(m->site_axes, crank) || !axis) {
+    return imp__fail(m->c, a, "<%s>: unknown site \"%s\"", kind,
+                     axis ? crank : slider);
+  }
+  cJSON *b = cJSON_AddObjectToObject(o, "slider_crank");
+  cJSON_AddStringToObject(b, "crank_site", crank);
+  cJSON_AddStringToObject(b, "slider_site", slider);
+  cJSON_AddItemToObject(b, "slider_axis", cJSON_Duplicate(axis, 1));
+  cJSON_AddNumberToObject(b, "length", r);
+  return 0;
+}
 
 /* A position actuator's kv (newer MuJoCo: force = kp·(ctrl − q) − kv·q̇) is the native kd; a
  * servo's symmetric forcerange, when limited (forcelimited, or autolimits and a range), is its
@@ -48,9 +81,8 @@ int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index) {
   /* a transmission other than a joint: named before the attributes it brings are noted */
   static const char *const via[][2] = {{"tendon", "a tendon"},
                                        {"site", "a site"},
-                                       {"cranksite", "a slider-crank"},
                                        {"jointinparent", "a joint in its parent's frame"}};
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < 3; k++) {
     const char *v = imp__attr(a, via[k][0]);
     if (v) {
       return imp__fail(m->c, a, "<%s %s=\"%s\">: actuators on %s are not imported (only on a "
@@ -60,8 +92,8 @@ int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index) {
   if (imp__check_attrs(m->c, a, mjcf__actuator_read, "not modelled") != 0) {
     return -1;
   }
-  const char *joint = imp__attr(a, "joint");
-  if (!joint) {
+  const char *joint = imp__attr(a, "joint"), *crank = imp__attr(a, "cranksite");
+  if (!joint && !crank) {
     return imp__fail(m->c, a, "<%s>: only actuators on a joint are imported (joint=...)", kind);
   }
   double gear[6] = {1, 0, 0, 0, 0, 0}, range[2], gain[1];
@@ -84,7 +116,10 @@ int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index) {
     name = generated;
   }
   cJSON_AddStringToObject(o, "name", name);
-  cJSON_AddStringToObject(o, "joint", joint);
+  if (crank ? crank_of(m, a, kind, o) != 0 : !cJSON_AddStringToObject(o, "joint", joint)) {
+    cJSON_Delete(o);
+    return -1;
+  }
   cJSON_AddStringToObject(o, "type", type);
   if (strcmp(type, "motor") == 0) {
     cJSON_AddNumberToObject(o, "gear", gear[0]);

@@ -5,7 +5,9 @@
 
 #include "sim/import/mjcf_state.h"
 
-const char *const mjcf__site_read[] = {"name", "class", "pos", NULL};
+/* a site is a point; its orientation is read for the slider of a slider-crank (its z axis) */
+const char *const mjcf__site_read[] = {"name",  "class",  "pos",    "quat", "axisangle",
+                                       "euler", "xyaxes", "zaxis", NULL};
 
 /* --- one body ------------------------------------------------------------------------------ */
 
@@ -83,22 +85,25 @@ static int body_mass(mjcf *m, const xmlNode *b, const char *cls, imp_mass *mass,
 
 static int convert_site(mjcf *m, const xmlNode *s, const char *cls, const char *body,
                         const mjcf_frame *f) {
-  double pos[3] = {0, 0, 0}, at[3];
+  double pos[3] = {0, 0, 0}, at[3], q[4], z[3], axis[3], R[9];
   const char *name = imp__attr(s, "name");
-  if (imp__check_attrs(m->c, s, mjcf__site_read, "a site is a point here (no size, frame or look)") ||
-      mjcf__numbers(m, s, "site", cls, "pos", pos, 3, 3) < 0) {
+  if (imp__check_attrs(m->c, s, mjcf__site_read, "a site is a point here (no size or look)") ||
+      mjcf__numbers(m, s, "site", cls, "pos", pos, 3, 3) < 0 ||
+      mjcf__orientation(m, s, "site", cls, q) != 0) {
     return -1;
   }
   if (!name) {
     return imp__report(m->c, s, "<site> without a name ignored: sites are found by name");
   }
-  if (!body) {
-    return imp__report(m->c, s, "<site> on the world ignored: sites belong to moving bodies");
-  }
   mjcf__frame_point(at, f, pos);
+  imp__quat_to_mat(R, q);
+  const double ez[3] = {0, 0, 1};
+  imp__rotate(z, R, ez);
+  imp__rotate(axis, f->R, z);
+  cJSON_AddItemToObject(m->site_axes, name, imp__json_vector(axis, 3));
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "name", name);
-  cJSON_AddStringToObject(o, "body", body);
+  cJSON_AddStringToObject(o, "body", body ? body : "world"); /* a world site: a fixed point */
   cJSON_AddItemToObject(o, "pos", imp__json_vector(at, 3));
   cJSON_AddItemToArray(m->sites, o);
   return 0;

@@ -34,6 +34,8 @@ typedef struct mjcf {
   char meshdir[1024]; /* compiler meshdir */
   cJSON *meshes; /* <asset><mesh>s by name: {"file": absolute path, "scale": [3], "obj": true} */
   cJSON *bodies, *sites, *actuators, *geoms;
+  cJSON *site_axes; /* each named site: [3] its z axis in its native body's frame, the slider
+                       direction of a slider-crank that names it (mjcf_body.c; mjcf_actuator.c) */
   cJSON *frames; /* each MJCF body name: [3] its native frame's offset (at its first joint),
                     or null for a body merged into its parent (mjcf_body.c; mjcf_equality.c) */
   int unnamed_bodies, unnamed_joints, unnamed_geoms;

@@ -440,6 +440,10 @@ int mjcf_write(const sim_model *m, char *xml, size_t xml_sz) {
   if (m->nu > 0) {
     out_printf(&o, "  <actuator>\n");
     for (int i = 0; i < m->nu; i++) {
+      if (m->actuators[i].crank_site >= 0) { /* sites are written without their axes */
+        out_printf(&o, "    <!-- %s: a slider-crank, not written -->\n", m->actuators[i].name);
+        continue;
+      }
       write_actuator(&o, &m->actuators[i], &m->joints[m->actuators[i].joint]);
     }
     out_printf(&o, "  </actuator>\n");

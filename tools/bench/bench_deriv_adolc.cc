@@ -73,6 +73,10 @@ void sim_constraint_make(const sim_model *m, sim_data *d) { (void)m, d->nefc = d
 void sim_crba(const sim_model *m, sim_data *d) { (void)m, (void)d; }
 void sim_factor_m(const sim_model *m, sim_data *d) { (void)m, (void)d; }
 void sim_solve_constraints(const sim_model *m, sim_data *d) { (void)m, (void)d; }
+/* and no slider-crank actuator (sim/actuator_crank.c) */
+void sim__crank_transmission(const sim_model *m, sim_data *d, int i, double *l, double *v) {
+  (void)m, (void)d, (void)i, *l = 0, *v = 0;
+}
 } // namespace ad
 #undef double
 
@@ -116,6 +120,7 @@ static void actuator_copy(ad::sim_actuator *a, const sim_actuator *s) {
   a->inductance = s->inductance, a->kt = s->kt, a->ke = s->ke, a->efficiency = s->efficiency;
   a->current_limit = s->current_limit, a->kp = s->kp, a->kd = s->kd, a->kv = s->kv;
   a->force_limit = s->force_limit;
+  a->crank_site = a->slider_site = -1; /* the benchmark's model drives joints only */
 }
 
 /* the model's arrays of adoubles (the integer ones are shared with the C model) */
