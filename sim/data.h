@@ -127,7 +127,8 @@ typedef enum sim_constraint_type {
   SIM_CNSTR_CONTACT_PYRAMIDAL = 2, /* one edge of a contact's friction pyramid, force >= 0 */
   SIM_CNSTR_CONTACT_FRICTIONLESS = 3, /* a condim-1 contact's normal, force >= 0 */
   SIM_CNSTR_CONTACT_ELLIPTIC = 4, /* an elliptic contact's normal, tangent 1, tangent 2 rows */
-  SIM_CNSTR_EQUALITY = 5,     /* a row of an equality constraint (efc_id: the equality), two-sided */
+  SIM_CNSTR_EQUALITY = 7,     /* a row of an equality constraint (efc_id: the equality), two-sided
+                                 (7: 5 and 6 are the tendons branch's friction and limit rows) */
 } sim_constraint_type;
 
 typedef enum sim_constraint_state {
