@@ -62,11 +62,15 @@ void sim_actuate(const sim_model *m, sim_data *d) {
   memset(d->qfrc_actuator, 0, (size_t)m->nv * sizeof(double));
   for (int i = 0; i < m->nu; i++) {
     const sim_actuator *a = &m->actuators[i];
-    if (a->crank_site >= 0) { /* along the slider: qfrc += moment·force */
-      double length, rate;
-      sim__crank_transmission(m, d, i, &length, &rate);
+    if (a->crank_site >= 0 || a->adhesion_body >= 0) { /* qfrc += moment·force */
+      double length = 0, rate = 0; /* an adhesive's: 0, as MuJoCo's */
+      if (a->crank_site >= 0) {
+        sim__crank_transmission(m, d, i, &length, &rate);
+      } else {
+        sim__adhesion_transmission(m, d, i);
+      }
       const double f = d->actuator_force[i] = actuator_force(a, d, i, length, rate);
-      const double *moment = d->crank_moment + (size_t)i * m->nv;
+      const double *moment = d->trn_moment + (size_t)i * m->nv;
       for (int k = 0; k < m->nv; k++) {
         d->qfrc_actuator[k] += moment[k] * f;
       }

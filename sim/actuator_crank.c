@@ -46,7 +46,7 @@ void sim__crank_transmission(const sim_model *m, sim_data *d, int index, double 
   }
   /* J_c − J_s and the axis' rotation, in the data's 3×nv scratch rows */
   double *jc = d->con_jac, *js = jc + 3 * (size_t)nv, *jr = js + 3 * (size_t)nv;
-  double *moment = d->crank_moment + (size_t)index * nv;
+  double *moment = d->trn_moment + (size_t)index * nv;
   sim_jac_point(m, d, jc, NULL, cb, c);
   sim_jac_point(m, d, js, jr, sb, s);
   double vel = 0;
@@ -97,6 +97,66 @@ int sim__crank_parse(const sim_json_ctx *L, const cJSON *obj, const char *path,
   if (a->crank_site < 0 || a->slider_site < 0) {
     sim_json_path_join(q, p, a->crank_site < 0 ? "crank_site" : "slider_site");
     return sim_json_fail(L, q, "unknown site \"%s\"", a->crank_site < 0 ? crank : slider);
+  }
+  a->joint = a->dof = a->qposadr = -1;
+  return 0;
+}
+
+/* --- adhesion ----------------------------------------------------------------------------- */
+
+/* MuJoCo 2.2.2's mjTRN_BODY: over the contacts with a geom of the body itself (geom1's or
+ * geom2's body), the normal row of each (n·(J₂ − J₁) at the contact point: what the pyramid's
+ * edges average to, the normal row of an elliptic or frictionless one), summed, divided by
+ * their count and negated, so that a positive force pulls the body onto what it touches.
+ * Every contact here is active (margin 0: MuJoCo's contacts in a gap, which it adds too, do not
+ * arise). */
+void sim__adhesion_transmission(const sim_model *m, sim_data *d, int index) {
+  const int nv = m->nv, body = m->actuators[index].adhesion_body;
+  double *moment = d->trn_moment + (size_t)index * nv;
+  double *j1 = d->con_jac, *j2 = j1 + 3 * (size_t)nv;
+  memset(moment, 0, (size_t)nv * sizeof(double));
+  int count = 0;
+  for (int c = 0; c < d->ncon; c++) {
+    const int b1 = m->geoms[d->con_geom[2 * c]].body, b2 = m->geoms[d->con_geom[2 * c + 1]].body;
+    if (b1 != body && b2 != body) {
+      continue;
+    }
+    const double *p = d->con_pos + 3 * c, *n = d->con_frame + 9 * c;
+    sim_jac_point(m, d, j1, NULL, b1, p);
+    sim_jac_point(m, d, j2, NULL, b2, p);
+    for (int k = 0; k < nv; k++) {
+      moment[k] += n[0] * (j2[k] - j1[k]) + n[1] * (j2[nv + k] - j1[nv + k]) +
+                   n[2] * (j2[2 * nv + k] - j1[2 * nv + k]);
+    }
+    count++;
+  }
+  for (int k = 0; count > 0 && k < nv; k++) {
+    moment[k] *= -1.0 / count;
+  }
+}
+
+int sim__adhesion_parse(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                        const sim_model *m, sim_actuator *a) {
+  static const char *const keys[] = {"body", "comment", NULL};
+  char p[SIM_JSON_PATH_MAX], q[SIM_JSON_PATH_MAX], body[SIM_NAME_MAX] = "";
+  sim_json_path_join(p, path, "adhesion");
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, "adhesion");
+  if (cJSON_HasObjectItem(obj, "joint") || cJSON_HasObjectItem(obj, "slider_crank")) {
+    return sim_json_fail(L, p, "an actuator drives a joint, a slider-crank or a body's adhesion, "
+                         "one of them");
+  }
+  if (a->type != SIM_ACT_MOTOR) {
+    return sim_json_fail(L, p, "adhesion takes a motor (force = gear·ctrl, MuJoCo's gain)");
+  }
+  if (sim_json_expect_object(L, o, p) || sim_json_check_keys(L, o, p, keys) ||
+      sim_json_read_name(L, o, p, "body", body, 1)) {
+    return -1;
+  }
+  a->adhesion_body = sim_model_body(m, body);
+  if (a->adhesion_body <= 0) {
+    sim_json_path_join(q, p, "body");
+    return sim_json_fail(L, q, a->adhesion_body < 0 ? "unknown body \"%s\""
+                                                    : "the world cannot adhere (\"%s\")", body);
   }
   a->joint = a->dof = a->qposadr = -1;
   return 0;

@@ -13,7 +13,7 @@ typedef struct actuator_kind {
   const char *const *keys; /* keys allowed for this type, NULL-terminated */
 } actuator_kind;
 
-#define COMMON_KEYS "name", "joint", "type", "ctrlrange", "comment", "slider_crank"
+#define COMMON_KEYS "name", "joint", "type", "ctrlrange", "comment", "slider_crank", "adhesion"
 static const char *const motor_keys[] = {COMMON_KEYS, "gear", "force_limit", NULL};
 static const char *const dc_keys[] = {COMMON_KEYS,  "input",      "supply_voltage", "resistance",
                                       "inductance", "kt",         "ke",             "gear",
@@ -167,11 +167,15 @@ static int parse_actuator(const sim_json_ctx *L, const cJSON *obj, const char *p
   a->type = kind->type;
   a->ctrlrange[0] = -DBL_MAX, a->ctrlrange[1] = DBL_MAX;
   a->actadr = -1;
-  a->crank_site = a->slider_site = -1;
-  const int crank = cJSON_HasObjectItem(obj, "slider_crank"); /* sim/actuator_crank.c */
+  a->crank_site = a->slider_site = a->adhesion_body = -1;
+  /* sim/actuator_crank.c: a slider-crank or an adhesive body in place of the joint */
+  const int crank = cJSON_HasObjectItem(obj, "slider_crank");
+  const int adhesion = cJSON_HasObjectItem(obj, "adhesion");
   return sim_json_check_keys(L, obj, path, kind->keys) ||
                  sim_json_read_name(L, obj, path, "name", a->name, 1) ||
-                 (crank ? sim__crank_parse(L, obj, path, m, a) : parse_joint_ref(L, obj, path, m, a)) ||
+                 (crank      ? sim__crank_parse(L, obj, path, m, a)
+                  : adhesion ? sim__adhesion_parse(L, obj, path, m, a)
+                             : parse_joint_ref(L, obj, path, m, a)) ||
                  parse_type_parameters(L, obj, path, a) || parse_ctrlrange(L, obj, path, a)
              ? -1
              : 0;
@@ -241,7 +245,7 @@ int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m) 
     if (a->type == SIM_ACT_DC_MOTOR && a->inductance > 0) {
       a->actadr = m->na++;
     }
-    m->ncrank += a->crank_site >= 0;
+    m->ntrn += a->crank_site >= 0 || a->adhesion_body >= 0;
   }
   return 0;
 }

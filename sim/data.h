@@ -18,8 +18,8 @@
 /* Newton's Hessian is nv × nv, kept only by a model that can have constraint rows */
 #define SIM_DATA_NH(m) ((m)->nefc_max > 0 ? (m)->nv : 0)
 
-/* a slider-crank actuator's moment row is nv long, kept only by a model that has one */
-#define SIM_DATA_NCRANK(m) ((m)->ncrank > 0 ? (m)->nv : 0)
+/* a slider-crank or adhesion actuator's moment row is nv long, kept only by a model that has one */
+#define SIM_DATA_NTRN(m) ((m)->ntrn > 0 ? (m)->nv : 0)
 
 /* The state that defines a simulation: stepping from equal state gives equal bits. */
 #define SIM_STATE_ARRAYS(X)                                                    \
@@ -40,8 +40,8 @@
   X(qfrc_actuator, nv, 1) /* generalized forces of all actuators */            \
   X(actuator_force, nu, 1) /* each actuator's force at its joint, N·m or N */  \
   X(actuator_current, nu, 1) /* DC motor current (0 for others), A */          \
-  X(crank_moment, nu, SIM_DATA_NCRANK(m)) /* a slider-crank actuator's ∂length/∂q (row per \
-                                             actuator; sim/actuator_crank.c) */ \
+  X(trn_moment, nu, SIM_DATA_NTRN(m)) /* a slider-crank actuator's ∂length/∂q, an adhesive's \
+                                        moment (row per actuator; sim/actuator_crank.c) */ \
   X(qfrc_bias, nv, 1)     /* Coriolis, centrifugal and gravity forces (RNEA) */\
   X(qfrc_inverse, nv, 1)  /* output of sim_inverse */                          \
   X(qM, nv, m->nv)        /* joint-space inertia matrix incl. armature (CRBA) */\

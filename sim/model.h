@@ -229,6 +229,10 @@ typedef struct sim_actuator {
   int slider_site;         /* the slider's site */
   double slider_axis[3];   /* the slider's direction, unit, in slider_site's body frame */
   double crank_length;     /* the connecting rod's length, m (> 0) */
+  /* adhesion (sim/actuator_crank.c, MuJoCo's <adhesion>, mjTRN_BODY): with adhesion_body >= 0
+   * a motor pulls the body onto what it touches, along minus the mean of its contacts' normal
+   * Jacobians (joint, qposadr, dof are −1) */
+  int adhesion_body;       /* the body, or −1 */
 } sim_actuator;
 
 /* Equality constraints (sim/constraint_equality.c): MuJoCo's <equality> connect, weld and joint,
@@ -269,7 +273,8 @@ typedef struct sim_model {
   int ngeom;             /* collision shapes */
   int max_contacts;      /* contacts kept per evaluation (more are dropped) */
   int na;                /* actuator state variables (data.act) */
-  int ncrank;            /* actuators on a slider-crank (data.crank_moment is kept for them) */
+  int ntrn;              /* actuators on a slider-crank or adhesive (data.trn_moment is kept for
+                            them) */
   sim_body *bodies;      /* [nbody] */
   sim_joint *joints;     /* [njnt] */
   sim_site *sites;       /* [nsite] */

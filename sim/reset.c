@@ -30,6 +30,9 @@ void sim_data_reset(const sim_model *m, sim_data *d) {
   d->nstep = 0;
   d->midpoint_residual = 0;
   d->nefc = d->nf = d->ne = 0;
+  d->ncon = 0;
+  d->nsweep = 0; /* geom_sweep was zeroed: the broad phase's order is rebuilt (else a reset
+                    data swept geom 0 nsweep times and missed every pair of moving shapes) */
   memset(&d->solver, 0, sizeof d->solver);
   sim_forward(m, d);
 }

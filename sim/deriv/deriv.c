@@ -52,8 +52,8 @@ sim_deriv *sim_deriv_new(const sim_model *m, const sim_param *params, int np, ch
     return NULL;
   }
   for (int i = 0; i < m->nu; i++) {
-    if (m->actuators[i].crank_site >= 0) { /* actuator_deriv.c differentiates joint actuators */
-      snprintf(err, err_sz, "sim_deriv_new: actuator \"%s\" drives a slider-crank, whose "
+    if (m->actuators[i].crank_site >= 0 || m->actuators[i].adhesion_body >= 0) { /* actuator_deriv.c: joint actuators */
+      snprintf(err, err_sz, "sim_deriv_new: actuator \"%s\" drives a slider-crank or adheres, whose "
                "transmission is not differentiated", m->actuators[i].name);
       return NULL;
     }

@@ -440,7 +440,18 @@ int mjcf_write(const sim_model *m, char *xml, size_t xml_sz) {
   if (m->nu > 0) {
     out_printf(&o, "  <actuator>\n");
     for (int i = 0; i < m->nu; i++) {
-      if (m->actuators[i].crank_site >= 0) { /* sites are written without their axes */
+      const sim_actuator *a = &m->actuators[i];
+      if (a->adhesion_body >= 0) { /* MuJoCo's shortcut: gain = our gear */
+        out_printf(&o, "    <adhesion name=\"");
+        out_name(&o, a->name);
+        out_printf(&o, "\" body=\"");
+        out_name(&o, m->bodies[a->adhesion_body].name);
+        out_printf(&o, "\" gain=\"%.17g\"", a->gear);
+        out_vec(&o, "ctrlrange", a->ctrlrange, 2);
+        out_printf(&o, "/>\n");
+        continue;
+      }
+      if (a->crank_site >= 0) { /* sites are written without their axes */
         out_printf(&o, "    <!-- %s: a slider-crank, not written -->\n", m->actuators[i].name);
         continue;
       }

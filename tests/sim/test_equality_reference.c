@@ -258,7 +258,9 @@ static void test_states(void **state) {
                     e.contacts, r.pos, r.jac, r.R, r.aref, e.force, e.qacc, e.unconverged);
       assert_true(r.rows >= 200);
       assert_true(r.pos <= 1e-12 && r.jac <= 1e-12 && r.R <= 1e-9 && r.aref <= 1e-9);
-      assert_true(e.force <= 1e-7);
+      /* CG stops by its tolerance short of the contacts' optimum (1e-6 in
+       * test_constraint_reference.c too); Newton reaches it */
+      assert_true(e.force <= (solver == SIM_SOLVER_CG ? 1e-6 : 1e-7));
       assert_true(e.qacc <= 1e-6);
       assert_int_equal(e.unconverged, 0);
       mj_pair_close(&p);

@@ -54,7 +54,7 @@ static void test_closed_form(void **state) {
     const double root = sqrt(0.09 - 0.01 * s * s);
     const double dx = -0.1 * s + 0.01 * s * c / root; /* d(slider x)/dθ */
     /* the motor's force 2·1.5 along the slider: τ = 3·dx/dθ */
-    worst = fmax(worst, fabs(d->crank_moment[0] - dx));
+    worst = fmax(worst, fabs(d->trn_moment[0] - dx));
     worst = fmax(worst, fabs(d->qfrc_actuator[0] - 3 * dx));
     assert_true(fabs(d->actuator_force[0] - 3) < 1e-15);
   }
@@ -134,7 +134,7 @@ static void test_sample_against_mujoco(void **state) {
         sim__crank_transmission(m, d, i, &L, &Ld);
         length = fmax(length, fabs(L - md->actuator_length[i]));
         for (int k = 0; k < nv; k++) {
-          moment = fmax(moment, fabs(d->crank_moment[i * nv + k] - md->actuator_moment[i * nv + k]));
+          moment = fmax(moment, fabs(d->trn_moment[i * nv + k] - md->actuator_moment[i * nv + k]));
         }
         force = fmax(force, rel(d->actuator_force[i], md->actuator_force[i]));
       }

@@ -77,6 +77,7 @@ void sim_solve_constraints(const sim_model *m, sim_data *d) { (void)m, (void)d; 
 void sim__crank_transmission(const sim_model *m, sim_data *d, int i, double *l, double *v) {
   (void)m, (void)d, (void)i, *l = 0, *v = 0;
 }
+void sim__adhesion_transmission(const sim_model *m, sim_data *d, int i) { (void)m, (void)d, (void)i; }
 } // namespace ad
 #undef double
 
@@ -120,7 +121,7 @@ static void actuator_copy(ad::sim_actuator *a, const sim_actuator *s) {
   a->inductance = s->inductance, a->kt = s->kt, a->ke = s->ke, a->efficiency = s->efficiency;
   a->current_limit = s->current_limit, a->kp = s->kp, a->kd = s->kd, a->kv = s->kv;
   a->force_limit = s->force_limit;
-  a->crank_site = a->slider_site = -1; /* the benchmark's model drives joints only */
+  a->crank_site = a->slider_site = a->adhesion_body = -1; /* the benchmark's model drives joints only */
 }
 
 /* the model's arrays of adoubles (the integer ones are shared with the C model) */
