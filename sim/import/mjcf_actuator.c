@@ -68,15 +68,66 @@ static int servo_extras(mjcf *m, const xmlNode *a, const char *kind, cJSON *o) {
   return 0;
 }
 
+/* <adhesion body gain ctrlrange> (MuJoCo 2.2.2's shortcut): a native motor of gear = gain on
+ * the body's adhesion; gain >= 0 and a nonnegative ctrlrange are required, as MuJoCo's parser
+ * requires them, and the range always limits. As that parser, gain and ctrlrange are the
+ * element's own: it resets the gain to 1 before reading the element's (a class's is lost) and
+ * requires ctrlrange on the element. */
+const char *const mjcf__adhesion_read[] = {"name",      "class",       "body", "gain",
+                                           "ctrlrange", "ctrllimited", NULL};
+
+static int adhesion_of(mjcf *m, const xmlNode *a, int index) {
+  const char *const *read = mjcf__adhesion_read;
+  double gain = 1, range[2];
+  const char *body = mjcf__attr(m, a, "adhesion", NULL, "body");
+  const char *g = imp__attr(a, "gain"), *cr = imp__attr(a, "ctrlrange");
+  if (imp__check_attrs(m->c, a, read, "not modelled") != 0 ||
+      (g && imp__numbers(m->c, a, "gain", g, &gain, 1, 1) < 0)) {
+    return -1;
+  }
+  const int nrange = cr ? imp__numbers(m->c, a, "ctrlrange", cr, range, 2, 2) : 0;
+  if (nrange < 0) {
+    return -1;
+  }
+  if (!body || nrange != 2) {
+    return imp__fail(m->c, a, "<adhesion>: %s is required", body ? "ctrlrange" : "body");
+  }
+  if (gain < 0 || range[0] < 0 || range[1] < 0) {
+    return imp__fail(m->c, a, "<adhesion>: adhesion %s cannot be negative",
+                     gain < 0 ? "gain" : "control range");
+  }
+  if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(m->frames, body))) {
+    return imp__fail(m->c, a, "<adhesion body=\"%s\">: not a moving body here (unknown, or "
+                     "merged into its parent: no joint and no mass)", body);
+  }
+  cJSON *o = cJSON_CreateObject();
+  char generated[32];
+  const char *name = imp__attr(a, "name");
+  if (!name) {
+    snprintf(generated, sizeof generated, "actuator%d", index);
+    name = generated;
+  }
+  cJSON_AddStringToObject(o, "name", name);
+  cJSON_AddStringToObject(o, "type", "motor");
+  cJSON_AddNumberToObject(o, "gear", gain);
+  cJSON_AddItemToObject(o, "ctrlrange", imp__json_vector(range, 2));
+  cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "adhesion"), "body", body);
+  cJSON_AddItemToArray(m->actuators, o);
+  return 0;
+}
+
 int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index) {
   const char *kind = imp__name(a);
+  if (strcmp(kind, "adhesion") == 0) {
+    return adhesion_of(m, a, index);
+  }
   const char *type = strcmp(kind, "motor") == 0      ? "motor"
                      : strcmp(kind, "position") == 0 ? "position_servo"
                      : strcmp(kind, "velocity") == 0 ? "velocity_servo"
                                                      : NULL;
   if (!type) {
-    return imp__report(m->c, a, "<%s> actuator ignored: only motor, position and velocity "
-                                "actuators are imported", kind);
+    return imp__report(m->c, a, "<%s> actuator ignored: only motor, position, velocity and "
+                                "adhesion actuators are imported", kind);
   }
   /* a transmission other than a joint: named before the attributes it brings are noted */
   static const char *const via[][2] = {{"tendon", "a tendon"},

@@ -137,6 +137,8 @@ int mjcf__check_defaults(mjcf *m, const xmlNode *d) {
       rc = imp__check_attrs(m->c, k, mjcf__geom_read, "not modelled");
     } else if (imp__is(k, "site")) {
       rc = imp__check_attrs(m->c, k, mjcf__site_read, "a site is a point here (no size or look)");
+    } else if (imp__is(k, "adhesion")) {
+      rc = imp__check_attrs(m->c, k, mjcf__adhesion_read, "not modelled");
     } else if (imp__is(k, "equality")) {
       rc = imp__check_attrs(m->c, k, mjcf__equality_read, "not an equality attribute");
     } else if (imp__is(k, "motor") || imp__is(k, "position") || imp__is(k, "velocity")) {

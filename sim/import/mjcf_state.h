@@ -54,6 +54,7 @@ extern const char *const mjcf__joint_read[];
 extern const char *const mjcf__geom_read[];
 extern const char *const mjcf__site_read[];
 extern const char *const mjcf__actuator_read[];
+extern const char *const mjcf__adhesion_read[];
 
 /* --- class defaults (mjcf_defaults.c) --- */
 /* The element's attribute, else its class chain's default for elements of this kind (cls: the

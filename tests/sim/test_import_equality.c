@@ -1,4 +1,5 @@
-/* tests/sim/test_import_equality.c: MJCF <equality> through the importer (mjcf_equality.c)
+/* tests/sim/test_import_equality.c: MJCF <equality> through the importer (mjcf_equality.c),
+ * and <adhesion> actuators (mjcf_actuator.c) at the end,
  * against MuJoCo 2.2.2 compiling the same text: connect, weld (anchor, torquescale, a relpose,
  * one inactive) and joint couplings on joints away from their bodies' origins (the native
  * frames sit at the joints, so anchors move), with an <equality> default class and a nested
@@ -107,7 +108,73 @@ static void test_refusals(void **state) {
   }
 }
 
+static const char adhesion_mjcf[] =
+    "<mujoco model=\"adhesion\">\n"
+    "  <default><adhesion gain=\"20\"/></default>\n" /* lost, as in MuJoCo (mjcf_actuator.c) */
+    "  <worldbody>\n"
+    "    <geom name=\"floor\" type=\"plane\" size=\"1 1 0.1\"/>\n"
+    "    <body name=\"box\" pos=\"0 0 0.0299\" euler=\"0 0 20\">\n"
+    "      <freejoint/>\n"
+    "      <geom name=\"box\" type=\"box\" size=\"0.05 0.04 0.03\" mass=\"0.3\"/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "  <actuator><adhesion name=\"stick\" body=\"box\" ctrlrange=\"0 1\"/></actuator>\n"
+    "</mujoco>\n";
+
+static void test_adhesion_refusals(void **state) {
+  (void)state;
+  static const struct {
+    const char *from, *to, *message;
+  } cases[] = {
+      {"ctrlrange=\"0 1\"", "ctrlrange=\"-1 1\"", "adhesion control range cannot be negative"},
+      {"ctrlrange=\"0 1\"", "", "<adhesion>: ctrlrange is required"},
+      {"body=\"box\" ", "body=\"nope\" ", "<adhesion body=\"nope\">: not a moving body"},
+      {"ctrlrange=\"0 1\"", "gain=\"-2\" ctrlrange=\"0 1\"", "adhesion gain cannot be negative"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[2048];
+    const char *at = strstr(adhesion_mjcf, cases[i].from);
+    assert_non_null(at);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - adhesion_mjcf), adhesion_mjcf,
+             cases[i].to, at + strlen(cases[i].from));
+    import_refused("adhesion.xml", text, cases[i].message);
+  }
+}
+
 #if ACHILLES_HAVE_MUJOCO
+/* the imported box pressed onto the floor by its adhesion, beside MuJoCo loading the file */
+static void test_adhesion_against_mujoco(void **state) {
+  (void)state;
+  TS_REQUIRE_MUJOCO();
+  reports r;
+  sim_model *m = import_text("adhesion.xml", adhesion_mjcf, &r);
+  mjModel *mm = ts_mj_load_xml(adhesion_mjcf);
+  mjData *md = ts_mj_data(mm);
+  sim_data *d = sim_data_new(m);
+  assert_int_equal(m->nu, 1);
+  assert_true(m->actuators[0].gear == 1 && m->actuators[0].adhesion_body == 1);
+  double worst = 0, moment = 0, sunk = 0;
+  for (int s = 0; s < 500; s++) {
+    d->ctrl[0] = md->ctrl[0] = s < 100 ? 0 : 1;
+    sim_step(m, d);
+    mj_step(mm, md);
+    for (int k = 0; k < m->nq; k++) {
+      worst = fmax(worst, fabs(d->qpos[k] - md->qpos[k]));
+    }
+    for (int k = 0; k < m->nv; k++) {
+      moment = fmax(moment, fabs(d->trn_moment[k] - md->actuator_moment[k]));
+    }
+    sunk = fmax(sunk, 0.0299 - d->qpos[2]);
+  }
+  print_message("imported adhesion: 1 s beside MuJoCo, max |dq| %.3g, moment %.2g (the box sank "
+                "%.3g mm under its adhesion)\n", worst, moment, 1e3 * sunk);
+  assert_true(worst <= 1e-9 && moment <= 1e-14);
+  assert_true(sunk > 2e-5); /* 7.8 µm without its adhesion */
+  sim_data_free(d);
+  sim_model_free(m);
+  ts_mj_free(mm, md);
+}
+
 static double rel(double a, double b) {
   return fabs(a - b) / fmax(fmax(fabs(a), fabs(b)), 1.0);
 }
@@ -195,7 +262,9 @@ static void test_against_mujoco(void **state) {
 #endif
 
 #if ACHILLES_HAVE_MUJOCO
-TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_json, test_refusals, test_against_mujoco)
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_json, test_refusals, test_against_mujoco,
+             test_adhesion_refusals, test_adhesion_against_mujoco)
 #else
-TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_json, test_refusals, ts_mujoco_missing)
+TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_json, test_refusals, test_adhesion_refusals,
+             ts_mujoco_missing)
 #endif
