@@ -111,10 +111,14 @@ double pty_latency_measure(int samples) {
   if (slave >= 0) {
     close(slave);
   }
-  if (taken == 0) {
+  return pty_latency_summary(p.latency, taken);
+}
+
+double pty_latency_summary(double *samples, int n) {
+  if (n <= 0) {
     return 0;
   }
-  qsort(p.latency, (size_t)taken, sizeof *p.latency, by_value);
-  const double median = p.latency[taken / 2];
+  qsort(samples, (size_t)n, sizeof *samples, by_value);
+  const double median = samples[n / 2];
   return median < 0 ? 0 : median > PTY_LATENCY_MAX_S ? PTY_LATENCY_MAX_S : median;
 }

@@ -17,4 +17,8 @@
  * [0, PTY_LATENCY_MAX_S]. Takes a few milliseconds. Returns 0 when no pty can be made. */
 double pty_latency_measure(int samples);
 
+/* The figure pty_latency_measure makes of n samples (s; sorted in place): their median, clamped
+ * to [0, PTY_LATENCY_MAX_S]; 0 for no samples. */
+double pty_latency_summary(double *samples, int n);
+
 #endif

@@ -1,7 +1,8 @@
 /* tests/hil/servo/test_pty_latency.c: the pty delivery latency the servo bus takes out of its
  * replies (hil/servo/pty_latency.c). Not a timing verdict (the figure depends on the machine):
  * the measurement must find a latency at all (a pty never delivers in zero time), stay within
- * its clamp, and take any sample count it is given. The round trips it corrects are judged by
+ * its clamp, and take any sample count it is given; its summary of samples (median, clamp) is
+ * checked on numbers written here. The round trips it corrects are judged by
  * test_servo_timing (label timing). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,4 +36,16 @@ static void test_any_sample_count(void **state) {
   }
 }
 
-TS_MAIN(test_latency_found_and_clamped, test_any_sample_count)
+/* the summary: the median (of an odd and an even count), a stall clamped, nothing is 0 */
+static void test_summary(void **state) {
+  (void)state;
+  double odd[] = {90e-6, 10e-6, 30e-6}, even[] = {40e-6, 20e-6, 1.0, 30e-6};
+  double stalled[] = {2e-3, 150e-6, 3e-3}, negative[] = {-1e-6};
+  assert_true(pty_latency_summary(odd, 3) == 30e-6);
+  assert_true(pty_latency_summary(even, 4) == 40e-6);
+  assert_true(pty_latency_summary(stalled, 3) == PTY_LATENCY_MAX_S);
+  assert_true(pty_latency_summary(negative, 1) == 0);
+  assert_true(pty_latency_summary(NULL, 0) == 0);
+}
+
+TS_MAIN(test_latency_found_and_clamped, test_any_sample_count, test_summary)
