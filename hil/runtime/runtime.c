@@ -345,7 +345,7 @@ static int same_layout(const sim_model *a, const sim_model *b) {
          a->nsite == b->nsite && a->nu == b->nu && a->ngeom == b->ngeom &&
          a->max_contacts == b->max_contacts && a->na == b->na && a->nefc_max == b->nefc_max &&
          a->nhull_vert == b->nhull_vert && a->nhull_graph == b->nhull_graph &&
-         a->nexclude == b->nexclude;
+         a->nexclude == b->nexclude && a->ntrn == b->ntrn && a->neq == b->neq;
 }
 
 int hil_runtime_swap_model(hil_runtime *rt, sim_model *m, char *err, size_t err_sz) {
