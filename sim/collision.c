@@ -19,20 +19,25 @@ static sim_shape shape_of(const sim_model *m, const sim_data *d, int g) {
   return s;
 }
 
+/* a pair's margin: the larger of its geoms' (MuJoCo's) */
+static double pair_margin(const sim_model *m, int g1, int g2) {
+  return m->geoms[g1].margin > m->geoms[g2].margin ? m->geoms[g1].margin : m->geoms[g2].margin;
+}
+
 /* the contacts of plane g1 with shape g2 into the scratch list; returns their number */
 static int collide_pair(sim_contact *con, const sim_model *m, const sim_data *d, int g1, int g2) {
   const double *pp = d->geom_xpos + 3 * g1, *pm = d->geom_xmat + 9 * g1;
   const double *gp = d->geom_xpos + 3 * g2, *gm = d->geom_xmat + 9 * g2;
-  const double *size = m->geoms[g2].size;
+  const double *size = m->geoms[g2].size, mg = pair_margin(m, g1, g2);
   switch (m->geoms[g2].type) {
   case SIM_GEOM_SPHERE:
-    return sim_collide_plane_sphere(con, 0, pp, pm, gp, size[0]);
+    return sim_collide_plane_sphere(con, mg, pp, pm, gp, size[0]);
   case SIM_GEOM_CAPSULE:
-    return sim_collide_plane_capsule(con, 0, pp, pm, gp, gm, size);
+    return sim_collide_plane_capsule(con, mg, pp, pm, gp, gm, size);
   case SIM_GEOM_BOX:
-    return sim_collide_plane_box(con, 0, pp, pm, gp, gm, size);
+    return sim_collide_plane_box(con, mg, pp, pm, gp, gm, size);
   case SIM_GEOM_CYLINDER:
-    return sim_collide_plane_cylinder(con, 0, pp, pm, gp, gm, size);
+    return sim_collide_plane_cylinder(con, mg, pp, pm, gp, gm, size);
   case SIM_GEOM_MESH: {
     const sim_shape mesh = shape_of(m, d, g2);
     return sim_collide_plane_mesh(con, 0, pp, pm, &mesh, m->geoms[g2].hull_rbound);
@@ -112,21 +117,22 @@ static int collide_moving(sim_contact *con, const sim_model *m, const sim_data *
   }
   const double *p1 = d->geom_xpos + 3 * g1, *m1 = d->geom_xmat + 9 * g1;
   const double *p2 = d->geom_xpos + 3 * g2, *m2 = d->geom_xmat + 9 * g2;
+  const double mg = pair_margin(m, g1, g2); /* 0 beside cylinders and meshes (geom_load.c) */
   if (a->type == SIM_GEOM_BOX && b->type == SIM_GEOM_BOX) {
-    return drop_repeats(con, sim_collide_box_box(con, 0, p1, m1, a->size, p2, m2, b->size));
+    return drop_repeats(con, sim_collide_box_box(con, mg, p1, m1, a->size, p2, m2, b->size));
   }
   if (b->type == SIM_GEOM_BOX) {
-    return a->type == SIM_GEOM_SPHERE    ? sim_collide_sphere_box(con, 0, p1, a->size[0], p2, m2, b->size)
-           : a->type == SIM_GEOM_CAPSULE ? sim_collide_capsule_box(con, 0, p1, m1, a->size, p2, m2, b->size)
+    return a->type == SIM_GEOM_SPHERE    ? sim_collide_sphere_box(con, mg, p1, a->size[0], p2, m2, b->size)
+           : a->type == SIM_GEOM_CAPSULE ? sim_collide_capsule_box(con, mg, p1, m1, a->size, p2, m2, b->size)
                                          : 0;
   }
   if (a->type == SIM_GEOM_SPHERE && b->type == SIM_GEOM_SPHERE) {
-    return sim_collide_sphere_sphere(con, 0, p1, m1, a->size[0], p2, m2, b->size[0]);
+    return sim_collide_sphere_sphere(con, mg, p1, m1, a->size[0], p2, m2, b->size[0]);
   }
   if (a->type == SIM_GEOM_SPHERE) {
-    return sim_collide_sphere_capsule(con, 0, p1, m1, a->size[0], p2, m2, b->size);
+    return sim_collide_sphere_capsule(con, mg, p1, m1, a->size[0], p2, m2, b->size);
   }
-  return sim_collide_capsule_capsule(con, 0, p1, m1, a->size, p2, m2, b->size);
+  return sim_collide_capsule_capsule(con, mg, p1, m1, a->size, p2, m2, b->size);
 }
 
 int sim_collide_geom_pair(const sim_model *m, const sim_data *d, int g1, int g2,
@@ -139,13 +145,17 @@ int sim_collide_geom_pair(const sim_model *m, const sim_data *d, int g1, int g2,
   return collide_moving(con, m, d, swap ? hi : lo, swap ? lo : hi);
 }
 
-/* keeps the penetrating contacts of a pair (MuJoCo leaves dist >= margin − gap = 0 out) */
+/* keeps the contacts of a pair within its margin (MuJoCo's); those at margin − gap or farther
+ * are in the gap: kept, without rows (con_efc −1, constraint.c) */
 static void keep(const sim_model *m, sim_data *d, const sim_contact *con, int n, int g1, int g2) {
+  const double mg = pair_margin(m, g1, g2);
+  const double gap = m->geoms[g1].gap > m->geoms[g2].gap ? m->geoms[g1].gap : m->geoms[g2].gap;
   for (int c = 0; c < n && d->ncon < m->max_contacts; c++) {
-    if (!(con[c].dist < 0)) {
+    if (!(con[c].dist < mg)) {
       continue;
     }
     int i = d->ncon++;
+    d->con_margin[i] = mg - gap;
     d->con_dist[i] = con[c].dist;
     memcpy(d->con_pos + 3 * i, con[c].pos, sizeof con[c].pos);
     memcpy(d->con_frame + 9 * i, con[c].frame, sizeof con[c].frame);
@@ -163,8 +173,9 @@ static int is_moving(const sim_geom *g) {
   return g->type != SIM_GEOM_PLANE;
 }
 
+/* the bounding sphere grown by the geom's margin (a pair's is the larger of the two) */
 static double low_x(const sim_model *m, const sim_data *d, int g) {
-  return d->geom_xpos[3 * g] - bound_radius(&m->geoms[g]);
+  return d->geom_xpos[3 * g] - (bound_radius(&m->geoms[g]) + m->geoms[g].margin);
 }
 
 /* Broad phase: sweep and prune along x. The geoms other than planes, ordered by the low end of their
@@ -202,7 +213,7 @@ static void collide_moving_pairs(const sim_model *m, sim_data *d) {
   const int *order = d->geom_sweep;
   for (int a = 0; a < n; a++) {
     const int i = order[a];
-    const double high = d->geom_xpos[3 * i] + bound_radius(&m->geoms[i]);
+    const double high = d->geom_xpos[3 * i] + bound_radius(&m->geoms[i]) + m->geoms[i].margin;
     for (int b = a + 1; b < n && low_x(m, d, order[b]) <= high; b++) {
       const int j = order[b];
       const sim_geom *gi = &m->geoms[i], *gj = &m->geoms[j];
@@ -211,7 +222,7 @@ static void collide_moving_pairs(const sim_model *m, sim_data *d) {
       }
       const double *pi = d->geom_xpos + 3 * i, *pj = d->geom_xpos + 3 * j;
       const double dx = pi[0] - pj[0], dy = pi[1] - pj[1], dz = pi[2] - pj[2];
-      const double reach = bound_radius(gi) + bound_radius(gj);
+      const double reach = bound_radius(gi) + bound_radius(gj) + pair_margin(m, i, j);
       if (dx * dx + dy * dy + dz * dz > reach * reach) {
         continue;
       }

@@ -126,7 +126,7 @@ struct sim_model;
 int sim_collision_filtered(const struct sim_model *m, int g1, int g2);
 
 struct sim_data;
-/* The contacts of geoms g1 and g2 (neither a plane; margin 0) at the poses of d (after
+/* The contacts of geoms g1 and g2 (neither a plane; within the larger of their margins) at the poses of d (after
  * sim_kinematics), the pair worked in MuJoCo's order as sim_collide does, the filter not
  * applied; returns their number (at most SIM_COLLIDE_MAX). */
 int sim_collide_geom_pair(const struct sim_model *m, const struct sim_data *d, int g1, int g2,

@@ -323,6 +323,7 @@ typedef struct contact_rows {
   const int *dofs;    /* the dofs they touch, ascending */
   int n;
   double dist, I, k, b; /* violation, impedance, spring and damper */
+  double margin;        /* margin − gap: the spring and the impedance measure dist from it */
 } contact_rows;
 
 /* a row J = a (+ scale·b when b is given), zero outside the contact's dofs; returns its index */
@@ -342,7 +343,7 @@ static int contact_row(const sim_model *m, sim_data *d, const contact_rows *cr, 
   row_header(d, i, cr->n, pos, type, c);
   d->efc_R[i] = R;
   d->efc_D[i] = 1 / R;
-  d->efc_aref[i] = -cr->b * vel - spring * cr->I * pos;
+  d->efc_aref[i] = -cr->b * vel - spring * cr->I * (pos - cr->margin);
   return i;
 }
 
@@ -356,8 +357,9 @@ static void make_contact(const sim_model *m, sim_data *d, int c) {
   int *dofs = d->efc_ind + (size_t)d->nefc * nv;
   const int n = contact_dofs(m, g1->body, g2->body, dofs);
   contact_jacobian(m, d, c, g1->body, g2->body, dofs, n);
-  contact_rows cr = {.jn = d->con_jac + 6 * nv, .dofs = dofs, .n = n, .dist = d->con_dist[c]};
-  cr.I = impedance(imp, cr.dist);
+  contact_rows cr = {.jn = d->con_jac + 6 * nv, .dofs = dofs, .n = n, .dist = d->con_dist[c],
+                     .margin = d->con_margin[c]};
+  cr.I = impedance(imp, cr.dist - cr.margin);
   const double dmax = imp[1];
   spring_damper(&cr.k, &cr.b, ref, dmax);
   const double tran = m->bodies[g1->body].invweight0[0] + m->bodies[g2->body].invweight0[0];
@@ -402,7 +404,14 @@ void sim_constraint_make(const sim_model *m, sim_data *d) {
   make_friction(m, d);
   make_limits(m, d);
   for (int c = 0; c < d->ncon; c++) {
-    make_contact(m, d, c);
+    if (d->con_dist[c] < d->con_margin[c]) {
+      make_contact(m, d, c);
+    } else { /* in the gap (margin − gap <= dist < margin): no rows, as MuJoCo's exclude 1 */
+      const sim_geom *g1 = &m->geoms[d->con_geom[2 * c]], *g2 = &m->geoms[d->con_geom[2 * c + 1]];
+      d->con_efc[c] = -1;
+      d->con_dim[c] = (g1->condim > g2->condim ? g1->condim : g2->condim) > 1 ? 3 : 1;
+      d->con_friction[c] = d->con_mu[c] = 0;
+    }
   }
 }
 
@@ -416,7 +425,7 @@ void sim_contact_force(const sim_model *m, const sim_data *d, int c, double out[
     return;
   }
   const int row = d->con_efc[c];
-  if (row < d->ne + d->nf || row >= d->nefc) {
+  if (row < 0 || row < d->ne + d->nf || row >= d->nefc) { /* a contact in the gap: no force */
     return;
   }
   const double *f = d->efc_force + row;

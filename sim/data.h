@@ -101,6 +101,8 @@
   X(con_frame, max_contacts, 9) /* normal (geom 1 → geom 2), tangent 1, tangent 2 */ \
   X(con_friction, max_contacts, 1) /* sliding friction μ of the pair */            \
   X(con_mu, max_contacts, 1)   /* the cone's μ on the regularised forces, μ/√impratio */ \
+  X(con_margin, max_contacts, 1) /* margin − gap of the pair: rows when dist < it, which their \
+                                    spring measures from (MuJoCo's includemargin) */ \
   X(con_H, max_contacts, 9)    /* an elliptic contact's cone Hessian (dim × dim) */ \
   X(con_jac, nv, 9)       /* contact Jacobians: body 1, body 2, in the contact frame */
 
@@ -113,7 +115,7 @@
   X(efc_ind, nefc_max, m->nv) /* their dof indices: the products skip the zeros */ \
   X(con_geom, max_contacts, 2) /* the two geoms of each contact (plane first) */    \
   X(con_dim, max_contacts, 1)  /* its condim: 1 (frictionless) or 3 */             \
-  X(con_efc, max_contacts, 1)  /* its first constraint row */                      \
+  X(con_efc, max_contacts, 1)  /* its first constraint row, −1 for a contact in the gap */ \
   X(efc_oldstate, nefc_max, 1) /* Newton: the states before the last step */       \
   X(sol_Hfirst, nv, 1)      /* Newton: first column of each row of the Hessian's profile */ \
   X(geom_sweep, ngeom, 1)   /* round geoms by the low x of their bounding spheres (broad phase) */

@@ -175,6 +175,9 @@ typedef struct sim_geom {
                                a pair takes the larger of its two geoms' */
   double solref[SIM_NREF];  /* contact soft-constraint reference */
   double solimp[SIM_NIMP];  /* contact impedance */
+  double margin;            /* contacts are made within this distance, m (a pair: the larger) */
+  double gap;               /* ... but those farther than margin − gap make no rows (they are in
+                               the gap: MuJoCo's exclude 1; adhesion counts them) */
   int contype;              /* contact groups (MuJoCo's bitmasks): two geoms may touch when */
   int conaffinity;          /* (contype₁ & conaffinity₂) | (contype₂ & conaffinity₁) != 0 */
   /* derived by the loader */

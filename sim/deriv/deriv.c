@@ -58,6 +58,13 @@ sim_deriv *sim_deriv_new(const sim_model *m, const sim_param *params, int np, ch
       return NULL;
     }
   }
+  for (int g = 0; g < m->ngeom; g++) {
+    if (m->geoms[g].margin > 0) { /* contact_deriv.c differentiates margin-0 contacts */
+      snprintf(err, err_sz, "sim_deriv_new: geom \"%s\" has a margin (%g m), whose contacts "
+               "are not differentiated", m->geoms[g].name, m->geoms[g].margin);
+      return NULL;
+    }
+  }
   const int nv = m->nv, nq = m->nq, na = m->na, nbody = m->nbody, nefc_max = m->nefc_max;
   const int njnt = m->njnt;
   const int ncol = 2 * nv + na + m->nu + np;

@@ -11,7 +11,7 @@ const char *const mjcf__geom_read[] = {"name", "class", "type", "size", "fromto"
                                        "quat", "axisangle", "euler", "xyaxes", "zaxis",
                                        "mass", "density", "group", "friction", "solref",
                                        "solimp", "contype", "conaffinity", "condim", "mesh",
-                                       NULL};
+                                       "margin", "gap", NULL};
 
 static int shape_of(mjcf *m, const xmlNode *g, const char *cls, imp_shape *shape, int *massless) {
   const char *type = mjcf__attr(m, g, "geom", cls, "type");
@@ -106,9 +106,17 @@ int mjcf__geom_mass(mjcf *m, const xmlNode *g, const char *cls, imp_mass *sum) {
  * and rolling friction, not modelled) are read as 3 with a note; anything else is MuJoCo's
  * error too */
 static int geom_condim(mjcf *m, const xmlNode *g, const char *cls, cJSON *o) {
-  double condim = 3;
-  if (mjcf__numbers(m, g, "geom", cls, "condim", &condim, 1, 1) < 0) {
+  double condim = 3, margin = 0, gap = 0;
+  if (mjcf__numbers(m, g, "geom", cls, "condim", &condim, 1, 1) < 0 ||
+      mjcf__numbers(m, g, "geom", cls, "margin", &margin, 1, 1) < 0 ||
+      mjcf__numbers(m, g, "geom", cls, "gap", &gap, 1, 1) < 0) {
     return -1;
+  }
+  if (margin != 0) { /* contacts within it; those farther than margin − gap make no rows */
+    cJSON_AddNumberToObject(o, "margin", margin);
+  }
+  if (gap != 0) {
+    cJSON_AddNumberToObject(o, "gap", gap);
   }
   if (condim == 1) {
     cJSON_AddNumberToObject(o, "condim", 1);

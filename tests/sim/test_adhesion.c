@@ -44,6 +44,34 @@ static const char scene_json[] =
     "      \"adhesion\": { \"body\": \"arm\" } },\n"
     "    { \"name\": \"lift\", \"type\": \"motor\", \"joint\": \"shoulder\", \"ctrlrange\": [-2, 2] } ] }\n";
 
+/* margins and gaps as MuJoCo's active_adhesion sample uses them: a ball inflated by a 3 cm
+ * margin that is all gap (its contacts make no rows, its adhesion counts them), and a box with a
+ * 1 cm margin and a 5 mm gap (rows from 5 mm: it rests on a cushion of about that) */
+static const char margin_json[] =
+    "{ \"name\": \"margins\", \"timestep\": 0.002,\n"
+    "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
+    "    { \"name\": \"ball\", \"body\": \"ball\", \"type\": \"sphere\", \"size\": [0.03],\n"
+    "      \"margin\": 0.03, \"gap\": 0.03 },\n"
+    "    { \"name\": \"box\", \"body\": \"box\", \"type\": \"box\", \"size\": [0.05, 0.04, 0.03],\n"
+    "      \"margin\": 0.01, \"gap\": 0.005 } ],\n"
+    "  \"bodies\": [\n"
+    "  { \"name\": \"ball\", \"parent\": \"world\", \"pos\": [0.3, 0, 0.05],\n"
+    "    \"joint\": { \"name\": \"ball\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 0.1, \"inertia\": [4e-5, 4e-5, 4e-5, 0, 0, 0] } },\n"
+    "  { \"name\": \"box\", \"parent\": \"world\", \"pos\": [0, 0, 0.036],\n"
+    "    \"joint\": { \"name\": \"box\", \"type\": \"free\" },\n"
+    "    \"inertial\": { \"mass\": 0.3, \"inertia\": [2e-4, 3e-4, 4e-4, 0, 0, 0] } } ],\n"
+    "  \"actuators\": [\n"
+    "    { \"name\": \"ball\", \"type\": \"motor\", \"gear\": 5, \"ctrlrange\": [0, 1],\n"
+    "      \"adhesion\": { \"body\": \"ball\" } },\n"
+    "    { \"name\": \"box\", \"type\": \"motor\", \"gear\": 10, \"ctrlrange\": [0, 1],\n"
+    "      \"adhesion\": { \"body\": \"box\" } } ] }\n";
+
+static void margin_commands(double t, double *ctrl) {
+  ctrl[0] = t < 0.3 ? 0 : 1;
+  ctrl[1] = t < 0.6 ? 0 : 1;
+}
+
 static void commands(double t, double *ctrl) {
   ctrl[0] = t < 0.5 ? 0 : 1;
   ctrl[1] = fmod(t, 0.8) < 0.4 ? 1 : 0;
@@ -72,30 +100,54 @@ static void test_closed_form(void **state) {
   sim_model_free(m);
 }
 
+/* a margin MPR cannot honour is refused, naming the geom; so are negative ones */
+static void test_margin_refusals(void **state) {
+  (void)state;
+  static const struct {
+    const char *from, *to, *message;
+  } cases[] = {
+      {"\"type\": \"box\", \"size\": [0.05, 0.04, 0.03],",
+       "\"type\": \"cylinder\", \"size\": [0.05, 0.03],", "geoms[2].margin: a cylinder's contacts"},
+      {"\"gap\": 0.005", "\"gap\": 0.005 }, { \"name\": \"c\", \"body\": \"box\", \"type\": "
+       "\"cylinder\", \"size\": [0.01, 0.01]", "geoms[1]: a margin beside a cylinder or a mesh (\"c\")"},
+      {"\"margin\": 0.03,", "\"margin\": -0.03,", "geoms[1].margin"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char json[4096], err[512];
+    const char *at = strstr(margin_json, cases[i].from);
+    assert_non_null(at);
+    snprintf(json, sizeof json, "%.*s%s%s", (int)(at - margin_json), margin_json, cases[i].to,
+             at + strlen(cases[i].from));
+    sim_model *m = sim_model_load_string(json, "margins.json", err, sizeof err);
+    if (m || !strstr(err, cases[i].message)) {
+      fail_msg("case %zu: expected \"%s\", got \"%s\"", i, cases[i].message, m ? "a model" : err);
+    }
+  }
+}
+
 #if ACHILLES_HAVE_MUJOCO
 #include "mujoco_pair.h"
 
 static const char *const solver_name[] = {"CG", "Newton"};
 static const char *const cone_name[] = {"pyramidal", "elliptic"};
 
-static void test_against_mujoco(void **state) {
-  (void)state;
-  TS_REQUIRE_MUJOCO();
+static void against_mujoco(const char *json, void (*control)(double, double *), const char *name,
+                           int rows_expected) {
   char err[512];
   for (int v = 0; v < 4; v++) {
     const sim_solver_type solver = (sim_solver_type)(v & 1);
     const sim_cone cone = (sim_cone)(v >> 1);
     mj_pair p;
-    if (mj_pair_open(&p, scene_json, err, sizeof err) != 0) {
+    if (mj_pair_open(&p, json, err, sizeof err) != 0) {
       fail_msg("%s", err);
     }
     mj_pair_options(&p, solver, cone, 1000, 1e-15);
     const int nv = p.m->nv;
     mj_state_errors e = {0};
     double moment = 0, qfrc = 0;
-    int adhering = 0;
+    int adhering = 0, gap = 0;
     for (int s = 0; s < 1000; s++) {
-      commands(p.md->time, p.md->ctrl);
+      control(p.md->time, p.md->ctrl);
       if (s % 5 == 0) {
         mj_pair_copy_state(&p);
         if (mj_pair_compare_forward(&p, &e, err, sizeof err) != 0) {
@@ -112,14 +164,18 @@ static void test_against_mujoco(void **state) {
         for (int k = 0; k < nv; k++) {
           qfrc = fmax(qfrc, fabs(p.d->qfrc_actuator[k] - p.md->qfrc_actuator[k]));
         }
+        for (int c = 0; c < p.d->ncon; c++) {
+          gap += p.d->con_efc[c] < 0;
+        }
       }
       mj_step(p.mm, p.md);
     }
-    print_message("adhesion %-6s %-9s %d states (%d adhesions pulling), %d contacts: moment %.2g, "
-                  "qfrc_actuator %.2g; force %.2g, qacc %.2g; %d unconverged\n", solver_name[solver],
-                  cone_name[cone], e.states, adhering, e.contacts, moment, qfrc, e.force, e.qacc,
-                  e.unconverged);
+    print_message("%s %-6s %-9s %d states (%d adhesions pulling), %d contacts (%d in a gap): "
+                  "moment %.2g, qfrc_actuator %.2g; force %.2g, qacc %.2g; %d unconverged\n", name,
+                  solver_name[solver], cone_name[cone], e.states, adhering, e.contacts, gap, moment,
+                  qfrc, e.force, e.qacc, e.unconverged);
     assert_true(adhering > 150 && e.contacts > 500);
+    assert_true(rows_expected ? gap > 10 : gap == 0);
     assert_true(moment <= 1e-14 && qfrc <= 1e-12);
     /* CG stops by its tolerance short of the stiff contacts' optimum (as in
      * test_constraint_reference.c: 1e-6 there too); Newton reaches it */
@@ -132,24 +188,37 @@ static void test_against_mujoco(void **state) {
     mj_pair_options(&p, solver, cone, 100, 1e-10);
     double worst = 0, moved = 0;
     for (int s = 0; s < 1000; s++) {
-      commands(p.d->time, p.d->ctrl);
+      control(p.d->time, p.d->ctrl);
       memcpy(p.md->ctrl, p.d->ctrl, (size_t)p.m->nu * sizeof(double));
       sim_step(p.m, p.d);
       mj_step(p.mm, p.md);
       worst = fmax(worst, mj_max_diff(p.d->qpos, p.md->qpos, p.m->nq));
       moved = fmax(moved, mj_max_diff(p.d->qpos, p.m->qpos0, p.m->nq));
     }
-    print_message("adhesion %-6s %-9s 2 s at 1e-10: max |dq| %.3g (moved up to %.3g)\n",
+    print_message("%s %-6s %-9s 2 s at 1e-10: max |dq| %.3g (moved up to %.3g)\n", name,
                   solver_name[solver], cone_name[cone], worst, moved);
-    assert_true(moved > 0.05);
+    assert_true(moved > (rows_expected ? 0.01 : 0.05)); /* the margins scene settles */
     assert_true(worst <= 1e-6);
     mj_pair_close(&p);
   }
 }
+
+static void test_against_mujoco(void **state) {
+  (void)state;
+  TS_REQUIRE_MUJOCO();
+  against_mujoco(scene_json, commands, "adhesion", 0);
+}
+
+/* contacts within margins, those in the gap without rows, adhesion counting them */
+static void test_margins_against_mujoco(void **state) {
+  (void)state;
+  TS_REQUIRE_MUJOCO();
+  against_mujoco(margin_json, margin_commands, "margins ", 1);
+}
 #endif
 
 #if ACHILLES_HAVE_MUJOCO
-TS_MAIN(test_closed_form, test_against_mujoco)
+TS_MAIN(test_closed_form, test_margin_refusals, test_against_mujoco, test_margins_against_mujoco)
 #else
-TS_MAIN(test_closed_form, ts_mujoco_missing)
+TS_MAIN(test_closed_form, test_margin_refusals, ts_mujoco_missing)
 #endif
