@@ -45,17 +45,21 @@ static const char scene_json[] =
     "    { \"name\": \"lift\", \"type\": \"motor\", \"joint\": \"shoulder\", \"ctrlrange\": [-2, 2] } ] }\n";
 
 /* margins and gaps as MuJoCo's active_adhesion sample uses them: a ball inflated by a 3 cm
- * margin that is all gap (its contacts make no rows, its adhesion counts them), and a box with a
- * 1 cm margin and a 5 mm gap (rows from 5 mm: it rests on a cushion of about that) */
+ * margin that is all gap (its contacts make no rows, its adhesion counts them) above a tall post
+ * (its top within the margin while the two bounding spheres are apart: the broad phase must add
+ * the margin), and a box with a 1 cm margin and a 5 mm gap (rows from 5 mm: it rests on a
+ * cushion of about that) */
 static const char margin_json[] =
     "{ \"name\": \"margins\", \"timestep\": 0.002,\n"
     "  \"geoms\": [ { \"name\": \"floor\", \"body\": \"world\", \"type\": \"plane\" },\n"
+    "    { \"name\": \"post\", \"body\": \"world\", \"type\": \"box\", \"pos\": [0.3, 0, 0.2],\n"
+    "      \"size\": [0.02, 0.02, 0.2] },\n"
     "    { \"name\": \"ball\", \"body\": \"ball\", \"type\": \"sphere\", \"size\": [0.03],\n"
     "      \"margin\": 0.03, \"gap\": 0.03 },\n"
     "    { \"name\": \"box\", \"body\": \"box\", \"type\": \"box\", \"size\": [0.05, 0.04, 0.03],\n"
     "      \"margin\": 0.01, \"gap\": 0.005 } ],\n"
     "  \"bodies\": [\n"
-    "  { \"name\": \"ball\", \"parent\": \"world\", \"pos\": [0.3, 0, 0.05],\n"
+    "  { \"name\": \"ball\", \"parent\": \"world\", \"pos\": [0.3, 0, 0.45],\n"
     "    \"joint\": { \"name\": \"ball\", \"type\": \"free\" },\n"
     "    \"inertial\": { \"mass\": 0.1, \"inertia\": [4e-5, 4e-5, 4e-5, 0, 0, 0] } },\n"
     "  { \"name\": \"box\", \"parent\": \"world\", \"pos\": [0, 0, 0.036],\n"
@@ -107,10 +111,10 @@ static void test_margin_refusals(void **state) {
     const char *from, *to, *message;
   } cases[] = {
       {"\"type\": \"box\", \"size\": [0.05, 0.04, 0.03],",
-       "\"type\": \"cylinder\", \"size\": [0.05, 0.03],", "geoms[2].margin: a cylinder's contacts"},
+       "\"type\": \"cylinder\", \"size\": [0.05, 0.03],", "geoms[3].margin: a cylinder's contacts"},
       {"\"gap\": 0.005", "\"gap\": 0.005 }, { \"name\": \"c\", \"body\": \"box\", \"type\": "
-       "\"cylinder\", \"size\": [0.01, 0.01]", "geoms[1]: a margin beside a cylinder or a mesh (\"c\")"},
-      {"\"margin\": 0.03,", "\"margin\": -0.03,", "geoms[1].margin"},
+       "\"cylinder\", \"size\": [0.01, 0.01]", "geoms[2]: a margin beside a cylinder or a mesh (\"c\")"},
+      {"\"margin\": 0.03,", "\"margin\": -0.03,", "geoms[2].margin"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char json[4096], err[512];
