@@ -216,7 +216,8 @@ typedef struct sim_muscle {
   double scale;          /* force = scale / acc0 when force < 0 (200) */
   double lmin, lmax;     /* lengths (in optimal lengths) where the active force vanishes (0.5, 1.6) */
   double vmax;           /* shortening speed, optimal lengths per s, at which force is 0 (1.5) */
-  double fpmax;          /* passive force at lmax, in units of the peak force (1.3) */
+  double fpmax;          /* passive force halfway from 1 to lmax, doubled, in units of the
+                            peak force (1.3; 1.5·fpmax at lmax) */
   double fvmax;          /* active force when lengthening fast, in units of the peak (1.2) */
   double timeconst[2];   /* activation and deactivation time constants, s (0.01, 0.04) */
 } sim_muscle;
