@@ -41,14 +41,21 @@ static double muscle_force(const sim_actuator *a, const sim_data *d, int index) 
          sim__muscle_bias(&a->muscle, len, a->lengthrange, a->acc0);
 }
 
+/* The scale of a transmission: a muscle's gear (MuJoCo's: length gear·L, moment gear·J); the
+ * other types apply their gear to the force itself (gear·ctrl) or have none */
+static double transmission_gear(const sim_actuator *a) {
+  return a->type == SIM_ACT_MUSCLE ? a->gear : 1.0;
+}
+
 /* The transmission's length and rate: the joint's position and velocity, or the tendon's */
 static void transmission(const sim_actuator *a, sim_data *d, int index) {
+  const double g = transmission_gear(a);
   if (a->tendon >= 0) {
-    d->actuator_length[index] = d->ten_length[a->tendon];
-    d->actuator_velocity[index] = d->ten_velocity[a->tendon];
+    d->actuator_length[index] = g * d->ten_length[a->tendon];
+    d->actuator_velocity[index] = g * d->ten_velocity[a->tendon];
   } else {
-    d->actuator_length[index] = d->qpos[a->qposadr];
-    d->actuator_velocity[index] = d->qvel[a->dof];
+    d->actuator_length[index] = g * d->qpos[a->qposadr];
+    d->actuator_velocity[index] = g * d->qvel[a->dof];
   }
 }
 
@@ -90,10 +97,11 @@ void sim_actuate(const sim_model *m, sim_data *d) {
       continue;
     }
     if (a->tendon < 0) {
-      d->qfrc_actuator[a->dof] += d->actuator_force[i];
+      d->qfrc_actuator[a->dof] += transmission_gear(a) * d->actuator_force[i];
       continue;
     }
-    const double *J = d->ten_J + (size_t)a->tendon * m->nv, f = d->actuator_force[i];
+    const double *J = d->ten_J + (size_t)a->tendon * m->nv;
+    const double f = transmission_gear(a) * d->actuator_force[i];
     for (int k = 0; k < m->nv; k++) {
       d->qfrc_actuator[k] += J[k] * f;
     }
@@ -102,12 +110,21 @@ void sim_actuate(const sim_model *m, sim_data *d) {
 
 void sim__actuator_moment(const sim_model *m, const sim_data *d, int a, double *out) {
   const sim_actuator *act = &m->actuators[a];
+  const double g = transmission_gear(act);
   if (act->tendon >= 0) {
-    memcpy(out, d->ten_J + (size_t)act->tendon * m->nv, (size_t)m->nv * sizeof(double));
+    const double *J = d->ten_J + (size_t)act->tendon * m->nv;
+    for (int k = 0; k < m->nv; k++) {
+      out[k] = g * J[k];
+    }
   } else {
     memset(out, 0, (size_t)m->nv * sizeof(double));
-    out[act->dof] = 1;
+    out[act->dof] = g;
   }
+}
+
+double sim__actuator_length(const sim_actuator *a, const sim_data *d) {
+  const double L = a->tendon >= 0 ? d->ten_length[a->tendon] : d->qpos[a->qposadr];
+  return transmission_gear(a) * L;
 }
 
 /* The winding L·di/dt = V − R·i − ke·ω is linear in i: with V and ω held over the step its

@@ -21,7 +21,7 @@ static const char *const position_keys[] = {COMMON_KEYS, "kp", "kd", "force_limi
 static const char *const velocity_keys[] = {COMMON_KEYS, "kv", "force_limit", NULL};
 /* a smart servo on a bus: its "servo" block (ID, model, motor) belongs to hil/servo */
 static const char *const smart_servo_keys[] = {COMMON_KEYS, "servo", NULL};
-static const char *const muscle_keys[] = {COMMON_KEYS, "range", "force", "scale", "lmin", "lmax",
+static const char *const muscle_keys[] = {COMMON_KEYS, "gear", "range", "force", "scale", "lmin", "lmax",
                                           "vmax", "fpmax", "fvmax", "timeconst", "lengthrange",
                                           "force_limit", NULL};
 
@@ -131,8 +131,13 @@ static int parse_muscle(const sim_json_ctx *L, const cJSON *obj, const char *pat
 static int parse_type_parameters(const sim_json_ctx *L, const cJSON *obj, const char *path,
                                  sim_actuator *a) {
   a->gear = 1;
+  /* a muscle's gear scales its transmission and may be negative (an antagonist on a joint) */
+  const int muscle = a->type == SIM_ACT_MUSCLE;
+  char p[SIM_JSON_PATH_MAX];
+  sim_json_path_join(p, path, "gear");
   if (sim_json_read_number(L, obj, path, "gear", &a->gear, 0) ||
-      sim_json_check_min(L, path, "gear", a->gear, 0, 1) ||
+      (muscle ? a->gear == 0 && sim_json_fail(L, p, "must not be 0")
+              : sim_json_check_min(L, path, "gear", a->gear, 0, 1)) ||
       sim_json_read_number(L, obj, path, "force_limit", &a->force_limit, 0) ||
       sim_json_check_min(L, path, "force_limit", a->force_limit, 0, 0)) {
     return -1;

@@ -66,8 +66,7 @@ static double pull_step(const sim_model *c, sim_data *d, int a, int side, double
   for (int k = 0; k < nv; k++) {
     d->qfrc_applied[k] = moment[k] * scale;
   }
-  const sim_actuator *act = &c->actuators[a];
-  const double len = act->tendon >= 0 ? d->ten_length[act->tendon] : d->qpos[act->qposadr];
+  const double len = sim__actuator_length(&c->actuators[a], d);
   sim_step(c, d);
   return len;
 }

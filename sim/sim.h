@@ -176,7 +176,8 @@ int sim_overlaps_at_rest(const sim_model *m, sim_overlap *out, int max);
 /* Kinetic energy ½·qd'·M·qd (armature included). Needs sim_kinematics. */
 double sim_energy_kinetic(const sim_model *m, const sim_data *d);
 
-/* Potential energy: gravity (-Σ m·g·com) plus joint springs. Needs sim_kinematics. */
+/* Potential energy: gravity (-Σ m·g·com) plus joint and tendon springs. Needs sim_kinematics
+ * and sim_tendons (sim_forward does both). */
 double sim_energy_potential(const sim_model *m, const sim_data *d);
 
 /* --- snapshot.c --------------------------------------------------------------------------- */

@@ -14,7 +14,9 @@ double sim__wrap(double wpnt[6], const double x0[3], const double x1[3], const d
                  const double xmat[9], double radius, int cylinder, const double *side);
 
 /* The moment row of actuator a at the current state into out (nv): its tendon's Jacobian or the
- * unit vector of its joint's dof. Needs sim_tendons. */
+ * unit vector of its joint's dof, times a muscle's gear; and its length (the tendon's or the
+ * joint's, times a muscle's gear). Need sim_tendons. */
 void sim__actuator_moment(const sim_model *m, const sim_data *d, int a, double *out);
+double sim__actuator_length(const sim_actuator *a, const sim_data *d);
 
 #endif

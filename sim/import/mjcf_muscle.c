@@ -61,7 +61,7 @@ static int general_attributes(mjcf *m, const xmlNode *a, double prm[9], double t
   return 0;
 }
 
-/* ctrlrange (when limited), a symmetric forcerange as force_limit, gear 1, no actlimited */
+/* ctrlrange (when limited), a symmetric forcerange as force_limit, the gear, no actlimited */
 static int muscle_limits(mjcf *m, const xmlNode *a, const char *kind, cJSON *o) {
   double range[2], force[2], gear[6] = {1, 0, 0, 0, 0, 0}, lr[2];
   const int nrange = mjcf__numbers(m, a, kind, NULL, "ctrlrange", range, 2, 2);
@@ -71,10 +71,14 @@ static int muscle_limits(mjcf *m, const xmlNode *a, const char *kind, cJSON *o) 
   if (nrange < 0 || nforce < 0 || ngear < 0 || nlr < 0) {
     return -1;
   }
-  for (int i = 0; i < 6; i++) {
-    if (gear[i] != (i == 0)) {
-      return imp__fail(m->c, a, "<%s gear>: muscles are imported with gear 1 only", kind);
+  for (int i = 1; i < 6; i++) {
+    if (gear[i] != 0 || gear[0] == 0) {
+      return imp__fail(m->c, a, "<%s gear>: a muscle's gear is its first component, non-zero "
+                       "(the others are for site transmissions)", kind);
     }
+  }
+  if (gear[0] != 1) {
+    cJSON_AddNumberToObject(o, "gear", gear[0]);
   }
   const char *actlimited = mjcf__attr(m, a, kind, NULL, "actlimited");
   if (actlimited && strcmp(actlimited, "true") == 0) {

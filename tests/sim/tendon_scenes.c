@@ -89,7 +89,7 @@ sim_model *tendon_scene_load(const char *xml, char *err, size_t err_sz) {
 const char tendon_scene_dynamics[] =
     "<mujoco model=\"tendon_dynamics\">\n"
     "  <compiler angle=\"radian\"/>\n"
-    "  <option timestep=\"0.002\"/>\n"
+    "  <option timestep=\"0.002\"><flag energy=\"enable\"/></option>\n"
     "  <worldbody>\n"
     "    <site name=\"anchor\" pos=\"0.1 0.05 0.25\"/>\n"
     "    <body name=\"b1\">\n"

@@ -198,6 +198,10 @@ static void test_unbuilt_refused(void **state) {
            body);
   import_refused("actlimited.xml", xml, "actlimited.xml:6: <muscle actlimited=\"true\">");
   snprintf(xml, sizeof xml,
+           "<mujoco>\n<compiler><lengthrange mode=\"all\"/></compiler>\n<worldbody>\n%s</body>\n"
+           "</worldbody>\n</mujoco>\n", body);
+  import_refused("lengthrange.xml", xml, "lengthrange.xml:2: <lengthrange mode=\"all\">");
+  snprintf(xml, sizeof xml,
            "<mujoco>\n<worldbody>\n%s</body>\n</worldbody>\n<equality>\n"
            "<joint joint1=\"j\"/>\n</equality>\n</mujoco>\n", body);
   import_refused("equality.xml", xml, "equality.xml:6: <equality><joint> is not imported");

@@ -21,6 +21,7 @@
 #include "sim/import/import.h"
 #include "sim/sim.h"
 #include "support/mujoco.h"
+#include "support/tmp.h"
 
 #define ARM26 "/usr/share/mujoco/model/tendon_arm/arm26.xml"
 
@@ -196,6 +197,74 @@ static void trajectory(int rk4) {
   close_arm(&a);
 }
 
+/* muscles on a joint, the <muscle> shortcut and a <general> muscle with its own parameters and
+ * gear −1 (the antagonist): the length ranges (the joint's travel into its soft limits) and 2 s
+ * from rest, both as MuJoCo's */
+static const char joint_muscles[] =
+    "<mujoco model=\"joint_muscles\">\n"
+    "  <option timestep=\"0.002\"/>\n"
+    "  <worldbody>\n"
+    "    <body name=\"link\">\n"
+    "      <joint name=\"hinge\" axis=\"0 1 0\" limited=\"true\" range=\"-60 45\" damping=\"0.05\"/>\n"
+    "      <geom type=\"capsule\" fromto=\"0 0 0 0.3 0 0\" size=\"0.03\"/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "  <actuator>\n"
+    "    <muscle name=\"flex\" joint=\"hinge\" force=\"20\" lmin=\"0.4\" ctrllimited=\"true\" "
+    "ctrlrange=\"0 1\"/>\n"
+    "    <general name=\"ext\" joint=\"hinge\" dyntype=\"muscle\" gaintype=\"muscle\" "
+    "biastype=\"muscle\" dynprm=\"0.02 0.05\" gainprm=\"0.7 1.1 -1 100 0.5 1.6 1.5 1.3 1.2\" "
+    "biasprm=\"0.7 1.1 -1 100 0.5 1.6 1.5 1.3 1.2\" gear=\"-1\" ctrllimited=\"true\" "
+    "ctrlrange=\"0 1\"/>\n"
+    "  </actuator>\n"
+    "</mujoco>\n";
+
+static void test_joint_muscles(void **state) {
+  (void)state;
+  TS_REQUIRE_MUJOCO();
+  char dir[128], path[256], err[1024];
+  ts_tmpdir(dir, sizeof dir, "muscle");
+  snprintf(path, sizeof path, "%s/joint_muscles.xml", dir);
+  ts_write_file(path, joint_muscles);
+  sim_import_options o = {0, NULL, NULL};
+  sim_model *m = sim_import_load_file(path, &o, err, sizeof err);
+  ts_rmtree(dir);
+  if (!m) {
+    fail_msg("%s", err);
+  }
+  mjModel *mm = ts_mj_load_xml(joint_muscles);
+  mjData *md = ts_mj_data(mm);
+  sim_data *d = sim_data_new(m);
+  assert_int_equal(m->nu, 2);
+  double range = 0, q = 0, act = 0, lo = 0, hi = 0;
+  for (int i = 0; i < 2; i++) {
+    for (int s = 0; s < 2; s++) {
+      range = fmax(range, fabs(m->actuators[i].lengthrange[s] - mm->actuator_lengthrange[2 * i + s]));
+    }
+  }
+  for (int step = 0; step < 1000; step++) {
+    const double u[2] = {step < 500 ? 1 : 0.2, step < 300 ? 0 : 0.9};
+    for (int i = 0; i < 2; i++) {
+      d->ctrl[i] = md->ctrl[i] = u[i];
+    }
+    mj_step(mm, md);
+    sim_step(m, d);
+    q = fmax(q, fabs(d->qpos[0] - md->qpos[0]));
+    lo = fmin(lo, md->qpos[0]), hi = fmax(hi, md->qpos[0]);
+    for (int i = 0; i < 2; i++) {
+      act = fmax(act, fabs(d->act[m->actuators[i].actadr] - md->act[i]));
+    }
+  }
+  print_message("muscles on a joint: length ranges %.1e rad from MuJoCo's ([%.6f, %.6f]), 2 s "
+                "(the joint from %.2f to %.2f rad): qpos %.1e rad, act %.1e\n", range,
+                mm->actuator_lengthrange[0], mm->actuator_lengthrange[1], lo, hi, q, act);
+  assert_true(hi - lo > 0.5);
+  assert_true(range <= 1e-9 && q <= 1e-9 && act <= 1e-12);
+  sim_data_free(d);
+  sim_model_free(m);
+  ts_mj_free(mm, md);
+}
+
 static void test_trajectory_euler(void **state) {
   (void)state;
   TS_REQUIRE_MUJOCO();
@@ -209,4 +278,5 @@ static void test_trajectory_rk4(void **state) {
 }
 #endif
 
-TS_MUJOCO_MAIN(test_lengthrange, test_states, test_trajectory_euler, test_trajectory_rk4)
+TS_MUJOCO_MAIN(test_lengthrange, test_states, test_trajectory_euler, test_trajectory_rk4,
+               test_joint_muscles)

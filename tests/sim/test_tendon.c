@@ -159,7 +159,7 @@ static void copy_state(side_by_side *p) {
 
 typedef struct state_errors {
   int states, limit_rows, friction_rows;
-  double passive, actuator, force, qacc;
+  double passive, actuator, force, qacc, energy;
 } state_errors;
 
 static int our_type(int mj_type) {
@@ -197,6 +197,8 @@ static void compare_state(side_by_side *p, state_errors *e) {
     e->actuator = fmax(e->actuator, fabs(d->qfrc_actuator[k] - md->qfrc_actuator[v]));
     scale = fmax(scale, fabs(md->qacc[v]));
   }
+  /* the potential energy holds the tendons' springs (MuJoCo's mj_energyPos) */
+  e->energy = fmax(e->energy, fabs(sim_energy_potential(m, d) - md->energy[0]));
   for (int k = 0; k < m->nv; k++) {
     e->qacc = fmax(e->qacc, fabs(d->qacc[k] - md->qacc[p->vmap[k]]) / scale);
   }
@@ -220,12 +222,13 @@ static void test_dynamics_states(void **state) {
       mj_step(p.mm, p.md);
     }
     print_message("%s %s: %d states, %d tendon limit rows, %d tendon friction rows; passive "
-                  "%.1e, actuator %.1e, row forces %.1e N, qacc %.1e relative\n",
-                  run < 2 ? "Newton" : "CG", run % 2 ? "elliptic" : "pyramidal", e.states,
-                  e.limit_rows, e.friction_rows, e.passive, e.actuator, e.force, e.qacc);
+                  "%.1e, actuator %.1e, row forces %.1e N, qacc %.1e relative, potential "
+                  "energy %.1e J\n", run < 2 ? "Newton" : "CG", run % 2 ? "elliptic" : "pyramidal",
+                  e.states, e.limit_rows, e.friction_rows, e.passive, e.actuator, e.force, e.qacc,
+                  e.energy);
     assert_true(e.limit_rows > 10 && e.friction_rows > 10);
     assert_true(e.passive <= 1e-9 && e.actuator <= 1e-9);
-    assert_true(e.force <= 1e-7 && e.qacc <= 1e-6);
+    assert_true(e.force <= 1e-7 && e.qacc <= 1e-6 && e.energy <= 1e-12);
     close_pair(&p);
   }
 }
