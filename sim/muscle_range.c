@@ -127,9 +127,16 @@ static int switched_off(sim_model *c, const sim_model *m) {
   if (!c->joints || !c->geoms || !c->tendons) {
     return -1;
   }
-  memcpy(c->joints, m->joints, (size_t)m->njnt * sizeof *c->joints);
-  memcpy(c->geoms, m->geoms, (size_t)m->ngeom * sizeof *c->geoms);
-  memcpy(c->tendons, m->tendons, (size_t)m->ntendon * sizeof *c->tendons);
+  /* a model without geoms or tendons has NULL arrays: nothing to copy (memcpy takes no NULL) */
+  if (m->njnt > 0) {
+    memcpy(c->joints, m->joints, (size_t)m->njnt * sizeof *c->joints);
+  }
+  if (m->ngeom > 0) {
+    memcpy(c->geoms, m->geoms, (size_t)m->ngeom * sizeof *c->geoms);
+  }
+  if (m->ntendon > 0) {
+    memcpy(c->tendons, m->tendons, (size_t)m->ntendon * sizeof *c->tendons);
+  }
   for (int j = 0; j < m->njnt; j++) {
     c->joints[j].frictionloss = 0;
   }
