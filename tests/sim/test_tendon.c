@@ -256,6 +256,38 @@ static void test_dynamics_trajectory(void **state) {
   close_pair(&p);
 }
 
+/* the load-time constants: a spring without springlength rests at the tendon's length with the
+ * joints at their springref (MuJoCo 2.2.2's qpos_spring, not qpos0), length0 at qpos0, and the
+ * rows' invweight0 = J·M⁻¹·Jᵀ, each MuJoCo's */
+static void test_constants(void **state) {
+  (void)state;
+  TS_REQUIRE_MUJOCO();
+  static char xml[8192];
+  const char *from = "<joint name=\"j1\" axis=\"0 1 0\" damping=\"0.01\"/>";
+  const char *at = strstr(tendon_scene_dynamics, from);
+  assert_non_null(at);
+  snprintf(xml, sizeof xml, "%.*s<joint name=\"j1\" axis=\"0 1 0\" damping=\"0.01\" "
+           "springref=\"0.4\" ref=\"0\"/>%s", (int)(at - tendon_scene_dynamics),
+           tendon_scene_dynamics, at + strlen(from));
+  side_by_side p;
+  open_pair(&p, xml);
+  double spring = 0, length0 = 0, weight = 0;
+  for (int t = 0; t < p.m->ntendon; t++) {
+    const int id = their_tendon(&p, t);
+    spring = fmax(spring, fabs(p.m->tendons[t].springlength - p.mm->tendon_lengthspring[id]));
+    length0 = fmax(length0, fabs(p.m->tendons[t].length0 - p.mm->tendon_length0[id]));
+    weight = fmax(weight, fabs(p.m->tendons[t].invweight0 - p.mm->tendon_invweight0[id]) /
+                              p.mm->tendon_invweight0[id]);
+  }
+  const int cable = sim_model_tendon(p.m, "cable");
+  print_message("springlength %.1e m (the cable's %.6f m at springref 0.4, %.6f m at qpos0), "
+                "length0 %.1e m, invweight0 %.1e relative\n", spring,
+                p.m->tendons[cable].springlength, p.m->tendons[cable].length0, length0, weight);
+  assert_true(fabs(p.m->tendons[cable].springlength - p.m->tendons[cable].length0) > 1e-3);
+  assert_true(spring <= 1e-14 && length0 <= 1e-14 && weight <= 1e-12);
+  close_pair(&p);
+}
+
 /* the tendons' derivatives are not built: sim_deriv refuses the model by name */
 static void test_deriv_refuses(void **state) {
   (void)state;
@@ -269,4 +301,5 @@ static void test_deriv_refuses(void **state) {
 }
 #endif
 
-TS_MUJOCO_MAIN(test_paths, test_dynamics_states, test_dynamics_trajectory, test_deriv_refuses)
+TS_MUJOCO_MAIN(test_paths, test_dynamics_states, test_dynamics_trajectory, test_constants,
+               test_deriv_refuses)
