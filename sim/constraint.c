@@ -103,8 +103,8 @@ int sim_constraint_setconst(sim_model *m) {
       m->nefc_max += (jt->frictionloss > 0) + (jt->limited != 0);
     }
   }
-  for (int t = 0; t < m->ntendon; t++) { /* likewise a tendon's (friction.c's rows) */
-    m->nefc_max += (m->tendons[t].frictionloss > 0) + (m->tendons[t].limited != 0);
+  for (int t = 0; t < m->ntendon; t++) { /* a tendon's: with a margin both sides can be near */
+    m->nefc_max += (m->tendons[t].frictionloss > 0) + 2 * (m->tendons[t].limited != 0);
   }
   m->nefc_max += 4 * m->max_contacts; /* condim 3, pyramidal: four edges per contact */
   return sim__inverse_weights(m);

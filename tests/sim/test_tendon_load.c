@@ -198,4 +198,19 @@ static void test_snapshot_with_activation(void **state) {
   ts_sim_free(m, d);
 }
 
-TS_MAIN(test_refused, test_closed_forms, test_muscle_curves, test_snapshot_with_activation)
+/* a limit range narrower than twice the margin: both sides' rows at once, and room for them */
+static void test_both_limits_near(void **state) {
+  (void)state;
+  sim_model *m = ts_model(ARM_HEAD ",\"tendons\":[{\"name\":\"f\",\"joints\":[{\"joint\":\"j1\","
+                          "\"coef\":1}],\"limited\":true,\"range\":[-0.01,0.01],\"margin\":0.1}],"
+                          "\"max_contacts\":0}"); /* no contact rows to make room either */
+  sim_data *d = sim_data_new(m);
+  sim_forward(m, d);
+  assert_int_equal(d->nefc, 2);
+  assert_true(d->nefc <= m->nefc_max);
+  assert_int_equal(d->efc_type[0], SIM_CNSTR_LIMIT_TENDON);
+  assert_int_equal(d->efc_type[1], SIM_CNSTR_LIMIT_TENDON);
+  ts_sim_free(m, d);
+}
+
+TS_MAIN(test_refused, test_both_limits_near, test_closed_forms, test_muscle_curves, test_snapshot_with_activation)
