@@ -377,7 +377,7 @@ static int outputs(const sy_args *a, sysid_problem *p, const sy_inputs *in,
 
 /* --servo-goals: the robot's servos; the joint encoders the bus feeds them are the robot's own
    sensors' (also with --no-sensors, which is about the log's readings) */
-static int servo_goals(sy_args *a, const sy_inputs *in, sysid_servo **servo, char *err,
+static int servo_goals(sy_args *a, sy_inputs *in, sysid_servo **servo, char *err,
                        size_t err_sz) {
   sens_set *own = NULL;
   const sens_set *set = in->set;
@@ -388,6 +388,16 @@ static int servo_goals(sy_args *a, const sy_inputs *in, sysid_servo **servo, cha
   int rc = sysid_servo_goals(a->robot, in->m, set, &in->s, servo, &a->opt.nservo, err, err_sz);
   sens_set_free(&own);
   a->opt.servo = *servo;
+  if (rc == 0 && in->s.from_log) { /* the goals the servos took, at their steps */
+    for (int i = 0; i < a->opt.nservo; i++) {
+      (*servo)[i].joint_sensor = 1; /* a log's readings are the joint encoders' samples */
+    }
+    rc = sysid_series_servo_goals(&in->s, a->log, *servo, a->opt.nservo, err, err_sz);
+    if (rc == 0 && !a->quiet) {
+      say(stderr, "achilles sysid: --servo-goals: the Goal Positions of the log's servo records; "
+          "%d samples from t = %.6g s, where every servo runs with torque on", in->s.n, in->s.t[0]);
+    }
+  }
   return rc;
 }
 
