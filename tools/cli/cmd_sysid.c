@@ -390,7 +390,7 @@ static int servo_goals(sy_args *a, sy_inputs *in, sysid_servo **servo, char *err
   a->opt.servo = *servo;
   if (rc == 0 && in->s.from_log) { /* the goals the servos took, at their steps */
     for (int i = 0; i < a->opt.nservo; i++) {
-      (*servo)[i].joint_sensor = 1; /* a log's readings are the joint encoders' samples */
+      (*servo)[i].feedback_logged = 1; /* a log's readings: the encoder samples the servos read */
     }
     rc = sysid_series_servo_goals(&in->s, a->log, *servo, a->opt.nservo, err, err_sz);
     if (rc == 0 && !a->quiet) {
