@@ -37,17 +37,22 @@ typedef struct goal_reader {
   int row;            /* rows [0, row) have their inputs */
 } goal_reader;
 
+/* the value the fit's loop runs a field at: torque on, everything else as the factory set it */
+static uint32_t regime_value(const goal_servo *g, const servo_watch_field *f) {
+  return f->address == DXL_TORQUE_ENABLE ? 1 : servo_watch_value(g->factory.mem, f);
+}
+
 /* the field of a servo's table that runs otherwise than the fit's loop (torque off, or a field
    other than the goal off its factory value), or NULL */
 static const servo_watch_field *off_regime(const goal_servo *g) {
   int n;
   const servo_watch_field *f = servo_watch_fields(SERVO_WATCH_DXL, &n);
+  const int xl = g->now.model == DXL_MODEL_XL430_W250;
   for (int i = 0; i < n; i++) {
-    if (f[i].address == DXL_GOAL_POSITION || (f[i].xm_only && g->now.model == DXL_MODEL_XL430_W250)) {
+    if (f[i].address == DXL_GOAL_POSITION || (f[i].xm_only && xl)) {
       continue;
     }
-    const uint32_t want = f[i].address == DXL_TORQUE_ENABLE ? 1 : servo_watch_value(g->factory.mem, &f[i]);
-    if (servo_watch_value(g->now.mem, &f[i]) != want) {
+    if (servo_watch_value(g->now.mem, &f[i]) != regime_value(g, &f[i])) {
       return &f[i];
     }
   }
@@ -96,7 +101,7 @@ static int on_servo(goal_reader *gr, const hil_log_record *rec, char *err, size_
   g->seen = 1;
   const servo_watch_field *off = gr->first >= 0 ? off_regime(g) : NULL;
   if (off) {
-    const uint32_t want = off->address == DXL_TORQUE_ENABLE ? 1 : servo_watch_value(g->factory.mem, off);
+    const uint32_t want = regime_value(g, off);
     snprintf(err, err_sz, "%s: record %lld at byte %lld: servo \"%s\" at step %llu: %s %lu "
              "(the fit's servo loop runs %lu: the factory settings with torque on; only Goal "
              "Position may change once every servo runs so, docs/sysid.md section 10.1)",

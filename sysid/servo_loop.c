@@ -31,7 +31,7 @@ struct sysid_servo_loop {
   int act, dof;          /* model actuator, its joint's dof */
   int present;           /* the series' readings of its joint are its Present Position */
   double sensor_step;    /* rad, the joint encoder's resolution in front of the servo's (0: none) */
-  int logged;            /* the loop reads the joint's logged readings (sysid_servo.feedback_logged) */
+  int logged;            /* the loop reads the logged readings (sysid_servo.feedback_logged) */
   int jy;                /* the series joint of its joint, or -1 */
   dxl_device dev;        /* the control table, at the model's defaults, torque on */
   servo_state st;

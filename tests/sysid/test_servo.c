@@ -85,7 +85,8 @@ static void servo_log_as(const sim_model *m, double duration, double sensor_step
       if (k == 0) {
         start[j] = (int32_t)dxl_device_get(&dev[j], DXL_PRESENT_POSITION, 4);
       }
-      q[j] = samples ? fb.position : rad_of((int32_t)dxl_device_get(&dev[j], DXL_PRESENT_POSITION, 4));
+      const int32_t present = (int32_t)dxl_device_get(&dev[j], DXL_PRESENT_POSITION, 4);
+      q[j] = samples ? fb.position : rad_of(present);
       u[j] = rad_of((int32_t)dxl_device_get(&dev[j], DXL_GOAL_POSITION, 4));
     }
     assert_int_equal(sysid_series_push(s, &cap, t, q, u), 0);

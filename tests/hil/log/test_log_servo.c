@@ -144,7 +144,8 @@ static void put_line(FILE *f, const char *text) {
 #define V1_HEADER                                                                                  \
   "{\"type\":\"header\",\"format\":\"achilles-log\",\"version\":1,\"robot\":\"servo_arm\","        \
   "\"rate_hz\":1000,\"seed\":1,\"sensors\":[{\"name\":\"enc_elbow\",\"type\":\"encoder\","         \
-  "\"channels\":[\"angle\"],\"units\":[\"rad\"],\"rate_hz\":1000}],\"actuators\":[\"elbow_servo\"]," \
+  "\"channels\":[\"angle\"],\"units\":[\"rad\"],\"rate_hz\":1000}],"                               \
+  "\"actuators\":[\"elbow_servo\"],"                                                               \
   "\"started\":\"2026-11-29T22:12:46Z\"}"
 #define SAMPLE(seq, t, v)                                                                          \
   "{\"type\":\"sample\",\"sensor\":\"enc_elbow\",\"topic\":\"enc/enc_elbow\",\"seq\":" seq         \
@@ -193,13 +194,16 @@ static void test_bad_servo_records(void **state) {
     const char *text, *what;
   } bad[] = {
       {SERVO_HEAD "\"actuator\":\"elbow_servo\",\"id\":3,\"registers\":{}}", "key step"},
-      {SERVO_HEAD "\"step\":-1,\"actuator\":\"elbow_servo\",\"id\":3,\"registers\":{}}", "key step"},
-      {SERVO_HEAD "\"step\":1.5,\"actuator\":\"elbow_servo\",\"id\":3,\"registers\":{}}", "key step"},
+      {SERVO_HEAD "\"step\":-1,\"actuator\":\"elbow_servo\",\"id\":3,\"registers\":{}}",
+       "key step"},
+      {SERVO_HEAD "\"step\":1.5,\"actuator\":\"elbow_servo\",\"id\":3,\"registers\":{}}",
+       "key step"},
       {SERVO_HEAD "\"step\":1,\"id\":3,\"registers\":{}}", "key actuator"},
       {SERVO_HEAD "\"step\":1,\"actuator\":\"elbow_servo\",\"id\":253,\"registers\":{}}", "key id"},
       {SERVO_HEAD "\"step\":1,\"actuator\":\"elbow_servo\",\"id\":3,\"registers\":[1]}",
        "key registers"},
-      {SERVO_HEAD "\"step\":1,\"actuator\":\"elbow_servo\",\"id\":3,\"registers\":{\"goal_position\":-1}}",
+      {SERVO_HEAD "\"step\":1,\"actuator\":\"elbow_servo\",\"id\":3,"
+                  "\"registers\":{\"goal_position\":-1}}",
        "key registers"},
       {SERVO_HEAD "\"step\":1,\"actuator\":\"elbow_servo\",\"id\":3,"
                   "\"registers\":{\"goal_position\":4294967296}}",

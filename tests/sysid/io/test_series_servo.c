@@ -34,8 +34,10 @@ static const char *robot =
     "{\"name\":\"b2\",\"parent\":\"b1\",\"joint\":{\"name\":\"j2\",\"type\":\"hinge\","
     "\"axis\":[0,0,1]},\"inertial\":{\"mass\":1,\"inertia\":[0.01,0.01,0.01,0,0,0]}}],"
     "\"actuators\":["
-    "{\"name\":\"s1\",\"joint\":\"j1\",\"type\":\"servo\",\"servo\":{\"id\":1,\"model\":\"XL430-W250\"}},"
-    "{\"name\":\"s2\",\"joint\":\"j2\",\"type\":\"servo\",\"servo\":{\"id\":2,\"model\":\"XM430-W350\"}}]}";
+    "{\"name\":\"s1\",\"joint\":\"j1\",\"type\":\"servo\","
+    "\"servo\":{\"id\":1,\"model\":\"XL430-W250\"}},"
+    "{\"name\":\"s2\",\"joint\":\"j2\",\"type\":\"servo\","
+    "\"servo\":{\"id\":2,\"model\":\"XM430-W350\"}}]}";
 
 static const char *sensors =
     "{\"seed\":1,\"list\":["
@@ -47,8 +49,10 @@ static const char *sensors =
 static const char *header =
     "{\"type\":\"header\",\"format\":\"achilles-log\",\"version\":2,\"robot\":\"goal_arm\","
     "\"rate_hz\":1000,\"seed\":1,\"sensors\":["
-    "{\"name\":\"e1\",\"type\":\"encoder\",\"channels\":[\"angle\"],\"units\":[\"rad\"],\"rate_hz\":1000},"
-    "{\"name\":\"e2\",\"type\":\"encoder\",\"channels\":[\"angle\"],\"units\":[\"rad\"],\"rate_hz\":1000}],"
+    "{\"name\":\"e1\",\"type\":\"encoder\",\"channels\":[\"angle\"],\"units\":[\"rad\"],"
+    "\"rate_hz\":1000},"
+    "{\"name\":\"e2\",\"type\":\"encoder\",\"channels\":[\"angle\"],\"units\":[\"rad\"],"
+    "\"rate_hz\":1000}],"
     "\"actuators\":[\"s1\",\"s2\"],\"started\":\"2026-12-02T06:00:00Z\"}";
 
 static sim_model *model;
