@@ -73,8 +73,9 @@ int sim__crank_parse(const sim_json_ctx *L, const cJSON *obj, const char *path,
                                                      slider[SIM_NAME_MAX] = "";
   sim_json_path_join(p, path, "slider_crank");
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, "slider_crank");
-  if (cJSON_HasObjectItem(obj, "joint")) {
-    return sim_json_fail(L, p, "an actuator drives a joint or a slider-crank, not both");
+  if (cJSON_HasObjectItem(obj, "joint") || cJSON_HasObjectItem(obj, "tendon")) {
+    return sim_json_fail(L, p, "an actuator drives a joint, a tendon or a slider-crank, one of "
+                         "them");
   }
   if (a->type != SIM_ACT_MOTOR && a->type != SIM_ACT_POSITION_SERVO &&
       a->type != SIM_ACT_VELOCITY_SERVO) {
@@ -141,9 +142,10 @@ int sim__adhesion_parse(const sim_json_ctx *L, const cJSON *obj, const char *pat
   char p[SIM_JSON_PATH_MAX], q[SIM_JSON_PATH_MAX], body[SIM_NAME_MAX] = "";
   sim_json_path_join(p, path, "adhesion");
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, "adhesion");
-  if (cJSON_HasObjectItem(obj, "joint") || cJSON_HasObjectItem(obj, "slider_crank")) {
-    return sim_json_fail(L, p, "an actuator drives a joint, a slider-crank or a body's adhesion, "
-                         "one of them");
+  if (cJSON_HasObjectItem(obj, "joint") || cJSON_HasObjectItem(obj, "slider_crank") ||
+      cJSON_HasObjectItem(obj, "tendon")) {
+    return sim_json_fail(L, p, "an actuator drives a joint, a tendon, a slider-crank or a body's "
+                         "adhesion, one of them");
   }
   if (a->type != SIM_ACT_MOTOR) {
     return sim_json_fail(L, p, "adhesion takes a motor (force = gear·ctrl, MuJoCo's gain)");

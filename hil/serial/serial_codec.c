@@ -273,14 +273,16 @@ int hil_serial_joint_info(ach_joint_info *out, const sim_model *m, int id) {
     return -1;
   }
   const sim_actuator *a = &m->actuators[id];
-  /* a slider-crank actuator drives no joint: a linear one under its own name */
+  /* an actuator on a tendon describes the tendon, a length: linear; a slider-crank or an
+   * adhesion actuator (no joint, no tendon) linear under its own name */
   const sim_joint *j = a->joint >= 0 ? &m->joints[a->joint] : NULL;
   out->joint_id = (uint8_t)id;
   out->mode = (uint8_t)hil_serial_actuator_mode(a);
   out->joint_type = !j || j->type == SIM_JOINT_SLIDE ? ACH_JOINT_LINEAR : ACH_JOINT_ROTARY;
   out->ctrl_min = (float)a->ctrlrange[0];
   out->ctrl_max = (float)a->ctrlrange[1];
-  snprintf(out->name, sizeof out->name, "%.*s", ACH_INFO_NAME_LEN, j ? j->name : a->name);
+  snprintf(out->name, sizeof out->name, "%.*s", ACH_INFO_NAME_LEN,
+           j ? j->name : a->tendon >= 0 ? m->tendons[a->tendon].name : a->name);
   snprintf(out->actuator, sizeof out->actuator, "%.*s", ACH_ACTUATOR_NAME_LEN, a->name);
   return 0;
 }

@@ -28,6 +28,8 @@ static const char *actuator_type_name(sim_actuator_type type) {
     return "velocity_servo";
   case SIM_ACT_SMART_SERVO:
     return "servo";
+  case SIM_ACT_MUSCLE:
+    return "muscle";
   case SIM_ACT_MOTOR:
   default:
     return "motor";
@@ -84,9 +86,12 @@ static void jw_model(hil_jw *w, const sim_model *m) {
     hil_jw_begin_object(w);
     hil_jw_key(w, "name");
     hil_jw_string(w, a->name);
-    hil_jw_key(w, "joint");
-    /* a slider-crank actuator drives no joint: its own name (docs/zmq.md) */
-    hil_jw_string(w, a->joint >= 0 ? m->joints[a->joint].name : a->name);
+    /* an actuator pulls a joint or a tendon; a slider-crank or an adhesion actuator neither:
+     * "joint" is then its own name (docs/messages.md) */
+    hil_jw_key(w, a->joint >= 0 || a->tendon < 0 ? "joint" : "tendon");
+    hil_jw_string(w, a->joint >= 0  ? m->joints[a->joint].name
+                     : a->tendon >= 0 ? m->tendons[a->tendon].name
+                                      : a->name);
     hil_jw_key(w, "type");
     hil_jw_string(w, actuator_type_name(a->type));
     hil_jw_key(w, "ctrlrange");

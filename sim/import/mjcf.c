@@ -96,8 +96,8 @@ static int read_assets(mjcf *m, const xmlNode *asset) {
 #define MJCF_SECTIONS 32
 typedef struct sections {
   const xmlNode *world[MJCF_SECTIONS], *actuator[MJCF_SECTIONS], *contact[MJCF_SECTIONS],
-      *asset[MJCF_SECTIONS], *equality[MJCF_SECTIONS];
-  int nworld, nactuator, ncontact, nasset, nequality;
+      *asset[MJCF_SECTIONS], *tendon[MJCF_SECTIONS], *equality[MJCF_SECTIONS];
+  int nworld, nactuator, ncontact, nasset, ntendon, nequality;
 } sections;
 
 static int keep(mjcf *m, const xmlNode *k, const xmlNode **list, int *n) {
@@ -129,6 +129,8 @@ static int read_sections(mjcf *m, const xmlNode *top, cJSON *root, sections *s) 
       rc = keep(m, k, s->actuator, &s->nactuator);
     } else if (imp__is(k, "contact")) {
       rc = keep(m, k, s->contact, &s->ncontact);
+    } else if (imp__is(k, "tendon")) {
+      rc = keep(m, k, s->tendon, &s->ntendon);
     } else if (imp__is(k, "equality")) {
       rc = keep(m, k, s->equality, &s->nequality); /* after the bodies it names */
     } else if (imp__is(k, "asset")) {
@@ -166,8 +168,17 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
       return -1;
     }
   }
+  for (int t = 0; t < s.ntendon; t++) {
+    mjcf__collect_wrap_geoms(m, s.tendon[t]);
+  }
   for (int w = 0; w < s.nworld; w++) {
     if (mjcf__convert_children(m, s.world[w], NULL, &mjcf__identity_frame, NULL) != 0) {
+      return -1;
+    }
+  }
+  int ntendon = 0;
+  for (int t = 0; t < s.ntendon; t++) {
+    if (mjcf__convert_tendons(m, s.tendon[t], &ntendon) != 0) {
       return -1;
     }
   }
@@ -211,13 +222,19 @@ cJSON *imp__mjcf(imp_ctx *c, const xmlNode *top) {
   m.sites = cJSON_AddArrayToObject(root, "sites");
   m.actuators = cJSON_AddArrayToObject(root, "actuators");
   m.geoms = cJSON_AddArrayToObject(root, "geoms");
+  m.tendons = cJSON_AddArrayToObject(root, "tendons");
   m.meshes = cJSON_CreateObject();
+  m.wrap_geoms = cJSON_CreateObject();
   m.frames = cJSON_CreateObject();
   m.site_axes = cJSON_CreateObject();
   const int rc = read_top(&m, top, root);
   cJSON_Delete(m.meshes);
+  cJSON_Delete(m.wrap_geoms);
   cJSON_Delete(m.frames);
   cJSON_Delete(m.site_axes);
+  if (rc == 0 && cJSON_GetArraySize(m.tendons) == 0) {
+    cJSON_DeleteItemFromObject(root, "tendons"); /* a file without tendons: no empty section */
+  }
   if (rc != 0) {
     cJSON_Delete(root);
     return NULL;

@@ -103,7 +103,8 @@ static int convert_site(mjcf *m, const xmlNode *s, const char *cls, const char *
   cJSON_AddItemToObject(m->site_axes, name, imp__json_vector(axis, 3));
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "name", name);
-  cJSON_AddStringToObject(o, "body", body ? body : "world"); /* a world site: a fixed point */
+  cJSON_AddStringToObject(o, "body", body ? body : "world"); /* a world site: a fixed point
+                                                                 (a tendon's anchor, a slider) */
   cJSON_AddItemToObject(o, "pos", imp__json_vector(at, 3));
   cJSON_AddItemToArray(m->sites, o);
   return 0;

@@ -34,6 +34,8 @@ typedef struct mjcf {
   char meshdir[1024]; /* compiler meshdir */
   cJSON *meshes; /* <asset><mesh>s by name: {"file": absolute path, "scale": [3], "obj": true} */
   cJSON *bodies, *sites, *actuators, *geoms;
+  cJSON *tendons;    /* the native "tendons" array (NULL until a tendon is converted) */
+  cJSON *wrap_geoms; /* names of the geoms tendons wrap around (an object used as a set) */
   cJSON *site_axes; /* each named site: [3] its z axis in its native body's frame, the slider
                        direction of a slider-crank that names it (mjcf_body.c; mjcf_actuator.c) */
   cJSON *frames; /* each MJCF body name: [3] its native frame's offset (at its first joint),
@@ -54,6 +56,8 @@ extern const char *const mjcf__joint_read[];
 extern const char *const mjcf__geom_read[];
 extern const char *const mjcf__site_read[];
 extern const char *const mjcf__actuator_read[];
+extern const char *const mjcf__tendon_read[];
+extern const char *const mjcf__muscle_read[];
 extern const char *const mjcf__adhesion_read[];
 
 /* --- class defaults (mjcf_defaults.c) --- */
@@ -112,6 +116,13 @@ int mjcf__read_mesh(mjcf *m, const xmlNode *el);
 int mjcf__mesh_mass(mjcf *m, const xmlNode *g, const char *cls, const double pos[3],
                     const double q[4], imp_mass *sum);
 
+/* --- tendons (mjcf_tendon.c) --- */
+/* the names of the geoms the <tendon> section's paths wrap around, into m->wrap_geoms (before
+ * the bodies are converted: such a geom is kept even when it touches nothing) */
+int mjcf__collect_wrap_geoms(mjcf *m, const xmlNode *tendon);
+int mjcf__is_wrap_geom(const mjcf *m, const char *name);
+/* the <fixed> and <spatial> tendons of a <tendon> section into m->tendons */
+int mjcf__convert_tendons(mjcf *m, const xmlNode *tendon, int *index);
 /* --- equality constraints (mjcf_equality.c) --- */
 extern const char *const mjcf__equality_read[];
 /* the children of an <equality> section into root's "equality" array */
@@ -119,5 +130,9 @@ int mjcf__convert_equality(mjcf *m, const xmlNode *section, cJSON *root);
 
 /* --- actuators (mjcf_actuator.c) --- */
 int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index);
+/* -1 (with the error) for an actuator on a site, a slider-crank or a joint in its parent */
+int mjcf__other_transmission(mjcf *m, const xmlNode *a, const char *kind);
+/* <muscle>, and <general> with dyntype, gaintype and biastype "muscle" (mjcf_muscle.c) */
+int mjcf__convert_muscle(mjcf *m, const xmlNode *a, int index);
 
 #endif

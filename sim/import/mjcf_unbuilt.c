@@ -7,8 +7,8 @@
 
 /* Elements of MuJoCo that make bodies, joints or forces we do not build: ignoring one would
  * move the robot otherwise than MuJoCo does (a composite's bodies missing, a tendon's spring or
- * an equality's weld not acting), so the file is refused, naming it. An empty <tendon> or
- * <equality> section changes nothing and is taken. */
+ * a deformable body not acting), so the file is refused, naming it. (<tendon> is converted:
+ * mjcf_tendon.c; <equality>: mjcf_equality.c.) */
 static const struct {
   const char *name, *why;
 } unbuilt[] = {
@@ -21,7 +21,6 @@ static const struct {
     {"replicate", "MuJoCo makes bodies of it"},
     {"frame", "a frame of newer MuJoCo holding bodies and geoms"},
     {"attach", "a model attached from another file"},
-    {"tendon", "tendons (their springs, limits and actuators) are not built"},
 };
 
 int mjcf__unbuilt(const xmlNode *k) {
@@ -35,7 +34,7 @@ int mjcf__unbuilt(const xmlNode *k) {
 
 int mjcf__refuse_unbuilt(mjcf *m, const xmlNode *k) {
   const int i = mjcf__unbuilt(k) - 1;
-  const int section = imp__is(k, "tendon") || imp__is(k, "equality");
+  const int section = imp__is(k, "equality");
   const xmlNode *first = section ? xmlFirstElementChild((xmlNode *)k) : k;
   if (i < 0 || !first) {
     return 0;

@@ -76,7 +76,7 @@ static void test_json_errors(void **state) {
       {"\"length\": 0.3", "\"length\": 0", "slider_crank.length"},
       {"\"slider_site\": \"slide\"", "\"slider_site\": \"nope\"", "slider_site: unknown site \"nope\""},
       {"\"slider_axis\": [1, 0, 0]", "\"slider_axis\": [2, 0, 0]", "slider_axis"},
-      {"\"gear\": 2,", "\"gear\": 2, \"joint\": \"c\",", "not both"},
+      {"\"gear\": 2,", "\"gear\": 2, \"joint\": \"c\",", "one of them"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char json[2048], err[512];
