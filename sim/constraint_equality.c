@@ -34,7 +34,7 @@ int sim__equality_rows_max(const sim_model *m) {
   int n = 0;
   for (int e = 0; e < m->neq; e++) {
     const sim_equality_type t = m->equalities[e].type;
-    n += t == SIM_EQ_CONNECT ? 3 : t == SIM_EQ_WELD ? 6 : 1;
+    n += t == SIM_EQ_CONNECT ? 3 : t == SIM_EQ_WELD ? 6 : 1; /* joint, tendon: 1 */
   }
   return n;
 }
@@ -98,7 +98,7 @@ static void quat_conj(double out[4], const double q[4]) {
 int sim__equality_setconst(sim_model *m) {
   int need = 0;
   for (int e = 0; e < m->neq; e++) {
-    need |= m->equalities[e].type != SIM_EQ_JOINT;
+    need |= m->equalities[e].type == SIM_EQ_CONNECT || m->equalities[e].type == SIM_EQ_WELD;
   }
   if (!need) {
     return 0;
@@ -124,7 +124,7 @@ int sim__equality_setconst(sim_model *m) {
         rel[k] = p[k] - x2[k];
       }
       rot_t(q->data + 3, R2, rel);
-    } else if (q->type == SIM_EQ_WELD) {
+    } else if (q->type == SIM_EQ_WELD) { /* joint and tendon couplings need nothing here */
       double *quat = q->data + 6;
       if (quat[0] != 0 || quat[1] != 0 || quat[2] != 0 || quat[3] != 0) { /* relpose given */
         sim_quat_normalize(quat, quat);
@@ -319,6 +319,38 @@ static int make_joint(const sim_model *m, sim_data *d, int e, const sim_equality
   return 1;
 }
 
+/* the coupling of two tendons' lengths: the joint coupling's polynomial on L − length0, the row
+ * J₁ − p′·J₂ from the tendons' Jacobians (sim/tendon.c), on the dofs either moves */
+static int make_tendon(const sim_model *m, sim_data *d, int e, const sim_equality *q) {
+  const int i = d->nefc, nv = m->nv;
+  const sim_tendon *t1 = &m->tendons[q->obj1], *t2 = q->obj2 >= 0 ? &m->tendons[q->obj2] : NULL;
+  const double *c = q->data, *J1 = d->ten_J + (size_t)q->obj1 * nv;
+  const double *J2 = t2 ? d->ten_J + (size_t)q->obj2 * nv : NULL;
+  double *J = d->efc_J + (size_t)i * nv;
+  int *ind = d->efc_ind + (size_t)i * nv;
+  double pos = d->ten_length[q->obj1] - t1->length0 - c[0], diag = t1->invweight0, deriv = 0;
+  if (t2) {
+    const double x = d->ten_length[q->obj2] - t2->length0;
+    pos -= c[1] * x + c[2] * x * x + c[3] * x * x * x + c[4] * x * x * x * x;
+    deriv = c[1] + 2 * c[2] * x + 3 * c[3] * x * x + 4 * c[4] * x * x * x;
+    diag += t2->invweight0;
+  }
+  int n = 0;
+  for (int k = 0; k < nv; k++) {
+    J[k] = t2 ? J1[k] - deriv * J2[k] : J1[k];
+    if (J1[k] != 0 || (t2 && J2[k] != 0)) {
+      ind[n++] = k;
+    }
+  }
+  if (eq_share_dofs(m, d, i, 1, n)) { /* tendons that move with nothing: no row (MuJoCo's) */
+    return 0;
+  }
+  eq_header(d, i, 1, e, &pos);
+  d->nefc += 1;
+  eq_impedance(m, d, i, 1, q, pos, diag);
+  return 1;
+}
+
 void sim__equality_make(const sim_model *m, sim_data *d) {
   for (int e = 0; e < m->neq; e++) {
     const sim_equality *q = &m->equalities[e];
@@ -327,7 +359,8 @@ void sim__equality_make(const sim_model *m, sim_data *d) {
     }
     const int rows = q->type == SIM_EQ_CONNECT ? make_connect(m, d, e, q)
                      : q->type == SIM_EQ_WELD  ? make_weld(m, d, e, q)
-                                               : make_joint(m, d, e, q);
+                     : q->type == SIM_EQ_JOINT ? make_joint(m, d, e, q)
+                                               : make_tendon(m, d, e, q);
     d->ne += rows;
   }
 }

@@ -15,21 +15,20 @@ static int parse_type(const sim_json_ctx *L, const cJSON *obj, const char *path,
   char t[16] = "", p[SIM_JSON_PATH_MAX];
   sim_json_path_join(p, path, "type");
   if (!cJSON_GetObjectItemCaseSensitive(obj, "type")) {
-    return sim_json_fail(L, p, "missing (expected \"connect\", \"weld\" or \"joint\")");
+    return sim_json_fail(L, p, "missing (expected \"connect\", \"weld\", \"joint\" or \"tendon\")");
   }
   if (sim_json_read_string(L, obj, path, "type", t, sizeof t)) {
     return -1;
   }
-  if (strcmp(t, "connect") == 0 || strcmp(t, "weld") == 0 || strcmp(t, "joint") == 0) {
-    *type = t[0] == 'c' ? SIM_EQ_CONNECT : t[0] == 'w' ? SIM_EQ_WELD : SIM_EQ_JOINT;
-    return 0;
+  static const char *const names[] = {"connect", "weld", "joint", "tendon"};
+  for (int k = 0; k < 4; k++) {
+    if (strcmp(t, names[k]) == 0) {
+      *type = (sim_equality_type)k;
+      return 0;
+    }
   }
-  if (strcmp(t, "tendon") == 0) {
-    return sim_json_fail(L, p, "\"tendon\" equality constraints are not built yet (expected "
-                         "\"connect\", \"weld\" or \"joint\")");
-  }
-  return sim_json_fail(L, p, "unknown type \"%s\" (expected \"connect\", \"weld\" or \"joint\")",
-                       t);
+  return sim_json_fail(L, p, "unknown type \"%s\" (expected \"connect\", \"weld\", \"joint\" or "
+                       "\"tendon\")", t);
 }
 
 /* body1 (required) and body2 (default the world), distinct */
@@ -78,11 +77,30 @@ static int parse_joint(const sim_json_ctx *L, const cJSON *obj, const char *path
   return 0;
 }
 
+/* a tendon named at obj.key; -1 when absent and not required */
+static int parse_tendon(const sim_json_ctx *L, const cJSON *obj, const char *path, const char *key,
+                        const sim_model *m, int required, int *out) {
+  char name[SIM_NAME_MAX] = "", p[SIM_JSON_PATH_MAX];
+  *out = -1;
+  if (sim_json_read_name(L, obj, path, key, name, required)) {
+    return -1;
+  }
+  if (!name[0]) {
+    return 0;
+  }
+  *out = sim_model_tendon(m, name);
+  if (*out < 0) {
+    sim_json_path_join(p, path, key);
+    return sim_json_fail(L, p, "unknown tendon \"%s\"", name);
+  }
+  return 0;
+}
+
 static int parse_equality(const sim_json_ctx *L, const cJSON *obj, const char *path,
                           const sim_model *m, sim_equality *q) {
   static const char *const keys[] = {"type", "name", "body1", "body2", "anchor", "relpose",
-                                     "torquescale", "joint1", "joint2", "polycoef", "active",
-                                     "solref", "solimp", "comment", NULL};
+                                     "torquescale", "joint1", "joint2", "tendon1", "tendon2",
+                                     "polycoef", "active", "solref", "solimp", "comment", NULL};
   char p[SIM_JSON_PATH_MAX];
   if (sim_json_expect_object(L, obj, path) || parse_type(L, obj, path, &q->type) ||
       sim_json_check_keys(L, obj, path, keys) || sim_json_read_name(L, obj, path, "name", q->name, 0) ||
@@ -97,26 +115,37 @@ static int parse_equality(const sim_json_ctx *L, const cJSON *obj, const char *p
   }
   q->active = !active || cJSON_IsTrue(active);
   /* the keys of the other types are errors, so a misplaced one is not silently ignored */
-  static const char *const only[3][4] = {{"anchor", NULL},
-                                         {"anchor", "relpose", "torquescale", NULL},
-                                         {"polycoef", NULL}};
+  static const char *const own[4][6] = {{"body1", "body2", "anchor", NULL},
+                                        {"body1", "body2", "anchor", "relpose", "torquescale", NULL},
+                                        {"joint1", "joint2", "polycoef", NULL},
+                                        {"tendon1", "tendon2", "polycoef", NULL}};
   static const char *const typed[] = {"body1", "body2", "anchor", "relpose", "torquescale",
-                                      "joint1", "joint2", "polycoef", NULL};
+                                      "joint1", "joint2", "tendon1", "tendon2", "polycoef", NULL};
   for (int k = 0; typed[k]; k++) {
-    int allowed = (q->type == SIM_EQ_JOINT) == (typed[k][0] == 'j');
-    if (typed[k][0] != 'b' && typed[k][0] != 'j') {
-      allowed = 0;
-      for (int t = 0; only[q->type][t]; t++) {
-        allowed |= strcmp(only[q->type][t], typed[k]) == 0;
-      }
+    int allowed = 0;
+    for (int t = 0; own[q->type][t]; t++) {
+      allowed |= strcmp(own[q->type][t], typed[k]) == 0;
     }
     if (!allowed && cJSON_GetObjectItemCaseSensitive(obj, typed[k])) {
       sim_json_path_join(p, path, typed[k]);
-      static const char *const names[] = {"connect", "weld", "joint"};
+      static const char *const names[] = {"connect", "weld", "joint", "tendon"};
       return sim_json_fail(L, p, "not a key of a \"%s\" equality", names[q->type]);
     }
   }
   memset(q->data, 0, sizeof q->data);
+  if (q->type == SIM_EQ_TENDON) {
+    q->data[1] = 1; /* MuJoCo's default polycoef [0 1 0 0 0] */
+    if (parse_tendon(L, obj, path, "tendon1", m, 1, &q->obj1) ||
+        parse_tendon(L, obj, path, "tendon2", m, 0, &q->obj2) ||
+        sim_json_read_vector(L, obj, path, "polycoef", q->data, 5, 0)) {
+      return -1;
+    }
+    if (q->obj1 == q->obj2) {
+      sim_json_path_join(p, path, "tendon2");
+      return sim_json_fail(L, p, "the same tendon as tendon1");
+    }
+    return 0;
+  }
   if (q->type == SIM_EQ_JOINT) {
     q->data[1] = 1; /* MuJoCo's default polycoef [0 1 0 0 0]: q1 = q2 */
     if (parse_joint(L, obj, path, "joint1", m, 1, &q->obj1) ||

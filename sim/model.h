@@ -315,6 +315,7 @@ typedef enum sim_equality_type {
   SIM_EQ_CONNECT = 0, /* a point of body1 held on a point of body2: 3 rows */
   SIM_EQ_WELD = 1,    /* body1 held at a relative pose to body2: 6 rows */
   SIM_EQ_JOINT = 2,   /* q1 − q1₀ = p(q2 − q2₀), a quartic p (joint2 absent: q1 = q1₀ + c₀): 1 row */
+  SIM_EQ_TENDON = 3,  /* the same on two tendons' lengths L − L₀ (L₀: length0): 1 row */
 } sim_equality_type;
 
 #define SIM_EQ_NDATA 11 /* MuJoCo's mjNEQDATA (2.2.2) */
@@ -323,7 +324,7 @@ typedef struct sim_equality {
   char name[SIM_NAME_MAX]; /* may be empty */
   sim_equality_type type;
   int obj1, obj2;          /* connect, weld: bodies (obj2 0: the world); joint: joints (obj2 −1:
-                              none), each a hinge or a slide */
+                              none), each a hinge or a slide; tendon: tendons (obj2 −1: none) */
   int active;              /* 0: no rows (a caller may change it between steps, as MuJoCo's
                               eq_active) */
   double solref[SIM_NREF]; /* soft-constraint reference and impedance of its rows */
@@ -332,7 +333,7 @@ typedef struct sim_equality {
    *  connect: [0..2] anchor in body1's frame, [3..5] the same point in body2's frame;
    *  weld: [0..2] anchor in body2's frame, [3..5] the same point in body1's frame, [6..9] the
    *        orientation of body2 relative to body1 that is held, [10] torquescale;
-   *  joint: [0..4] polycoef c₀..c₄. */
+   *  joint, tendon: [0..4] polycoef c₀..c₄. */
   double data[SIM_EQ_NDATA];
 } sim_equality;
 

@@ -48,7 +48,8 @@ sim_deriv *sim_deriv_new(const sim_model *m, const sim_param *params, int np, ch
              "a %s); their rows are not differentiated", m->neq,
              m->equalities[0].type == SIM_EQ_CONNECT ? "connect"
              : m->equalities[0].type == SIM_EQ_WELD  ? "weld"
-                                                     : "joint coupling");
+             : m->equalities[0].type == SIM_EQ_JOINT ? "joint coupling"
+                                                     : "tendon coupling");
     return NULL;
   }
   for (int i = 0; i < m->nu; i++) {

@@ -5,8 +5,8 @@
  * moved from the MJCF body frames into the native ones, which sit at each body's first joint
  * (mjcf_body.c); what MuJoCo's compiler derives at qpos0 (a connect's point on body2, a weld's
  * relative pose when relpose is absent or its quaternion 0) the loader derives the same way.
- * <tendon> equalities are refused by name until tendons are built; <distance> as MuJoCo 2.2.2
- * refuses it. */
+ * <tendon> couples two tendons' lengths as <joint> couples joints (the tendons converted by
+ * mjcf_tendon.c); <distance> is refused as MuJoCo 2.2.2 refuses it. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +55,24 @@ static const char *joint_type(const mjcf *m, const char *name) {
     }
   }
   return NULL;
+}
+
+/* tendon1 (required) or tendon2: a converted tendon's name */
+static int add_tendon(mjcf *m, const xmlNode *el, cJSON *o, const char *attr, int required) {
+  const char *name = mjcf__attr(m, el, "equality", NULL, attr);
+  if (!name) {
+    return required ? imp__fail(m->c, el, "<tendon>: %s is required", attr) : 0;
+  }
+  int found = 0;
+  for (const cJSON *t = m->tendons ? m->tendons->child : NULL; t && !found; t = t->next) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(t, "name");
+    found = cJSON_IsString(n) && strcmp(n->valuestring, name) == 0;
+  }
+  if (!found) {
+    return imp__fail(m->c, el, "<tendon %s=\"%s\">: unknown tendon", attr, name);
+  }
+  cJSON_AddStringToObject(o, attr, name);
+  return 0;
 }
 
 /* attribute `name` of exactly n numbers (element or class); 0 absent, n read, -1 */
@@ -148,16 +166,27 @@ static int joint_of(mjcf *m, const xmlNode *el, cJSON *o) {
   return 0;
 }
 
-static int convert_one(mjcf *m, const xmlNode *el, cJSON *list) {
-  if (imp__is(el, "tendon")) {
-    return imp__fail(m->c, el, "<equality><tendon> is not imported (tendon lengths are not "
-                     "built): the file is refused (remove it to import the rest)");
+/* tendon: tendon1, tendon2, polycoef (on the lengths minus their lengths at qpos0) */
+static int tendon_of(mjcf *m, const xmlNode *el, cJSON *o) {
+  double c[5] = {0, 1, 0, 0, 0};
+  if (add_tendon(m, el, o, "tendon1", 1) || add_tendon(m, el, o, "tendon2", 0) ||
+      exact(m, el, "polycoef", c, 5) < 0) {
+    return -1;
   }
+  cJSON_AddItemToObject(o, "polycoef", imp__json_vector(c, 5));
+  return 0;
+}
+
+static int convert_one(mjcf *m, const xmlNode *el, cJSON *list) {
   if (imp__is(el, "distance")) { /* as MuJoCo 2.2.2's parser */
     return imp__fail(m->c, el, "<equality><distance>: support for distance equality "
                      "constraints was removed in MuJoCo 2.2.2");
   }
-  const int type = imp__is(el, "connect") ? 0 : imp__is(el, "weld") ? 1 : imp__is(el, "joint") ? 2 : -1;
+  const int type = imp__is(el, "connect") ? 0
+                   : imp__is(el, "weld")  ? 1
+                   : imp__is(el, "joint") ? 2
+                   : imp__is(el, "tendon") ? 3
+                                           : -1;
   if (type < 0) {
     return imp__fail(m->c, el, "<equality><%s>: unknown equality constraint (connect, weld, "
                      "joint or tendon)", imp__name(el));
@@ -165,7 +194,7 @@ static int convert_one(mjcf *m, const xmlNode *el, cJSON *list) {
   if (imp__check_attrs(m->c, el, mjcf__equality_read, "not an equality attribute") != 0) {
     return -1;
   }
-  static const char *const types[] = {"connect", "weld", "joint"};
+  static const char *const types[] = {"connect", "weld", "joint", "tendon"};
   cJSON *o = cJSON_CreateObject();
   cJSON_AddItemToArray(list, o);
   cJSON_AddStringToObject(o, "type", types[type]);
@@ -173,7 +202,10 @@ static int convert_one(mjcf *m, const xmlNode *el, cJSON *list) {
   if (name) {
     cJSON_AddStringToObject(o, "name", name);
   }
-  const int rc = type == 0 ? connect_of(m, el, o) : type == 1 ? weld_of(m, el, o) : joint_of(m, el, o);
+  const int rc = type == 0 ? connect_of(m, el, o)
+                 : type == 1 ? weld_of(m, el, o)
+                 : type == 2 ? joint_of(m, el, o)
+                             : tendon_of(m, el, o);
   if (rc != 0) {
     return -1;
   }

@@ -371,6 +371,10 @@ static void write_equality(mjcf_out *o, const sim_model *m) {
   out_printf(o, "  <equality>\n");
   for (int e = 0; e < m->neq; e++) {
     const sim_equality *q = &m->equalities[e];
+    if (q->type == SIM_EQ_TENDON) { /* tendons are not written */
+      out_printf(o, "    <!-- equality %d: on tendons, not written -->\n", e);
+      continue;
+    }
     out_printf(o, "    <%s", tags[q->type]);
     if (q->name[0]) {
       out_printf(o, " name=\"");

@@ -91,7 +91,7 @@ static void test_refusals(void **state) {
   static const struct {
     const char *el, *message;
   } cases[] = {
-      {"<tendon tendon1=\"t\"/>", ":6: <equality><tendon> is not imported"},
+      {"<tendon tendon1=\"t\"/>", ":6: <tendon tendon1=\"t\">: unknown tendon"},
       {"<distance geom1=\"x\" geom2=\"y\"/>", "distance equality constraints was removed"},
       {"<connect body1=\"a\"/>", ":6: <connect>: anchor is required"},
       {"<connect body1=\"a\" anchor=\"0 0\"/>", "anchor"},
@@ -107,6 +107,97 @@ static void test_refusals(void **state) {
     import_refused("refused.xml", text, cases[i].message);
   }
 }
+
+/* two tendons coupled by a quadratic, a third held at an offset: a fixed tendon on two hinges,
+ * a spatial one over a site on a slide's body, and a fixed one on the slide */
+static const char tendon_mjcf[] =
+    "<mujoco model=\"tendon_equality\">\n"
+    "  <option><flag contact=\"disable\"/></option>\n"
+    "  <worldbody>\n"
+    "    <site name=\"top\" pos=\"0.5 0 0.6\"/>\n"
+    "    <body name=\"a\"><joint name=\"j1\" axis=\"0 1 0\"/>\n"
+    "      <geom type=\"capsule\" fromto=\"0 0 0 0.3 0 0\" size=\"0.02\"/>\n"
+    "      <body name=\"b\" pos=\"0.3 0 0\"><joint name=\"j2\" axis=\"0 1 0\"/>\n"
+    "        <geom type=\"capsule\" fromto=\"0 0 0 0.3 0 0\" size=\"0.02\"/></body></body>\n"
+    "    <body name=\"s\" pos=\"0.5 0 0\"><joint name=\"slide\" type=\"slide\" axis=\"0 0 1\"/>\n"
+    "      <geom type=\"sphere\" size=\"0.05\"/><site name=\"hook\" pos=\"0 0 0.05\"/></body>\n"
+    "    <body name=\"c\" pos=\"1 0 0\"><joint name=\"j3\" axis=\"0 1 0\"/>\n"
+    "      <geom type=\"capsule\" fromto=\"0 0 0 0 0 -0.3\" size=\"0.02\"/></body>\n"
+    "  </worldbody>\n"
+    "  <tendon>\n"
+    "    <fixed name=\"arm\"><joint joint=\"j1\" coef=\"1\"/><joint joint=\"j2\" coef=\"0.5\"/></fixed>\n"
+    "    <spatial name=\"rope\"><site site=\"top\"/><site site=\"hook\"/></spatial>\n"
+    "    <fixed name=\"swing\"><joint joint=\"j3\" coef=\"2\"/></fixed>\n"
+    "  </tendon>\n"
+    "  <equality>\n"
+    "    <tendon tendon1=\"arm\" tendon2=\"rope\" polycoef=\"0.05 3 -4 0 0\"/>\n"
+    "    <tendon tendon1=\"swing\" polycoef=\"0.2 0 0 0 0\" solref=\"0.05 1\"/>\n"
+    "  </equality>\n"
+    "</mujoco>\n";
+
+#if ACHILLES_HAVE_MUJOCO
+/* the tendon couplings beside MuJoCo compiling the same file: rows per state, 2 s side by side */
+static void test_tendon_against_mujoco(void **state) {
+  (void)state;
+  TS_REQUIRE_MUJOCO();
+  reports r;
+  sim_model *m = import_text("tendon_equality.xml", tendon_mjcf, &r);
+  mjModel *mm = ts_mj_load_xml(tendon_mjcf);
+  mjData *md = ts_mj_data(mm);
+  sim_data *d = sim_data_new(m);
+  assert_int_equal(m->neq, 2);
+  assert_int_equal(m->nq, mm->nq);
+  double pos = 0, jac = 0, R = 0, aref = 0, qacc = 0;
+  int rows = 0;
+  m->opt.solver_iterations = mm->opt.iterations = 1000;
+  m->opt.solver_tolerance = mm->opt.tolerance = 1e-15;
+  for (int s = 0; s < 500; s++) {
+    if (s % 5 == 0) {
+      mj_forward(mm, md);
+      memcpy(d->qpos, md->qpos, (size_t)m->nq * sizeof(double));
+      memcpy(d->qvel, md->qvel, (size_t)m->nv * sizeof(double));
+      memcpy(d->qacc_warmstart, md->qacc_warmstart, (size_t)m->nv * sizeof(double));
+      sim_forward(m, d);
+      assert_int_equal(d->ne, md->ne);
+      for (int i = 0; i < d->ne; i++) {
+        pos = fmax(pos, fabs(d->efc_pos[i] - md->efc_pos[i]));
+        for (int k = 0; k < m->nv; k++) {
+          jac = fmax(jac, fabs(d->efc_J[i * m->nv + k] - md->efc_J[i * m->nv + k]));
+        }
+        R = fmax(R, fabs(d->efc_R[i] - md->efc_R[i]) / fmax(fabs(md->efc_R[i]), 1));
+        aref = fmax(aref, fabs(d->efc_aref[i] - md->efc_aref[i]) / fmax(fabs(md->efc_aref[i]), 1));
+        rows++;
+      }
+      for (int k = 0; k < m->nv; k++) {
+        qacc = fmax(qacc, fabs(d->qacc[k] - md->qacc[k]) / fmax(fabs(md->qacc[k]), 1));
+      }
+    }
+    mj_step(mm, md);
+  }
+  mj_resetData(mm, md);
+  sim_data_reset(m, d);
+  m->opt.solver_iterations = mm->opt.iterations = 100;
+  m->opt.solver_tolerance = mm->opt.tolerance = 1e-10;
+  double worst = 0, moved = 0;
+  for (int s = 0; s < 1000; s++) {
+    sim_step(m, d);
+    mj_step(mm, md);
+    for (int k = 0; k < m->nq; k++) {
+      worst = fmax(worst, fabs(d->qpos[k] - md->qpos[k]));
+      moved = fmax(moved, fabs(d->qpos[k]));
+    }
+  }
+  print_message("imported tendon equality: %d rows in 100 states: pos %.2g, J %.2g, R %.2g, aref "
+                "%.2g, qacc %.2g; 2 s beside MuJoCo max |dq| %.3g (moved %.3g)\n", rows, pos, jac, R,
+                aref, qacc, worst, moved);
+  assert_int_equal(rows, 200);
+  assert_true(pos <= 1e-12 && jac <= 1e-12 && R <= 1e-9 && aref <= 1e-9 && qacc <= 1e-6);
+  assert_true(worst <= 1e-6 && moved > 0.05);
+  sim_data_free(d);
+  sim_model_free(m);
+  ts_mj_free(mm, md);
+}
+#endif
 
 static const char adhesion_mjcf[] =
     "<mujoco model=\"adhesion\">\n"
@@ -263,7 +354,7 @@ static void test_against_mujoco(void **state) {
 
 #if ACHILLES_HAVE_MUJOCO
 TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_json, test_refusals, test_against_mujoco,
-             test_adhesion_refusals, test_adhesion_against_mujoco)
+             test_adhesion_refusals, test_adhesion_against_mujoco, test_tendon_against_mujoco)
 #else
 TS_MAIN_WITH(ts_tmp_setup, ts_tmp_teardown, test_json, test_refusals, test_adhesion_refusals,
              ts_mujoco_missing)

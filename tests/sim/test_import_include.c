@@ -204,7 +204,7 @@ static void test_unbuilt_refused(void **state) {
   snprintf(xml, sizeof xml,
            "<mujoco>\n<worldbody>\n%s</body>\n</worldbody>\n<equality>\n"
            "<tendon tendon1=\"t\"/>\n</equality>\n</mujoco>\n", body);
-  import_refused("equality.xml", xml, "equality.xml:6: <equality><tendon> is not imported");
+  import_refused("equality.xml", xml, "equality.xml:6: <tendon tendon1=\"t\">: unknown tendon");
   snprintf(xml, sizeof xml,
            "<mujoco>\n<extension><plugin plugin=\"x\"/></extension>\n<worldbody>\n%s</body>\n"
            "</worldbody>\n</mujoco>\n", body);
