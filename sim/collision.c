@@ -40,7 +40,7 @@ static int collide_pair(sim_contact *con, const sim_model *m, const sim_data *d,
     return sim_collide_plane_cylinder(con, mg, pp, pm, gp, gm, size);
   case SIM_GEOM_MESH: {
     const sim_shape mesh = shape_of(m, d, g2);
-    return sim_collide_plane_mesh(con, 0, pp, pm, &mesh, m->geoms[g2].hull_rbound);
+    return sim_collide_plane_mesh(con, mg, pp, pm, &mesh, m->geoms[g2].hull_rbound);
   }
   case SIM_GEOM_PLANE:
   default:
@@ -113,11 +113,11 @@ static int collide_moving(sim_contact *con, const sim_model *m, const sim_data *
   const sim_geom *a = &m->geoms[g1], *b = &m->geoms[g2];
   if (a->type >= SIM_GEOM_CYLINDER || b->type >= SIM_GEOM_CYLINDER) {
     const sim_shape s1 = shape_of(m, d, g1), s2 = shape_of(m, d, g2);
-    return sim_collide_convex(con, &s1, &s2);
+    return sim_collide_convex(con, pair_margin(m, g1, g2), &s1, &s2);
   }
   const double *p1 = d->geom_xpos + 3 * g1, *m1 = d->geom_xmat + 9 * g1;
   const double *p2 = d->geom_xpos + 3 * g2, *m2 = d->geom_xmat + 9 * g2;
-  const double mg = pair_margin(m, g1, g2); /* 0 beside cylinders and meshes (geom_load.c) */
+  const double mg = pair_margin(m, g1, g2);
   if (a->type == SIM_GEOM_BOX && b->type == SIM_GEOM_BOX) {
     return drop_repeats(con, sim_collide_box_box(con, mg, p1, m1, a->size, p2, m2, b->size));
   }

@@ -95,6 +95,8 @@ typedef struct sim_shape {
   int nvert;
   const int *graph;    /* mesh: nvert edge addresses, then −1-terminated neighbour lists */
   const double *center; /* mesh: interior point */
+  double inflate;       /* the shape pushed out by this along every direction (sim_collide_convex:
+                           half the pair's margin, as MuJoCo's mjccd_support adds) */
 } sim_shape;
 
 /* The farthest point of a shape along dir (world; a sphere or capsule assumes a unit dir). */
@@ -109,10 +111,11 @@ int sim_collide_plane_cylinder(sim_contact *con, double margin, const double pla
  * within margin that are at least 0.3·rbound away from it (rbound about the hull's centroid) */
 int sim_collide_plane_mesh(sim_contact *con, double margin, const double plane_pos[3],
                            const double plane_mat[9], const sim_shape *mesh, double rbound);
-/* Any two convex shapes by libccd's MPR (MuJoCo 2.2.2's mjc_Convex, margin 0): at most one
- * contact, when they overlap; the normal points from a into b, corrected on round surfaces
+/* Any two convex shapes by libccd's MPR (MuJoCo 2.2.2's mjc_Convex): at most one contact, when
+ * they are nearer than margin (each shape inflated by margin/2, dist = margin − the inflated
+ * shapes' depth, as MuJoCo); the normal points from a into b, corrected on round surfaces
  * (sphere, capsule, a cylinder's side) as MuJoCo's mjc_fixNormal does. */
-int sim_collide_convex(sim_contact *con, const sim_shape *a, const sim_shape *b);
+int sim_collide_convex(sim_contact *con, double margin, const sim_shape *a, const sim_shape *b);
 
 /* The rank of a geom type in MuJoCo's order (plane, sphere, capsule, cylinder, box, mesh): a pair
  * is worked with the lower rank first, and its normal points from that one to the other. */

@@ -79,6 +79,9 @@ void sim_shape_support(double out[3], const sim_shape *s, const double dir_world
     res[0] = res[1] = res[2] = 0;
     break;
   }
+  for (int k = 0; k < 3; k++) {
+    res[k] += dir[k] * s->inflate;
+  }
   sim_mat3_vec(out, s->mat, res);
   for (int k = 0; k < 3; k++) {
     out[k] += s->pos[k];
@@ -150,7 +153,11 @@ static void fix_normal(double normal[3], const sim_shape *a, const sim_shape *b,
   }
 }
 
-int sim_collide_convex(sim_contact *con, const sim_shape *a, const sim_shape *b) {
+int sim_collide_convex(sim_contact *con, double margin, const sim_shape *a_in,
+                       const sim_shape *b_in) {
+  sim_shape shapes[2] = {*a_in, *b_in};
+  const sim_shape *a = &shapes[0], *b = &shapes[1];
+  shapes[0].inflate = shapes[1].inflate = 0.5 * margin;
   ccd_t ccd;
   CCD_INIT(&ccd);
   ccd.support1 = ccd_support;
@@ -165,7 +172,7 @@ int sim_collide_convex(sim_contact *con, const sim_shape *a, const sim_shape *b)
       (dir.v[0] == 0 && dir.v[1] == 0 && dir.v[2] == 0)) { /* apart, or no normal */
     return 0;
   }
-  con->dist = -depth;
+  con->dist = margin - depth;
   memcpy(con->pos, pos.v, sizeof con->pos);
   memcpy(con->frame, dir.v, 3 * sizeof *con->frame);
   fix_normal(con->frame, a, b, con->pos);

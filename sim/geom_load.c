@@ -181,11 +181,6 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
       sim_json_check_min(L, path, "gap", g->gap, 0, 0)) {
     return -1;
   }
-  if (g->margin > 0 && (g->type == SIM_GEOM_CYLINDER || g->type == SIM_GEOM_MESH)) {
-    sim_json_path_join(p, path, "margin");
-    return sim_json_fail(L, p, "a %s's contacts are found by MPR without a margin: 0 only",
-                         g->type == SIM_GEOM_MESH ? "mesh" : "cylinder");
-  }
   if (g->condim != 1 && g->condim != 3) {
     sim_json_path_join(p, path, "condim");
     return sim_json_fail(L, p, "expected 1 (frictionless) or 3 (sliding friction); condim %d "
@@ -245,18 +240,6 @@ int sim_geoms_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m) {
     }
   }
   m->max_contacts = m->ngeom > 0 ? (int)max_contacts : 0;
-  /* MPR (cylinders, meshes) has no margin: a geom with one beside them would meet them at 0 */
-  int convex = -1, margin = -1;
-  for (int k = 0; k < m->ngeom; k++) {
-    convex = m->geoms[k].type >= SIM_GEOM_CYLINDER && convex < 0 ? k : convex;
-    margin = m->geoms[k].margin > 0 && margin < 0 ? k : margin;
-  }
-  if (convex >= 0 && margin >= 0) {
-    char p[SIM_JSON_PATH_MAX];
-    sim_json_path_index(p, "geoms", margin);
-    return sim_json_fail(L, p, "a margin beside a cylinder or a mesh (\"%s\"), whose contacts "
-                         "MPR finds without one, is not modelled", m->geoms[convex].name);
-  }
   return 0;
 }
 

@@ -524,13 +524,14 @@ static int our_type(int mjtype) {
  * each other so that about half the poses touch); type 5 and up: the general (MPR) routine,
  * compared within tol */
 static double pair_tolerance = 1e-14;
+static double pair_margin = 0; /* the first geom's margin (the second's is half of it) */
 static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int type) {
   char xml[1024];
   snprintf(xml, sizeof xml,
            "<mujoco><option><flag gravity=\"disable\"/></option><worldbody>"
-           "<body name=\"a\"><freejoint/><geom name=\"g1\" %s/></body>"
-           "<body name=\"b\"><freejoint/><geom name=\"g2\" %s/></body>"
-           "</worldbody></mujoco>", shape1, shape2);
+           "<body name=\"a\"><freejoint/><geom name=\"g1\" margin=\"%.17g\" %s/></body>"
+           "<body name=\"b\"><freejoint/><geom name=\"g2\" margin=\"%.17g\" %s/></body>"
+           "</worldbody></mujoco>", pair_margin, shape1, 0.5 * pair_margin, shape2);
   mjModel *mm = ts_mj_load_xml(xml);
   mjData *md = mj_makeData(mm);
   uint64_t s = 0x2545f4914f6cdd1dull + (uint64_t)type;
@@ -560,15 +561,16 @@ static void compare_pair_with_mujoco(const char *shape1, const char *shape2, int
     sim_contact con[SIM_COLLIDE_MAX];
     const sim_shape a = {.type = our_type(mm->geom_type[0]), .pos = p1, .mat = m1, .size = s1};
     const sim_shape b = {.type = our_type(mm->geom_type[1]), .pos = p2, .mat = m2, .size = s2};
-    int n = type >= 5   ? sim_collide_convex(con, &a, &b)
-            : type == 0 ? sim_collide_sphere_sphere(con, 0, p1, m1, s1[0], p2, m2, s2[0])
-            : type == 1 ? sim_collide_sphere_capsule(con, 0, p1, m1, s1[0], p2, m2, s2)
-            : type == 2 ? sim_collide_capsule_capsule(con, 0, p1, m1, s1, p2, m2, s2)
-            : type == 3 ? sim_collide_sphere_box(con, 0, p1, s1[0], p2, m2, s2)
-                        : sim_collide_capsule_box(con, 0, p1, m1, s1, p2, m2, s2);
-    int kept = 0; /* MuJoCo keeps the penetrating ones (margin 0) */
+    const double mg = pair_margin; /* the pair's: the larger of the two */
+    int n = type >= 5   ? sim_collide_convex(con, mg, &a, &b)
+            : type == 0 ? sim_collide_sphere_sphere(con, mg, p1, m1, s1[0], p2, m2, s2[0])
+            : type == 1 ? sim_collide_sphere_capsule(con, mg, p1, m1, s1[0], p2, m2, s2)
+            : type == 2 ? sim_collide_capsule_capsule(con, mg, p1, m1, s1, p2, m2, s2)
+            : type == 3 ? sim_collide_sphere_box(con, mg, p1, s1[0], p2, m2, s2)
+                        : sim_collide_capsule_box(con, mg, p1, m1, s1, p2, m2, s2);
+    int kept = 0; /* MuJoCo keeps those nearer than the margin */
     for (int c = 0; c < n; c++) {
-      if (con[c].dist < 0) {
+      if (con[c].dist < mg) {
         con[kept++] = con[c];
       }
     }
@@ -664,6 +666,14 @@ static void test_cylinder_against_mujoco(void **state) {
   compare_pair_with_mujoco("type=\"capsule\" size=\"0.1 0.3\"", cyl, 6);
   compare_pair_with_mujoco(cyl, "type=\"cylinder\" size=\"0.1 0.2\"", 7);
   compare_pair_with_mujoco(cyl, "type=\"box\" size=\"0.2 0.15 0.1\"", 8);
+  /* with a margin (MuJoCo's active_adhesion inflates geoms beside cylinders): each shape
+   * pushed out by half of it in MPR's support, dist = margin − depth */
+  pair_margin = 0.04;
+  compare_pair_with_mujoco("type=\"sphere\" size=\"0.2\"", cyl, 9);
+  compare_pair_with_mujoco("type=\"capsule\" size=\"0.1 0.3\"", cyl, 10);
+  compare_pair_with_mujoco(cyl, "type=\"cylinder\" size=\"0.1 0.2\"", 11);
+  compare_pair_with_mujoco(cyl, "type=\"box\" size=\"0.2 0.15 0.1\"", 12);
+  pair_margin = 0;
 }
 
 #else

@@ -551,12 +551,13 @@ static void mujoco_hull(double **vert, int **graph, int *nvert, const mjModel *m
 /* The plane–mesh construction and the general routine alone, on MuJoCo's own hull data
  * (vertices, graph, rbound, pose; its mesh frame's origin is the centre): the same contacts,
  * count and order, to the bit. */
-static void narrow_phase_on_mujoco_data(const char *first, int plane) {
+static void narrow_phase_on_mujoco_data(const char *first, int plane, double margin) {
   char xml[1024];
   snprintf(xml, sizeof xml,
            "<mujoco><asset><mesh name='m' file='" KR5_MESHES "/bicep.STL'/></asset><worldbody>"
-           "%s%s%s<body><freejoint/><geom type='mesh' mesh='m'/></body></worldbody></mujoco>",
-           plane ? "" : "<body><freejoint/>", first, plane ? "" : "</body>");
+           "%s%s%s<body><freejoint/><geom type='mesh' mesh='m' margin='%.17g'/></body>"
+           "</worldbody></mujoco>",
+           plane ? "" : "<body><freejoint/>", first, plane ? "" : "</body>", margin);
   mjModel *mm = load_mujoco(xml);
   mjData *md = mj_makeData(mm);
   double *vert, zero[3] = {0, 0, 0};
@@ -585,12 +586,12 @@ static void narrow_phase_on_mujoco_data(const char *first, int plane) {
                                                                            : SIM_GEOM_CAPSULE,
                              .pos = md->geom_xpos, .mat = md->geom_xmat, .size = mm->geom_size};
     sim_contact con[SIM_COLLIDE_MAX];
-    const int n = plane ? sim_collide_plane_mesh(con, 0, md->geom_xpos, md->geom_xmat, &mesh,
-                                                 mm->geom_rbound[1])
-                        : sim_collide_convex(con, &other, &mesh);
-    int kept = 0;
+    const int n = plane ? sim_collide_plane_mesh(con, margin, md->geom_xpos, md->geom_xmat,
+                                                 &mesh, mm->geom_rbound[1])
+                        : sim_collide_convex(con, margin, &other, &mesh);
+    int kept = 0; /* MuJoCo keeps those nearer than the margin */
     for (int c = 0; c < n; c++) {
-      if (con[c].dist < 0) {
+      if (con[c].dist < margin) {
         con[kept++] = con[c];
       }
     }
@@ -607,8 +608,9 @@ static void narrow_phase_on_mujoco_data(const char *first, int plane) {
     ncon += kept;
     nthree += kept == 3;
   }
-  print_message("%s / bicep.STL on MuJoCo's hull: %d contacts (%d poses with three) in 500 "
-                "poses, max difference %.2g\n", plane ? "plane" : first, ncon, nthree, e);
+  print_message("%s / bicep.STL (margin %g) on MuJoCo's hull: %d contacts (%d poses with three) "
+                "in 500 poses, max difference %.2g\n", plane ? "plane" : first, margin, ncon,
+                nthree, e);
   assert_true(ncon > 100 && (!plane || nthree > 20));
   assert_true(e == 0);
   free(vert);
@@ -620,11 +622,14 @@ static void test_narrow_phase_on_mujoco_data(void **state) {
   (void)state;
   TS_REQUIRE_MUJOCO();
   TS_REQUIRE_FILE("dart-doc", KR5_MESHES "/bicep.STL");
-  narrow_phase_on_mujoco_data("<geom name='plane' type='plane' size='0 0 1' "
-                              "quat='0.98 0.1 -0.15 0.05'/>", 1);
-  narrow_phase_on_mujoco_data("<geom type='box' size='0.05 0.03 0.06'/>", 0);
-  narrow_phase_on_mujoco_data("<geom type='cylinder' size='0.04 0.06'/>", 0);
-  narrow_phase_on_mujoco_data("<geom type='capsule' size='0.03 0.06'/>", 0);
+  for (int k = 0; k < 2; k++) { /* without and with a margin (MPR's support inflated) */
+    const double margin = k ? 0.02 : 0;
+    narrow_phase_on_mujoco_data("<geom name='plane' type='plane' size='0 0 1' "
+                                "quat='0.98 0.1 -0.15 0.05'/>", 1, margin);
+    narrow_phase_on_mujoco_data("<geom type='box' size='0.05 0.03 0.06'/>", 0, margin);
+    narrow_phase_on_mujoco_data("<geom type='cylinder' size='0.04 0.06'/>", 0, margin);
+    narrow_phase_on_mujoco_data("<geom type='capsule' size='0.03 0.06'/>", 0, margin);
+  }
 }
 
 /* The same scene in MJCF and JSON: `first` (a plane in the world, or a shape on a free body)
