@@ -41,14 +41,25 @@ class Recorder:
         self.out.write("t," + ",".join(f"q{j + 1}" for j in range(4)) + ","
                        + ",".join(f"g{j + 1}" for j in range(4)) + "\n")
 
+    def drain(self):
+        """After a lost or garbled reply (a stalled machine): drop what is left on the line
+        until it has been quiet for 50 ms, as a controller resynchronising on a bus does."""
+        while bus.read_exactly(self.fd, 256, 0.05):
+            pass
+
     def read(self):
         """(t, Present Positions, Position Trajectories): t the servos' clock, s, of the loop
-        step whose presents these are (its tick less the one the step itself counted)."""
+        step whose presents these are (its tick less the one the step itself counted); None
+        when a reply did not come whole (the read is given up, the line drained)."""
         bus.send(self.fd, bus.dxl_packet(0xFE, 0x82, bytes([120, 0, 24, 0]) + bytes(self.ids)),
                  "SYNC_READ 24 at 120")
         present, traj = {}, {}
         for _ in self.ids:
-            sid, _, data = bus.dxl_status(self.fd)
+            status = bus.dxl_status(self.fd)
+            if status is None or len(status[2]) < 24:
+                self.drain()
+                return None
+            sid, _, data = status
             # a long reply may carry byte stuffing (FF FF FD FD for FF FF FD: Protocol 2.0)
             data = data.replace(b"\xff\xff\xfd\xfd", b"\xff\xff\xfd")
             present[sid] = int.from_bytes(data[12:16], "little", signed=True)
@@ -76,7 +87,10 @@ class Recorder:
 
     def log_read(self):
         self.at = time.monotonic()
-        t, present, _ = self.read()
+        got = self.read()
+        if got is None:  # no row: the goals stay pending for the next read
+            return
+        t, present, _ = got
         self.t_read = t
         pending, self.pending = self.pending, None
         if pending and pending[0] < t:
@@ -98,7 +112,10 @@ def main():
     rec = Recorder(fd, ids, sys.argv[3]) if len(sys.argv) > 3 else None
     if rec:
         rec.at = time.monotonic()
-        rec.t_read, start, _ = rec.read()
+        got = None
+        while got is None:
+            got = rec.read()
+        rec.t_read, start, _ = got
         rec.row(rec.t_read, present=start, goal=start)
     else:
         start = bus.dxl_sync_read(fd, ids, 132, 4)  # Present Position
