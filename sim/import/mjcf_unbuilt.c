@@ -6,13 +6,13 @@
 #include "sim/import/mjcf_state.h"
 
 /* Elements of MuJoCo that make bodies, joints or forces we do not build: ignoring one would
- * move the robot otherwise than MuJoCo does (a composite's bodies missing, a tendon's spring or
- * an equality's weld not acting), so the file is refused, naming it. An empty <tendon> or
+ * move the robot otherwise than MuJoCo does (a deformable body missing, a tendon's spring or
+ * an equality's weld not acting), so the file is refused, naming it. (A <composite> is
+ * expanded before, sim/import/mjcf_composite.c.) An empty <tendon> or
  * <equality> section changes nothing and is taken. */
 static const struct {
   const char *name, *why;
 } unbuilt[] = {
-    {"composite", "MuJoCo makes bodies, joints and tendons of it"},
     {"flexcomp", "a deformable body"},
     {"flex", "a deformable body"},
     {"deformable", "deformable bodies"},
