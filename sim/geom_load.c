@@ -153,7 +153,8 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
                       const sim_model *m, sim_geom *g) {
   static const char *const keys[] = {"name",   "body",   "type",    "pos",         "quat",
                                      "size",   "friction", "solref", "solimp",     "contype",
-                                     "conaffinity", "condim", "comment", "file", "scale", NULL};
+                                     "conaffinity", "condim", "priority", "comment", "file", "scale",
+                                     NULL};
   char body[SIM_NAME_MAX] = "", p[SIM_JSON_PATH_MAX];
   const double identity[4] = {1, 0, 0, 0}, friction[3] = {1, 0.005, 0.0001};
   memcpy(g->quat, identity, sizeof identity);
@@ -173,7 +174,8 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
       sim_json_read_solimp(L, obj, path, "solimp", g->solimp) ||
       read_mask(L, obj, path, "contype", &g->contype) ||
       read_mask(L, obj, path, "conaffinity", &g->conaffinity) ||
-      sim_json_read_int(L, obj, path, "condim", 1, 6, &g->condim)) {
+      sim_json_read_int(L, obj, path, "condim", 1, 6, &g->condim) ||
+      sim_json_read_int(L, obj, path, "priority", -1000000, 1000000, &g->priority)) {
     return -1;
   }
   if (g->condim != 1 && g->condim != 3) {

@@ -173,6 +173,8 @@ typedef struct sim_geom {
   double friction[3];       /* sliding, torsional, rolling (only sliding is used) */
   int condim;               /* contact dimensionality: 1 (frictionless) or 3 (sliding friction);
                                a pair takes the larger of its two geoms' */
+  int priority;             /* a pair takes condim, friction, solref and solimp from the geom of
+                               higher priority (MuJoCo's); equal: as above. Default 0 */
   double solref[SIM_NREF];  /* contact soft-constraint reference */
   double solimp[SIM_NIMP];  /* contact impedance */
   int contype;              /* contact groups (MuJoCo's bitmasks): two geoms may touch when */

@@ -160,3 +160,24 @@ int mjcf__read_option(mjcf *m, const xmlNode *el, cJSON *root) {
   }
   return 0;
 }
+
+/* <size nconmax>: MuJoCo's cap on contacts is the native max_contacts (the data is sized for
+ * it at load); the other sizes are MuJoCo's memory (njmax, nstack) or user data */
+int mjcf__read_size(mjcf *m, const xmlNode *el, cJSON *root) {
+  static const char *const read[] = {"nconmax", NULL};
+  double n = -1;
+  if (imp__check_attrs(m->c, el, read, "not used") != 0 ||
+      (imp__attr(el, "nconmax") &&
+       imp__numbers(m->c, el, "nconmax", imp__attr(el, "nconmax"), &n, 1, 1) < 0)) {
+    return -1;
+  }
+  if (n < 0) { /* absent, or MuJoCo's -1: its own choice */
+    return 0;
+  }
+  if (n != floor(n) || n > 100000) {
+    return imp__fail(m->c, el, "<size nconmax=\"%g\">: expected an integer up to 100000", n);
+  }
+  cJSON_DeleteItemFromObject(root, "max_contacts");
+  cJSON_AddNumberToObject(root, "max_contacts", n);
+  return 0;
+}

@@ -110,7 +110,8 @@ static void write_geoms(mjcf_out *o, const sim_model *m, int body, int depth) {
     out_vec(o, "solref", geom->solref, SIM_NREF);
     out_vec(o, "solimp", geom->solimp, SIM_NIMP);
     out_printf(o, " contype=\"%d\" conaffinity=\"%d\"", geom->contype, geom->conaffinity);
-    out_printf(o, " condim=\"%d\" margin=\"0\" gap=\"0\"/>\n", geom->condim);
+    out_printf(o, " condim=\"%d\" priority=\"%d\" margin=\"0\" gap=\"0\"/>\n", geom->condim,
+               geom->priority);
   }
 }
 
