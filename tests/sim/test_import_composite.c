@@ -253,7 +253,7 @@ TS_TEST(test_hammock_sample, check_sample("hammock/hammock.xml"))
   "<site pos=\"0.1 0 0\"/><equality solref=\"0.07 1\"/></default>"
 
 TS_TEST(test_grid_1d_pins,
-        check_variant("grid1d", "<mujoco><compiler autolimits=\"true\"/>" LEAKY_DEFAULT "<worldbody>"
+        check_variant("variant_grid1d", "<mujoco><compiler autolimits=\"true\"/>" LEAKY_DEFAULT "<worldbody>"
                                 "<composite prefix=\"g\" type=\"grid\" count=\"6 1 1\" "
                                 "spacing=\"0.1\" offset=\"0.3 -0.2 1.5\">"
                                 "<pin coord=\"0\"/><pin coord=\"5 0\"/>"
@@ -266,7 +266,7 @@ TS_TEST(test_grid_1d_pins,
                                 "</composite></worldbody></mujoco>"))
 
 TS_TEST(test_grid_2d_shear,
-        check_variant("grid2d", "<mujoco><compiler autolimits=\"true\"/><worldbody><body name=\"holder\" pos=\"0 0 1\">"
+        check_variant("variant_grid2d", "<mujoco><compiler autolimits=\"true\"/><worldbody><body name=\"holder\" pos=\"0 0 1\">"
                                 "<geom size=\"0.1\"/>"
                                 "<composite type=\"grid\" count=\"4 3 1\" spacing=\"0.07\">"
                                 "<skin rgba=\"1 0 0 1\"/><pin coord=\"1 2\"/>"
@@ -277,7 +277,7 @@ TS_TEST(test_grid_2d_shear,
                                 "<geom size=\"0.05\"/></body></body></worldbody></mujoco>"))
 
 TS_TEST(test_rope_twist_stretch,
-        check_variant("rope", "<mujoco><compiler angle=\"radian\" autolimits=\"true\"/>" LEAKY_DEFAULT
+        check_variant("variant_rope", "<mujoco><compiler angle=\"radian\" autolimits=\"true\"/>" LEAKY_DEFAULT
                               "<worldbody><body name=\"rB2\" pos=\"0 0 1\"><freejoint/>"
                               "<composite prefix=\"r\" type=\"rope\" count=\"7 1 1\" "
                               "spacing=\"0.05\">"
@@ -290,7 +290,7 @@ TS_TEST(test_rope_twist_stretch,
                               "</composite></body></worldbody></mujoco>"))
 
 TS_TEST(test_loop_smooth,
-        check_variant("loop", "<mujoco><compiler autolimits=\"true\"/>" LEAKY_DEFAULT "<worldbody><body name=\"B3\" "
+        check_variant("variant_loop", "<mujoco><compiler autolimits=\"true\"/>" LEAKY_DEFAULT "<worldbody><body name=\"B3\" "
                               "pos=\"0 0 1\"><freejoint/>"
                               "<composite type=\"loop\" count=\"9 1 1\" spacing=\"0.06\" "
                               "solrefsmooth=\"0.005\" solimpsmooth=\"0.95 0.97 0.002\">"
@@ -300,7 +300,7 @@ TS_TEST(test_loop_smooth,
                               "</composite></body></worldbody></mujoco>"))
 
 TS_TEST(test_cloth_shear_flat,
-        check_variant("cloth", "<mujoco>" LEAKY_DEFAULT "<worldbody><body name=\"cB1_2\" "
+        check_variant("variant_cloth", "<mujoco>" LEAKY_DEFAULT "<worldbody><body name=\"cB1_2\" "
                                "pos=\"0 0 1\"><freejoint/>"
                                "<composite prefix=\"c\" type=\"cloth\" count=\"4 5 1\" "
                                "spacing=\"0.05\" flatinertia=\"0.02\">"
@@ -313,13 +313,13 @@ TS_TEST(test_cloth_shear_flat,
                                "</composite></body></worldbody></mujoco>"))
 
 TS_TEST(test_cloth_sphere_density,
-        check_variant("cloth2", "<mujoco><worldbody><body name=\"B0_0\" pos=\"0 0 1\">"
+        check_variant("variant_cloth2", "<mujoco><worldbody><body name=\"B0_0\" pos=\"0 0 1\">"
                                 "<composite type=\"cloth\" count=\"3 3 1\" spacing=\"0.1\" "
                                 "flatinertia=\"0.5\"><geom size=\"0.02\" density=\"200\"/>"
                                 "</composite></body></worldbody></mujoco>"))
 
 TS_TEST(test_box_family,
-        check_variant("box", "<mujoco>" LEAKY_DEFAULT "<worldbody>"
+        check_variant("variant_box", "<mujoco>" LEAKY_DEFAULT "<worldbody>"
                              "<body pos=\"0 0 1\"><freejoint/>"
                              "<composite prefix=\"b\" type=\"box\" count=\"4 3 5\" "
                              "spacing=\"0.05\" solrefsmooth=\"0.03\">"
@@ -338,7 +338,7 @@ TS_TEST(test_box_family,
                              "</worldbody></mujoco>"))
 
 TS_TEST(test_particle_offset,
-        check_variant("particle", "<mujoco>" LEAKY_DEFAULT "<worldbody><body pos=\"0 0 2\">"
+        check_variant("variant_particle", "<mujoco>" LEAKY_DEFAULT "<worldbody><body pos=\"0 0 2\">"
                                   "<composite type=\"particle\" count=\"3 2 1\" "
                                   "spacing=\"0.1\" offset=\"0.5 0 0.1\">"
                                   "<geom size=\"0.02\" condim=\"3\" margin=\"0.01\" "
