@@ -245,6 +245,9 @@ static int read_pin(comp *k, const xmlNode *e) {
   if (numbers(k, e, "coord", v, 2, 0) != 0) {
     return -1;
   }
+  if (v[0] != floor(v[0]) || v[1] != floor(v[1]) || fabs(v[0]) > 1e6 || fabs(v[1]) > 1e6) {
+    return imp__fail(k->c, e, "<pin coord=\"%s\">: expected integers", imp__attr(e, "coord"));
+  }
   int *grown = realloc(k->pin, (size_t)(k->npin + 1) * 2 * sizeof(int));
   if (!grown) {
     return imp__fail(k->c, e, "out of memory");

@@ -19,6 +19,7 @@
  *    coupled to its neighbours, all in one fixed tendon T held at its length. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/import/mjcf_composite.h"
@@ -148,23 +149,32 @@ static int root_coords(comp *k, int *ox, int *oy) {
     snprintf(message, sizeof message, "%s must be the beginning of root body name", head);
     return fail(k, message);
   }
+  /* MuJoCo reads them with sscanf "%d" ("%d%c%d" with '_'): an integer, then anything */
   const char *rest = k->parent_name + n;
+  char *end;
+  const long x = strtol(rest, &end, 10);
   if (!oy) {
-    if (sscanf(rest, "%d", ox) != 1) {
+    if (end == rest) {
       return fail(k, "Root body name must contain X coordinate");
     }
-    if (*ox < 0 || *ox >= k->count[0]) {
+    if (x < 0 || x >= k->count[0]) {
       return fail(k, "Root body coordinate out of range");
     }
+    *ox = (int)x;
     return 0;
   }
-  char sep = 0;
-  if (sscanf(rest, "%d%c%d", ox, &sep, oy) != 3 || sep != '_') {
+  if (end == rest || *end != '_') {
     return fail(k, "Root body name must contain X_Y coordinates");
   }
-  if (*ox < 0 || *ox >= k->count[0] || *oy < 0 || *oy >= k->count[1]) {
+  const char *second = end + 1;
+  const long y = strtol(second, &end, 10);
+  if (end == second) {
+    return fail(k, "Root body name must contain X_Y coordinates");
+  }
+  if (x < 0 || x >= k->count[0] || y < 0 || y >= k->count[1]) {
     return fail(k, "Root body coordinates out of range");
   }
+  *ox = (int)x, *oy = (int)y;
   return 0;
 }
 
@@ -486,6 +496,10 @@ int comp__make(comp *k) {
   }
   if (k->spacing < 1e-15) {
     return fail(k, "Positive spacing expected in composite");
+  }
+  /* beyond MuJoCo's checks: a bound on what one composite makes (MuJoCo would try) */
+  if ((double)k->count[0] * k->count[1] * k->count[2] > 1000000) {
+    return imp__fail(k->c, k->el, "<composite count>: more than 1000000 elements");
   }
   int singleton = 0;
   for (int i = 0; i < 3; i++) {

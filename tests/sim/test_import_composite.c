@@ -25,7 +25,9 @@
 #include <libxml/tree.h>
 
 #include "sim/import/mjcf_composite.h"
+#include "import_fixture.h"
 #include "sim/import/xml_read.h"
+#include "sim/sim.h"
 #include "support/mujoco.h"
 #include "support/skip.h"
 #include "support/tmp.h"
@@ -346,11 +348,104 @@ TS_TEST(test_particle_offset,
                                   "<joint kind=\"main\" frictionloss=\"0.1\"/>"
                                   "</composite></body></worldbody></mujoco>"))
 
-int main(void) {
-  if (ts_hidden("libmujoco-dev")) {
-    return ts_run_missing("libmujoco-dev");
+#endif
+
+/* --- without MuJoCo: MuJoCo's refusals, ours, the skin's note, the rope's order ------------ */
+
+#define BODY(name, inner)                                                                          \
+  "<mujoco><worldbody><body name=\"" name "\" pos=\"0 0 1\"><freejoint/>" inner                 \
+  "</body></worldbody></mujoco>"
+
+static void test_composite_errors(void **state) {
+  (void)state;
+  static const struct {
+    const char *xml, *message;
+  } cases[] = {
+      {BODY("B30", "<composite type=\"rope\" count=\"21 1 1\" spacing=\"0.1\"/>"),
+       "<composite>: Root body coordinate out of range (MuJoCo's error)"},
+      {BODY("B3", "<composite type=\"cloth\" count=\"4 4 1\" spacing=\"0.1\"/>"),
+       "Root body name must contain X_Y coordinates"},
+      {BODY("B3_9", "<composite type=\"cloth\" count=\"4 4 1\" spacing=\"0.1\"/>"),
+       "Root body coordinates out of range"},
+      {BODY("B0", "<composite type=\"rope\" count=\"5 1 1\" spacing=\"0.1\">"
+                  "<geom type=\"box\" size=\"0.1 0.1 0.1\"/></composite>"),
+       "Composite geom type must be sphere, capsule or ellipsoid"},
+      {BODY("x", "<composite type=\"particle\" count=\"1 5 1\" spacing=\"0.1\"/>"),
+       "Singleton counts must come last"},
+      {BODY("x", "<composite type=\"grid\" count=\"2 2 2\" spacing=\"0.1\"/>"),
+       "Grid can only be 1D or 2D"},
+      {BODY("x", "<composite type=\"box\" count=\"3 3 1\" spacing=\"0.1\"/>"),
+       "Box and ellipsoid must be three-dimensional"},
+      {BODY("x", "<composite type=\"particle\" count=\"2 1 1\" spacing=\"0\"/>"),
+       "Positive spacing expected in composite"},
+      {BODY("x", "<composite type=\"particle\" count=\"2 0 1\" spacing=\"1\"/>"),
+       "Positive counts expected in composite"},
+      {BODY("x", "<composite type=\"particle\" count=\"2000 2000 1\" spacing=\"1\"/>"),
+       "<composite count>: more than 1000000 elements"},
+      {BODY("x", "<composite type=\"sponge\" count=\"2 1 1\" spacing=\"1\"/>"),
+       "<composite type=\"sponge\">: expected particle, grid, rope"},
+      {BODY("x", "<composite type=\"particle\" count=\"2 1 1\"/>"),
+       "<composite>: count and spacing are required"},
+      {BODY("x", "<composite type=\"particle\" count=\"2 1 1\" spacing=\"1\" size=\"2\"/>"),
+       "<composite size>: not an attribute of MuJoCo 2.2.2's composite"},
+      {BODY("x", "<composite type=\"particle\" count=\"2 1 1\" spacing=\"1\"><body/>"
+                 "</composite>"),
+       "<composite><body>: not an element of MuJoCo 2.2.2's composite"},
+      {BODY("x", "<composite type=\"particle\" count=\"2 1 1\" spacing=\"1\">"
+                 "<joint kind=\"bend\"/></composite>"),
+       "<composite><joint kind=\"bend\">: expected main, twist or stretch"},
+      {BODY("x", "<composite type=\"grid\" count=\"3 3 1\" spacing=\"1\">"
+                 "<pin coord=\"1.5 0\"/></composite>"),
+       "<pin coord=\"1.5 0\">: expected integers"},
+      {BODY("x", "<composite type=\"grid\" count=\"3 1 1\" spacing=\"1\">"
+                 "<tendon kind=\"shear\"/></composite>"),
+       "Shear requires 2D grid"},
+      {"<mujoco><compiler coordinate=\"global\"/><worldbody><composite type=\"particle\" "
+       "count=\"2 1 1\" spacing=\"1\"/></worldbody></mujoco>",
+       "Composite requires local coordinates"},
+      {"<mujoco><composite type=\"particle\" count=\"2 1 1\" spacing=\"1\"/></mujoco>",
+       "<composite> must be inside a <body> or the <worldbody>"},
+      {BODY("B0", "<composite type=\"rope\" count=\"5 1 1\" spacing=\"0.1\">"
+                  "<joint kind=\"twist\"/><geom size=\"0.01\"/></composite>"),
+       "<composite type=\"rope\"> makes joint equalities, which is not built"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    import_refused("bad.xml", cases[i].xml, cases[i].message);
   }
+}
+
+/* a rope with a prefix grows right, then left from its root, joints at the parent's end; the
+ * skin of a particle composite is noted and dropped */
+static void test_rope_order_and_skin(void **state) {
+  (void)state;
+  cJSON *json = json_of("rope.xml", BODY("rB1", "<composite prefix=\"r\" type=\"rope\" "
+                                                 "count=\"4 1 1\" spacing=\"0.1\">"
+                                                 "<geom type=\"capsule\" size=\"0.01 0.04\"/>"
+                                                 "</composite>"));
+  static const char *const names[] = {"rB1", "rB2", "rB3", "rB0"};
+  static const char *const parents[] = {"world", "rB1", "rB2", "rB1"};
+  for (int i = 0; i < 4; i++) {
+    const cJSON *b = body_of(json, i);
+    assert_string_equal(cJSON_GetObjectItem(b, "name")->valuestring, names[i]);
+    assert_string_equal(cJSON_GetObjectItem(b, "parent")->valuestring, parents[i]);
+  }
+  cJSON_Delete(json);
+  reports r;
+  sim_model *m = import_text("skin.xml",
+                             "<mujoco><worldbody><composite type=\"particle\" count=\"2 2 1\" "
+                             "spacing=\"0.1\"><skin/><geom size=\"0.02\"/></composite>"
+                             "</worldbody></mujoco>", &r);
+  assert_int_equal(m->nbody, 5);
+  assert_int_equal(m->nv, 12);
+  assert_non_null(strstr(r.text, "skin.xml:1: <composite type=\"particle\"><skin> ignored: "
+                                 "visual only"));
+  sim_model_free(m);
+}
+
+int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_composite_errors),   cmocka_unit_test(test_rope_order_and_skin),
+#if ACHILLES_HAVE_MUJOCO
       cmocka_unit_test(test_cloth_sample),       cmocka_unit_test(test_grid2pin_sample),
       cmocka_unit_test(test_loop_sample),        cmocka_unit_test(test_particle_sample),
       cmocka_unit_test(test_rope_sample),        cmocka_unit_test(test_softbox_sample),
@@ -359,9 +454,9 @@ int main(void) {
       cmocka_unit_test(test_rope_twist_stretch), cmocka_unit_test(test_loop_smooth),
       cmocka_unit_test(test_cloth_shear_flat),   cmocka_unit_test(test_cloth_sphere_density),
       cmocka_unit_test(test_box_family),         cmocka_unit_test(test_particle_offset),
-  };
-  return ts_run(tests);
-}
 #else
-int main(void) { return ts_run_missing("libmujoco-dev"); }
+      cmocka_unit_test(ts_mujoco_missing),
 #endif
+  };
+  return ts_run_with(tests, ts_tmp_setup, ts_tmp_teardown);
+}
