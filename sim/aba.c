@@ -140,7 +140,11 @@ static void spd_inverse(double inv[36], const double A[36], int n) {
       for (int k = 0; k < c; k++) {
         sum -= L[6 * r + k] * L[6 * c + k];
       }
-      L[6 * r + c] = r == c ? sqrt(sum) : sum / L[6 * c + c];
+      if (r == c) { /* not a ?: — the ADOL-C benchmark compiles this file with adouble */
+        L[6 * r + c] = sqrt(sum);
+      } else {
+        L[6 * r + c] = sum / L[6 * c + c];
+      }
     }
   }
   for (int col = 0; col < n; col++) { /* L·Lᵀ·x = e_col */

@@ -13,14 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hil/clock.h"
 #include "hil/error.h"
 #include "hil/scenario/scenario_internal.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void close_fd(int *fd) {
   if (*fd >= 0) {
@@ -186,11 +181,11 @@ void scn_process_stop(scn_process *p, double timeout_s,
     kill(p->pid, SIGCONT);
     p->frozen = 0;
   }
-  const double start = now_s();
+  const double start = hil_monotonic_s();
   int stage = 0; /* 0: waiting, 1: SIGTERM sent, 2: SIGKILL sent */
   while (!scn_process_poll(p)) {
     scn_process_read(p, on_line, user);
-    const double waited = now_s() - start;
+    const double waited = hil_monotonic_s() - start;
     if (stage == 0 && waited > timeout_s) {
       kill(p->pid, SIGTERM);
       stage = 1;

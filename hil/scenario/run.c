@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hil/clock.h"
 #include "hil/error.h"
 #include "sim/file_read.h"
 #include "hil/record/log.h"
@@ -27,12 +28,6 @@ static volatile sig_atomic_t interrupted; /* hil_scenario_interrupt */
 
 void hil_scenario_interrupt(void) {
   interrupted = 1;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 int hil_scenario_make_dirs(const char *path) {
@@ -351,7 +346,7 @@ static int over_time(scn_run *r) {
     hil_runtime_request_stop(r->rt);
     return 1;
   }
-  if (!r->hung && now_s() - r->wall_start > r->s->time_limit_s) {
+  if (!r->hung && hil_monotonic_s() - r->wall_start > r->s->time_limit_s) {
     r->hung = 1;
     hil_runtime_request_stop(r->rt);
   }
@@ -388,7 +383,7 @@ static void after_sense(void *user, hil_runtime *rt) {
   scn_run *r = user;
   const sim_model *m = hil_runtime_model(rt);
   const sim_data *d = hil_runtime_data(rt);
-  r->last_state_wall = now_s();
+  r->last_state_wall = hil_monotonic_s();
   r->digest = fnv(r->digest, d->qpos, (size_t)m->nq * sizeof(double));
   r->digest = fnv(r->digest, d->qvel, (size_t)m->nv * sizeof(double));
   const hil_command_counters *counters = &hil_runtime_commands(rt)->counters;
@@ -412,7 +407,7 @@ static int release(void *user, hil_runtime *rt) {
   if (r->corrupting) { /* an answer that came damaged, or none for a while: no answer is coming */
     const uint64_t malformed = hil_runtime_commands(rt)->counters.rejected_malformed;
     if (malformed > r->counters.rejected_malformed ||
-        now_s() - r->last_state_wall > SCN_CORRUPT_WAIT_S) {
+        hil_monotonic_s() - r->last_state_wall > SCN_CORRUPT_WAIT_S) {
       return 1;
     }
   }
@@ -661,7 +656,7 @@ int hil_scenario_run(const hil_scenario *s, const hil_scenario_run_options *o, c
   }
   const hil_hook hook = {before_step, after_sense, release, r};
   hil_runtime_set_hook(r->rt, &hook);
-  r->wall_start = now_s();
+  r->wall_start = hil_monotonic_s();
   hil_runtime_run(r->rt);
   /* what the run leaves: the state, the counters, the firmware's fate */
   watch_firmware(r);

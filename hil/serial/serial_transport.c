@@ -1,6 +1,7 @@
 /* hil/serial/serial_transport.c: the serial transport — decoding board frames into runtime actions,
  * batching sensor samples into frames, and its configuration. Bytes come from serial_port.c;
  * the object mapping is serial_codec.c. */
+#include "hil/clock.h"
 #include "hil/serial/serial_transport.h"
 
 #include <math.h>
@@ -58,18 +59,12 @@ typedef struct serial_transport {
 
 static const hil_transport_ops serial_ops;
 
-static double monotonic_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* --- sending ---------------------------------------------------------------------------------- */
 
 /* Hands queued bytes to the port; what it does not take waits for the next call. */
 static void flush_tx(serial_transport *st) {
   while (st->tx_len > 0) {
-    long put = hil_serial_port_write(st->port, st->tx, st->tx_len, monotonic_now());
+    long put = hil_serial_port_write(st->port, st->tx, st->tx_len, hil_monotonic_s());
     if (put <= 0) {
       if (put < 0) {
         st->tx_len = 0; /* the link went down: nothing queued is for the next board */
@@ -549,7 +544,7 @@ static void serial_poll(hil_transport *t, hil_runtime *rt) {
   ensure_table(st, rt);
   flush_samples(st); /* what the last tick left (see docs/serial-transport.md) */
   check_link(st);
-  double now = monotonic_now();
+  double now = hil_monotonic_s();
   if (hil_serial_port_service(st->port, now)) {
     st->c.link_up++;
     restart_link(st);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hil/clock.h"
 #include "hil/config.h"
 #include "hil/error.h"
 #include "hil/serial/serial_port.h"
@@ -20,6 +21,7 @@
 #include "hil/servo/dxl_device.h"
 #include "hil/servo/feetech.h"
 #include "hil/servo/ft_device.h"
+#include "hil/servo/pty_latency.h"
 #include "hil/servo/servo_internal.h"
 #include "hil/servo/servo_model.h"
 #include "hil/transport.h"
@@ -29,6 +31,7 @@
 #define MAX_SERVOS 32
 #define REPLY_MAX 1100 /* a status packet of the whole X-series table, stuffed, fits */
 #define BITS_PER_BYTE 10.0 /* start, 8 data, stop */
+#define PTY_LATENCY_SAMPLES 33 /* a few ms at start */
 
 /* --- models ----------------------------------------------------------------------------------- */
 
@@ -77,18 +80,14 @@ typedef struct servo_bus {
   hil_runtime *rt;
   double byte_time; /* s per byte at the bus baud rate */
   double wire_free; /* pty: when the half-duplex line is free again (monotonic s) */
+  double pty_latency; /* pty: its delivery latency, s, measured before the pty is made
+                         (pty_latency.h): taken out of both directions */
   dxl2_decoder dxl_dec;
   ft_decoder ft_dec;
   servo_bus_counters counters; /* under lock */
 } servo_bus;
 
 static const hil_transport_ops servo_bus_ops;
-
-static double monotonic_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void sleep_until(double t) {
   struct timespec ts;
@@ -104,10 +103,10 @@ static void sleep_until(double t) {
 /* Waits for t: sleeps until the last SERVO_BUS_SPIN_S before it, then spins (a sleep wakes
  * 0.1 ms late or more on a loaded machine; the wire's byte times are 10 µs at 1 Mbaud). */
 static void wait_until(double t) {
-  if (t - SERVO_BUS_SPIN_S > monotonic_now()) {
+  if (t - SERVO_BUS_SPIN_S > hil_monotonic_s()) {
     sleep_until(t - SERVO_BUS_SPIN_S);
   }
-  while (monotonic_now() < t) {
+  while (hil_monotonic_s() < t) {
   }
 }
 
@@ -202,8 +201,8 @@ static void send_replies(servo_bus *b, reply *r, int n, double t_rx) {
   double line_free = b->opt.use_pty ? fmax(t_rx, b->wire_free) : t_rx;
   for (int i = 0; i < n; i++) {
     const double start = line_free + r[i].delay, end = start + r[i].n * b->byte_time;
-    wait_until(b->opt.use_pty ? end : start);
-    long sent = hil_serial_port_write(b->port, r[i].bytes, (size_t)r[i].n, monotonic_now());
+    wait_until(b->opt.use_pty ? end - b->pty_latency : start);
+    long sent = hil_serial_port_write(b->port, r[i].bytes, (size_t)r[i].n, hil_monotonic_s());
     pthread_mutex_lock(&b->lock);
     b->counters.replies++;
     b->counters.tx_dropped += sent < 0 ? (unsigned long)r[i].n : (unsigned long)(r[i].n - sent);
@@ -315,9 +314,9 @@ static void wait_for_link(servo_bus *b) {
     struct pollfd pfd = {wake, POLLIN, 0};
     poll(&pfd, 1, 10);
   } else {
-    sleep_until(monotonic_now() + 0.01);
+    sleep_until(hil_monotonic_s() + 0.01);
   }
-  hil_serial_port_service(b->port, monotonic_now());
+  hil_serial_port_service(b->port, hil_monotonic_s());
 }
 
 /* The bus thread: wait for bytes (10 ms at most, to notice a stop), answer, and keep the link
@@ -334,8 +333,13 @@ static void *bus_thread(void *arg) {
       continue;
     }
     struct pollfd pfd = {fd, POLLIN, 0};
+    const double t_wait = hil_monotonic_s();
     const int ready = poll(&pfd, 1, 10);
-    const double t_rx = monotonic_now();
+    const double t_rx = hil_monotonic_s();
+    /* bytes that woke the thread were written pty_latency before it woke; bytes already there
+     * when it looked came at an unknown time before: no earlier than it began to wait is all
+     * that is known, so it never answers early for them */
+    const double seen_late = fmin(b->pty_latency, t_rx - t_wait);
     if (t_rx - last_rx > SERVO_BUS_PACKET_TIMEOUT_S) {
       drop_partial(b);
     }
@@ -344,8 +348,8 @@ static void *bus_thread(void *arg) {
     }
     const long n = hil_serial_port_read(b->port, buf, sizeof buf, t_rx);
     if (n > 0) {
-      last_rx = monotonic_now();
-      receive(b, buf, n, last_rx, replies);
+      last_rx = hil_monotonic_s();
+      receive(b, buf, n, last_rx - seen_late, replies);
     }
   }
   return NULL;
@@ -699,8 +703,12 @@ static int read_servos(servo_bus *b, const char *config_path, char *err, size_t 
 }
 
 static void print_table(const servo_bus *b) {
-  fprintf(stderr, "servo bus (%s, %ld baud) on %s:\n", protocol_names[b->protocol], b->opt.baud,
+  fprintf(stderr, "servo bus (%s, %ld baud) on %s", protocol_names[b->protocol], b->opt.baud,
           hil_serial_port_path(b->port));
+  if (b->opt.use_pty) {
+    fprintf(stderr, " (pty latency %.0f us, taken out of both directions)", b->pty_latency * 1e6);
+  }
+  fprintf(stderr, ":\n");
   for (int i = 0; i < b->nservo; i++) {
     const bus_servo *s = &b->servo[i];
     fprintf(stderr, "  id %3u  %-10s  actuator %d\n", servo_id(b, s), s->model->name,
@@ -725,6 +733,9 @@ hil_transport *servo_bus_new(const servo_bus_options *o, const char *config_path
     bus_destroy(&b->base);
     return NULL;
   }
+  /* before the pty exists: a controller that opens it at once is answered at once */
+  b->pty_latency = o->use_pty ? pty_latency_measure(PTY_LATENCY_SAMPLES) : 0;
+  b->counters.pty_latency_s = b->pty_latency;
   hil_serial_options so;
   hil_serial_options_default(&so);
   so.use_pty = o->use_pty;

@@ -84,6 +84,8 @@ typedef struct servo_bus_counters {
   unsigned long tx_dropped;  /* reply bytes the port did not take */
   unsigned long rx_early;    /* pty: request bytes that came faster than the baud rate allows */
   unsigned long steps;       /* control loop steps run */
+  double pty_latency_s;      /* pty: the delivery latency measured at start, s, that the bus
+                                takes out of each direction (hil/servo/pty_latency.h); else 0 */
 } servo_bus_counters;
 
 /* Fills *out; HIL_EINVAL when t is not a servo bus. */

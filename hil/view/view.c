@@ -1,5 +1,6 @@
 /* hil/view/view.c: the view as a transport — the loop side. Copies the state into the triple
  * buffer at the display rate and carries out the browsers' requests between ticks; see view.h. */
+#include "hil/clock.h"
 #include "hil/view/view_internal.h"
 
 #include <errno.h>
@@ -40,12 +41,6 @@ typedef struct view_transport {
   double *param;  /* [nparam]: the sensors' parameters at the last reading */
   uint64_t params_seq;
 } view_transport;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* --- options ---------------------------------------------------------------------------------- */
 
@@ -141,7 +136,7 @@ static double coarse_now_s(void);
 
 /* Fills the back frame from the loop's state and swaps it in. */
 static void publish_frame(view_transport *v) {
-  const double now = now_s();
+  const double now = hil_monotonic_s();
   view_frames *fr = &v->sh.frames;
   view_frame *f = &fr->f[fr->back];
   const sim_model *m = v->sh.m;
@@ -376,7 +371,7 @@ static int vt_attach(hil_transport *t, hil_runtime *rt) {
   if (view__build_model(sh) != HIL_OK) {
     return HIL_ENOMEM;
   }
-  const double now = now_s();
+  const double now = hil_monotonic_s();
   v->wall_origin = hil_runtime_options(rt)->mode == HIL_MODE_REALTIME
                        ? now - hil_runtime_loop_time(rt)
                        : now;

@@ -285,16 +285,10 @@ static void contact(sim_deriv *w, const sim_data *d, int c, const double *a, dou
     }
     for (int u = 0; u < n; u++) { /* column dofs[u]: ∂fₑ/∂q and ∂fₑ/∂v, spread by Jₑᵀ */
       const double *ddt = dt + 6 * u + 3 * (e / 2), sign = e % 2 ? -k.mu : k.mu;
-      double dJa = sim_dot3(de, Ja + 3 * u) + sign * sim_dot3(ddt, pa);
-      double dJv = sim_dot3(de, Jv + 3 * u) + sign * sim_dot3(ddt, pv);
-      double dfq = -k.dD * ddist[u] * jar - D * dJa +
-                   D * (-k.b * dJv - k.k * (k.imp + k.slope * dist) * ddist[u]);
-      double dfv = -k.b * D * J[dofs[u]];
-      for (int s = 0; s < n; s++) {
-        double *out = Rc + (size_t)dofs[s] * ncol;
-        out[dofs[u]] += J[dofs[s]] * dfq;
-        out[w->cv + dofs[u]] += J[dofs[s]] * dfv;
-      }
+      const sim_edge_column col = {D, jar, dist, ddist[u],
+                                   sim_dot3(de, Ja + 3 * u) + sign * sim_dot3(ddt, pa),
+                                   sim_dot3(de, Jv + 3 * u) + sign * sim_dot3(ddt, pv)};
+      sim__edge_column(w, &k, &col, J, dofs, n, u, Rc);
     }
   }
   /* the axes and the point under the force F = Σ fₑ·dₑ: τₖ = Sₖ·[p × F; F] */

@@ -327,16 +327,10 @@ void sim__contact_round_deriv(sim_deriv *w, const sim_data *d, int c, const doub
       for (int q = 0; q < 3; q++) {
         dde[q] = dn[3 * u + q] + sign * dt[6 * u + 3 * (e / 2) + q];
       }
-      double dJa = sim_dot3(de, Ja + 3 * u) + sim_dot3(dde, pa);
-      double dJv = sim_dot3(de, Jv + 3 * u) + sim_dot3(dde, pv);
-      double dfq = -k.dD * ddist[u] * jar - D * dJa +
-                   D * (-k.b * dJv - k.k * (k.imp + k.slope * dist) * ddist[u]);
-      double dfv = -k.b * D * J[dofs[u]];
-      for (int s = 0; s < n; s++) {
-        double *out = Rc + (size_t)dofs[s] * ncol;
-        out[dofs[u]] += J[dofs[s]] * dfq;
-        out[w->cv + dofs[u]] += J[dofs[s]] * dfv;
-      }
+      const sim_edge_column col = {D, jar, dist, ddist[u],
+                                   sim_dot3(de, Ja + 3 * u) + sim_dot3(dde, pa),
+                                   sim_dot3(de, Jv + 3 * u) + sim_dot3(dde, pv)};
+      sim__edge_column(w, &k, &col, J, dofs, n, u, Rc);
     }
   }
   /* the axes, the point and the edges' directions under the force F = Σ fₑ·dₑ */

@@ -56,3 +56,16 @@ sim_contact_coefs sim__contact_coefs(const sim_model *m, const sim_data *d, int 
   k.dD = clamped ? 0 : D * D * 2 * k.mu * k.mu * T * k.slope / (k.imp * k.imp);
   return k;
 }
+
+void sim__edge_column(const sim_deriv *w, const sim_contact_coefs *k, const sim_edge_column *e,
+                      const double *J, const int *dofs, int n, int u, double *Rc) {
+  const int ncol = w->ncol;
+  const double dfq = -k->dD * e->ddist * e->jar - e->D * e->dJa +
+                     e->D * (-k->b * e->dJv - k->k * (k->imp + k->slope * e->dist) * e->ddist);
+  const double dfv = -k->b * e->D * J[dofs[u]];
+  for (int s = 0; s < n; s++) {
+    double *out = Rc + (size_t)dofs[s] * ncol;
+    out[dofs[u]] += J[dofs[s]] * dfq;
+    out[w->cv + dofs[u]] += J[dofs[s]] * dfv;
+  }
+}

@@ -161,6 +161,14 @@ typedef struct sim_contact_coefs {
   double mu, k, b, imp, slope, dD;
 } sim_contact_coefs;
 sim_contact_coefs sim__contact_coefs(const sim_model *m, const sim_data *d, int c, int row);
+/* One pyramid edge row's column dofs[u] (both contact files): from the row's D, jar = J·a −
+ * aref, dist and its derivative, and the derivatives of J·a and J·v along that column, the
+ * edge force's derivatives ∂f/∂q and ∂f/∂v, spread by the row's Jᵀ into Rc. */
+typedef struct sim_edge_column {
+  double D, jar, dist, ddist, dJa, dJv;
+} sim_edge_column;
+void sim__edge_column(const sim_deriv *w, const sim_contact_coefs *k, const sim_edge_column *e,
+                      const double *J, const int *dofs, int n, int u, double *Rc);
 
 /* integrate_deriv.c: the step's derivative X (nx × ncol) from the evaluations' Q. */
 void sim__integrate_deriv(sim_deriv *w, const sim_data *d, double *X);

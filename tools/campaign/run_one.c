@@ -13,15 +13,12 @@
 #include <unistd.h>
 
 #include "campaign.h"
+#include "hil/clock.h"
 
 /* after its own time limit, `achilles test` ends a hung run; this much more and it is killed */
 #define CAMPAIGN_KILL_MARGIN_S 30.0
 
-double campaign_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+double campaign_now(void) { return hil_monotonic_s(); }
 
 int campaign_run_start(const campaign *c, int i, campaign_child *ch, char *err, size_t err_sz) {
   char dir[CAMPAIGN_PATH_MAX], scenario[CAMPAIGN_PATH_MAX], output[CAMPAIGN_PATH_MAX];
