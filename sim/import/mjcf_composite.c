@@ -381,6 +381,44 @@ static void comp_int(xmlNode *n, const char *attr, int v) {
   comp__text(n, attr, text);
 }
 
+/* the attributes written only when they differ from MuJoCo's defaults (what the converters do
+ * not model, or what a default would otherwise reach): unless a <default> of the file sets
+ * them, so a note about one is one that matters */
+static const struct {
+  const char *kind, *attr;
+} optional[] = {{"geom", "priority"},    {"geom", "solmix"},  {"geom", "margin"},
+                {"geom", "gap"},         {"joint", "margin"}, {"joint", "range"},
+                {"tendon", "margin"},    {"tendon", "range"}, {"tendon", "springlength"}};
+
+/* which of them a <default> class of the file gives, as bits */
+static unsigned defaults_set(xmlDoc *doc) {
+  unsigned bits = 0;
+  const xmlNode *root = xmlDocGetRootElement(doc);
+  for (xmlNode *n = xmlFirstElementChild((xmlNode *)root); n; n = xmlNextElementSibling(n)) {
+    if (!imp__is(n, "default")) {
+      continue;
+    }
+    for (xmlNode *d = n; d && d != n->next; d = imp__next_in_order(d)) { /* nested classes */
+      for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++) {
+        if (d->type == XML_ELEMENT_NODE && imp__is(d, optional[i].kind) &&
+            imp__is(d->parent, "default") && imp__attr(d, optional[i].attr)) {
+          bits |= 1u << i;
+        }
+      }
+    }
+  }
+  return bits;
+}
+
+static int default_sets(const comp *k, const char *kind, const char *attr) {
+  for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++) {
+    if (strcmp(optional[i].kind, kind) == 0 && strcmp(optional[i].attr, attr) == 0) {
+      return (k->defaults_set >> i) & 1u;
+    }
+  }
+  return 0;
+}
+
 xmlNode *comp__body(comp *k, xmlNode *parent, const char *name, const double pos[3],
                     const double *q) {
   xmlNode *b = comp__node(k, parent, "body");
@@ -414,18 +452,17 @@ xmlNode *comp__geom(comp *k, xmlNode *body, const char *name, int type, const do
   comp__numbers(n, "solref", g->solref, 2);
   comp__numbers(n, "solimp", g->solimp, 5);
   comp__numbers(n, g->has_mass ? "mass" : "density", g->has_mass ? &g->mass : &g->density, 1);
-  /* what the converters do not model is written only when it differs from MuJoCo's default,
-   * so a note about it is one that matters */
-  if (g->priority != 0) {
+  /* written only when needed (`optional` above) */
+  if (g->priority != 0 || default_sets(k, "geom", "priority")) {
     comp_int(n, "priority", g->priority);
   }
-  if (g->solmix != 1) {
+  if (g->solmix != 1 || default_sets(k, "geom", "solmix")) {
     comp__numbers(n, "solmix", &g->solmix, 1);
   }
-  if (g->margin != 0) {
+  if (g->margin != 0 || default_sets(k, "geom", "margin")) {
     comp__numbers(n, "margin", &g->margin, 1);
   }
-  if (g->gap != 0) {
+  if (g->gap != 0 || default_sets(k, "geom", "gap")) {
     comp__numbers(n, "gap", &g->gap, 1);
   }
   return n;
@@ -440,14 +477,14 @@ xmlNode *comp__site(comp *k, xmlNode *body, const char *name) {
 }
 
 /* the dynamics of a joint or tendon of this kind */
-static void dof_attrs(xmlNode *n, const comp_dof *d, int joint) {
+static void dof_attrs(comp *k, xmlNode *n, const comp_dof *d, int joint) {
   static const double zero = 0;
   if (d->limited >= 0) {
     comp__text(n, "limited", d->limited ? "true" : "false");
   } else if (!d->has_range) {
     comp__text(n, "limited", "false"); /* MuJoCo's "auto" without a range */
   }
-  if (d->has_range) {
+  if (d->has_range || default_sets(k, joint ? "joint" : "tendon", "range")) {
     comp__numbers(n, "range", d->range, 2);
   }
   comp__numbers(n, "stiffness", &d->stiffness, 1);
@@ -458,8 +495,12 @@ static void dof_attrs(xmlNode *n, const comp_dof *d, int joint) {
     comp__numbers(n, "ref", &zero, 1);
     comp__numbers(n, "springref", &zero, 1);
   }
-  if (d->margin != 0) {
+  if (d->margin != 0 || default_sets(k, joint ? "joint" : "tendon", "margin")) {
     comp__numbers(n, "margin", &d->margin, 1);
+  }
+  if (!joint && default_sets(k, "tendon", "springlength")) {
+    static const double automatic = -1; /* MuJoCo's: the length at qpos0 */
+    comp__numbers(n, "springlength", &automatic, 1);
   }
   comp__numbers(n, "solreflimit", d->solreflimit, 2);
   comp__numbers(n, "solimplimit", d->solimplimit, 5);
@@ -476,7 +517,7 @@ xmlNode *comp__joint(comp *k, xmlNode *body, comp_kind kind, const char *name,
   comp__text(n, "type", type);
   comp__numbers(n, "pos", pos, 3);
   comp__numbers(n, "axis", axis, 3);
-  dof_attrs(n, &k->kind[kind], 1);
+  dof_attrs(k, n, &k->kind[kind], 1);
   return n;
 }
 
@@ -505,7 +546,7 @@ static xmlNode *section(comp *k, xmlNode **made, const char *name) {
 xmlNode *comp__tendon(comp *k, comp_kind kind, const char *type, const char *name) {
   xmlNode *n = comp__node(k, section(k, k->tendons, "tendon"), type);
   comp__text(n, "name", name);
-  dof_attrs(n, &k->kind[kind], 0);
+  dof_attrs(k, n, &k->kind[kind], 0);
   k->spatial += strcmp(type, "spatial") == 0;
   k->fixed += strcmp(type, "fixed") == 0;
   return n;
@@ -604,6 +645,7 @@ static int expand_one(imp_ctx *c, xmlDoc *doc, xmlNode *el, xmlNode **sections, 
   k.el = el;
   k.parent = el->parent;
   k.tendons = &sections[0], k.equalities = &sections[1], k.contact = &sections[2];
+  k.defaults_set = defaults_set(doc);
   if (!imp__is(k.parent, "body") && !imp__is(k.parent, "worldbody")) {
     return imp__fail(c, el, "<composite> must be inside a <body> or the <worldbody>");
   }

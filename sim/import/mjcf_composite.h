@@ -63,6 +63,9 @@ typedef struct comp {
   /* the sections the elements go into (created on first use) and what was made */
   xmlNode **tendons, **equalities, **contact;
   int spatial, fixed, eq_tendon, eq_joint, eq_connect, excludes;
+  /* the attributes written only when they differ from MuJoCo's defaults, unless a <default>
+   * of the file sets them (bits of mjcf_composite.c's `optional`) */
+  unsigned defaults_set;
 } comp;
 
 /* --- writing elements (mjcf_composite.c) --- */

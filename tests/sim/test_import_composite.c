@@ -248,7 +248,8 @@ TS_TEST(test_softbox_sample, check_sample("composite/softbox.xml"))
 TS_TEST(test_flag_sample, check_sample("flag/flag.xml"))
 TS_TEST(test_hammock_sample, check_sample("hammock/hammock.xml"))
 
-/* a file default that MuJoCo does not give the composite's elements */
+/* a file default that MuJoCo does not give the composite's elements (a childclass neither:
+ * variant_grid2d) */
 #define LEAKY_DEFAULT                                                                              \
   "<default><geom friction=\"0.3 0.1 0.01\" density=\"50\" condim=\"4\" solref=\"0.05 2\"/>"       \
   "<joint damping=\"3\" armature=\"0.2\" stiffness=\"7\"/>"                                        \
@@ -268,7 +269,12 @@ TS_TEST(test_grid_1d_pins,
                                 "</composite></worldbody></mujoco>"))
 
 TS_TEST(test_grid_2d_shear,
-        check_variant("variant_grid2d", "<mujoco><compiler autolimits=\"true\"/><worldbody><body name=\"holder\" pos=\"0 0 1\">"
+        check_variant("variant_grid2d", "<mujoco><compiler autolimits=\"true\"/>"
+                                "<default><default class=\"c\"><geom friction=\"0.2\" "
+                                "priority=\"3\" margin=\"0.01\"/><joint damping=\"9\" "
+                                "limited=\"true\" range=\"-1 1\"/><site pos=\"0 1 0\"/>"
+                                "</default></default><worldbody><body name=\"holder\" "
+                                "childclass=\"c\" pos=\"0 0 1\">"
                                 "<geom size=\"0.1\"/>"
                                 "<composite type=\"grid\" count=\"4 3 1\" spacing=\"0.07\">"
                                 "<skin rgba=\"1 0 0 1\"/><pin coord=\"1 2\"/>"
