@@ -253,7 +253,8 @@ TS_TEST(test_hammock_sample, check_sample("hammock/hammock.xml"))
 #define LEAKY_DEFAULT                                                                              \
   "<default><geom friction=\"0.3 0.1 0.01\" density=\"50\" condim=\"4\" solref=\"0.05 2\"/>"       \
   "<joint damping=\"3\" armature=\"0.2\" stiffness=\"7\"/>"                                        \
-  "<site pos=\"0.1 0 0\"/><equality solref=\"0.07 1\"/></default>"
+  "<site pos=\"0.1 0 0\"/><equality solref=\"0.07 1\"/>"                                       \
+  "<tendon springlength=\"0.5\" stiffness=\"3\" margin=\"0.02\"/></default>"
 
 TS_TEST(test_grid_1d_pins,
         check_variant("variant_grid1d", "<mujoco><compiler autolimits=\"true\"/>" LEAKY_DEFAULT "<worldbody>"
