@@ -116,7 +116,6 @@ static void set_defaults(comp *k) {
   for (int i = 0; i < KIND_N; i++) {
     comp_dof *d = &k->kind[i];
     memset(d, 0, sizeof *d);
-    d->limited = -1;
     default_soft(d->solreflimit, d->solimplimit);
     default_soft(d->solreffriction, d->solimpfriction);
     default_soft(d->solreffix, d->solimpfix);
@@ -217,9 +216,17 @@ static int read_dof(comp *k, const xmlNode *e, int tendon) {
   k->add[i] = 1;
   comp_dof *d = &k->kind[i];
   d->has_range |= imp__attr(e, "range") != NULL;
+  /* MuJoCo 2.2.2 reads `limited` here into its "auto" (the range decides, under autolimits)
+   * whatever it says: measured with its compiler, limited="false" and a range limit the joint */
+  int limited = -1;
+  if (boolean(k, e, "limited", &limited) != 0 ||
+      (limited >= 0 && imp__report(k->c, e, "<composite><%s limited> ignored, as MuJoCo 2.2.2 "
+                                            "ignores it: a range limits (under autolimits)",
+                                   imp__name(e)) != 0)) {
+    return -1;
+  }
   return numbers(k, e, "solreffix", d->solreffix, 2, 0) ||
                  numbers(k, e, "solimpfix", d->solimpfix, 5, 0) ||
-                 boolean(k, e, "limited", &d->limited) ||
                  numbers(k, e, "solreflimit", d->solreflimit, 2, 0) ||
                  numbers(k, e, "solimplimit", d->solimplimit, 5, 0) ||
                  numbers(k, e, "solreffriction", d->solreffriction, 2, 0) ||
@@ -479,9 +486,7 @@ xmlNode *comp__site(comp *k, xmlNode *body, const char *name) {
 /* the dynamics of a joint or tendon of this kind */
 static void dof_attrs(comp *k, xmlNode *n, const comp_dof *d, int joint) {
   static const double zero = 0;
-  if (d->limited >= 0) {
-    comp__text(n, "limited", d->limited ? "true" : "false");
-  } else if (!d->has_range) {
+  if (!d->has_range) {
     comp__text(n, "limited", "false"); /* MuJoCo's "auto" without a range */
   }
   if (d->has_range || default_sets(k, joint ? "joint" : "tendon", "range")) {

@@ -33,8 +33,7 @@ typedef enum { KIND_JOINT, KIND_TWIST, KIND_STRETCH, KIND_TENDON, KIND_SHEAR, KI
 
 /* what a joint or tendon of one kind gets (MuJoCo's built-in defaults, then the template) */
 typedef struct comp_dof {
-  int limited;    /* -1 not given (MuJoCo's "auto"), 0, 1 */
-  int has_range;
+  int has_range; /* limited is MuJoCo's "auto": a range limits (under autolimits) */
   double range[2], stiffness, damping, armature, frictionloss, margin;
   double solreflimit[2], solimplimit[5], solreffriction[2], solimpfriction[5];
   double solreffix[2], solimpfix[5]; /* the equality fixing it */

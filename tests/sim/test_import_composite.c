@@ -280,7 +280,7 @@ TS_TEST(test_grid_2d_shear,
                                 "<composite type=\"grid\" count=\"4 3 1\" spacing=\"0.07\">"
                                 "<skin rgba=\"1 0 0 1\"/><pin coord=\"1 2\"/>"
                                 "<geom size=\"0.02\" friction=\"0.4\" solimp=\"0.8 0.9\"/>"
-                                "<tendon kind=\"shear\" stiffness=\"5\" limited=\"true\" "
+                                "<tendon kind=\"shear\" stiffness=\"5\" limited=\"false\" "
                                 "range=\"0 0.2\" frictionloss=\"0.01\"/>"
                                 "</composite><body name=\"after\" pos=\"0 0 -1\"><joint/>"
                                 "<geom size=\"0.05\"/></body></body></worldbody></mujoco>"))
@@ -304,7 +304,7 @@ TS_TEST(test_loop_smooth,
                               "<composite type=\"loop\" count=\"9 1 1\" spacing=\"0.06\" "
                               "solrefsmooth=\"0.005\" solimpsmooth=\"0.95 0.97 0.002\">"
                               "<joint kind=\"main\" damping=\"0.002\" range=\"-30 30\" "
-                              "limited=\"true\"/>"
+                              "limited=\"false\"/>"
                               "<geom type=\"ellipsoid\" size=\"0.01 0.02 0.015\"/>"
                               "</composite></body></worldbody></mujoco>"))
 
