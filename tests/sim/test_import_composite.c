@@ -266,7 +266,10 @@ TS_TEST(test_grid_1d_pins,
                                 "<joint kind=\"main\" damping=\"0.1\" armature=\"0.01\" "
                                 "limited=\"true\" range=\"-0.2 0.2\" solreffix=\"0.03\"/>"
                                 "<tendon kind=\"main\" stiffness=\"20\" damping=\"0.5\" "
-                                "solreffix=\"0.004 1\" solimpfix=\"0.5 0.6\"/>"
+                                "solreffix=\"0.004 1\" solimpfix=\"0.5 0.6\" "
+                                "margin=\"0.01\" frictionloss=\"0.2\" solreflimit=\"0.05\" "
+                                "solimplimit=\"0.6\" solreffriction=\"0.03 3\" "
+                                "solimpfriction=\"0.5 0.7 0.002\"/>"
                                 "</composite></worldbody></mujoco>"))
 
 TS_TEST(test_grid_2d_shear,
@@ -350,9 +353,12 @@ TS_TEST(test_particle_offset,
         check_variant("variant_particle", "<mujoco>" LEAKY_DEFAULT "<worldbody><body pos=\"0 0 2\">"
                                   "<composite type=\"particle\" count=\"3 2 1\" "
                                   "spacing=\"0.1\" offset=\"0.5 0 0.1\">"
-                                  "<geom size=\"0.02\" condim=\"3\" margin=\"0.01\" "
+                                  "<geom size=\"0.02\" condim=\"3\" margin=\"0.01\" solref=\"0.01\" "
+                                  "contype=\"2\" conaffinity=\"3\" group=\"2\" "
                                   "gap=\"0.005\" solmix=\"2\"/>"
-                                  "<joint kind=\"main\" frictionloss=\"0.1\"/>"
+                                  "<joint kind=\"main\" frictionloss=\"0.1\" margin=\"0.02\" "
+                                  "solreflimit=\"0.03\" solimplimit=\"0.8 0.85\" "
+                                  "solreffriction=\"0.04 2\" solimpfriction=\"0.7\"/>"
                                   "</composite></body></worldbody></mujoco>"))
 
 #endif
