@@ -303,7 +303,8 @@ static int read_top(comp *k) {
 static int read_skin(comp *k, const xmlNode *s) {
   int group = 0;
   k->skin = 1;
-  if (check_attrs(k->c, s, skin_attrs) != 0 || integer(k, s, "group", &group) != 0) {
+  if (check_attrs(k->c, s, skin_attrs) != 0 || integer(k, s, "group", &group) != 0 ||
+      integer(k, s, "subgrid", &k->skin_subgrid) != 0) {
     return -1;
   }
   if (group < 0 || group >= 6) {

@@ -53,7 +53,7 @@ typedef struct comp {
   const char *parent_name;
   char prefix[128];
   comp_type type;
-  int count[3], dim, skin;
+  int count[3], dim, skin, skin_subgrid;
   double spacing, offset[3], flatinertia, solrefsmooth[2], solimpsmooth[5];
   int add[KIND_N];
   comp_dof kind[KIND_N];

@@ -512,6 +512,9 @@ int comp__make(comp *k) {
       }
     }
   }
+  if (k->skin && k->skin_subgrid > 0 && (k->count[0] < 3 || k->count[1] < 3)) {
+    return fail(k, "At least 3x3 required for skin subgrid");
+  }
   switch (k->type) {
   case COMP_PARTICLE:
     return make_particle(k);

@@ -413,6 +413,9 @@ static void test_composite_errors(void **state) {
       {BODY("x", "<composite type=\"grid\" count=\"3 1 1\" spacing=\"1\">"
                  "<tendon kind=\"shear\"/></composite>"),
        "Shear requires 2D grid"},
+      {BODY("x", "<composite type=\"grid\" count=\"2 4 1\" spacing=\"1\">"
+                 "<skin subgrid=\"2\"/></composite>"),
+       "At least 3x3 required for skin subgrid"},
       {"<mujoco><compiler coordinate=\"global\"/><worldbody><composite type=\"particle\" "
        "count=\"2 1 1\" spacing=\"1\"/></worldbody></mujoco>",
        "Composite requires local coordinates"},
