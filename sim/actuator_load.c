@@ -12,7 +12,7 @@ typedef struct actuator_kind {
   const char *const *keys; /* keys allowed for this type, NULL-terminated */
 } actuator_kind;
 
-#define COMMON_KEYS "name", "joint", "type", "ctrlrange", "comment"
+#define COMMON_KEYS "name", "joint", "tendon", "type", "ctrlrange", "comment"
 static const char *const motor_keys[] = {COMMON_KEYS, "gear", "force_limit", NULL};
 static const char *const dc_keys[] = {COMMON_KEYS,  "input",      "supply_voltage", "resistance",
                                       "inductance", "kt",         "ke",             "gear",
@@ -21,6 +21,9 @@ static const char *const position_keys[] = {COMMON_KEYS, "kp", "kd", "force_limi
 static const char *const velocity_keys[] = {COMMON_KEYS, "kv", "force_limit", NULL};
 /* a smart servo on a bus: its "servo" block (ID, model, motor) belongs to hil/servo */
 static const char *const smart_servo_keys[] = {COMMON_KEYS, "servo", NULL};
+static const char *const muscle_keys[] = {COMMON_KEYS, "gear", "range", "force", "scale", "lmin", "lmax",
+                                          "vmax", "fpmax", "fvmax", "timeconst", "lengthrange",
+                                          "force_limit", NULL};
 
 static const actuator_kind kinds[] = {
     {"motor", SIM_ACT_MOTOR, motor_keys},
@@ -28,6 +31,7 @@ static const actuator_kind kinds[] = {
     {"position_servo", SIM_ACT_POSITION_SERVO, position_keys},
     {"velocity_servo", SIM_ACT_VELOCITY_SERVO, velocity_keys},
     {"servo", SIM_ACT_SMART_SERVO, smart_servo_keys},
+    {"muscle", SIM_ACT_MUSCLE, muscle_keys},
 };
 
 static const actuator_kind *find_kind(const cJSON *type) {
@@ -82,11 +86,58 @@ static int parse_dc_motor(const sim_json_ctx *L, const cJSON *obj, const char *p
   return 0;
 }
 
+/* MuJoCo 2.2.2's <muscle> defaults, each overridable; a positive force or scale, 0 < lmin < 1 <
+ * lmax, range[0] < range[1], positive vmax, fpmax >= 0, fvmax >= 1, positive time constants;
+ * a lengthrange [lo < hi], or none: found at load (sim/muscle_range.c) */
+static int parse_muscle(const sim_json_ctx *L, const cJSON *obj, const char *path, sim_actuator *a) {
+  sim_muscle *u = &a->muscle;
+  const sim_muscle defaults = {{0.75, 1.05}, -1, 200, 0.5, 1.6, 1.5, 1.3, 1.2, {0.01, 0.04}};
+  char p[SIM_JSON_PATH_MAX];
+  *u = defaults;
+  if (sim_json_read_vector(L, obj, path, "range", u->range, 2, 0) ||
+      sim_json_read_number(L, obj, path, "force", &u->force, 0) ||
+      sim_json_read_number(L, obj, path, "scale", &u->scale, 0) ||
+      sim_json_check_min(L, path, "scale", u->scale, 0, 1) ||
+      sim_json_read_number(L, obj, path, "lmin", &u->lmin, 0) ||
+      sim_json_check_min(L, path, "lmin", u->lmin, 0, 0) ||
+      sim_json_read_number(L, obj, path, "lmax", &u->lmax, 0) ||
+      sim_json_check_min(L, path, "lmax", u->lmax, 1, 1) ||
+      sim_json_check_max(L, path, "lmin", u->lmin, 1) ||
+      sim_json_read_number(L, obj, path, "vmax", &u->vmax, 0) ||
+      sim_json_check_min(L, path, "vmax", u->vmax, 0, 1) ||
+      sim_json_read_number(L, obj, path, "fpmax", &u->fpmax, 0) ||
+      sim_json_check_min(L, path, "fpmax", u->fpmax, 0, 0) ||
+      sim_json_read_number(L, obj, path, "fvmax", &u->fvmax, 0) ||
+      sim_json_check_min(L, path, "fvmax", u->fvmax, 1, 0) ||
+      sim_json_read_vector(L, obj, path, "timeconst", u->timeconst, 2, 0) ||
+      sim_json_read_vector(L, obj, path, "lengthrange", a->lengthrange, 2, 0)) {
+    return -1;
+  }
+  if (u->force == 0 || !(u->range[0] < u->range[1]) || !(u->timeconst[0] > 0) ||
+      !(u->timeconst[1] > 0)) {
+    sim_json_path_join(p, path, u->force == 0 ? "force" : !(u->range[0] < u->range[1]) ? "range"
+                                                                                       : "timeconst");
+    return sim_json_fail(L, p, u->force == 0 ? "must be positive (or negative: scale/acc0)"
+                               : !(u->range[0] < u->range[1]) ? "expected [lo, hi] with lo < hi"
+                                                              : "expected two positive time constants");
+  }
+  if (cJSON_HasObjectItem(obj, "lengthrange") && !(a->lengthrange[0] < a->lengthrange[1])) {
+    sim_json_path_join(p, path, "lengthrange");
+    return sim_json_fail(L, p, "expected [lo, hi] with lo < hi (or leave it out: found at load)");
+  }
+  return 0;
+}
+
 static int parse_type_parameters(const sim_json_ctx *L, const cJSON *obj, const char *path,
                                  sim_actuator *a) {
   a->gear = 1;
+  /* a muscle's gear scales its transmission and may be negative (an antagonist on a joint) */
+  const int muscle = a->type == SIM_ACT_MUSCLE;
+  char p[SIM_JSON_PATH_MAX];
+  sim_json_path_join(p, path, "gear");
   if (sim_json_read_number(L, obj, path, "gear", &a->gear, 0) ||
-      sim_json_check_min(L, path, "gear", a->gear, 0, 1) ||
+      (muscle ? a->gear == 0 && sim_json_fail(L, p, "must not be 0")
+              : sim_json_check_min(L, path, "gear", a->gear, 0, 1)) ||
       sim_json_read_number(L, obj, path, "force_limit", &a->force_limit, 0) ||
       sim_json_check_min(L, path, "force_limit", a->force_limit, 0, 0)) {
     return -1;
@@ -106,10 +157,36 @@ static int parse_type_parameters(const sim_json_ctx *L, const cJSON *obj, const 
                    sim_json_check_min(L, path, "kv", a->kv, 0, 1)
                ? -1
                : 0;
+  case SIM_ACT_MUSCLE:
+    return parse_muscle(L, obj, path, a);
   case SIM_ACT_MOTOR:
   default:
     return 0;
   }
+}
+
+/* "tendon": the actuator pulls along it; motors, servos and muscles only (a DC motor's and a
+ * smart servo's models are of a rotor at a joint) */
+static int parse_tendon_ref(const sim_json_ctx *L, const cJSON *obj, const char *path,
+                            const sim_model *m, sim_actuator *a) {
+  char name[SIM_NAME_MAX] = "", p[SIM_JSON_PATH_MAX];
+  sim_json_path_join(p, path, "tendon");
+  if (sim_json_read_name(L, obj, path, "tendon", name, 1)) {
+    return -1;
+  }
+  if (cJSON_HasObjectItem(obj, "joint")) {
+    return sim_json_fail(L, p, "an actuator drives a joint or a tendon, not both");
+  }
+  if (a->type == SIM_ACT_DC_MOTOR || a->type == SIM_ACT_SMART_SERVO) {
+    return sim_json_fail(L, p, "a %s drives a joint, not a tendon",
+                         a->type == SIM_ACT_DC_MOTOR ? "dc_motor" : "servo");
+  }
+  a->tendon = sim_model_tendon(m, name);
+  if (a->tendon < 0) {
+    return sim_json_fail(L, p, "unknown tendon \"%s\"", name);
+  }
+  a->joint = a->dof = a->qposadr = -1;
+  return 0;
 }
 
 static int parse_joint_ref(const sim_json_ctx *L, const cJSON *obj, const char *path,
@@ -161,14 +238,17 @@ static int parse_actuator(const sim_json_ctx *L, const cJSON *obj, const char *p
   if (!kind) {
     sim_json_path_join(p, path, "type");
     return sim_json_fail(L, p, "missing or unknown (expected \"motor\", \"dc_motor\", "
-                               "\"position_servo\", \"velocity_servo\" or \"servo\")");
+                               "\"position_servo\", \"velocity_servo\", \"servo\" or \"muscle\")");
   }
   a->type = kind->type;
   a->ctrlrange[0] = -DBL_MAX, a->ctrlrange[1] = DBL_MAX;
   a->actadr = -1;
+  a->tendon = -1;
+  const int on_tendon = cJSON_HasObjectItem(obj, "tendon");
   return sim_json_check_keys(L, obj, path, kind->keys) ||
                  sim_json_read_name(L, obj, path, "name", a->name, 1) ||
-                 parse_joint_ref(L, obj, path, m, a) ||
+                 (on_tendon ? parse_tendon_ref(L, obj, path, m, a)
+                            : parse_joint_ref(L, obj, path, m, a)) ||
                  parse_type_parameters(L, obj, path, a) || parse_ctrlrange(L, obj, path, a)
              ? -1
              : 0;
@@ -235,7 +315,7 @@ int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m) 
                              a->name, k);
       }
     }
-    if (a->type == SIM_ACT_DC_MOTOR && a->inductance > 0) {
+    if ((a->type == SIM_ACT_DC_MOTOR && a->inductance > 0) || a->type == SIM_ACT_MUSCLE) {
       a->actadr = m->na++;
     }
   }

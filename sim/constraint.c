@@ -103,6 +103,9 @@ int sim_constraint_setconst(sim_model *m) {
       m->nefc_max += (jt->frictionloss > 0) + (jt->limited != 0);
     }
   }
+  for (int t = 0; t < m->ntendon; t++) { /* a tendon's: with a margin both sides can be near */
+    m->nefc_max += (m->tendons[t].frictionloss > 0) + 2 * (m->tendons[t].limited != 0);
+  }
   m->nefc_max += 4 * m->max_contacts; /* condim 3, pyramidal: four edges per contact */
   return sim__inverse_weights(m);
 }
@@ -203,6 +206,57 @@ static int add_row(const sim_model *m, sim_data *d, int dof, double sign, double
   return i;
 }
 
+/* a row J = sign·ten_J of tendon t, listing its nonzeros; returns its index */
+static int add_tendon_row(const sim_model *m, sim_data *d, int t, double sign, double pos,
+                          sim_constraint_type type) {
+  const int nv = m->nv, i = d->nefc++;
+  const double *tj = d->ten_J + (size_t)t * nv;
+  double *J = d->efc_J + (size_t)i * nv;
+  int *ind = d->efc_ind + (size_t)i * nv, nnz = 0;
+  for (int k = 0; k < nv; k++) {
+    J[k] = sign * tj[k];
+    if (tj[k] != 0) {
+      ind[nnz++] = k;
+    }
+  }
+  row_header(d, i, nnz, pos, type, t);
+  return i;
+}
+
+/* Tendon rows (MuJoCo's mjCNSTR_FRICTION_TENDON and mjCNSTR_LIMIT_TENDON): friction along the
+ * tendon bounded by its frictionloss; a limit row on each side the length comes within margin
+ * of, J = ∓ten_J, its violation measured beyond the margin (pos = distance − margin, as MuJoCo's
+ * impedance and reference take it). Their regularisation scales with tendon invweight0. */
+static void make_tendon_friction(const sim_model *m, sim_data *d) {
+  for (int t = 0; t < m->ntendon; t++) {
+    const sim_tendon *ten = &m->tendons[t];
+    if (ten->frictionloss > 0) {
+      const int i = add_tendon_row(m, d, t, 1.0, 0.0, SIM_CNSTR_FRICTION_TENDON);
+      d->efc_frictionloss[i] = ten->frictionloss;
+      row_impedance(m, d, i, ten->solref_friction, ten->solimp_friction, ten->invweight0,
+                    d->ten_velocity[t], 1);
+    }
+  }
+}
+
+static void make_tendon_limits(const sim_model *m, sim_data *d) {
+  for (int t = 0; t < m->ntendon; t++) {
+    const sim_tendon *ten = &m->tendons[t];
+    if (!ten->limited) {
+      continue;
+    }
+    const double L = d->ten_length[t], v = d->ten_velocity[t];
+    for (int side = -1; side <= 1; side += 2) {
+      const double dist = side * (ten->range[(side + 1) / 2] - L);
+      if (dist < ten->margin) {
+        const int i = add_tendon_row(m, d, t, -side, dist - ten->margin, SIM_CNSTR_LIMIT_TENDON);
+        row_impedance(m, d, i, ten->solref_limit, ten->solimp_limit, ten->invweight0, -side * v,
+                      0);
+      }
+    }
+  }
+}
+
 static void make_friction(const sim_model *m, sim_data *d) {
   for (int k = 0; k < m->nv; k++) {
     const sim_joint *jt = &m->joints[m->dof_joint[k]];
@@ -213,6 +267,7 @@ static void make_friction(const sim_model *m, sim_data *d) {
                     d->qvel[k], 1);
     }
   }
+  make_tendon_friction(m, d);
   d->nf = d->nefc;
 }
 
@@ -415,6 +470,7 @@ void sim_constraint_make(const sim_model *m, sim_data *d) {
   }
   make_friction(m, d);
   make_limits(m, d);
+  make_tendon_limits(m, d);
   for (int c = 0; c < d->ncon; c++) {
     make_contact(m, d, c);
   }

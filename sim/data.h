@@ -18,6 +18,9 @@
 /* Newton's Hessian is nv × nv, kept only by a model that can have constraint rows */
 #define SIM_DATA_NH(m) ((m)->nefc_max > 0 ? (m)->nv : 0)
 
+/* the tendon stage's scratch for two point Jacobians (3 × nv each), kept only with tendons */
+#define SIM_DATA_NTJAC(m) ((m)->ntendon > 0 ? 6 : 0)
+
 /* The state that defines a simulation: stepping from equal state gives equal bits. */
 #define SIM_STATE_ARRAYS(X)                                                    \
   X(qpos, nq, 1)          /* joint positions, rad or m */                      \
@@ -27,7 +30,7 @@
                                the force acting at the body's centre of mass: [f; τ] as   \
                                MuJoCo's xfrc_applied (sim_passive maps it onto the dofs) */ \
   X(ctrl, nu, 1)          /* actuator commands (meaning per actuator type) */   \
-  X(act, na, 1)           /* actuator internal state: DC motor current, A */          \
+  X(act, na, 1)           /* actuator internal state: DC motor current, A; muscle activation */ \
   X(qacc_warmstart, nv, 1) /* the constraint solver's last solution: next warm start */
 
 /* Everything derived from the state (recomputed by sim_forward) and scratch space. */
@@ -37,6 +40,15 @@
   X(qfrc_actuator, nv, 1) /* generalized forces of all actuators */            \
   X(actuator_force, nu, 1) /* each actuator's force at its joint, N·m or N */  \
   X(actuator_current, nu, 1) /* DC motor current (0 for others), A */          \
+  X(actuator_length, nu, 1) /* its joint's position or its tendon's length (sim_actuate) */ \
+  X(actuator_velocity, nu, 1) /* ... and its rate */                            \
+  X(act_dot, na, 1)       /* d(act)/dt of the muscles (0 for DC motors, advanced exactly) */ \
+  /* tendons (tendon.c), from sim_tendons (sim_forward after sim_kinematics): plain MuJoCo \
+   * names, for every stage that pulls along a tendon (passive, actuators, constraint rows) */ \
+  X(ten_length, ntendon, 1) /* each tendon's length, m (fixed: Σ coef·q) */   \
+  X(ten_velocity, ntendon, 1) /* its rate, ten_J·qvel */                      \
+  X(ten_J, ntendon, m->nv) /* its Jacobian ∂L/∂q (moment arms), dense, row per tendon */ \
+  X(ten_jac, nv, SIM_DATA_NTJAC(m)) /* scratch: the point Jacobians of a path segment */ \
   X(qfrc_bias, nv, 1)     /* Coriolis, centrifugal and gravity forces (RNEA) */\
   X(qfrc_inverse, nv, 1)  /* output of sim_inverse */                          \
   X(qM, nv, m->nv)        /* joint-space inertia matrix incl. armature (CRBA) */\
@@ -63,6 +75,8 @@
   X(int_v1, nv, 1)                                                             \
   X(int_kq, nv, 4)        /* RK4 stage derivatives of q */                      \
   X(int_kv, nv, 4)        /* RK4 stage derivatives of v */                      \
+  X(int_act0, na, 1)      /* integrator scratch: act at step start */          \
+  X(int_kact, na, 4)      /* RK4 stage derivatives of act */                    \
   X(scratch, nv, 1)                                                            \
   /* constraint stage (constraint.c, solver.c): rows 0..nefc-1 are in use */     \
   X(qacc_smooth, nv, 1)   /* a0: the acceleration without constraints */        \
@@ -102,7 +116,7 @@
 /* Integer arrays, laid out after the doubles in the same allocation. */
 #define SIM_INT_ARRAYS(X)                                                      \
   X(efc_type, nefc_max, 1)  /* sim_constraint_type of each row */              \
-  X(efc_id, nefc_max, 1)    /* joint (friction, limit) or contact of each row */                       \
+  X(efc_id, nefc_max, 1)    /* joint or tendon (friction, limit) or contact of each row */                       \
   X(efc_state, nefc_max, 1) /* sim_constraint_state of each row */             \
   X(efc_nnz, nefc_max, 1)   /* nonzeros of each Jacobian row */                 \
   X(efc_ind, nefc_max, m->nv) /* their dof indices: the products skip the zeros */ \
@@ -113,14 +127,17 @@
   X(sol_Hfirst, nv, 1)      /* Newton: first column of each row of the Hessian's profile */ \
   X(geom_sweep, ngeom, 1)   /* round geoms by the low x of their bounding spheres (broad phase) */
 
-/* Constraint rows: friction rows come first (box-constrained), then one-sided limits, then the
- * contacts' rows (each contact's consecutive, from con_efc). */
+/* Constraint rows: friction rows come first (box-constrained: joints', then tendons'), then
+ * one-sided limits (joints', then tendons'), then the contacts' rows (each contact's
+ * consecutive, from con_efc). */
 typedef enum sim_constraint_type {
   SIM_CNSTR_FRICTION_DOF = 0, /* Coulomb friction of a joint, |force| <= frictionloss */
   SIM_CNSTR_LIMIT_JOINT = 1,  /* a joint at or past a limit, force >= 0 */
   SIM_CNSTR_CONTACT_PYRAMIDAL = 2, /* one edge of a contact's friction pyramid, force >= 0 */
   SIM_CNSTR_CONTACT_FRICTIONLESS = 3, /* a condim-1 contact's normal, force >= 0 */
   SIM_CNSTR_CONTACT_ELLIPTIC = 4, /* an elliptic contact's normal, tangent 1, tangent 2 rows */
+  SIM_CNSTR_FRICTION_TENDON = 5, /* Coulomb friction along a tendon (a friction row, first nf) */
+  SIM_CNSTR_LIMIT_TENDON = 6,    /* a tendon at or past a length limit, force >= 0 */
 } sim_constraint_type;
 
 typedef enum sim_constraint_state {

@@ -27,5 +27,9 @@ double sim_energy_potential(const sim_model *m, const sim_data *d) {
       energy += 0.5 * j->stiffness * stretch * stretch;
     }
   }
+  for (int t = 0; t < m->ntendon; t++) { /* tendon springs, at the lengths sim_tendons left */
+    const double stretch = d->ten_length[t] - m->tendons[t].springlength;
+    energy += 0.5 * m->tendons[t].stiffness * stretch * stretch;
+  }
   return energy;
 }

@@ -5,6 +5,7 @@
 
 void sim_forward_dynamics(const sim_model *m, sim_data *d, double implicit_h) {
   sim_kinematics(m, d);
+  sim_tendons(m, d);
   sim_collide(m, d);
   sim_passive(m, d);
   sim_actuate(m, d);

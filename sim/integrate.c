@@ -86,10 +86,20 @@ static int any_damping(const sim_model *m) {
   return 0;
 }
 
+/* act += h·rate for the muscles' activations (a DC motor's current has rate 0 here: it is
+ * advanced exactly by sim_actuator_advance), as MuJoCo's mj_advance; unclamped, as MuJoCo 2.2.2
+ * leaves an activation without actlimited. */
+static void advance_act(const sim_model *m, sim_data *d, const double *rate, double h) {
+  for (int k = 0; k < m->na; k++) {
+    d->act[k] += h * rate[k];
+  }
+}
+
 /* Semi-implicit Euler: v += h·a, then q += h·v_new. Damping is implicit, as in MuJoCo:
  * (M + h·B)·a = f, which keeps stiff dampers stable at large steps. */
 static void step_euler(const sim_model *m, sim_data *d, double h, observer *obs) {
   evaluate(m, d, any_damping(m) ? h : 0.0, obs);
+  advance_act(m, d, d->act_dot, h);
   add_scaled(d->qvel, d->qvel, d->qacc, h, m->nv);
   integrate_positions(m, d->qpos, d->qpos, d->qvel, h);
 }
@@ -101,6 +111,7 @@ static void step_euler(const sim_model *m, sim_data *d, double h, observer *obs)
 static void step_verlet(const sim_model *m, sim_data *d, double h, observer *obs) {
   int nv = m->nv;
   evaluate(m, d, 0.0, obs);
+  memcpy(d->int_kact, d->act_dot, (size_t)m->na * sizeof(double)); /* act: explicit Euler */
   add_scaled(d->qvel, d->qvel, d->qacc, 0.5 * h, nv);
   integrate_positions(m, d->qpos, d->qpos, d->qvel, h);
   memcpy(d->int_v0, d->qvel, (size_t)nv * sizeof(double)); /* the half-step velocity */
@@ -108,6 +119,7 @@ static void step_verlet(const sim_model *m, sim_data *d, double h, observer *obs
   add_scaled(d->qvel, d->int_v0, d->qacc, 0.5 * h, nv); /* predicted end velocity */
   evaluate(m, d, 0.0, obs);
   add_scaled(d->qvel, d->int_v0, d->qacc, 0.5 * h, nv);
+  advance_act(m, d, d->int_kact, h);
 }
 
 /* Implicit midpoint x1 = x0 + h·f((x0 + x1)/2), solved by fixed-point iteration from an
@@ -117,6 +129,7 @@ static void step_midpoint(const sim_model *m, sim_data *d, double h, observer *o
   memcpy(d->int_q0, d->qpos, (size_t)nq * sizeof(double));
   memcpy(d->int_v0, d->qvel, (size_t)nv * sizeof(double));
   evaluate(m, d, 0.0, obs);
+  memcpy(d->int_kact, d->act_dot, (size_t)m->na * sizeof(double)); /* act: explicit Euler */
   integrate_positions(m, d->int_q1, d->int_q0, d->int_v0, h);
   add_scaled(d->int_v1, d->int_v0, d->qacc, h, nv);
   double residual = 0;
@@ -142,6 +155,7 @@ static void step_midpoint(const sim_model *m, sim_data *d, double h, observer *o
   }
   memcpy(d->qpos, d->int_q1, (size_t)nq * sizeof(double));
   memcpy(d->qvel, d->int_v1, (size_t)nv * sizeof(double));
+  advance_act(m, d, d->int_kact, h);
   d->midpoint_residual = residual;
 }
 
@@ -172,23 +186,27 @@ static void rk4_rotation_rates(const sim_model *m, sim_data *d, int s, double h)
   }
 }
 
-/* Classic fourth-order Runge–Kutta on x = (q, v), ẋ = (v, a(q, v)); rotations of ball and free
- * joints on their manifold (rk4_rotation_rates). */
+/* Classic fourth-order Runge–Kutta on x = (q, v, act), ẋ = (v, a(q, v, act), act_dot), as
+ * MuJoCo's mj_RungeKutta carries act; rotations of ball and free joints on their manifold
+ * (rk4_rotation_rates). */
 static void step_rk4(const sim_model *m, sim_data *d, double h, observer *obs) {
   static const double stage_c[4] = {0.0, 0.5, 0.5, 1.0};
   static const double weight[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
-  int nq = m->nq, nv = m->nv;
+  int nq = m->nq, nv = m->nv, na = m->na;
   memcpy(d->int_q0, d->qpos, (size_t)nq * sizeof(double));
   memcpy(d->int_v0, d->qvel, (size_t)nv * sizeof(double));
+  memcpy(d->int_act0, d->act, (size_t)na * sizeof(double));
   for (int s = 0; s < 4; s++) {
-    double *kq = d->int_kq + s * nv, *kv = d->int_kv + s * nv;
+    double *kq = d->int_kq + s * nv, *kv = d->int_kv + s * nv, *ka = d->int_kact + s * na;
     if (s > 0) {
       integrate_positions(m, d->qpos, d->int_q0, kq - nv, stage_c[s] * h);
       add_scaled(d->qvel, d->int_v0, kv - nv, stage_c[s] * h, nv);
+      add_scaled(d->act, d->int_act0, ka - na, stage_c[s] * h, na);
     }
     evaluate(m, d, 0.0, obs);
     memcpy(kq, d->qvel, (size_t)nv * sizeof(double));
     memcpy(kv, d->qacc, (size_t)nv * sizeof(double));
+    memcpy(ka, d->act_dot, (size_t)na * sizeof(double));
     if (m->nq != m->nv) {
       rk4_rotation_rates(m, d, s, h);
     }
@@ -203,6 +221,13 @@ static void step_rk4(const sim_model *m, sim_data *d, double h, observer *obs) {
     d->qvel[k] = d->int_v0[k] + h * dv;
   }
   integrate_positions(m, d->qpos, d->int_q0, d->scratch, h);
+  for (int k = 0; k < na; k++) {
+    double da = 0;
+    for (int s = 0; s < 4; s++) {
+      da += weight[s] * d->int_kact[s * na + k];
+    }
+    d->act[k] = d->int_act0[k] + h * da;
+  }
 }
 
 void sim_step_observed(const sim_model *m, sim_data *d, sim_stage_hook stage, void *ctx) {

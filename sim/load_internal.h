@@ -34,6 +34,12 @@ int sim_options_parse(const sim_json_ctx *L, const cJSON *root, sim_option *opt)
 int sim_sites_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
 /* "actuators" (sim/actuator_load.c), on the assembled joints */
 int sim_actuators_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
+/* "tendons" (sim/tendon_load.c), on the assembled joints, sites and geoms */
+int sim_tendons_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
+/* tendon constants (length0, invweight0, springlength < 0 resolved; sim/tendon_load.c) and the
+ * muscles' acc0 and length ranges (sim/muscle_range.c), once the model is assembled */
+int sim__tendon_setconst(const sim_json_ctx *L, sim_model *m);
+int sim__muscle_setconst(const sim_json_ctx *L, sim_model *m);
 /* "max_contacts" and "geoms", meshes with their hulls (sim/geom_load.c) */
 int sim_geoms_parse(const sim_json_ctx *L, const cJSON *root, sim_model *m);
 /* "exclude" (sim/geom_load.c): body pairs whose geoms never touch */

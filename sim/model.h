@@ -80,7 +80,13 @@ typedef struct sim_option {
   sim_cone cone;           /* pyramidal or elliptic */
   double impratio;         /* friction rows' impedance over the normal row's (MuJoCo's
                               opt.impratio, > 0, 1 by default): R_friction = R_normal/impratio */
+  int disable;             /* SIM_DISABLE_* bits, 0 in every loaded model: only the muscles'
+                              length-range simulation at load (sim/muscle_range.c) sets them */
 } sim_option;
+
+#define SIM_DISABLE_PASSIVE 1   /* no springs, dampers (Euler's implicit damping stays, as in
+                                   MuJoCo) or applied body forces in qfrc_passive */
+#define SIM_DISABLE_ACTUATION 2 /* qfrc_actuator 0 (lengths still computed) */
 
 /* MuJoCo's soft-constraint parameters (sim/constraint.c):
  * solref = [timeconst, dampratio] (both > 0) or [-stiffness, -damping] (both <= 0, direct);
@@ -199,14 +205,32 @@ typedef enum sim_actuator_type {
   SIM_ACT_VELOCITY_SERVO = 3, /* ctrl: target velocity, rad/s or m/s */
   SIM_ACT_SMART_SERVO = 4,    /* ctrl: joint torque, N·m, from a smart servo's own firmware and
                                  motor model (hil/servo); its "servo" block is read there */
+  SIM_ACT_MUSCLE = 5,         /* ctrl: neural excitation in [0, 1]; act: activation; force
+                                 along its tendon (or joint) from MuJoCo 2.2.2's muscle model
+                                 (sim/muscle.c) */
 } sim_actuator_type;
+
+/* MuJoCo 2.2.2's muscle parameters (its mju_muscleGain / mju_muscleBias / mju_muscleDynamics):
+ * lengths are normalized so that `range` maps onto the actuator's lengthrange. */
+typedef struct sim_muscle {
+  double range[2];       /* operating length range, in optimal lengths (0.75, 1.05) */
+  double force;          /* peak active force, N; < 0: scale / acc0 */
+  double scale;          /* force = scale / acc0 when force < 0 (200) */
+  double lmin, lmax;     /* lengths (in optimal lengths) where the active force vanishes (0.5, 1.6) */
+  double vmax;           /* shortening speed, optimal lengths per s, at which force is 0 (1.5) */
+  double fpmax;          /* passive force halfway from 1 to lmax, doubled, in units of the
+                            peak force (1.3; 1.5·fpmax at lmax) */
+  double fvmax;          /* active force when lengthening fast, in units of the peak (1.2) */
+  double timeconst[2];   /* activation and deactivation time constants, s (0.01, 0.04) */
+} sim_muscle;
 
 typedef struct sim_actuator {
   char name[SIM_NAME_MAX];
   sim_actuator_type type;
-  int joint;               /* driven joint (has one degree of freedom) */
-  int qposadr;             /* its position coordinate */
-  int dof;                 /* its velocity coordinate */
+  int joint;               /* driven joint (has one degree of freedom); -1 on a tendon */
+  int qposadr;             /* its position coordinate (-1 on a tendon) */
+  int dof;                 /* its velocity coordinate (-1 on a tendon) */
+  int tendon;              /* the tendon it pulls (force along it, moment ten_J), or -1 */
   int actadr;              /* index of its internal state in data.act (DC motor current), or -1 */
   double gear;             /* motor: force = gear·ctrl; DC motor: gear ratio (motor turns per joint turn) */
   double ctrlrange[2];     /* commands are clamped to this range */
@@ -224,7 +248,54 @@ typedef struct sim_actuator {
   double kd;               /* damping gain of the position servo, N·m·s/rad */
   double kv;               /* velocity gain, N·m·s/rad */
   double force_limit;      /* output limit of a motor, servo or DC motor at the joint, N·m or N (0: none) */
+  /* muscle */
+  sim_muscle muscle;
+  double lengthrange[2];   /* the actuator lengths `muscle.range` maps onto, m (or rad): given,
+                              or found at load as MuJoCo's compiler does (sim/muscle_range.c) */
+  double acc0;             /* derived: |M⁻¹·moment| at qpos0 (MuJoCo's actuator_acc0) */
 } sim_actuator;
+
+/* Tendons (sim/tendon.c): a length L(q) with its Jacobian (moment) J = ∂L/∂q.
+ *  - fixed: L = Σ coef·q_joint over hinge and slide joints (MuJoCo's <fixed>);
+ *  - spatial: the path through sites, wrapping around spheres and cylinders between two sites,
+ *    divided by the divisor of the last pulley (MuJoCo's <spatial>).
+ * A tendon may have a spring-damper (sim_passive), length limits and Coulomb friction (rows of
+ * the constraint stage), and actuators that pull along it. */
+typedef enum sim_wrap_type {
+  SIM_WRAP_JOINT = 0,    /* fixed tendon term: id joint, prm coef */
+  SIM_WRAP_SITE = 1,     /* id site */
+  SIM_WRAP_SPHERE = 2,   /* id geom (a sphere), sidesite the site choosing the side, or -1 */
+  SIM_WRAP_CYLINDER = 3, /* id geom (a cylinder), sidesite likewise */
+  SIM_WRAP_PULLEY = 4,   /* prm divisor of the branches that follow */
+} sim_wrap_type;
+
+typedef struct sim_wrap {
+  sim_wrap_type type;
+  int id;                /* joint, site or geom; -1 for a pulley */
+  int sidesite;          /* wrapping geoms: the side site, -1 for none */
+  double prm;            /* joint coefficient or pulley divisor */
+} sim_wrap;
+
+typedef struct sim_tendon {
+  char name[SIM_NAME_MAX];
+  int spatial;           /* 0: fixed (joint terms), 1: spatial (a path) */
+  int wrapadr, wrapnum;  /* its path or terms in model.wraps */
+  double stiffness;      /* N/m (or N·m/rad for a fixed tendon's units) */
+  double springlength;   /* the spring's rest length; given < 0: its length at the joints'
+                            springref (MuJoCo's qpos_spring), set by the loader */
+  double damping;        /* N·s/m */
+  int limited;           /* 1: range is enforced as one-sided soft constraints */
+  double range[2];       /* m */
+  double margin;         /* a limit row exists while the distance to it is below this, m */
+  double solref_limit[SIM_NREF];
+  double solimp_limit[SIM_NIMP];
+  double frictionloss;   /* Coulomb friction along the tendon, N; 0: none */
+  double solref_friction[SIM_NREF];
+  double solimp_friction[SIM_NIMP];
+  /* derived by the loader (sim__tendon_setconst) */
+  double length0;        /* length at qpos0 */
+  double invweight0;     /* J·M⁻¹·Jᵀ at qpos0: scales the rows' regularisation */
+} sim_tendon;
 
 typedef struct sim_model {
   char name[SIM_NAME_MAX];
@@ -237,11 +308,15 @@ typedef struct sim_model {
   int ngeom;             /* collision shapes */
   int max_contacts;      /* contacts kept per evaluation (more are dropped) */
   int na;                /* actuator state variables (data.act) */
+  int ntendon;           /* tendons */
+  int nwrap;             /* their path elements and joint terms */
   sim_body *bodies;      /* [nbody] */
   sim_joint *joints;     /* [njnt] */
   sim_site *sites;       /* [nsite] */
   sim_actuator *actuators; /* [nu] */
   sim_geom *geoms;       /* [ngeom] */
+  sim_tendon *tendons;   /* [ntendon] */
+  sim_wrap *wraps;       /* [nwrap] */
   int nhull_vert;        /* mesh hull vertices, all mesh geoms */
   double *hull_vert;     /* [3·nhull_vert] in each geom's frame, scale applied */
   int nhull_graph;
@@ -277,6 +352,8 @@ int sim_model_body(const sim_model *m, const char *name);
 int sim_model_joint(const sim_model *m, const char *name);
 int sim_model_site(const sim_model *m, const char *name);
 int sim_model_actuator(const sim_model *m, const char *name);
+int sim_model_tendon(const sim_model *m, const char *name);
+int sim_model_geom(const sim_model *m, const char *name);
 
 /* Model constants of the constraint stage (constraint.c): each body's weld, dof_parent, each
  * joint's invweight0 and meaninertia (M at q = 0, as MuJoCo computes them at its qpos0), and

@@ -142,7 +142,7 @@ static const char *const root_keys[] = {
     "name", "comment", "timestep", "integrator", "midpoint_iterations", "solver_iterations",
     "solver_tolerance", "solver", "cone", "impratio", "max_contacts", "gravity", "bodies",
     "geoms", "exclude",
-    "sites", "actuators",
+    "sites", "actuators", "tendons",
     /* sections owned by other modules, validated there */
     "sensors", "runtime", "transports", NULL};
 
@@ -178,8 +178,10 @@ static sim_model *build_model(const sim_json_ctx *L, const cJSON *root) {
     free(rb); /* copied into the model: its memory is not held through the rest of the load */
     rb = NULL;
     snprintf(m->name, sizeof m->name, "robot");
+    /* tendons name sites, joints and geoms; actuators name joints and tendons */
     ok = sim_json_read_name(L, root, "", "name", m->name, 0) == 0 && sim_sites_parse(L, root, m) == 0 &&
-         sim_actuators_parse(L, root, m) == 0 && sim_geoms_parse(L, root, m) == 0;
+         sim_geoms_parse(L, root, m) == 0 && sim_tendons_parse(L, root, m) == 0 &&
+         sim_actuators_parse(L, root, m) == 0;
   }
   ok = ok && check_tree_work(L, m) == 0 && sim_excludes_parse(L, root, m) == 0;
   free(rb);
@@ -241,6 +243,8 @@ static sim_model *finish_model(const sim_json_ctx *L, sim_model *m) {
     ok = sim_json_fail(L, "", "out of memory") == 0;
   }
   ok = ok && check_regular(L, m) == 0;
+  /* tendon lengths at qpos0 and at the springs' rest, muscles' acc0 and length ranges */
+  ok = ok && sim__tendon_setconst(L, m) == 0 && sim__muscle_setconst(L, m) == 0;
   if (!ok) {
     sim_model_free(m);
     return NULL;

@@ -16,6 +16,8 @@ void sim_model_free(sim_model *m) {
   free(m->sites);
   free(m->actuators);
   free(m->geoms);
+  free(m->tendons);
+  free(m->wraps);
   free(m->hull_vert);
   free(m->hull_graph);
   free(m->exclude);
@@ -75,6 +77,24 @@ int sim_model_site(const sim_model *m, const char *name) {
 int sim_model_actuator(const sim_model *m, const char *name) {
   for (int i = 0; i < m->nu; i++) {
     if (strcmp(m->actuators[i].name, name) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+int sim_model_tendon(const sim_model *m, const char *name) {
+  for (int i = 0; i < m->ntendon; i++) {
+    if (strcmp(m->tendons[i].name, name) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+int sim_model_geom(const sim_model *m, const char *name) {
+  for (int i = 0; i < m->ngeom; i++) {
+    if (strcmp(m->geoms[i].name, name) == 0) {
       return i;
     }
   }

@@ -5,7 +5,7 @@
  * and the state in d, and writes its results into d. No stage allocates memory, reads a clock,
  * or draws a random number: the same inputs give the same bits.
  *
- * Pipeline of one step:  kinematics → collision → passive forces → actuators → constraint rows
+ * Pipeline of one step:  kinematics → tendons → collision → passive forces → actuators → constraint rows
  *                        → ABA (bias forces inside: a0) → [constraint solver, when rows exist]
  *                        → integrate → actuator state.
  */
@@ -21,6 +21,11 @@
  * spatial inertias (cinert), motion subspaces (cdof), velocities (cvel) and velocity-product
  * terms (cvp). Reads qpos and qvel. */
 void sim_kinematics(const sim_model *m, sim_data *d);
+
+/* tendon.c: each tendon's length (ten_length), Jacobian (ten_J, the moment arms) and rate
+ * (ten_velocity), as MuJoCo 2.2.2's mj_tendon: fixed tendons Σ coef·q, spatial tendons along
+ * their path of sites, wrapping geoms and pulleys. Needs sim_kinematics. */
+void sim_tendons(const sim_model *m, sim_data *d);
 
 /* kinematics.c: a motion vector w in world axes about the origin (a c* row), expressed in the
  * axes of body i at its origin. Needs sim_kinematics. */
@@ -38,11 +43,16 @@ void sim_base_acceleration(const sim_model *m, double a0[6]);
 
 /* passive.c: qfrc_passive = -stiffness·(q - springref) - damping·qd + Σ_b J_bᵀ·xfrc_applied_b,
  * the last the generalized force of each body's applied force (at its centre of mass) and
- * torque (J_b: the Jacobian of that point and of the body's rotation). Needs sim_kinematics. */
+ * torque (J_b: the Jacobian of that point and of the body's rotation), plus each tendon's
+ * spring-damper along it, ten_Jᵀ·(−k·(L − springlength) − b·L̇). Needs sim_kinematics and
+ * sim_tendons. */
 void sim_passive(const sim_model *m, sim_data *d);
 
 /* actuator.c: qfrc_actuator and actuator_force from ctrl (clamped to each ctrlrange; a
- * non-finite command reads as 0), the state, and the DC motors' currents in act. */
+ * non-finite command reads as 0), the state, the DC motors' currents and the muscles'
+ * activations in act; actuator_length and actuator_velocity (the joint's or the tendon's), and
+ * the muscles' act_dot. An actuator on a tendon pulls along it (qfrc += ten_J·force). Needs
+ * sim_tendons. */
 void sim_actuate(const sim_model *m, sim_data *d);
 
 /* actuator.c: advances actuator state (DC motor winding currents) by h, exactly for the linear
@@ -166,7 +176,8 @@ int sim_overlaps_at_rest(const sim_model *m, sim_overlap *out, int max);
 /* Kinetic energy ½·qd'·M·qd (armature included). Needs sim_kinematics. */
 double sim_energy_kinetic(const sim_model *m, const sim_data *d);
 
-/* Potential energy: gravity (-Σ m·g·com) plus joint springs. Needs sim_kinematics. */
+/* Potential energy: gravity (-Σ m·g·com) plus joint and tendon springs. Needs sim_kinematics
+ * and sim_tendons (sim_forward does both). */
 double sim_energy_potential(const sim_model *m, const sim_data *d);
 
 /* --- snapshot.c --------------------------------------------------------------------------- */

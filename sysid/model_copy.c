@@ -32,6 +32,8 @@ sim_model *sysid__model_copy(const sim_model *m) {
   c->sites = dup(m->sites, (size_t)m->nsite, sizeof *m->sites, &ok);
   c->actuators = dup(m->actuators, (size_t)m->nu, sizeof *m->actuators, &ok);
   c->geoms = dup(m->geoms, (size_t)m->ngeom, sizeof *m->geoms, &ok);
+  c->tendons = dup(m->tendons, (size_t)m->ntendon, sizeof *m->tendons, &ok);
+  c->wraps = dup(m->wraps, (size_t)m->nwrap, sizeof *m->wraps, &ok);
   c->hull_vert = dup(m->hull_vert, 3 * (size_t)m->nhull_vert, sizeof *m->hull_vert, &ok);
   c->hull_graph = dup(m->hull_graph, (size_t)m->nhull_graph, sizeof *m->hull_graph, &ok);
   c->exclude = dup(m->exclude, 2 * (size_t)m->nexclude, sizeof *m->exclude, &ok);

@@ -31,6 +31,7 @@ typedef struct sysid_series {
   int nact;           /* logged actuators */
   char **act_name;    /* nact names */
   double *u;          /* n × nact inputs, in the actuator's ctrl units */
+  int from_log;       /* 1: read from an Achilles log (sysid_series_load_log) */
   char source[256];   /* where it came from (file name), for messages */
   char warning[512];  /* what the reader accepted but the user should know ("" when nothing):
                          a log cut by a killed run, a log of a robot of another name */
@@ -65,6 +66,19 @@ int sysid_series_load_csv(sysid_series *s, const char *path, const sim_model *m,
  * must be one of m's. Damaged records are errors naming their record and byte. */
 int sysid_series_load_log(sysid_series *s, const char *path, const sim_model *m,
                           const sens_set *set, char *err, size_t err_sz);
+
+/* `--servo-goals` on an Achilles log (docs/sysid.md section 10.1): the inputs of the nsv servos
+ * sv (series actuators, X-series models) become their Goal Positions, rad ((ticks − 2048)·2π/4096),
+ * as the log's servo records (docs/logs.md) say each servo's loop took them: a goal recorded at
+ * step k is the input of the row of step k and holds until the next. The rows before the first at
+ * which every servo runs with torque on and its factory settings (the fit's servo loop) are left
+ * out. s was read from the log at path (sysid_series_load_log). 0, or -1 with a message naming the
+ * place: no servo record for a servo (a log of version 1), a later record that takes a servo off
+ * the factory settings or turns its torque off, a field that is not the model's, a damaged
+ * record. */
+struct sysid_servo;
+int sysid_series_servo_goals(sysid_series *s, const char *path, const struct sysid_servo *sv,
+                             int nsv, char *err, size_t err_sz);
 
 /* Either reader, told apart by the file's first bytes as hil_series_load does; `map` applies to
  * a CSV (a log with a map is an error: its columns are the recording's own). */

@@ -249,6 +249,7 @@ int sysid_series_load_log(sysid_series *s, const char *path, const sim_model *m,
     return -1;
   }
   snprintf(s->source, sizeof s->source, "%s", path);
+  s->from_log = 1;
   const hil_log_header *h = hil_log_reader_header(r);
   log_reader lr = {path, m, s, NULL, NULL, NULL, NULL, 0, 0, 0};
   int rc = plan_joints(&lr, h, set, err, err_sz);

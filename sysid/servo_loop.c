@@ -31,6 +31,8 @@ struct sysid_servo_loop {
   int act, dof;          /* model actuator, its joint's dof */
   int present;           /* the series' readings of its joint are its Present Position */
   double sensor_step;    /* rad, the joint encoder's resolution in front of the servo's (0: none) */
+  int logged;            /* the loop reads the logged readings (sysid_servo.feedback_logged) */
+  int jy;                /* the series joint of its joint, or -1 */
   dxl_device dev;        /* the control table, at the model's defaults, torque on */
   servo_state st;
   servo_motor mot;
@@ -81,7 +83,12 @@ int sysid__servo_setup(sysid_problem *p, char *err, size_t err_sz) {
       return -1;
     }
     L->dev.mem[DXL_TORQUE_ENABLE] = 1;
-    L->a = a, L->act = act, L->dof = m->actuators[act].dof, L->present = !sv->joint_sensor;
+    L->a = a, L->act = act, L->dof = m->actuators[act].dof;
+    L->present = !sv->joint_sensor && !sv->feedback_logged;
+    L->logged = sv->feedback_logged, L->jy = -1;
+    for (int j = 0; j < p->nj; j++) {
+      L->jy = p->jdof[j] == L->dof ? j : L->jy;
+    }
     L->sensor_step = sv->sensor_step > 0 ? sv->sensor_step : 0;
     L->dH = calloc(4 * n, sizeof(double));
     if (!L->dH) {
@@ -134,9 +141,23 @@ static void axpy(double *y, double a, const double *x, size_t n) {
   }
 }
 
+/* With feedback_logged: the joint's logged reading (rad, as the series holds it: what the bus fed
+ * the servo) at sample row i when that row is at time tau (a sample of that very step); 1 when
+ * there is one. */
+static int logged_reading(const sysid_problem *p, const struct sysid_servo_loop *L, int i,
+                          double tau, double *y) {
+  const double h = p->m->opt.timestep;
+  if (!L->logged || L->jy < 0 || i < 0 || fabs(p->t[i] - tau) > 1e-6 * h) {
+    return 0;
+  }
+  *y = p->y[(size_t)i * p->nj + L->jy];
+  return isfinite(*y);
+}
+
 /* the loop at the window's start: powered and torque on long ago, the encoder's play settled
- * behind a moving joint, the previous error one step of the joint's speed back */
-static void start(sysid_problem *p, struct sysid_servo_loop *L, double goal, int jac) {
+ * behind a moving joint, the previous error one step of the joint's speed back; with
+ * feedback_logged, the encoder's output and the previous error from the log where it has them */
+static void start(sysid_problem *p, struct sysid_servo_loop *L, double goal, int is, int jac) {
   const sim_data *d = p->d;
   const int nv = p->m->nv;
   const size_t n = (size_t)p->nx + (size_t)p->np;
@@ -155,22 +176,36 @@ static void start(sysid_problem *p, struct sysid_servo_loop *L, double goal, int
   if (!p->servo_smooth) {
     L->st.held = round(L->st.held);
   }
+  double y, yp;
+  const int held_logged = logged_reading(p, L, is, d->time, &y);
+  const int prev_logged = held_logged && logged_reading(p, L, is - 1, d->time - h, &yp);
+  if (held_logged) { /* the reading the servo had: data */
+    L->st.held = round(servo_ticks(y));
+  }
   L->st.traj_pos = goal;
   L->st.prev_ticks = L->st.held;
   L->st.prev_error = goal - (L->st.held - TICKS_PER_RAD * v * h);
+  if (prev_logged) { /* the step before's goal and reading: a goal written at this step kicks */
+    L->st.prev_error = (double)lround(servo_ticks(p->u[(size_t)(is - 1) * p->na + L->a])) -
+                       round(servo_ticks(yp));
+  }
   if (jac) {
     const double *Sq = p->S + (size_t)L->dof * n, *Sv = p->S + (size_t)(nv + L->dof) * n;
     memset(L->dH, 0, 3 * n * sizeof(double));
-    axpy(L->dH, TICKS_PER_RAD, Sq, n);
-    axpy(L->dH, -lag * (1 - th * th) / SYSID_SERVO_REST_SPEED, Sv, n);
-    axpy(L->dE, -1.0, L->dH, n);
-    axpy(L->dE, TICKS_PER_RAD * h, Sv, n);
+    if (!held_logged) {
+      axpy(L->dH, TICKS_PER_RAD, Sq, n);
+      axpy(L->dH, -lag * (1 - th * th) / SYSID_SERVO_REST_SPEED, Sv, n);
+    }
+    if (!prev_logged) {
+      axpy(L->dE, -1.0, L->dH, n);
+      axpy(L->dE, TICKS_PER_RAD * h, Sv, n);
+    }
   }
 }
 
 /* ∂τ of the step just taken, from the loop's state before it (held0, e0, i0) and after */
 static void torque_rows(sysid_problem *p, struct sysid_servo_loop *L, double held0, double e0,
-                        double i0) {
+                        double i0, int logged) {
   const int nv = p->m->nv;
   const size_t n = (size_t)p->nx + (size_t)p->np;
   const double *Sq = p->S + (size_t)L->dof * n, *Sv = p->S + (size_t)(nv + L->dof) * n;
@@ -181,7 +216,9 @@ static void torque_rows(sysid_problem *p, struct sysid_servo_loop *L, double hel
   const double kd = dxl_device_get(dv, DXL_POSITION_D_GAIN, 2) / 16.0;
   const double lim = dxl_device_get(dv, DXL_PWM_LIMIT, 2);
   const servo_state *s = &L->st;
-  if (s->held != held0) { /* the play moved with the joint */
+  if (logged) { /* the encoder read the log: no function of the state */
+    memset(L->dH, 0, n * sizeof(double));
+  } else if (s->held != held0) { /* the play moved with the joint */
     memset(L->dH, 0, n * sizeof(double));
     axpy(L->dH, TICKS_PER_RAD, Sq, n);
   }
@@ -211,11 +248,13 @@ void sysid__servo_ctrl(sysid_problem *p, int is, int jac) {
     const double goal = (double)lround(servo_ticks(p->u[(size_t)is * p->na + L->a]));
     dxl_device_set(&L->dev, DXL_GOAL_POSITION, 4, (uint32_t)(int32_t)goal);
     const double held0 = L->st.held, e0 = L->st.prev_error, i0 = L->st.integral;
-    const servo_feedback fb = {sensed(p, L, d->qpos[p->m->actuators[L->act].qposadr]),
-                               d->qvel[L->dof]};
+    double y;
+    const int logged = logged_reading(p, L, is, d->time, &y);
+    const servo_feedback fb = {
+        logged ? y : sensed(p, L, d->qpos[p->m->actuators[L->act].qposadr]), d->qvel[L->dof]};
     d->ctrl[L->act] = dxl_servo_step(&L->dev, &L->st, &L->mot, &fb, h);
     if (jac) {
-      torque_rows(p, L, held0, e0, i0);
+      torque_rows(p, L, held0, e0, i0, logged);
     }
   }
 }
@@ -223,7 +262,7 @@ void sysid__servo_ctrl(sysid_problem *p, int is, int jac) {
 void sysid__servo_start(sysid_problem *p, int is, int jac) {
   for (int i = 0; i < p->nsl; i++) {
     struct sysid_servo_loop *L = &p->sl[i];
-    start(p, L, (double)lround(servo_ticks(p->u[(size_t)is * p->na + L->a])), jac);
+    start(p, L, (double)lround(servo_ticks(p->u[(size_t)is * p->na + L->a])), is, jac);
   }
 }
 

@@ -96,6 +96,13 @@ typedef struct sysid_servo {
                              reads its position from it (as the bus does with one configured:
                              hil/servo/servo_bus.c), rounded to it before the servo's encoder;
                              0: the servo reads the joint itself */
+  int feedback_logged;    /* 1: at each step whose sample the series has, the loop reads the
+                             joint's logged reading (as the series holds it, rad) instead of the
+                             simulated joint through sensor_step: the encoder samples the bus fed
+                             the servo, so the loop gives the torques the servo gave, whatever
+                             the simulated joint's ticks (an Achilles log of every step: docs/
+                             sysid.md section 10.1); the joint's readings are then read as the
+                             joint's angle (as joint_sensor 1) */
 } sysid_servo;
 
 typedef struct sysid_options {

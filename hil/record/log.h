@@ -2,7 +2,7 @@
  *
  * Format (docs/logs.md): one record per line, "cccccccc {json}\n", where cccccccc is the CRC-32
  * (IEEE 802.3, as zlib's crc32) of the JSON text in 8 lowercase hex digits. The first record is
- * a header; then samples, commands and status records in the order they happened; a final
+ * a header; then samples, commands, servo and status records in the order they happened; a final
  * "end" record when the log was closed cleanly (its absence means the run was killed). Numbers
  * are written with the shortest digits that read back bit for bit (hil/number_format.h); NaN and
  * infinities are written as null.
@@ -28,13 +28,15 @@
 #include "sensors/sensors.h"
 #include "sim/sim.h"
 
-#define HIL_LOG_VERSION 1
+#define HIL_LOG_VERSION 2 /* 2: servo records; a version-1 log (none) still reads */
 #define HIL_LOG_MAX_SENSORS 32
 #define HIL_LOG_MAX_ACTUATORS 32
 #define HIL_LOG_NAME_MAX 64
 #define HIL_LOG_UNIT_MAX 16
 #define HIL_LOG_LINE_MAX 8192      /* longest record the writer produces and the reader accepts */
 #define HIL_LOG_BUFFER_BYTES 65536 /* writer buffer; flushed to the kernel when full */
+#define HIL_LOG_MAX_REGISTERS 24   /* control-table fields in one servo record */
+#define HIL_LOG_REGISTER_NAME_MAX 24
 
 /* error codes of this module (0 = success) */
 #define HIL_LOG_EIO (-1)       /* open, read or write failed */
@@ -60,7 +62,7 @@ typedef struct hil_log_sensor_info {
 } hil_log_sensor_info;
 
 typedef struct hil_log_header {
-  int version;                      /* HIL_LOG_VERSION */
+  int version;                      /* the file's: 1 or HIL_LOG_VERSION (the writer's) */
   char robot[HIL_LOG_NAME_MAX];
   double rate_hz;                   /* physics rate */
   uint64_t seed;                    /* noise seed of the sensor set */
@@ -95,6 +97,14 @@ int hil_log_write_command(hil_log_writer *w, double t, double wall, const char *
 /* A status record: status_json is a JSON object (e.g. the status message of docs/messages.md)
  * on one line; it is stored under the key "status". */
 int hil_log_write_status(hil_log_writer *w, double t, double wall, const char *status_json);
+/* A servo record: the control-table fields (names as hil/servo/servo_watch.h, values the fields'
+ * bytes as unsigned little-endian integers) that servo `actuator` (bus ID id) took at physics
+ * step `step` (simulation time t): the loop that ran at that step's state used them for the torque
+ * of the step from it. HIL_LOG_EARG for more than HIL_LOG_MAX_REGISTERS fields or a name too long
+ * for the reader. */
+int hil_log_write_servo(hil_log_writer *w, double t, uint64_t step, double wall,
+                        const char *actuator, int id, int n, const char *const *names,
+                        const uint32_t *values);
 /* Hands the buffer to the kernel (write(2); no fsync). Call every ~0.1 s of wall time. */
 int hil_log_flush(hil_log_writer *w);
 /* Writes the end record, flushes, fsyncs, closes, frees and sets *w to NULL; accepts NULL.
@@ -116,6 +126,7 @@ typedef enum hil_log_rtype {
   HIL_LOG_COMMAND = 2,
   HIL_LOG_STATUS = 3,
   HIL_LOG_END = 4,
+  HIL_LOG_SERVO = 5, /* version 2 */
 } hil_log_rtype;
 
 typedef struct hil_log_record {
@@ -138,6 +149,12 @@ typedef struct hil_log_record {
   char actuator[HIL_LOG_NAME_MAX];
   double command;
   char result[64];
+  /* servo (and actuator above): the step, the bus ID, the fields taken */
+  uint64_t step;
+  int servo_id;
+  int nreg;
+  char reg_name[HIL_LOG_MAX_REGISTERS][HIL_LOG_REGISTER_NAME_MAX];
+  uint32_t reg_value[HIL_LOG_MAX_REGISTERS];
   /* status and end: the record's JSON text (valid until the next call) */
   const char *json;
 } hil_log_record;

@@ -163,10 +163,10 @@ static const char *parse_header(hil_log_header *h, const cJSON *j) {
     return "format (expected \"achilles-log\")";
   }
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
-  if (!cJSON_IsNumber(v) || v->valuedouble != HIL_LOG_VERSION) {
-    return "version (this reader reads version 1)";
+  if (!cJSON_IsNumber(v) || (v->valuedouble != 1 && v->valuedouble != HIL_LOG_VERSION)) {
+    return "version (this reader reads versions 1 and 2)";
   }
-  h->version = HIL_LOG_VERSION;
+  h->version = (int)v->valuedouble; /* 1: written before the servo records, read the same */
   const cJSON *seed = cJSON_GetObjectItemCaseSensitive(j, "seed");
   if (get_str(h->robot, sizeof h->robot, j, "robot")) {
     return "robot";
@@ -299,6 +299,45 @@ static const char *parse_command(hil_log_record *rec, const cJSON *j) {
   return NULL;
 }
 
+/* a whole number from 0 to max (2^53 at most: exact in a double) */
+static int get_count(uint64_t *out, const cJSON *obj, const char *key, double max) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > max ||
+      v->valuedouble != floor(v->valuedouble)) {
+    return -1;
+  }
+  *out = (uint64_t)v->valuedouble;
+  return 0;
+}
+
+static const char *parse_servo(hil_log_record *rec, const cJSON *j) {
+  uint64_t id;
+  const cJSON *regs = cJSON_GetObjectItemCaseSensitive(j, "registers");
+  if (get_count(&rec->step, j, "step", 9007199254740992.0)) {
+    return "step (a whole number of physics steps)";
+  }
+  if (get_str(rec->actuator, sizeof rec->actuator, j, "actuator")) {
+    return "actuator";
+  }
+  if (get_count(&id, j, "id", 252)) {
+    return "id (a bus ID from 0 to 252)";
+  }
+  rec->servo_id = (int)id;
+  if (!cJSON_IsObject(regs)) {
+    return "registers (an object of field names and values)";
+  }
+  for (const cJSON *c = regs->child; c; c = c->next) {
+    uint64_t v;
+    if (rec->nreg >= HIL_LOG_MAX_REGISTERS ||
+        hil__log_copy_name(rec->reg_name[rec->nreg], HIL_LOG_REGISTER_NAME_MAX, c->string) ||
+        get_count(&v, regs, c->string, 4294967295.0)) {
+      return "registers (each a field's name and its bytes as a whole number below 2^32)";
+    }
+    rec->reg_value[rec->nreg++] = (uint32_t)v;
+  }
+  return NULL;
+}
+
 int hil_log_next(hil_log_reader *r, hil_log_record *rec, char *err, size_t err_sz) {
   long long index, offset;
   const int rc = rd_line(r, &index, &offset, err, err_sz);
@@ -323,6 +362,9 @@ int hil_log_next(hil_log_reader *r, hil_log_record *rec, char *err, size_t err_s
   } else if (strcmp(type, "command") == 0) {
     rec->type = HIL_LOG_COMMAND;
     bad = parse_command(rec, j);
+  } else if (strcmp(type, "servo") == 0) {
+    rec->type = HIL_LOG_SERVO;
+    bad = parse_servo(rec, j);
   } else if (strcmp(type, "status") == 0) {
     rec->type = HIL_LOG_STATUS;
   } else if (strcmp(type, "end") == 0) {
@@ -336,9 +378,9 @@ int hil_log_next(hil_log_reader *r, hil_log_record *rec, char *err, size_t err_s
     return rd_fail(r, index, offset, HIL_LOG_EFORMAT, err, err_sz, "bad or missing key %s",
                    bad);
   }
-  if (rec->type == HIL_LOG_SAMPLE && !isfinite(rec->t)) { /* a sample is at a time */
+  if ((rec->type == HIL_LOG_SAMPLE || rec->type == HIL_LOG_SERVO) && !isfinite(rec->t)) {
     return rd_fail(r, index, offset, HIL_LOG_EFORMAT, err, err_sz,
-                   "t is not a number (a sample needs its simulation time)");
+                   "t is not a number (a %s needs its simulation time)", type);
   }
   rec->json = r->text;
   return 1;

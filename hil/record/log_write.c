@@ -1,6 +1,6 @@
 /* hil/record/log_write.c: writing the recording log (docs/logs.md): the header from a model and
- * its sensors, then samples, commands and status records, checksummed one per line, buffered and
- * appended so that a crash loses only what came after the last flush; see log.h. */
+ * its sensors, then samples, commands, servo and status records, checksummed one per line,
+ * buffered and appended so that a crash loses only what came after the last flush; see log.h. */
 #include "hil/record/log_internal.h"
 
 #include <errno.h>
@@ -318,6 +318,36 @@ int hil_log_write_command(hil_log_writer *w, double t, double wall, const char *
   ln_num(w, value);
   ln_key(w, "result", 0);
   ln_jstr(w, result);
+  return ln_end(w);
+}
+
+int hil_log_write_servo(hil_log_writer *w, double t, uint64_t step, double wall,
+                        const char *actuator, int id, int n, const char *const *names,
+                        const uint32_t *values) {
+  if (n < 0 || n > HIL_LOG_MAX_REGISTERS) {
+    return HIL_LOG_EARG;
+  }
+  for (int i = 0; i < n; i++) {
+    if (strlen(names[i]) >= HIL_LOG_REGISTER_NAME_MAX) {
+      return HIL_LOG_EARG;
+    }
+  }
+  ln_begin(w, "servo");
+  ln_times(w, t, wall);
+  ln_key(w, "step", 0);
+  ln_u64(w, step);
+  ln_key(w, "actuator", 0);
+  ln_jstr(w, actuator);
+  ln_key(w, "id", 0);
+  ln_u64(w, (uint64_t)(id < 0 ? 0 : id));
+  ln_key(w, "registers", 0);
+  for (int i = 0; i < n; i++) {
+    ln_str(w, i ? "," : "{");
+    ln_jstr(w, names[i]);
+    ln_raw(w, ":", 1);
+    ln_u64(w, values[i]);
+  }
+  ln_str(w, n ? "}" : "{}");
   return ln_end(w);
 }
 

@@ -249,6 +249,17 @@ int hil_runtime_record(hil_runtime *rt, const char *path, char *err, size_t err_
   return HIL_OK;
 }
 
+int hil_runtime_recording(const hil_runtime *rt) { return rt->log != NULL; }
+
+void hil_runtime_record_servo(hil_runtime *rt, const char *actuator, int id, int n,
+                              const char *const *names, const uint32_t *values) {
+  if (rt->log) {
+    record_write_result(rt, hil_log_write_servo(rt->log, rt->data->time, rt->steps,
+                                                hil__monotonic_now() - rt->start_wall, actuator,
+                                                id, n, names, values));
+  }
+}
+
 void hil__record_status(hil_runtime *rt, const hil_status *st) {
   char json[4096];
   if (rt->log && hil_msg_encode_status(json, sizeof json, st) > 0) {

@@ -167,6 +167,13 @@ uint64_t hil_runtime_steps(const hil_runtime *rt); /* physics steps since start 
 sens_set *hil_runtime_sensors(hil_runtime *rt);
 hil_commands *hil_runtime_commands(hil_runtime *rt);
 const hil_options *hil_runtime_options(const hil_runtime *rt);
+/* Recording (hil_runtime_record), for a transport's publish_step on the loop thread: 1 while
+ * a log is open; hil_runtime_record_servo writes a servo record (docs/logs.md) of the fields
+ * servo `actuator` (bus ID id) took at the current step and simulation time (nothing when not
+ * recording; a failed write counts as the other records' do). */
+int hil_runtime_recording(const hil_runtime *rt);
+void hil_runtime_record_servo(hil_runtime *rt, const char *actuator, int id, int n,
+                              const char *const *names, const uint32_t *values);
 /* Loop time now, s (see the clocks above): the timestamp for a command received now. */
 double hil_runtime_loop_time(const hil_runtime *rt);
 void hil_runtime_status(const hil_runtime *rt, hil_status *out);

@@ -273,13 +273,15 @@ int hil_serial_joint_info(ach_joint_info *out, const sim_model *m, int id) {
     return -1;
   }
   const sim_actuator *a = &m->actuators[id];
-  const sim_joint *j = &m->joints[a->joint];
+  /* an actuator on a tendon describes the tendon, a length: linear */
+  const sim_joint *j = a->joint >= 0 ? &m->joints[a->joint] : NULL;
   out->joint_id = (uint8_t)id;
   out->mode = (uint8_t)hil_serial_actuator_mode(a);
-  out->joint_type = j->type == SIM_JOINT_SLIDE ? ACH_JOINT_LINEAR : ACH_JOINT_ROTARY;
+  out->joint_type = !j || j->type == SIM_JOINT_SLIDE ? ACH_JOINT_LINEAR : ACH_JOINT_ROTARY;
   out->ctrl_min = (float)a->ctrlrange[0];
   out->ctrl_max = (float)a->ctrlrange[1];
-  snprintf(out->name, sizeof out->name, "%.*s", ACH_INFO_NAME_LEN, j->name);
+  snprintf(out->name, sizeof out->name, "%.*s", ACH_INFO_NAME_LEN,
+           j ? j->name : m->tendons[a->tendon].name);
   snprintf(out->actuator, sizeof out->actuator, "%.*s", ACH_ACTUATOR_NAME_LEN, a->name);
   return 0;
 }

@@ -24,6 +24,7 @@
 #include "hil/servo/pty_latency.h"
 #include "hil/servo/servo_internal.h"
 #include "hil/servo/servo_model.h"
+#include "hil/servo/servo_watch.h"
 #include "hil/transport.h"
 #include "sim/json_read.h"
 #include "sim/servo_spec.h"
@@ -60,6 +61,8 @@ typedef struct bus_servo {
   const model_info *model;
   servo_motor motor;
   servo_state state;
+  uint8_t seen[SERVO_WATCH_MEM_MAX]; /* the watched fields as the last recorded step took them */
+  int watched;                       /* seen holds them (else the next record lists them all) */
   union {
     dxl_device dxl;
     ft_device ft;
@@ -377,6 +380,8 @@ static void bus_publish_step(hil_transport *t, hil_runtime *rt, uint64_t steps, 
   const sim_data *d = hil_runtime_data(rt);
   const double dt = 1.0 / hil_runtime_options(rt)->rate_hz;
   double torque[MAX_SERVOS];
+  const int recording = hil_runtime_recording(rt), dxl = b->protocol == SERVO_PROTOCOL_DYNAMIXEL2;
+  servo_taken tk[MAX_SERVOS]; /* the recording's: what each loop took at this step */
   pthread_mutex_lock(&b->lock);
   for (int i = 0; i < b->nservo; i++) {
     bus_servo *s = &b->servo[i];
@@ -384,6 +389,12 @@ static void bus_publish_step(hil_transport *t, hil_runtime *rt, uint64_t steps, 
     torque[i] = b->protocol == SERVO_PROTOCOL_DYNAMIXEL2
                     ? dxl_servo_step(&s->dev.dxl, &s->state, &s->motor, &fb, dt)
                     : ft_servo_step(&s->dev.ft, &s->state, &s->motor, &fb, dt);
+    if (recording) { /* the client's writes and the loop's own changes, as this step took them */
+      tk[i].id = servo_id(b, s);
+      servo_watch_take(&tk[i], dxl ? SERVO_WATCH_DXL : SERVO_WATCH_STS, s->model->number,
+                       dxl ? s->dev.dxl.mem : s->dev.ft.mem, s->seen, !s->watched);
+      s->watched = 1;
+    }
   }
   b->counters.steps++;
   pthread_mutex_unlock(&b->lock);
@@ -391,6 +402,10 @@ static void bus_publish_step(hil_transport *t, hil_runtime *rt, uint64_t steps, 
   const double now = hil_runtime_loop_time(rt);
   for (int i = 0; i < b->nservo; i++) {
     hil_commands_submit(c, b->servo[i].actuator, torque[i], now);
+    if (recording && tk[i].n > 0) { /* the log is the loop thread's: written outside the lock */
+      hil_runtime_record_servo(rt, hil_runtime_model(rt)->actuators[b->servo[i].actuator].name,
+                               tk[i].id, tk[i].n, tk[i].name, tk[i].value);
+    }
   }
 }
 

@@ -28,6 +28,8 @@ static const char *actuator_type_name(sim_actuator_type type) {
     return "velocity_servo";
   case SIM_ACT_SMART_SERVO:
     return "servo";
+  case SIM_ACT_MUSCLE:
+    return "muscle";
   case SIM_ACT_MOTOR:
   default:
     return "motor";
@@ -84,8 +86,8 @@ static void jw_model(hil_jw *w, const sim_model *m) {
     hil_jw_begin_object(w);
     hil_jw_key(w, "name");
     hil_jw_string(w, a->name);
-    hil_jw_key(w, "joint");
-    hil_jw_string(w, m->joints[a->joint].name);
+    hil_jw_key(w, a->joint >= 0 ? "joint" : "tendon"); /* an actuator pulls one or the other */
+    hil_jw_string(w, a->joint >= 0 ? m->joints[a->joint].name : m->tendons[a->tendon].name);
     hil_jw_key(w, "type");
     hil_jw_string(w, actuator_type_name(a->type));
     hil_jw_key(w, "ctrlrange");

@@ -123,6 +123,8 @@ static force_deriv actuator(const sim_actuator *a, const sim_data *d, const sim_
     f.force = a->kv * (c - qd);
     f.du = a->kv * dc, f.dv = -a->kv;
     break;
+  case SIM_ACT_MUSCLE: /* refused by sim_deriv_new */
+    break;
   }
   if (a->force_limit > 0 && !inside(f.force, -a->force_limit, a->force_limit)) {
     force_deriv held = {0};

@@ -43,6 +43,19 @@ sim_deriv *sim_deriv_new(const sim_model *m, const sim_param *params, int np, ch
     snprintf(err, err_sz, "sim_deriv_new: %d parameters without a list", np);
     return NULL;
   }
+  /* tendons and muscles have no backward pass yet: refused, never differentiated wrongly */
+  for (int i = 0; i < m->nu; i++) {
+    if (m->actuators[i].type == SIM_ACT_MUSCLE || m->actuators[i].tendon >= 0) {
+      snprintf(err, err_sz, "sim_deriv_new: actuator \"%s\" is a muscle or pulls a tendon: "
+               "the derivatives of tendons and muscles are not built", m->actuators[i].name);
+      return NULL;
+    }
+  }
+  if (m->ntendon > 0) {
+    snprintf(err, err_sz, "sim_deriv_new: tendon \"%s\": the derivatives of models with "
+             "tendons are not built", m->tendons[0].name);
+    return NULL;
+  }
   const int nv = m->nv, nq = m->nq, na = m->na, nbody = m->nbody, nefc_max = m->nefc_max;
   const int njnt = m->njnt;
   const int ncol = 2 * nv + na + m->nu + np;

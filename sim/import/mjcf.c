@@ -96,8 +96,8 @@ static int read_assets(mjcf *m, const xmlNode *asset) {
 #define MJCF_SECTIONS 32
 typedef struct sections {
   const xmlNode *world[MJCF_SECTIONS], *actuator[MJCF_SECTIONS], *contact[MJCF_SECTIONS],
-      *asset[MJCF_SECTIONS];
-  int nworld, nactuator, ncontact, nasset;
+      *asset[MJCF_SECTIONS], *tendon[MJCF_SECTIONS];
+  int nworld, nactuator, ncontact, nasset, ntendon;
 } sections;
 
 static int keep(mjcf *m, const xmlNode *k, const xmlNode **list, int *n) {
@@ -131,6 +131,8 @@ static int read_sections(mjcf *m, const xmlNode *top, cJSON *root, sections *s) 
       rc = keep(m, k, s->actuator, &s->nactuator);
     } else if (imp__is(k, "contact")) {
       rc = keep(m, k, s->contact, &s->ncontact);
+    } else if (imp__is(k, "tendon")) {
+      rc = keep(m, k, s->tendon, &s->ntendon);
     } else if (imp__is(k, "asset")) {
       rc = keep(m, k, s->asset, &s->nasset); /* read once compiler meshdir is known */
     } else if (mjcf__unbuilt(k)) {
@@ -166,8 +168,17 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
       return -1;
     }
   }
+  for (int t = 0; t < s.ntendon; t++) {
+    mjcf__collect_wrap_geoms(m, s.tendon[t]);
+  }
   for (int w = 0; w < s.nworld; w++) {
     if (mjcf__convert_children(m, s.world[w], NULL, &mjcf__identity_frame, NULL) != 0) {
+      return -1;
+    }
+  }
+  int ntendon = 0;
+  for (int t = 0; t < s.ntendon; t++) {
+    if (mjcf__convert_tendons(m, s.tendon[t], &ntendon) != 0) {
       return -1;
     }
   }
@@ -206,9 +217,15 @@ cJSON *imp__mjcf(imp_ctx *c, const xmlNode *top) {
   m.sites = cJSON_AddArrayToObject(root, "sites");
   m.actuators = cJSON_AddArrayToObject(root, "actuators");
   m.geoms = cJSON_AddArrayToObject(root, "geoms");
+  m.tendons = cJSON_AddArrayToObject(root, "tendons");
   m.meshes = cJSON_CreateObject();
+  m.wrap_geoms = cJSON_CreateObject();
   const int rc = read_top(&m, top, root);
   cJSON_Delete(m.meshes);
+  cJSON_Delete(m.wrap_geoms);
+  if (rc == 0 && cJSON_GetArraySize(m.tendons) == 0) {
+    cJSON_DeleteItemFromObject(root, "tendons"); /* a file without tendons: no empty section */
+  }
   if (rc != 0) {
     cJSON_Delete(root);
     return NULL;

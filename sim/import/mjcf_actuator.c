@@ -6,7 +6,7 @@
 
 #include "sim/import/mjcf_state.h"
 
-const char *const mjcf__actuator_read[] = {"name",        "class",       "joint", "gear",
+const char *const mjcf__actuator_read[] = {"name",        "class",       "joint", "tendon", "gear",
                                            "ctrlrange",   "ctrllimited", "kp",    "kv",
                                            "forcerange", "forcelimited", NULL};
 
@@ -35,34 +35,46 @@ static int servo_extras(mjcf *m, const xmlNode *a, const char *kind, cJSON *o) {
   return 0;
 }
 
+/* a transmission other than a joint or a tendon: named before the attributes it brings are
+ * noted */
+int mjcf__other_transmission(mjcf *m, const xmlNode *a, const char *kind) {
+  static const char *const via[][2] = {{"site", "a site"},
+                                       {"cranksite", "a slider-crank"},
+                                       {"jointinparent", "a joint in its parent's frame"}};
+  for (int k = 0; k < 3; k++) {
+    const char *v = imp__attr(a, via[k][0]);
+    if (v) {
+      return imp__fail(m->c, a, "<%s %s=\"%s\">: actuators on %s are not imported (only on a "
+                                "joint or a tendon: joint=..., tendon=...)", kind, via[k][0], v,
+                       via[k][1]);
+    }
+  }
+  return 0;
+}
+
 int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index) {
   const char *kind = imp__name(a);
+  if (strcmp(kind, "muscle") == 0 || strcmp(kind, "general") == 0) {
+    return mjcf__convert_muscle(m, a, index);
+  }
   const char *type = strcmp(kind, "motor") == 0      ? "motor"
                      : strcmp(kind, "position") == 0 ? "position_servo"
                      : strcmp(kind, "velocity") == 0 ? "velocity_servo"
                                                      : NULL;
   if (!type) {
-    return imp__report(m->c, a, "<%s> actuator ignored: only motor, position and velocity "
-                                "actuators are imported", kind);
+    return imp__report(m->c, a, "<%s> actuator ignored: only motor, position, velocity and "
+                                "muscle actuators are imported", kind);
   }
-  /* a transmission other than a joint: named before the attributes it brings are noted */
-  static const char *const via[][2] = {{"tendon", "a tendon"},
-                                       {"site", "a site"},
-                                       {"cranksite", "a slider-crank"},
-                                       {"jointinparent", "a joint in its parent's frame"}};
-  for (int k = 0; k < 4; k++) {
-    const char *v = imp__attr(a, via[k][0]);
-    if (v) {
-      return imp__fail(m->c, a, "<%s %s=\"%s\">: actuators on %s are not imported (only on a "
-                                "joint: joint=...)", kind, via[k][0], v, via[k][1]);
-    }
+  if (mjcf__other_transmission(m, a, kind) != 0) {
+    return -1;
   }
   if (imp__check_attrs(m->c, a, mjcf__actuator_read, "not modelled") != 0) {
     return -1;
   }
-  const char *joint = imp__attr(a, "joint");
-  if (!joint) {
-    return imp__fail(m->c, a, "<%s>: only actuators on a joint are imported (joint=...)", kind);
+  const char *joint = imp__attr(a, "joint"), *tendon = imp__attr(a, "tendon");
+  if (!joint == !tendon) {
+    return imp__fail(m->c, a, "<%s>: actuators on a joint or a tendon are imported (joint=... "
+                              "or tendon=..., one of them)", kind);
   }
   double gear[6] = {1, 0, 0, 0, 0, 0}, range[2], gain[1];
   int ngear = mjcf__numbers(m, a, kind, NULL, "gear", gear, 1, 6);
@@ -84,7 +96,7 @@ int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index) {
     name = generated;
   }
   cJSON_AddStringToObject(o, "name", name);
-  cJSON_AddStringToObject(o, "joint", joint);
+  cJSON_AddStringToObject(o, joint ? "joint" : "tendon", joint ? joint : tendon);
   cJSON_AddStringToObject(o, "type", type);
   if (strcmp(type, "motor") == 0) {
     cJSON_AddNumberToObject(o, "gear", gear[0]);

@@ -92,13 +92,10 @@ static int convert_site(mjcf *m, const xmlNode *s, const char *cls, const char *
   if (!name) {
     return imp__report(m->c, s, "<site> without a name ignored: sites are found by name");
   }
-  if (!body) {
-    return imp__report(m->c, s, "<site> on the world ignored: sites belong to moving bodies");
-  }
   mjcf__frame_point(at, f, pos);
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "name", name);
-  cJSON_AddStringToObject(o, "body", body);
+  cJSON_AddStringToObject(o, "body", body ? body : "world"); /* a world site: a tendon's anchor */
   cJSON_AddItemToObject(o, "pos", imp__json_vector(at, 3));
   cJSON_AddItemToArray(m->sites, o);
   return 0;

@@ -615,9 +615,11 @@ static int refuse_unbuilt(comp *k, xmlNode *tendons, xmlNode *equalities) {
   } made[] = {{k->spatial, 0, "spatial tendons"},    {k->fixed, 0, "a fixed tendon"},
               {k->eq_tendon, 1, "tendon equalities"}, {k->eq_joint, 1, "joint equalities"},
               {k->eq_connect, 1, "a connect equality"}};
-  int listed = 0, total = 0;
+  int listed = 0, total = 0, singular = 0;
   for (int i = 0; i < 5; i++) {
-    total += made[i].n > 0 && (made[i].is_eq ? eq : ten);
+    const int named = made[i].n > 0 && (made[i].is_eq ? eq : ten);
+    total += named;
+    singular |= named && made[i].name[0] == 'a' && made[i].name[1] == ' ';
   }
   for (int i = 0; i < 5; i++) {
     if (made[i].n > 0 && (made[i].is_eq ? eq : ten)) {
@@ -628,7 +630,7 @@ static int refuse_unbuilt(comp *k, xmlNode *tendons, xmlNode *equalities) {
   }
   return imp__fail(k->c, k->el, "<composite type=\"%s\"> makes %s, which %s not built: the file "
                                 "is refused", type_names[k->type], what,
-                   total > 1 ? "are" : "is");
+                   total == 1 && singular ? "is" : "are");
 }
 
 /* 2.2.2's error for a composite in a file of global coordinates */

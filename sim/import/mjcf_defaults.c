@@ -139,6 +139,10 @@ int mjcf__check_defaults(mjcf *m, const xmlNode *d) {
       rc = imp__check_attrs(m->c, k, mjcf__site_read, "a site is a point here (no size, frame or look)");
     } else if (imp__is(k, "motor") || imp__is(k, "position") || imp__is(k, "velocity")) {
       rc = imp__check_attrs(m->c, k, mjcf__actuator_read, "not modelled");
+    } else if (imp__is(k, "tendon")) {
+      rc = imp__check_attrs(m->c, k, mjcf__tendon_read, "not modelled");
+    } else if (imp__is(k, "muscle") || imp__is(k, "general")) {
+      rc = imp__check_attrs(m->c, k, mjcf__muscle_read, "not modelled");
     } else {
       rc = imp__report(m->c, k, "<default><%s> ignored: not modelled", imp__name(k));
     }

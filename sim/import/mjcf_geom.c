@@ -135,7 +135,10 @@ int mjcf__convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *b
       mjcf__numbers(m, g, "geom", cls, "conaffinity", &ca, 1, 1) < 0) {
     return -1;
   }
-  if (m->no_contact || (ct == 0 && ca == 0)) {
+  const int wraps = mjcf__is_wrap_geom(m, imp__attr(g, "name"));
+  if (m->no_contact && wraps) { /* a tendon wraps around it: kept, touching nothing */
+    ct = ca = 0;
+  } else if (m->no_contact || (ct == 0 && ca == 0 && !wraps)) {
     return 0; /* collides with nothing: its mass (if any) was taken in body_mass */
   }
   int t = -1;

@@ -8,7 +8,43 @@
 
 #include "sim/import/mjcf_state.h"
 
+/* <compiler><lengthrange>: the muscles' length ranges are found with MuJoCo 2.2.2's default
+ * settings only (sim/muscle_range.c); another setting is refused by name, never ignored */
+static int read_lengthrange(mjcf *m, const xmlNode *el) {
+  static const char *const names[] = {"mode", "useexisting", "uselimit", "accel", "maxforce",
+                                      "timeconst", "timestep", "inttotal", "inteval", "tolrange",
+                                      NULL};
+  static const char *const words[] = {"muscle", "true", "false"};
+  static const double numbers[] = {20, 0, 1, 0.01, 10, 2, 0.05};
+  if (imp__check_attrs(m->c, el, names, "not used") != 0) {
+    return -1;
+  }
+  for (int k = 0; k < 10; k++) {
+    const char *v = imp__attr(el, names[k]);
+    double x;
+    if (!v) {
+      continue;
+    }
+    const int same = k < 3 ? strcmp(v, words[k]) == 0
+                           : imp__numbers(m->c, el, names[k], v, &x, 1, 1) == 1 && x == numbers[k - 3];
+    if (!same) {
+      return imp__fail(m->c, el, "<lengthrange %s=\"%s\">: muscles' length ranges are found with "
+                       "MuJoCo's default settings only (give a muscle its lengthrange instead)",
+                       names[k], v);
+    }
+  }
+  return 0;
+}
+
 int mjcf__read_compiler(mjcf *m, const xmlNode *el) {
+  for (const xmlNode *k = el->children; k; k = k->next) {
+    if (k->type == XML_ELEMENT_NODE &&
+        (imp__is(k, "lengthrange") ? read_lengthrange(m, k)
+                                   : imp__report(m->c, k, "<compiler><%s> ignored: not used",
+                                                 imp__name(k))) != 0) {
+      return -1;
+    }
+  }
   static const char *const read[] = {"angle", "inertiafromgeom", "eulerseq", "autolimits",
                                      "meshdir", "exactmeshinertia", NULL};
   if (imp__check_attrs(m->c, el, read, "not used") != 0) {

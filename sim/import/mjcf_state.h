@@ -34,6 +34,8 @@ typedef struct mjcf {
   char meshdir[1024]; /* compiler meshdir */
   cJSON *meshes; /* <asset><mesh>s by name: {"file": absolute path, "scale": [3], "obj": true} */
   cJSON *bodies, *sites, *actuators, *geoms;
+  cJSON *tendons;    /* the native "tendons" array (NULL until a tendon is converted) */
+  cJSON *wrap_geoms; /* names of the geoms tendons wrap around (an object used as a set) */
   int unnamed_bodies, unnamed_joints, unnamed_geoms;
 } mjcf;
 
@@ -50,6 +52,8 @@ extern const char *const mjcf__joint_read[];
 extern const char *const mjcf__geom_read[];
 extern const char *const mjcf__site_read[];
 extern const char *const mjcf__actuator_read[];
+extern const char *const mjcf__tendon_read[];
+extern const char *const mjcf__muscle_read[];
 
 /* --- class defaults (mjcf_defaults.c) --- */
 /* The element's attribute, else its class chain's default for elements of this kind (cls: the
@@ -109,7 +113,19 @@ int mjcf__read_mesh(mjcf *m, const xmlNode *el);
 int mjcf__mesh_mass(mjcf *m, const xmlNode *g, const char *cls, const double pos[3],
                     const double q[4], imp_mass *sum);
 
+/* --- tendons (mjcf_tendon.c) --- */
+/* the names of the geoms the <tendon> section's paths wrap around, into m->wrap_geoms (before
+ * the bodies are converted: such a geom is kept even when it touches nothing) */
+int mjcf__collect_wrap_geoms(mjcf *m, const xmlNode *tendon);
+int mjcf__is_wrap_geom(const mjcf *m, const char *name);
+/* the <fixed> and <spatial> tendons of a <tendon> section into m->tendons */
+int mjcf__convert_tendons(mjcf *m, const xmlNode *tendon, int *index);
+
 /* --- actuators (mjcf_actuator.c) --- */
 int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index);
+/* -1 (with the error) for an actuator on a site, a slider-crank or a joint in its parent */
+int mjcf__other_transmission(mjcf *m, const xmlNode *a, const char *kind);
+/* <muscle>, and <general> with dyntype, gaintype and biastype "muscle" (mjcf_muscle.c) */
+int mjcf__convert_muscle(mjcf *m, const xmlNode *a, int index);
 
 #endif

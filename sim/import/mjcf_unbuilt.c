@@ -7,9 +7,9 @@
 
 /* Elements of MuJoCo that make bodies, joints or forces we do not build: ignoring one would
  * move the robot otherwise than MuJoCo does (a deformable body missing, a tendon's spring or
- * an equality's weld not acting), so the file is refused, naming it. (A <composite> is
- * expanded before, sim/import/mjcf_composite.c.) An empty <tendon> or
- * <equality> section changes nothing and is taken. */
+ * an equality's weld not acting), so the file is refused, naming it. An empty <equality>
+ * section changes nothing and is taken. (<tendon> is converted: mjcf_tendon.c; a <composite>
+ * is expanded before, sim/import/mjcf_composite.c.) */
 static const struct {
   const char *name, *why;
 } unbuilt[] = {
@@ -21,7 +21,6 @@ static const struct {
     {"replicate", "MuJoCo makes bodies of it"},
     {"frame", "a frame of newer MuJoCo holding bodies and geoms"},
     {"attach", "a model attached from another file"},
-    {"tendon", "tendons (their springs, limits and actuators) are not built"},
     {"equality", "equality constraints (welds, connects, couplings) are not built"},
 };
 
@@ -36,7 +35,7 @@ int mjcf__unbuilt(const xmlNode *k) {
 
 int mjcf__refuse_unbuilt(mjcf *m, const xmlNode *k) {
   const int i = mjcf__unbuilt(k) - 1;
-  const int section = imp__is(k, "tendon") || imp__is(k, "equality");
+  const int section = imp__is(k, "equality");
   const xmlNode *first = section ? xmlFirstElementChild((xmlNode *)k) : k;
   if (i < 0 || !first) {
     return 0;

@@ -339,6 +339,9 @@ static void write_actuator(mjcf_out *o, const sim_actuator *a, const sim_joint *
   case SIM_ACT_VELOCITY_SERVO:
     gain = a->kv, b2 = -a->kv;
     break;
+  case SIM_ACT_MUSCLE: /* tendons and muscles are compared from MJCF files (test_tendon.c) */
+    out_printf(o, "    <!-- %s: muscle, not written -->\n", a->name);
+    return;
   }
   out_printf(o, "    <general name=\"");
   out_name(o, a->name);
@@ -398,7 +401,9 @@ int mjcf_write(const sim_model *m, char *xml, size_t xml_sz) {
   if (m->nu > 0) {
     out_printf(&o, "  <actuator>\n");
     for (int i = 0; i < m->nu; i++) {
-      write_actuator(&o, &m->actuators[i], &m->joints[m->actuators[i].joint]);
+      if (m->actuators[i].joint >= 0) { /* a tendon's actuator is not written (no tendons) */
+        write_actuator(&o, &m->actuators[i], &m->joints[m->actuators[i].joint]);
+      }
     }
     out_printf(&o, "  </actuator>\n");
   }

@@ -20,6 +20,8 @@
  *  - actuators as MuJoCo general actuators with affine bias (motor, DC motor without
  *    inductance, position and velocity servos), in model order, ctrlrange and force limits
  *    included; a DC motor with inductance cannot be expressed and is left out (a comment);
+ *  - tendons and muscles are not written (nor actuators on tendons): their comparisons load
+ *    MJCF text on both sides (tendon_scenes.h, test_muscle.c);
  *  - timestep, gravity and integrator from `opt`. MuJoCo 2.2.2 has only Euler and RK4:
  *    Verlet and midpoint models are written with integrator="Euler" and an XML comment saying
  *    so; callers comparing trajectories set both integrators themselves.

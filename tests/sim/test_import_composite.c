@@ -423,7 +423,7 @@ static void test_composite_errors(void **state) {
        "<composite> must be inside a <body> or the <worldbody>"},
       {BODY("B0", "<composite type=\"rope\" count=\"5 1 1\" spacing=\"0.1\">"
                   "<joint kind=\"twist\"/><geom size=\"0.01\"/></composite>"),
-       "<composite type=\"rope\"> makes joint equalities, which is not built"},
+       "<composite type=\"rope\"> makes joint equalities, which are not built"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     import_refused("bad.xml", cases[i].xml, cases[i].message);

@@ -177,19 +177,34 @@ static void test_unbuilt_refused(void **state) {
            "spacing=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n", body);
   import_refused("composite.xml", xml,
                  "composite.xml:4: <composite>: B must be the beginning of root body name");
-  /* a composite is expanded (sim/import/mjcf_composite.c): one that makes tendons and
-   * equalities is refused by name, before its bodies' masses are judged */
+  /* a composite is expanded (sim/import/mjcf_composite.c): one that makes equalities is
+   * refused by name, before its bodies' masses are judged */
   import_refused("cloth.xml",
                  "<mujoco>\n<worldbody>\n<body name=\"B0_0\">\n<freejoint/>\n"
                  "<composite type=\"cloth\" count=\"3 3 1\" spacing=\"0.1\">\n"
                  "<geom size=\"0.01\"/></composite>\n</body>\n</worldbody>\n</mujoco>\n",
-                 "cloth.xml:5: <composite type=\"cloth\"> makes spatial tendons and tendon "
-                 "equalities, which are not built");
+                 "cloth.xml:5: <composite type=\"cloth\"> makes tendon equalities, which are "
+                 "not built");
   snprintf(xml, sizeof xml,
            "<mujoco>\n<worldbody>\n%s<site name=\"s\"/></body>\n</worldbody>\n<tendon>\n"
-           "<fixed name=\"t\" stiffness=\"1\"><joint joint=\"j\" coef=\"1\"/></fixed>\n"
-           "</tendon>\n</mujoco>\n", body);
-  import_refused("tendon.xml", xml, "tendon.xml:6: <tendon><fixed> is not imported");
+           "<fixed name=\"t\" stiffness=\"1\"><joint joint=\"j\" coef=\"1\"/><site site=\"s\"/>"
+           "</fixed>\n</tendon>\n</mujoco>\n", body);
+  /* tendons are imported (test_tendon.c); what a fixed tendon cannot hold is refused */
+  import_refused("tendon.xml", xml, "tendon.xml:6: <fixed><site>: a fixed tendon lists <joint");
+  snprintf(xml, sizeof xml,
+           "<mujoco>\n<worldbody>\n%s</body>\n</worldbody>\n<actuator>\n"
+           "<general joint=\"j\" gaintype=\"affine\"/>\n</actuator>\n</mujoco>\n", body);
+  import_refused("general.xml", xml, "general.xml:6: <general dyntype=\"(default)\">: a general "
+                                   "actuator is imported only as a muscle");
+  snprintf(xml, sizeof xml,
+           "<mujoco>\n<worldbody>\n%s</body>\n</worldbody>\n<actuator>\n"
+           "<muscle joint=\"j\" actlimited=\"true\" actrange=\"0 1\"/>\n</actuator>\n</mujoco>\n",
+           body);
+  import_refused("actlimited.xml", xml, "actlimited.xml:6: <muscle actlimited=\"true\">");
+  snprintf(xml, sizeof xml,
+           "<mujoco>\n<compiler><lengthrange mode=\"all\"/></compiler>\n<worldbody>\n%s</body>\n"
+           "</worldbody>\n</mujoco>\n", body);
+  import_refused("lengthrange.xml", xml, "lengthrange.xml:2: <lengthrange mode=\"all\">");
   snprintf(xml, sizeof xml,
            "<mujoco>\n<worldbody>\n%s</body>\n</worldbody>\n<equality>\n"
            "<joint joint1=\"j\"/>\n</equality>\n</mujoco>\n", body);

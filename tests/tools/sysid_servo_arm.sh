@@ -1,18 +1,23 @@
 #!/bin/sh
-# tests/tools/sysid_servo_arm.sh ACHILLES SOURCE_DIR: docs/sysid.md section 10. Records
-# configs/servo_arm.json (four Dynamixel X-series servos on a pty bus, real time, 8 s) while
-# tests/tools/servo_excite.py writes Goal Positions (two sines per joint), gives every servo a wrong
-# gearbox (rotor_inertia x1.4, gear_friction x0.65), fits joint.*.armature and joint.*.frictionloss
-# from the encoders' Present Position and the torques the servos applied, and checks the servo
-# blocks of --out: rotor inertia within 1 %, gear friction within 5 % of the models' figures
-# (sim/servo_spec.c; docs/servo-bus.md section 3). Then the same wrong gearboxes fitted from what
-# the client logged itself (goals.csv: the Present Positions it read and the Goal Positions it
-# wrote, on the servos' Realtime Tick) with --servo-goals, the servos' firmware loops inside the
-# fit: its goals' times are the client's estimates (good to about a loop step on an idle machine,
-# worse when the run or the client are late), which bounds what comes back (docs/sysid.md section
-# 10.1). Printed beside the truth; with a third argument `goal-bounds` (the CTest entry
-# sysid_servo_arm_goals, label timing: a verdict that depends on the machine's load) asserted
-# within 10 % (rotor inertia) and 60 % (gear friction). Skipped (77) without /usr/bin/python3.
+# tests/tools/sysid_servo_arm.sh ACHILLES SOURCE_DIR [goal-bounds]: docs/sysid.md section 10.
+# Records configs/servo_arm.json (four Dynamixel X-series servos on a pty bus, real time, 7 s)
+# while tests/tools/servo_excite.py writes Goal Positions (two sines per joint), gives every servo
+# a wrong gearbox (rotor_inertia x1.4, gear_friction x0.65), fits joint.*.armature and
+# joint.*.frictionloss and checks the servo blocks of --out against the models' figures
+# (sim/servo_spec.c; docs/servo-bus.md section 3), three ways:
+#   1. from the torques the servos applied (the log's api commands): asserted within 1 % (rotor
+#      inertia) and 5 % (gear friction);
+#   2. from the Goal Positions the servos' loops took, at the steps that took them (the log's
+#      servo records, docs/logs.md) with --servo-goals, the servos' firmware loops inside the fit:
+#      asserted within 1 % and 5 % (section 10.1). The fit is on recorded steps: the machine's
+#      load cannot move it;
+#   3. from what the client logged itself (goals.csv: the Present Positions it read and the Goal
+#      Positions it wrote, on the servos' Realtime Tick) with --servo-goals: its goals' times are
+#      the client's estimates (good to about a loop step on an idle machine, worse when the run or
+#      the client are late), which bounds what comes back. Printed; with the third argument
+#      `goal-bounds` (the CTest entry sysid_servo_arm_goals, label timing: a verdict that depends
+#      on the machine's load) asserted within 10 % and 60 %.
+# Skipped (77) without /usr/bin/python3.
 set -u
 achilles=$1 src=$2 goal_bounds=${3:-}
 [ -x /usr/bin/python3 ] || { echo "no /usr/bin/python3"; exit 77; }
@@ -34,7 +39,7 @@ if [ $excite -ne 0 ] || [ $run -ne 0 ]; then
 fi
 /usr/bin/python3 - "$src/configs/servo_arm.json" "$dir/servo_guess.json" <<'PY'
 import json, sys
-SPEC = {"XL430-W250": (2.39e-7, 0.041), "XM430-W350": (9.68e-8, 0.050)}  # sim/servo_spec.c
+SPEC = {"XL430-W250": (2.386e-7, 0.041), "XM430-W350": (9.68e-8, 0.050)}  # sim/servo_spec.c
 robot = json.load(open(sys.argv[1]))
 for a in robot["actuators"]:
     rotor, friction = SPEC[a["servo"]["model"]]
@@ -51,7 +56,7 @@ fi
 check() { # FITTED ROTOR_TOL FRICTION_TOL WHAT
 /usr/bin/python3 - "$@" <<'PY'
 import json, sys
-SPEC = {"XL430-W250": (2.39e-7, 0.041), "XM430-W350": (9.68e-8, 0.050)}  # sim/servo_spec.c
+SPEC = {"XL430-W250": (2.386e-7, 0.041), "XM430-W350": (9.68e-8, 0.050)}  # sim/servo_spec.c
 tol_r, tol_f = float(sys.argv[2]), float(sys.argv[3])
 print(sys.argv[4] + ":")
 bad = []
@@ -72,6 +77,15 @@ PY
 }
 check "$dir/servo_fitted.json" 0.01 0.05 "from the torques the servos applied (the log)"
 status=$?
+"$achilles" sysid "$dir/servo_guess.json" "$dir/servo.ndjson" --servo-goals \
+    --params 'joint.*.armature,joint.*.frictionloss' --out "$dir/log_goal_fitted.json" --quiet
+fit=$?
+if [ $fit -ne 0 ]; then
+  echo "achilles sysid --servo-goals (the log) exited $fit"; rm -rf "$dir"; exit 1
+fi
+check "$dir/log_goal_fitted.json" 0.01 0.05 \
+    "from the Goal Positions the servos took, at their steps (the log's servo records, --servo-goals)" \
+    || status=1
 "$achilles" sysid "$dir/servo_guess.json" "$dir/goals.csv" --servo-goals --no-sensors \
     --map time=t,base_yaw=q1,shoulder=q2,elbow=q3,wrist_roll=q4,base_servo=g1,shoulder_servo=g2,elbow_servo=g3,wrist_servo=g4 \
     --params 'joint.*.armature,joint.*.frictionloss' --out "$dir/goal_fitted.json" --quiet

@@ -73,6 +73,11 @@ void sim_constraint_make(const sim_model *m, sim_data *d) { (void)m, d->nefc = d
 void sim_crba(const sim_model *m, sim_data *d) { (void)m, (void)d; }
 void sim_factor_m(const sim_model *m, sim_data *d) { (void)m, (void)d; }
 void sim_solve_constraints(const sim_model *m, sim_data *d) { (void)m, (void)d; }
+/* tendons and muscles: the benchmark's model has none */
+void sim_tendons(const sim_model *m, sim_data *d) { (void)m, (void)d; }
+double sim__muscle_gain(const sim_muscle *, double, double, const double *, double) { return 0.0; }
+double sim__muscle_bias(const sim_muscle *, double, const double *, double) { return 0.0; }
+double sim__muscle_dynamics(const sim_muscle *, double, double) { return 0.0; }
 } // namespace ad
 #undef double
 
@@ -110,6 +115,7 @@ static void actuator_copy(ad::sim_actuator *a, const sim_actuator *s) {
   memcpy(a->name, s->name, sizeof a->name);
   a->type = (ad::sim_actuator_type)s->type;
   a->joint = s->joint, a->qposadr = s->qposadr, a->dof = s->dof, a->actadr = s->actadr;
+  a->tendon = s->tendon;
   a->dc_input_voltage = s->dc_input_voltage;
   copy(a->ctrlrange, s->ctrlrange);
   a->gear = s->gear, a->supply_voltage = s->supply_voltage, a->resistance = s->resistance;

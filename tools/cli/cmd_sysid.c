@@ -79,8 +79,10 @@ static void usage(FILE *out) {
           "                   robot's own \"sensors\" file, as `achilles run` finds it)\n"
           "  --no-sensors     readings are exact joint positions (a CSV only)\n"
           "  --servo-goals    the inputs of the robot's servos (X-series) are their Goal\n"
-          "                   Positions, rad, and their readings their Present Positions: the\n"
-          "                   servos' firmware loops run inside the fit (docs/sysid.md section 10)\n"
+          "                   Positions, rad: the servos' firmware loops run inside the fit. An\n"
+          "                   Achilles log: the goals of its servo records, at their steps; a\n"
+          "                   CSV: the goal columns, the readings the Present Positions\n"
+          "                   (docs/sysid.md section 10.1)\n"
           "  --out FILE       the robot file as JSON with the fitted values written in\n"
           "  --report FILE    the report as JSON (schema: docs/sysid.md section 6)\n"
           "  --plot FILE.png  logged against simulated readings per joint, before and after\n"
@@ -377,7 +379,7 @@ static int outputs(const sy_args *a, sysid_problem *p, const sy_inputs *in,
 
 /* --servo-goals: the robot's servos; the joint encoders the bus feeds them are the robot's own
    sensors' (also with --no-sensors, which is about the log's readings) */
-static int servo_goals(sy_args *a, const sy_inputs *in, sysid_servo **servo, char *err,
+static int servo_goals(sy_args *a, sy_inputs *in, sysid_servo **servo, char *err,
                        size_t err_sz) {
   sens_set *own = NULL;
   const sens_set *set = in->set;
@@ -388,6 +390,16 @@ static int servo_goals(sy_args *a, const sy_inputs *in, sysid_servo **servo, cha
   int rc = sysid_servo_goals(a->robot, in->m, set, &in->s, servo, &a->opt.nservo, err, err_sz);
   sens_set_free(&own);
   a->opt.servo = *servo;
+  if (rc == 0 && in->s.from_log) { /* the goals the servos took, at their steps */
+    for (int i = 0; i < a->opt.nservo; i++) {
+      (*servo)[i].feedback_logged = 1; /* a log's readings: the encoder samples the servos read */
+    }
+    rc = sysid_series_servo_goals(&in->s, a->log, *servo, a->opt.nservo, err, err_sz);
+    if (rc == 0 && !a->quiet) {
+      say(stderr, "achilles sysid: --servo-goals: the Goal Positions of the log's servo records; "
+          "%d samples from t = %.6g s, where every servo runs with torque on", in->s.n, in->s.t[0]);
+    }
+  }
   return rc;
 }
 

@@ -419,8 +419,8 @@ static void test_not_a_log(void **state) {
   assert_null(hil_log_reader_open(path, err, sizeof err));
   assert_non_null(strstr(err, "record 1 at byte 0: header: bad or missing key type"));
   /* a newer version */
-  const char *v2 = "{\"type\":\"header\",\"format\":\"achilles-log\",\"version\":2}";
-  snprintf(line, sizeof line, "%08x %s\n", (unsigned)hil_crc32(0, v2, strlen(v2)), v2);
+  const char *v3 = "{\"type\":\"header\",\"format\":\"achilles-log\",\"version\":3}";
+  snprintf(line, sizeof line, "%08x %s\n", (unsigned)hil_crc32(0, v3, strlen(v3)), v3);
   ts_write_bytes(path, line, strlen(line));
   assert_null(hil_log_reader_open(path, err, sizeof err));
   assert_non_null(strstr(err, "version"));
