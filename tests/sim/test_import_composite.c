@@ -421,23 +421,19 @@ static void test_composite_errors(void **state) {
        "Composite requires local coordinates"},
       {"<mujoco><composite type=\"particle\" count=\"2 1 1\" spacing=\"1\"/></mujoco>",
        "<composite> must be inside a <body> or the <worldbody>"},
-      {BODY("B0", "<composite type=\"rope\" count=\"5 1 1\" spacing=\"0.1\">"
-                  "<joint kind=\"twist\"/><geom size=\"0.01\"/></composite>"),
-       "<composite type=\"rope\"> makes joint equalities, which are not built"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     import_refused("bad.xml", cases[i].xml, cases[i].message);
 #if ACHILLES_HAVE_MUJOCO
-    /* MuJoCo refuses the same file, but for the twist joints' equalities (which it builds) */
+    /* MuJoCo refuses the same file */
     if (strstr(cases[i].message, "more than 1000000")) {
       continue; /* MuJoCo would build its four million bodies */
     }
     char path[512], mjerr[512] = "";
     ts_tmp_path(path, sizeof path, "bad.xml");
     mjModel *mm = mj_loadXML(path, NULL, mjerr, sizeof mjerr);
-    const int theirs = !strstr(cases[i].message, "joint equalities");
-    if ((mm == NULL) != theirs) {
-      fail_msg("MuJoCo %s case %zu (%s)", mm ? "loads" : "refuses", i, mjerr);
+    if (mm != NULL) {
+      fail_msg("MuJoCo loads case %zu", i);
     }
     mj_deleteModel(mm);
 #endif
@@ -460,6 +456,19 @@ static void test_rope_order_and_skin(void **state) {
     assert_string_equal(cJSON_GetObjectItem(b, "parent")->valuestring, parents[i]);
   }
   cJSON_Delete(json);
+  /* twist joints are held by joint equalities: refused naming the composite until those are
+   * built (test_public_samples holds which), else taken */
+  char path[512], err[1024];
+  write_file(path, sizeof path, "twist.xml",
+             BODY("B0", "<composite type=\"rope\" count=\"5 1 1\" spacing=\"0.1\">"
+                        "<joint kind=\"twist\"/><geom size=\"0.01\"/></composite>"));
+  sim_import_options o = {0, NULL, NULL};
+  sim_model *twist = sim_import_load_file(path, &o, err, sizeof err);
+  if (!twist && !strstr(err, "<composite type=\"rope\"> makes joint equalities, which are not "
+                             "built")) {
+    fail_msg("twist.xml: %s", err);
+  }
+  sim_model_free(twist);
   reports r;
   sim_model *m = import_text("skin.xml",
                              "<mujoco><worldbody><composite type=\"particle\" count=\"2 2 1\" "
