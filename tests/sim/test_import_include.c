@@ -177,14 +177,14 @@ static void test_unbuilt_refused(void **state) {
            "spacing=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n", body);
   import_refused("composite.xml", xml,
                  "composite.xml:4: <composite>: B must be the beginning of root body name");
-  /* a composite is expanded (sim/import/mjcf_composite.c): one that makes equalities is
-   * refused by name, before its bodies' masses are judged */
+  /* a composite is expanded first (sim/import/mjcf_composite.c): one MuJoCo refuses is
+   * refused in a body without mass of its own (the samples' cloth), before that mass is judged
+   * (its refusals of what is not built: test_public_samples, test_composite_motion) */
   import_refused("cloth.xml",
-                 "<mujoco>\n<worldbody>\n<body name=\"B0_0\">\n<freejoint/>\n"
+                 "<mujoco>\n<worldbody>\n<body>\n<freejoint/>\n"
                  "<composite type=\"cloth\" count=\"3 3 1\" spacing=\"0.1\">\n"
                  "<geom size=\"0.01\"/></composite>\n</body>\n</worldbody>\n</mujoco>\n",
-                 "cloth.xml:5: <composite type=\"cloth\"> makes tendon equalities, which are "
-                 "not built");
+                 "cloth.xml:5: <composite>: B must be the beginning of root body name");
   snprintf(xml, sizeof xml,
            "<mujoco>\n<worldbody>\n%s<site name=\"s\"/></body>\n</worldbody>\n<tendon>\n"
            "<fixed name=\"t\" stiffness=\"1\"><joint joint=\"j\" coef=\"1\"/><site site=\"s\"/>"
