@@ -18,6 +18,7 @@
  * docs/architecture.md.
  */
 #include "sim/constraint.h"
+#include "sim/fluid.h"
 #include "sim/inverse_weights.h"
 #include "sim/sim.h"
 
@@ -108,6 +109,7 @@ int sim_constraint_setconst(sim_model *m) {
   }
   m->nefc_max += 4 * m->max_contacts; /* condim 3, pyramidal: four edges per contact */
   m->nefc_max += sim__equality_rows_max(m);
+  sim__fluid_setconst(m); /* not a constraint's, but a constant of the model's bodies too */
   return sim__inverse_weights(m) || sim__equality_setconst(m) ? -1 : 0;
 }
 
@@ -295,10 +297,18 @@ static void make_limits(const sim_model *m, sim_data *d) {
 
 #define CNSTR_MINMU 1e-5 /* MuJoCo's mjMINMU: friction is at least this */
 
-/* friction, solref and solimp of a geom pair (equal priority): friction the larger, the soft
- * parameters mixed half and half (MuJoCo's solmix 1; direct solrefs take the smaller) */
+/* friction, solref and solimp of a geom pair (MuJoCo's mj_contactParam): those of the geom of
+ * higher priority when the two differ; else friction the larger, the soft parameters mixed half
+ * and half (MuJoCo's solmix 1; direct solrefs take the smaller) */
 static void contact_params(double *mu, double ref[SIM_NREF], double imp[SIM_NIMP],
                            const sim_geom *g1, const sim_geom *g2) {
+  if (g1->priority != g2->priority) {
+    const sim_geom *g = g1->priority > g2->priority ? g1 : g2;
+    *mu = fmax(CNSTR_MINMU, g->friction[0]);
+    memcpy(ref, g->solref, SIM_NREF * sizeof(double));
+    memcpy(imp, g->solimp, SIM_NIMP * sizeof(double));
+    return;
+  }
   *mu = fmax(CNSTR_MINMU, fmax(g1->friction[0], g2->friction[0]));
   const double mix = 0.5;
   for (int k = 0; k < SIM_NREF; k++) {
@@ -310,6 +320,14 @@ static void contact_params(double *mu, double ref[SIM_NREF], double imp[SIM_NIMP
     imp[k] = g1->solimp[k] * mix;
     imp[k] += g2->solimp[k] * (1 - mix);
   }
+}
+
+/* the pair's condim: the higher priority geom's, else the larger */
+static int contact_condim(const sim_geom *g1, const sim_geom *g2) {
+  if (g1->priority != g2->priority) {
+    return g1->priority > g2->priority ? g1->condim : g2->condim;
+  }
+  return g1->condim > g2->condim ? g1->condim : g2->condim;
 }
 
 /* The dofs that can move a contact between bodies b1 and b2: both bodies' chains to the world,
@@ -418,7 +436,7 @@ static void make_contact(const sim_model *m, sim_data *d, int c) {
   const double dmax = imp[1];
   spring_damper(&cr.k, &cr.b, ref, dmax);
   const double tran = m->bodies[g1->body].invweight0[0] + m->bodies[g2->body].invweight0[0];
-  const int dim = g1->condim > g2->condim ? g1->condim : g2->condim;
+  const int dim = contact_condim(g1, g2);
   d->con_dim[c] = dim > 1 ? 3 : 1;
   d->con_friction[c] = mu;
   d->con_efc[c] = d->nefc;

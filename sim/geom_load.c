@@ -153,7 +153,7 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
                       const sim_model *m, sim_geom *g) {
   static const char *const keys[] = {"name",   "body",   "type",    "pos",         "quat",
                                      "size",   "friction", "solref", "solimp",     "contype",
-                                     "conaffinity", "condim", "comment", "file", "scale",
+                                     "conaffinity", "condim", "priority", "comment", "file", "scale",
                                      "margin", "gap", NULL};
   char body[SIM_NAME_MAX] = "", p[SIM_JSON_PATH_MAX];
   const double identity[4] = {1, 0, 0, 0}, friction[3] = {1, 0.005, 0.0001};
@@ -178,7 +178,8 @@ static int parse_geom(const sim_json_ctx *L, const cJSON *obj, const char *path,
       sim_json_read_number(L, obj, path, "margin", &g->margin, 0) ||
       sim_json_check_min(L, path, "margin", g->margin, 0, 0) ||
       sim_json_read_number(L, obj, path, "gap", &g->gap, 0) ||
-      sim_json_check_min(L, path, "gap", g->gap, 0, 0)) {
+      sim_json_check_min(L, path, "gap", g->gap, 0, 0) ||
+      sim_json_read_int(L, obj, path, "priority", -1000000, 1000000, &g->priority)) {
     return -1;
   }
   if (g->condim != 1 && g->condim != 3) {

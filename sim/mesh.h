@@ -81,6 +81,10 @@ typedef struct sim_mesh_mass {
 int sim_mesh_inertia(sim_mesh_mass *out, const float *tri, int ntri, const double scale[3],
                      int exact, const char *name, char *err, size_t err_sz);
 
+/* Internal (mesh_inertia.c): the principal moments of a symmetric 3×3 inertia, as MuJoCo's
+ * mju_eig3 finds them (sim/fluid.c's inertia box). */
+void sim__principal_moments(double e[3], const double I[9]);
+
 /* Internal (mesh.c, mesh_inertia.c): a triangle's area, unit normal and centre (float sums, as
  * MuJoCo's compiler); 0 when degenerate. */
 double sim__mesh_triangle(double nrm[3], double cen[3], const float *a, const float *b,

@@ -253,6 +253,11 @@ static void eig3(double e[3], double R[9], const double I[9]) {
   quat_mat(R, q);
 }
 
+void sim__principal_moments(double e[3], const double I[9]) {
+  double R[9];
+  eig3(e, R, I);
+}
+
 int sim_mesh_inertia(sim_mesh_mass *out, const float *tri_in, int ntri, const double scale[3],
                      int exact, const char *name, char *err, size_t err_sz) {
   memset(out, 0, sizeof *out);

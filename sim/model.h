@@ -82,6 +82,10 @@ typedef struct sim_option {
                               opt.impratio, > 0, 1 by default): R_friction = R_normal/impratio */
   int disable;             /* SIM_DISABLE_* bits, 0 in every loaded model: only the muscles'
                               length-range simulation at load (sim/muscle_range.c) sets them */
+  double viscosity;        /* the medium's viscosity, Pa·s (MuJoCo's opt.viscosity; 0: none):
+                              each body drags as a sphere of its inertia box's mean size
+                              (sim/fluid.c) */
+  double wind[3];          /* the medium's velocity, world, m/s (with viscosity) */
 } sim_option;
 
 #define SIM_DISABLE_PASSIVE 1   /* no springs, dampers (Euler's implicit damping stays, as in
@@ -100,6 +104,7 @@ typedef struct sim_body {
   double pos[3];         /* placement in the parent frame at q = 0, m */
   double quat[4];        /* placement orientation, unit quaternion [w x y z] */
   double mass;           /* kg */
+  double fluid_diam;     /* derived (sim/fluid.c): the mean side of its equivalent inertia box, m */
   double com[3];         /* centre of mass in the body frame, m */
   double inertia[9];     /* rotational inertia about the COM in body axes, kg·m², row-major */
   int joint;             /* first of its joints in model.joints; -1 for the world */
@@ -179,6 +184,8 @@ typedef struct sim_geom {
   double friction[3];       /* sliding, torsional, rolling (only sliding is used) */
   int condim;               /* contact dimensionality: 1 (frictionless) or 3 (sliding friction);
                                a pair takes the larger of its two geoms' */
+  int priority;             /* a pair takes condim, friction, solref and solimp from the geom of
+                               higher priority (MuJoCo's); equal: as above. Default 0 */
   double solref[SIM_NREF];  /* contact soft-constraint reference */
   double solimp[SIM_NIMP];  /* contact impedance */
   double margin;            /* contacts are made within this distance, m (a pair: the larger) */

@@ -140,7 +140,7 @@ static size_t njoints(const raw_body *rb, int n) {
 
 static const char *const root_keys[] = {
     "name", "comment", "timestep", "integrator", "midpoint_iterations", "solver_iterations",
-    "solver_tolerance", "solver", "cone", "impratio", "max_contacts", "gravity", "bodies",
+    "solver_tolerance", "solver", "cone", "impratio", "viscosity", "wind", "max_contacts", "gravity", "bodies",
     "geoms", "exclude",
     "sites", "actuators", "tendons",
     "equality",

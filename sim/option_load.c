@@ -1,6 +1,6 @@
 /* sim/option_load.c: the model's options at the root of a robot description: timestep,
- * integrator, gravity and the constraint solver's settings: solver, cone, impratio, iterations,
- * tolerance (docs/robot-format.md). */
+ * integrator, gravity, the constraint solver's settings: solver, cone, impratio, iterations,
+ * tolerance, and the medium: viscosity, wind (docs/robot-format.md). */
 #include "sim/load_internal.h"
 
 #include <cjson/cJSON.h>
@@ -56,7 +56,10 @@ int sim_options_parse(const sim_json_ctx *L, const cJSON *root, sim_option *opt)
       sim_json_read_number(L, root, "", "midpoint_iterations", &iterations, 0) ||
       sim_json_read_number(L, root, "", "solver_iterations", &solver_iterations, 0) ||
       sim_json_read_number(L, root, "", "solver_tolerance", &opt->solver_tolerance, 0) ||
-      sim_json_check_min(L, "", "solver_tolerance", opt->solver_tolerance, 0, 0)) {
+      sim_json_check_min(L, "", "solver_tolerance", opt->solver_tolerance, 0, 0) ||
+      sim_json_read_number(L, root, "", "viscosity", &opt->viscosity, 0) ||
+      sim_json_check_min(L, "", "viscosity", opt->viscosity, 0, 0) ||
+      sim_json_read_vector(L, root, "", "wind", opt->wind, 3, 0)) {
     return -1;
   }
   if (solver_iterations != floor(solver_iterations) || solver_iterations < 1 ||

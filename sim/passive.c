@@ -1,4 +1,6 @@
-/* sim/passive.c: joint springs and dampers, and forces applied to bodies. */
+/* sim/passive.c: joint and tendon springs and dampers, the medium's drag (sim/fluid.c) and
+ * forces applied to bodies. */
+#include "sim/fluid.h"
 #include "sim/sim.h"
 
 #include <string.h>
@@ -6,7 +8,7 @@
 /* The generalized force of a force f at the world point p and a torque τ on body b: the wrench
  * about the world origin is [τ + p × f; f], and each dof k that moves b (its own and its
  * ancestors', along dof_parent) takes the power of its motion cdof_k = [ω; v0] against it. */
-static void body_wrench(const sim_model *m, sim_data *d, int b, const double *xfrc) {
+void sim__body_wrench(const sim_model *m, sim_data *d, int b, const double xfrc[6]) {
   const double *f = xfrc, *tau = xfrc + 3, *p = d->xipos + 3 * b;
   const double n[3] = {tau[0] + p[1] * f[2] - p[2] * f[1], tau[1] + p[2] * f[0] - p[0] * f[2],
                        tau[2] + p[0] * f[1] - p[1] * f[0]};
@@ -56,10 +58,13 @@ void sim_passive(const sim_model *m, sim_data *d) {
     d->qfrc_passive[k] = spring - j->damping * d->qvel[k];
   }
   tendon_springs(m, d);
+  if (m->opt.viscosity > 0) {
+    sim__fluid(m, d);
+  }
   for (int b = 1; b < m->nbody; b++) { /* the world (body 0) takes no force */
     const double *x = d->xfrc_applied + 6 * b;
     if (x[0] != 0 || x[1] != 0 || x[2] != 0 || x[3] != 0 || x[4] != 0 || x[5] != 0) {
-      body_wrench(m, d, b, x);
+      sim__body_wrench(m, d, b, x);
     }
   }
 }

@@ -59,6 +59,11 @@ sim_deriv *sim_deriv_new(const sim_model *m, const sim_param *params, int np, ch
       return NULL;
     }
   }
+  if (m->opt.viscosity > 0) { /* passive_deriv.c: joint and tendon springs and dampers only */
+    snprintf(err, err_sz, "sim_deriv_new: the model's medium has a viscosity (%g Pa·s), whose "
+             "drag on bodies is not differentiated", m->opt.viscosity);
+    return NULL;
+  }
   for (int g = 0; g < m->ngeom; g++) {
     if (m->geoms[g].margin > 0) { /* contact_deriv.c differentiates margin-0 contacts */
       snprintf(err, err_sz, "sim_deriv_new: geom \"%s\" has a margin (%g m), whose contacts "

@@ -10,6 +10,7 @@
 
 #include "sim/file_read.h"
 #include "sim/import/mjcf.h"
+#include "sim/import/mjcf_composite.h"
 #include "sim/import/urdf.h"
 #include "sim/json_read.h"
 #include "sim/sim.h"
@@ -102,7 +103,7 @@ static cJSON *convert_xml(const char *path, sim_import_format format,
               want);
   } else if (format == SIM_IMPORT_URDF) {
     json = imp__urdf(&c, top);
-  } else if (imp__expand_includes(&c, doc) == 0) {
+  } else if (imp__expand_includes(&c, doc) == 0 && imp__expand_composites(&c, doc, 0) == 0) {
     json = imp__mjcf(&c, top);
   }
   if (json) {

@@ -117,6 +117,8 @@ static int read_sections(mjcf *m, const xmlNode *top, cJSON *root, sections *s) 
       rc = mjcf__read_compiler(m, k);
     } else if (imp__is(k, "option")) {
       rc = mjcf__read_option(m, k, root);
+    } else if (imp__is(k, "size")) {
+      rc = mjcf__read_size(m, k, root);
     } else if (imp__is(k, "default")) {
       if (m->ndefaults == MJCF_TOP_DEFAULTS) {
         rc = imp__fail(m->c, k, "<default>: at most %d top-level defaults", MJCF_TOP_DEFAULTS);

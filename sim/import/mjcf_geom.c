@@ -11,7 +11,7 @@ const char *const mjcf__geom_read[] = {"name", "class", "type", "size", "fromto"
                                        "quat", "axisangle", "euler", "xyaxes", "zaxis",
                                        "mass", "density", "group", "friction", "solref",
                                        "solimp", "contype", "conaffinity", "condim", "mesh",
-                                       "margin", "gap", NULL};
+                                       "margin", "gap", "priority", NULL};
 
 static int shape_of(mjcf *m, const xmlNode *g, const char *cls, imp_shape *shape, int *massless) {
   const char *type = mjcf__attr(m, g, "geom", cls, "type");
@@ -236,6 +236,15 @@ int mjcf__convert_geom(mjcf *m, const xmlNode *g, const char *cls, const char *b
   if (geom_condim(m, g, cls, o) != 0) {
     cJSON_Delete(o);
     return -1;
+  }
+  double priority = 0;
+  if (mjcf__numbers(m, g, "geom", cls, "priority", &priority, 1, 1) < 0 ||
+      priority != floor(priority) || fabs(priority) > 1e6) {
+    cJSON_Delete(o);
+    return m->c->failed ? -1 : imp__fail(m->c, g, "<geom priority>: expected an integer");
+  }
+  if (priority != 0) {
+    cJSON_AddNumberToObject(o, "priority", priority);
   }
   if (ct != 1 || ca != 1) { /* contact groups other than MuJoCo's default */
     cJSON_AddNumberToObject(o, "contype", ct);

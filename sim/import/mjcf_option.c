@@ -152,7 +152,8 @@ int mjcf__read_option(mjcf *m, const xmlNode *el, cJSON *root) {
   /* jacobian (dense or sparse) changes how MuJoCo stores the matrices, not the motion */
   static const char *const read[] = {"timestep", "gravity", "integrator", "iterations",
                                      "tolerance", "solver", "cone", "impratio",
-                                     "noslip_iterations", "jacobian", NULL};
+                                     "noslip_iterations", "jacobian", "viscosity", "wind",
+                                     NULL};
   double v[3];
   if (imp__check_attrs(m->c, el, read, "not used") != 0 || read_solver(m, el, root) != 0) {
     return -1;
@@ -168,6 +169,23 @@ int mjcf__read_option(mjcf *m, const xmlNode *el, cJSON *root) {
       return -1;
     }
     cJSON_ReplaceItemInObject(root, "gravity", imp__json_vector(v, 3));
+  }
+  if (imp__attr(el, "viscosity")) { /* the medium's Stokes drag (sim/fluid.c) */
+    if (imp__numbers(m->c, el, "viscosity", imp__attr(el, "viscosity"), v, 1, 1) < 0) {
+      return -1;
+    }
+    if (!(v[0] >= 0)) {
+      return imp__fail(m->c, el, "<option viscosity=\"%g\">: expected >= 0", v[0]);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "viscosity"); /* no default key in root */
+    cJSON_AddItemToObject(root, "viscosity", cJSON_CreateNumber(v[0]));
+  }
+  if (imp__attr(el, "wind")) {
+    if (imp__numbers(m->c, el, "wind", imp__attr(el, "wind"), v, 3, 3) < 0) {
+      return -1;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "wind");
+    cJSON_AddItemToObject(root, "wind", imp__json_vector(v, 3));
   }
   const char *integrator = imp__attr(el, "integrator");
   if (integrator) {
@@ -194,5 +212,26 @@ int mjcf__read_option(mjcf *m, const xmlNode *el, cJSON *root) {
       return -1;
     }
   }
+  return 0;
+}
+
+/* <size nconmax>: MuJoCo's cap on contacts is the native max_contacts (the data is sized for
+ * it at load); the other sizes are MuJoCo's memory (njmax, nstack) or user data */
+int mjcf__read_size(mjcf *m, const xmlNode *el, cJSON *root) {
+  static const char *const read[] = {"nconmax", NULL};
+  double n = -1;
+  if (imp__check_attrs(m->c, el, read, "not used") != 0 ||
+      (imp__attr(el, "nconmax") &&
+       imp__numbers(m->c, el, "nconmax", imp__attr(el, "nconmax"), &n, 1, 1) < 0)) {
+    return -1;
+  }
+  if (n < 0) { /* absent, or MuJoCo's -1: its own choice */
+    return 0;
+  }
+  if (n != floor(n) || n > 100000) {
+    return imp__fail(m->c, el, "<size nconmax=\"%g\">: expected an integer up to 100000", n);
+  }
+  cJSON_DeleteItemFromObject(root, "max_contacts");
+  cJSON_AddNumberToObject(root, "max_contacts", n);
   return 0;
 }

@@ -89,6 +89,8 @@ void mjcf__frame_point(double out[3], const mjcf_frame *f, const double x[3]);
 /* --- file-wide settings (mjcf_option.c) --- */
 int mjcf__read_compiler(mjcf *m, const xmlNode *el);
 int mjcf__read_option(mjcf *m, const xmlNode *el, cJSON *root);
+/* <size nconmax> as max_contacts */
+int mjcf__read_size(mjcf *m, const xmlNode *el, cJSON *root);
 
 /* --- the body tree (mjcf_body.c, mjcf_joint.c, mjcf_geom.c) --- */
 /* what a body (or the worldbody, parent NULL) holds: bodies, sites, geoms */

@@ -6,13 +6,12 @@
 #include "sim/import/mjcf_state.h"
 
 /* Elements of MuJoCo that make bodies, joints or forces we do not build: ignoring one would
- * move the robot otherwise than MuJoCo does (a composite's bodies missing, a tendon's spring or
- * a deformable body not acting), so the file is refused, naming it. (<tendon> is converted:
- * mjcf_tendon.c; <equality>: mjcf_equality.c.) */
+ * move the robot otherwise than MuJoCo does (a deformable body missing, a tendon's spring not
+ * acting), so the file is refused, naming it. (<tendon> is converted: mjcf_tendon.c;
+ * <equality>: mjcf_equality.c; a <composite> is expanded before, sim/import/mjcf_composite.c.) */
 static const struct {
   const char *name, *why;
 } unbuilt[] = {
-    {"composite", "MuJoCo makes bodies, joints and tendons of it"},
     {"flexcomp", "a deformable body"},
     {"flex", "a deformable body"},
     {"deformable", "deformable bodies"},

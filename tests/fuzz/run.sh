@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh: builds the libFuzzer harnesses (clang, ASan + UBSan) and runs each target.
 #
-#   tests/fuzz/run.sh [SECONDS] [TARGET...]   SECONDS per target (default 30); all eight by default
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]   SECONDS per target (default 30); all nine by default
 #   (side by side, one a core: ACHILLES_FUZZ_JOBS=1 runs them one after the other)
 #
 # Targets: serial_rx config zmq_messages log_reader replay client_decoder (tests/hil/client/
 # fuzz_decoder.c) stl (the mesh reader, seeded with the KR5's STL files from dart-doc) obj (the
-# OBJ reader and mesh masses, seeded with a small prism). Seed corpora come
+# OBJ reader and mesh masses, seeded with a small prism), mjcf_composite (the expansion of MJCF
+# <composite> and the converter after it, seeded with MuJoCo's composite samples). Seed corpora come
 # from the shipped configs, a short recording and CSV of the club arm, and valid frames and
 # messages (make_seeds.c); new inputs the fuzzer finds are kept in build-fuzz/corpus-found/.
 # A crash, leak, undefined behaviour or timeout stops the run with the input saved in
@@ -18,7 +19,8 @@ build=${ACHILLES_FUZZ_BUILD:-$here/build-fuzz}
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(serial_rx config zmq_messages log_reader replay client_decoder stl obj)
+[ ${#targets[@]} -gt 0 ] || targets=(serial_rx config zmq_messages log_reader replay client_decoder stl obj
+  mjcf_composite)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -28,7 +30,10 @@ cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target fuzz >/dev/n
 
 seeds=$build/corpus-seeds
 rm -rf "$seeds"
-mkdir -p "$seeds/config" "$seeds/log_reader" "$seeds/replay" "$seeds/stl" "$seeds/obj" "$build/artifacts"
+mkdir -p "$seeds/config" "$seeds/log_reader" "$seeds/replay" "$seeds/stl" "$seeds/obj" \
+  "$seeds/mjcf_composite" "$build/artifacts"
+cp /usr/share/mujoco/model/composite/*.xml /usr/share/mujoco/model/flag/flag.xml \
+  /usr/share/mujoco/model/hammock/hammock.xml "$seeds/mjcf_composite/" 2>/dev/null || true
 cp /usr/share/doc/dart/data/urdf/KR5/meshes/wrist.STL "$seeds/stl/" 2>/dev/null || true
 printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nv 1 1 1\nf 1 3 2\nf 1 2 4\nf 2 3 4\nf -5 -2 -3\nf 2 5 3 4\n' >"$seeds/obj/prism.obj"
 printf 'solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nfacet normal 0 0 1\nouter loop\nvertex 0 0 1\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid t\n' >"$seeds/stl/tetra.stl"

@@ -110,7 +110,7 @@ static void write_geoms(mjcf_out *o, const sim_model *m, int body, int depth) {
     out_vec(o, "solref", geom->solref, SIM_NREF);
     out_vec(o, "solimp", geom->solimp, SIM_NIMP);
     out_printf(o, " contype=\"%d\" conaffinity=\"%d\"", geom->contype, geom->conaffinity);
-    out_printf(o, " condim=\"%d\"", geom->condim);
+    out_printf(o, " condim=\"%d\" priority=\"%d\"", geom->condim, geom->priority);
     out_real(o, "margin", geom->margin);
     out_real(o, "gap", geom->gap);
     out_printf(o, "/>\n");

@@ -2,7 +2,7 @@
  * root children replace the element, anywhere in the tree; names relative to the main file's
  * directory, nested includes too; a second include of a file, a cycle, a missing file refused
  * at the <include>'s line), several <worldbody> and <actuator> sections read in turn, and the
- * elements whose bodies or forces are not built (composites, tendons, equalities, plugins,
+ * elements whose bodies or forces are not built (composites' tendons, tendons, equalities, plugins,
  * actuators on a slider-crank) refused by name and line. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -173,14 +173,18 @@ static void test_unbuilt_refused(void **state) {
   const char *body = "<body name=\"a\"><joint name=\"j\"/><geom size=\"0.1\"/>";
   char xml[1024];
   snprintf(xml, sizeof xml,
-           "<mujoco>\n<worldbody>\n%s\n<composite type=\"rope\" count=\"3 1 1\"/>\n</body>\n"
-           "</worldbody>\n</mujoco>\n", body);
-  import_refused("composite.xml", xml, "composite.xml:4: <composite> is not imported");
-  /* in a body without mass of its own (the samples' cloth): refused before its mass is judged */
+           "<mujoco>\n<worldbody>\n%s\n<composite type=\"rope\" count=\"3 1 1\" "
+           "spacing=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n", body);
+  import_refused("composite.xml", xml,
+                 "composite.xml:4: <composite>: B must be the beginning of root body name");
+  /* a composite is expanded first (sim/import/mjcf_composite.c): one MuJoCo refuses is
+   * refused in a body without mass of its own (the samples' cloth), before that mass is judged
+   * (its refusals of what is not built: test_public_samples, test_composite_motion) */
   import_refused("cloth.xml",
-               "<mujoco>\n<worldbody>\n<body>\n<freejoint/>\n<composite type=\"cloth\"/>\n"
-               "</body>\n</worldbody>\n</mujoco>\n",
-               "cloth.xml:5: <composite> is not imported");
+                 "<mujoco>\n<worldbody>\n<body>\n<freejoint/>\n"
+                 "<composite type=\"cloth\" count=\"3 3 1\" spacing=\"0.1\">\n"
+                 "<geom size=\"0.01\"/></composite>\n</body>\n</worldbody>\n</mujoco>\n",
+                 "cloth.xml:5: <composite>: B must be the beginning of root body name");
   snprintf(xml, sizeof xml,
            "<mujoco>\n<worldbody>\n%s<site name=\"s\"/></body>\n</worldbody>\n<tendon>\n"
            "<fixed name=\"t\" stiffness=\"1\"><joint joint=\"j\" coef=\"1\"/><site site=\"s\"/>"

