@@ -112,7 +112,8 @@ static void run_chain(double viscosity, const char *integrator, double out[3]) {
   mjData *md = ts_mj_data(mm);
   sim_data *d = sim_data_new(m);
   assert_int_equal(m->nv, mm->nv);
-  assert_true(m->opt.viscosity == viscosity);
+  assert_true(m->opt.viscosity == viscosity); /* the MJCF's option, through the JSON */
+  assert_true(m->opt.wind[0] == 0.5 && m->opt.wind[1] == -1 && m->opt.wind[2] == 0.3);
   uint64_t s = 0x9e3779b97f4a7c15ull;
   out[0] = out[1] = out[2] = 0;
   for (int k = 0; k < 200; k++) {

@@ -35,7 +35,7 @@ static const char full_options[] =
     "<mujoco>\n"
     "  <option timestep=\"0.001\" gravity=\"0.5 0 -3\" integrator=\"RK4\" iterations=\"250\"\n"
     "          tolerance=\"1e-12\" solver=\"CG\" cone=\"elliptic\" impratio=\"10\"\n"
-    "          jacobian=\"sparse\" noslip_iterations=\"0\" wind=\"1 0 0\"/>\n"
+    "          jacobian=\"sparse\" noslip_iterations=\"0\" density=\"1.2\"/>\n"
     "  <worldbody>\n"
     "    <geom name=\"floor\" type=\"plane\" size=\"1 1 0.1\" condim=\"1\"/>\n"
     "    <body name=\"ball\" pos=\"0 0 0.2\"><freejoint/>\n"
@@ -109,11 +109,11 @@ static void test_every_option(void **state) {
   assert_int_equal(m->opt.cone, SIM_CONE_ELLIPTIC);
   assert_true(m->opt.impratio == 10);
   assert_int_equal(m->geoms[0].condim, 1); /* the floor */
-  /* what is not taken, with its line (libxml2's: where a start tag ends): wind (line 4) and
+  /* what is not taken, with its line (libxml2's: where a start tag ends): density (line 4) and
    * condim 4 (line 8); jacobian is not
    * a report (it changes MuJoCo's storage, not the motion) */
   print_message("reports:\n%s", r.text);
-  assert_non_null(strstr(r.text, ":4: <option wind> ignored"));
+  assert_non_null(strstr(r.text, ":4: <option density> ignored"));
   assert_non_null(strstr(r.text, ":8: <geom condim=\"4\"> read as 3"));
   assert_null(strstr(r.text, "jacobian"));
   assert_int_equal(r.n, 2);

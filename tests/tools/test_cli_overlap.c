@@ -19,7 +19,7 @@
 /* the third link folded back over the first (their capsules 0.08 apart, radii 0.05) */
 static const char arm[] =
     "<mujoco model=\"folded\">\n"
-    "  <option timestep=\"0.001\" wind=\"1 0 0\"/>\n"
+    "  <option timestep=\"0.001\" density=\"1.2\"/>\n"
     "  <worldbody>\n"
     "    <body name=\"l1\"><joint name=\"j1\" axis=\"0 0 1\"/>\n"
     "      <geom type=\"capsule\" fromto=\"0 0 0 0.3 0 0\" size=\"0.05\"/>\n"
@@ -47,14 +47,14 @@ static void test_notes_and_excludes(void **state) {
                              ACHILLES_BIN, path), 0);
   print_message("%s", out);
   assert_non_null(strstr(out, "achilles sim: note: "));
-  assert_non_null(strstr(out, "folded.xml:2: <option wind> ignored: not used"));
+  assert_non_null(strstr(out, "folded.xml:2: <option density> ignored: not used"));
   assert_non_null(strstr(out, "bodies \"l1\" and \"l3\" overlap by 20 mm at the initial pose"));
   /* run says the same before it starts (and nothing of it with --quiet) */
   assert_int_equal(ts_shellf(out, sizeof out, "%s run %s --duration 0.002 --no-zmq 2>&1 "
                              ">/dev/null", ACHILLES_BIN, path), 0);
   print_message("%s", out);
   assert_non_null(strstr(out, "achilles run: note: "));
-  assert_non_null(strstr(out, "folded.xml:2: <option wind> ignored: not used"));
+  assert_non_null(strstr(out, "folded.xml:2: <option density> ignored: not used"));
   assert_non_null(strstr(out, "bodies \"l1\" and \"l3\" overlap by 20 mm at the initial pose"));
   assert_int_equal(ts_shellf(out, sizeof out, "%s run %s --duration 0.002 --no-zmq --quiet 2>&1 "
                              ">/dev/null", ACHILLES_BIN, path), 0);
@@ -62,7 +62,7 @@ static void test_notes_and_excludes(void **state) {
   /* and sensors (here refused for want of a sensors file, after its notes) */
   ts_shellf(out, sizeof out, "%s sensors %s --duration 0.002 2>&1 >/dev/null", ACHILLES_BIN, path);
   assert_non_null(strstr(out, "achilles sensors: note: "));
-  assert_non_null(strstr(out, "folded.xml:2: <option wind> ignored: not used"));
+  assert_non_null(strstr(out, "folded.xml:2: <option density> ignored: not used"));
   /* convert says the same; with --exclude-overlapping the JSON holds the pair's exclude */
   assert_int_equal(ts_shellf(out, sizeof out, "%s convert %s --exclude-overlapping --out %s 2>&1",
                              ACHILLES_BIN, path, converted), 0);
