@@ -114,15 +114,7 @@ static void test_margin_refusals(void **state) {
       {"\"margin\": 0.03,", "\"margin\": -0.03,", "geoms[2].margin"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char json[4096], err[512];
-    const char *at = strstr(margin_json, cases[i].from);
-    assert_non_null(at);
-    snprintf(json, sizeof json, "%.*s%s%s", (int)(at - margin_json), margin_json, cases[i].to,
-             at + strlen(cases[i].from));
-    sim_model *m = sim_model_load_string(json, "margins.json", err, sizeof err);
-    if (m || !strstr(err, cases[i].message)) {
-      fail_msg("case %zu: expected \"%s\", got \"%s\"", i, cases[i].message, m ? "a model" : err);
-    }
+    ts_model_refused_edit(margin_json, cases[i].from, cases[i].to, cases[i].message);
   }
 }
 

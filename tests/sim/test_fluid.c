@@ -20,6 +20,7 @@
 #include "import_fixture.h"
 #include "sim/deriv/deriv.h"
 #include "sim/sim.h"
+#include "support/model.h"
 #include "support/mujoco.h"
 #include "support/numbers.h"
 #include "support/skip.h"
@@ -74,16 +75,7 @@ static void test_json_refusals(void **state) {
       {"\"wind\": [1, -2, 0.5]", "\"wind\": \"east\"", "wind"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char json[2048], err[512];
-    const char *at = strstr(sphere_json, cases[i].from);
-    assert_non_null(at);
-    snprintf(json, sizeof json, "%.*s%s%s", (int)(at - sphere_json), sphere_json, cases[i].to,
-             at + strlen(cases[i].from));
-    sim_model *m = sim_model_load_string(json, "ball.json", err, sizeof err);
-    if (m || !strstr(err, cases[i].message)) {
-      fail_msg("case %zu: expected a refusal naming %s, got \"%s\"", i, cases[i].message,
-               m ? "a model" : err);
-    }
+    ts_model_refused_edit(sphere_json, cases[i].from, cases[i].to, cases[i].message);
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 #include <stdio.h>
+#include <string.h>
 
 sim_model *ts_model(const char *json) {
   return ts_model_in(json, "test");
@@ -63,4 +64,20 @@ sim_model *ts_config(const char *name) {
   char path[512];
   snprintf(path, sizeof path, "%s/configs/%s.json", ACHILLES_SOURCE_DIR, name);
   return ts_model_file(path);
+}
+
+void ts_model_refused_edit(const char *json, const char *from, const char *to,
+                           const char *message) {
+  char edited[8192], err[512];
+  const char *at = strstr(json, from);
+  if (!at) {
+    fail_msg("\"%s\" is not in the JSON to edit", from);
+  }
+  snprintf(edited, sizeof edited, "%.*s%s%s", (int)(at - json), json, to, at + strlen(from));
+  sim_model *m = sim_model_load_string(edited, "edited.json", err, sizeof err);
+  if (m || !strstr(err, message)) {
+    sim_model_free(m);
+    fail_msg("\"%s\" -> \"%s\": expected a refusal with \"%s\", got \"%s\"", from, to, message,
+             m ? "a model" : err);
+  }
 }

@@ -17,6 +17,11 @@ sim_model *ts_model(const char *json);
 sim_model *ts_model_in(const char *json, const char *source);
 sim_model *ts_model_file(const char *path);
 sim_model *ts_config(const char *name);
+/* The robot JSON text with the first `from` replaced by `to` must be refused with a message
+ * holding `message` (the test fails on a model, on another message, or when `from` is not in
+ * the text): a loader's error named by its JSON path. */
+void ts_model_refused_edit(const char *json, const char *from, const char *to,
+                           const char *message);
 /* n steps (sim_step) */
 void ts_steps(const sim_model *m, sim_data *d, int n);
 /* The sum of the contacts' normal forces (the first component of sim_contact_force), N. */
