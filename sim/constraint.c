@@ -27,8 +27,6 @@
 #include <string.h>
 
 #define CNSTR_MINVAL 1e-15  /* MuJoCo's mjMINVAL */
-#define CNSTR_MINIMP 0.0001 /* impedance is clamped to [MINIMP, MAXIMP] */
-#define CNSTR_MAXIMP 0.9999
 
 /* --- model constants ------------------------------------------------------------------------ */
 
@@ -44,37 +42,6 @@ static void set_dof_parents(sim_model *m) {
       }
     }
     m->dof_parent[k] = parent;
-  }
-}
-
-/* the last dof that moves body b (its own, or its nearest moving ancestor's); -1 if none */
-static int last_moving_dof(const sim_model *m, int b) {
-  for (; b > 0; b = m->bodies[b].parent) {
-    if (m->bodies[b].dofnum > 0) {
-      return m->bodies[b].dofadr + m->bodies[b].dofnum - 1;
-    }
-  }
-  return -1;
-}
-
-void sim_jac_point(const sim_model *m, const sim_data *d, double *jacp, double *jacr, int b,
-                   const double p[3]) {
-  int nv = m->nv;
-  memset(jacp, 0, 3 * (size_t)nv * sizeof(double));
-  if (jacr) {
-    memset(jacr, 0, 3 * (size_t)nv * sizeof(double));
-  }
-  /* a dof's motion [ω; v0] about the world origin moves p at v0 + ω × p */
-  for (int k = last_moving_dof(m, b); k >= 0; k = m->dof_parent[k]) {
-    const double *w = d->cdof + 6 * k, *v0 = w + 3;
-    double v[3] = {v0[0] + w[1] * p[2] - w[2] * p[1], v0[1] + w[2] * p[0] - w[0] * p[2],
-                   v0[2] + w[0] * p[1] - w[1] * p[0]};
-    for (int r = 0; r < 3; r++) {
-      jacp[r * nv + k] = v[r];
-      if (jacr) {
-        jacr[r * nv + k] = w[r];
-      }
-    }
   }
 }
 
@@ -115,69 +82,15 @@ int sim_constraint_setconst(sim_model *m) {
 
 /* --- impedance and reference ---------------------------------------------------------------- */
 
-/* solref and solimp as MuJoCo uses them (getsolparam): a solref mixing its two forms is
- * replaced by the default, a time constant is at least two steps, and solimp is clamped */
-static void sanitize(double ref[SIM_NREF], double imp[SIM_NIMP], const double *solref,
-                     const double *solimp, double timestep) {
-  ref[0] = solref[0], ref[1] = solref[1];
-  if ((ref[0] > 0) != (ref[1] > 0)) {
-    ref[0] = 0.02, ref[1] = 1;
-  }
-  if (ref[0] > 0) { /* a time constant below two steps cannot be integrated: impose 2h */
-    ref[0] = fmax(ref[0], 2 * timestep);
-  }
-  for (int k = 0; k < SIM_NIMP; k++) {
-    imp[k] = solimp[k];
-  }
-  imp[0] = fmin(CNSTR_MAXIMP, fmax(CNSTR_MINIMP, imp[0]));
-  imp[1] = fmin(CNSTR_MAXIMP, fmax(CNSTR_MINIMP, imp[1]));
-  imp[2] = fmax(0, imp[2]);
-  imp[3] = fmin(CNSTR_MAXIMP, fmax(CNSTR_MINIMP, imp[3]));
-  imp[4] = fmax(1, imp[4]);
-}
-
-/* imp(x): dmin at x = 0 rising to dmax at x = width, x = |pos|, along two power curves that
- * meet at the midpoint (MuJoCo's sigmoid). */
-static double impedance(const double solimp[SIM_NIMP], double pos) {
-  double dmin = solimp[0], dmax = solimp[1], width = solimp[2], mid = solimp[3], p = solimp[4];
-  if (dmin == dmax || width <= CNSTR_MINVAL) {
-    return 0.5 * (dmin + dmax);
-  }
-  double x = fabs(pos / width);
-  if (x >= 1 || x <= 0) {
-    return x >= 1 ? dmax : dmin;
-  }
-  double y;
-  if (p == 1) {
-    y = x;
-  } else if (x <= mid) {
-    double a = 1 / pow(mid, p - 1);
-    y = a * pow(x, p);
-  } else {
-    double b = 1 / pow(1 - mid, p - 1);
-    y = 1 - b * pow(1 - x, p);
-  }
-  return dmin + y * (dmax - dmin);
-}
-
-/* the spring k and damper b of a sanitized solref: standard [timeconst, dampratio] gives
- * k = 1/(dmax²·timeconst²·dampratio²), b = 2/(dmax·timeconst); direct [−k', −b'] gives
- * k = k'/dmax², b = b'/dmax */
-static void spring_damper(double *k, double *b, const double ref[SIM_NREF], double dmax) {
-  *k = ref[0] > 0 ? 1 / fmax(CNSTR_MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1])
-                  : -ref[0] / fmax(CNSTR_MINVAL, dmax * dmax);
-  *b = ref[1] > 0 ? 2 / fmax(CNSTR_MINVAL, dmax * ref[0]) : -ref[1] / fmax(CNSTR_MINVAL, dmax);
-}
-
 /* R, D and aref of row i from its solref/solimp, violation and velocity J·v */
 static void row_impedance(const sim_model *m, sim_data *d, int i, const double *solref,
                           const double *solimp, double invweight, double vel, int friction) {
   double ref[SIM_NREF], imp[SIM_NIMP];
-  sanitize(ref, imp, solref, solimp, m->opt.timestep);
-  double pos = d->efc_pos[i], I = impedance(imp, pos), dmax = imp[1], k, b;
+  sim_constraint_sanitize(ref, imp, solref, solimp, m->opt.timestep);
+  double pos = d->efc_pos[i], I = sim_constraint_impedance(imp, pos), dmax = imp[1], k, b;
   d->efc_R[i] = fmax(CNSTR_MINVAL, (1 - I) * invweight / I);
   d->efc_D[i] = 1 / d->efc_R[i];
-  spring_damper(&k, &b, ref, dmax);
+  sim_constraint_spring_damper(&k, &b, ref, dmax);
   k = friction ? 0 : k;
   d->efc_aref[i] = -b * vel - k * I * pos;
 }
@@ -330,33 +243,6 @@ static int contact_condim(const sim_geom *g1, const sim_geom *g2) {
   return g1->condim > g2->condim ? g1->condim : g2->condim;
 }
 
-/* The dofs that can move a contact between bodies b1 and b2: both bodies' chains to the world,
- * ascending (the order of the dense products, so that skipping the rest changes no bit). */
-static int contact_dofs(const sim_model *m, int b1, int b2, int *dofs) {
-  int n = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    for (int k = last_moving_dof(m, pass ? b2 : b1); k >= 0; k = m->dof_parent[k]) {
-      int seen = 0;
-      for (int t = 0; t < n && !seen; t++) {
-        seen = dofs[t] == k;
-      }
-      if (!seen) {
-        dofs[n++] = k;
-      }
-    }
-  }
-  for (int i = 1; i < n; i++) { /* insertion sort: chains are short */
-    const int k = dofs[i];
-    int j = i;
-    while (j > 0 && dofs[j - 1] > k) {
-      dofs[j] = dofs[j - 1];
-      j--;
-    }
-    dofs[j] = k;
-  }
-  return n;
-}
-
 /* normal and tangent Jacobian rows of contact c: frame · (J₂ − J₁) at the contact point, on the
  * n dofs listed (the other entries of jf are not used) */
 static void contact_jacobian(const sim_model *m, sim_data *d, int c, int b1, int b2,
@@ -425,16 +311,16 @@ static void make_contact(const sim_model *m, sim_data *d, int c) {
   const sim_geom *g1 = &m->geoms[d->con_geom[2 * c]], *g2 = &m->geoms[d->con_geom[2 * c + 1]];
   double mu, solref[SIM_NREF], solimp[SIM_NIMP], ref[SIM_NREF], imp[SIM_NIMP];
   contact_params(&mu, solref, solimp, g1, g2);
-  sanitize(ref, imp, solref, solimp, m->opt.timestep);
+  sim_constraint_sanitize(ref, imp, solref, solimp, m->opt.timestep);
   /* the first row's index list holds the chain dofs, which every row of the contact shares */
   int *dofs = d->efc_ind + (size_t)d->nefc * nv;
-  const int n = contact_dofs(m, g1->body, g2->body, dofs);
+  const int n = sim__constraint_chain_dofs(m, g1->body, g2->body, dofs);
   contact_jacobian(m, d, c, g1->body, g2->body, dofs, n);
   contact_rows cr = {.jn = d->con_jac + 6 * nv, .dofs = dofs, .n = n, .dist = d->con_dist[c],
                      .margin = d->con_margin[c]};
-  cr.I = impedance(imp, cr.dist - cr.margin);
+  cr.I = sim_constraint_impedance(imp, cr.dist - cr.margin);
   const double dmax = imp[1];
-  spring_damper(&cr.k, &cr.b, ref, dmax);
+  sim_constraint_spring_damper(&cr.k, &cr.b, ref, dmax);
   const double tran = m->bodies[g1->body].invweight0[0] + m->bodies[g2->body].invweight0[0];
   const int dim = contact_condim(g1, g2);
   d->con_dim[c] = dim > 1 ? 3 : 1;
@@ -520,23 +406,6 @@ void sim_contact_force(const sim_model *m, const sim_data *d, int c, double out[
 }
 
 /* --- for sim/deriv (constraint.h): the rows' parameters exactly as the rows above use them -- */
-
-void sim_constraint_sanitize(double ref[SIM_NREF], double imp[SIM_NIMP], const double *solref,
-                             const double *solimp, double timestep) {
-  sanitize(ref, imp, solref, solimp, timestep);
-}
-
-double sim_constraint_impedance(const double solimp[SIM_NIMP], double pos) {
-  return impedance(solimp, pos);
-}
-
-void sim_constraint_spring_damper(double *k, double *b, const double ref[SIM_NREF], double dmax) {
-  spring_damper(k, b, ref, dmax);
-}
-
-int sim__constraint_chain_dofs(const sim_model *m, int b1, int b2, int *dofs) {
-  return contact_dofs(m, b1, b2, dofs);
-}
 
 void sim_constraint_contact_params(double *mu, double ref[SIM_NREF], double imp[SIM_NIMP],
                                    const sim_geom *g1, const sim_geom *g2) {

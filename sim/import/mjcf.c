@@ -187,9 +187,15 @@ static int read_top(mjcf *m, const xmlNode *top, cJSON *root) {
   int index = 0;
   for (int a = 0; a < s.nactuator; a++) {
     for (const xmlNode *k = s.actuator[a]->children; k; k = k->next) {
-      if (k->type == XML_ELEMENT_NODE && mjcf__convert_actuator(m, k, index++) != 0) {
+      if (k->type != XML_ELEMENT_NODE) {
+        continue;
+      }
+      /* muscles (mjcf_muscle.c) and the rest (mjcf_actuator.c) */
+      const int muscle = imp__is(k, "muscle") || imp__is(k, "general");
+      if ((muscle ? mjcf__convert_muscle(m, k, index) : mjcf__convert_actuator(m, k, index)) != 0) {
         return -1;
       }
+      index++;
     }
   }
   for (int i = 0; i < s.ncontact; i++) {

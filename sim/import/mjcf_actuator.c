@@ -137,9 +137,6 @@ int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index) {
   if (strcmp(kind, "adhesion") == 0) {
     return adhesion_of(m, a, index);
   }
-  if (strcmp(kind, "muscle") == 0 || strcmp(kind, "general") == 0) {
-    return mjcf__convert_muscle(m, a, index);
-  }
   const char *type = strcmp(kind, "motor") == 0      ? "motor"
                      : strcmp(kind, "position") == 0 ? "position_servo"
                      : strcmp(kind, "velocity") == 0 ? "velocity_servo"

@@ -63,11 +63,14 @@ typedef struct comp {
   xmlNode **tendons, **equalities, **contact;
   int spatial, fixed, eq_tendon, eq_joint, eq_connect, excludes;
   /* the attributes written only when they differ from MuJoCo's defaults, unless a <default>
-   * of the file sets them (bits of mjcf_composite.c's `optional`) */
+   * of the file sets them (bits of mjcf_composite_write.c's `optional`) */
   unsigned defaults_set;
 } comp;
 
-/* --- writing elements (mjcf_composite.c) --- */
+/* --- writing elements (mjcf_composite_write.c) --- */
+/* which of the attributes written only when they differ from MuJoCo's defaults a <default>
+ * class of the file gives, as bits (comp.defaults_set) */
+unsigned comp__defaults_set(xmlDoc *doc);
 /* a new element named name: the last child of parent, or (parent NULL or the composite's own
  * body) just before the composite */
 xmlNode *comp__node(comp *k, xmlNode *parent, const char *name);

@@ -131,6 +131,7 @@ extern const char *const mjcf__equality_read[];
 int mjcf__convert_equality(mjcf *m, const xmlNode *section, cJSON *root);
 
 /* --- actuators (mjcf_actuator.c) --- */
+/* a motor, position, velocity or adhesion actuator (a muscle: mjcf__convert_muscle) */
 int mjcf__convert_actuator(mjcf *m, const xmlNode *a, int index);
 /* -1 (with the error) for an actuator on a site, a slider-crank or a joint in its parent */
 int mjcf__other_transmission(mjcf *m, const xmlNode *a, const char *kind);
