@@ -103,7 +103,7 @@ static cJSON *convert_xml(const char *path, sim_import_format format,
               want);
   } else if (format == SIM_IMPORT_URDF) {
     json = imp__urdf(&c, top);
-  } else if (imp__expand_includes(&c, doc) == 0 && imp__expand_composites(&c, doc, 0) == 0) {
+  } else if (imp__expand_includes(&c, doc) == 0 && imp__expand_composites(&c, doc) == 0) {
     json = imp__mjcf(&c, top);
   }
   if (json) {

@@ -351,41 +351,6 @@ static int read_composite(comp *k) {
 
 /* --- the document ---------------------------------------------------------------------------- */
 
-/* What the composite made that the converters refuse (mjcf_unbuilt.c judges the sections it
- * went into), named: -1 with the refusal, or 0 */
-static int refuse_unbuilt(comp *k, xmlNode *tendons, xmlNode *equalities) {
-  const int ten = (k->spatial || k->fixed) && tendons && mjcf__unbuilt(tendons);
-  const int eq = (k->eq_tendon || k->eq_joint || k->eq_connect) && equalities &&
-                 mjcf__unbuilt(equalities);
-  if (!ten && !eq) {
-    return 0;
-  }
-  char what[256] = "";
-  size_t at = 0;
-  const struct {
-    int n, is_eq;
-    const char *name;
-  } made[] = {{k->spatial, 0, "spatial tendons"},    {k->fixed, 0, "a fixed tendon"},
-              {k->eq_tendon, 1, "tendon equalities"}, {k->eq_joint, 1, "joint equalities"},
-              {k->eq_connect, 1, "a connect equality"}};
-  int listed = 0, total = 0, singular = 0;
-  for (int i = 0; i < 5; i++) {
-    const int named = made[i].n > 0 && (made[i].is_eq ? eq : ten);
-    total += named;
-    singular |= named && made[i].name[0] == 'a' && made[i].name[1] == ' ';
-  }
-  for (int i = 0; i < 5; i++) {
-    if (made[i].n > 0 && (made[i].is_eq ? eq : ten)) {
-      listed++;
-      at += (size_t)snprintf(what + at, sizeof what - at, "%s%s",
-                             listed == 1 ? "" : listed == total ? " and " : ", ", made[i].name);
-    }
-  }
-  return imp__fail(k->c, k->el, "<composite type=\"%s\"> makes %s, which %s not built: the file "
-                                "is refused", type_names[k->type], what,
-                   total == 1 && singular ? "is" : "are");
-}
-
 /* 2.2.2's error for a composite in a file of global coordinates */
 static int global_coordinates(const xmlNode *root) {
   for (const xmlNode *n = xmlFirstElementChild((xmlNode *)root); n;
@@ -398,7 +363,7 @@ static int global_coordinates(const xmlNode *root) {
   return 0;
 }
 
-static int expand_one(imp_ctx *c, xmlDoc *doc, xmlNode *el, xmlNode **sections, int keep) {
+static int expand_one(imp_ctx *c, xmlDoc *doc, xmlNode *el, xmlNode **sections) {
   comp k;
   memset(&k, 0, sizeof k);
   k.c = c;
@@ -415,19 +380,15 @@ static int expand_one(imp_ctx *c, xmlDoc *doc, xmlNode *el, xmlNode **sections, 
   if (global_coordinates(xmlDocGetRootElement(doc))) {
     return imp__fail(c, el, "Composite requires local coordinates (MuJoCo's error)");
   }
-  /* what this composite adds to the sections: the refusal names it, not one before */
   int rc = read_composite(&k);
   if (rc == 0) {
     rc = comp__make(&k);
   }
   free(k.pin);
-  if (rc == 0 && !keep) {
-    rc = refuse_unbuilt(&k, sections[0], sections[1]);
-  }
   return rc;
 }
 
-int imp__expand_composites(imp_ctx *c, xmlDoc *doc, int keep_unbuilt) {
+int imp__expand_composites(imp_ctx *c, xmlDoc *doc) {
   xmlNode *sections[3] = {NULL, NULL, NULL}; /* tendon, equality, contact */
   xmlNode *n = xmlDocGetRootElement(doc);
   while (n) {
@@ -437,7 +398,7 @@ int imp__expand_composites(imp_ctx *c, xmlDoc *doc, int keep_unbuilt) {
     }
     /* the elements go in before it; the walk goes on after it */
     xmlNode *el = n;
-    if (expand_one(c, doc, el, sections, keep_unbuilt) != 0) {
+    if (expand_one(c, doc, el, sections) != 0) {
       return -1;
     }
     xmlNode *up = el;

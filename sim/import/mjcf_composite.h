@@ -17,11 +17,9 @@
 /* Replaces every <composite> of the document (includes already expanded) by what MuJoCo 2.2.2
  * makes of it: bodies, joints, geoms and sites in place, tendons in a <tendon> section and
  * equalities in an <equality> section before the file's own (MuJoCo reads the worldbody
- * first), the loop's exclude in a <contact> section. The skin is dropped with a note. Unless
- * keep_unbuilt, a composite whose tendons or equalities the converters would refuse is refused
- * here, naming the composite and what it needs. Returns 0, or -1 with MuJoCo's error (or ours)
- * at the composite's line. */
-int imp__expand_composites(imp_ctx *c, xmlDoc *doc, int keep_unbuilt);
+ * first), the loop's exclude in a <contact> section. The skin is dropped with a note. Returns
+ * 0, or -1 with MuJoCo's error (or ours) at the composite's line. */
+int imp__expand_composites(imp_ctx *c, xmlDoc *doc);
 
 /* --- shared by mjcf_composite.c and mjcf_composite_make.c --------------------------------- */
 

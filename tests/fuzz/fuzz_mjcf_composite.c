@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sim_import_options o = {0, NULL, NULL};
   imp__init(&c, "fuzz.xml", &o, err, sizeof err);
   const xmlNode *top = xmlDocGetRootElement(doc);
-  if (imp__expand_composites(&c, doc, 0) != 0) {
+  if (imp__expand_composites(&c, doc) != 0) {
     if (!strstr(err, "fuzz.xml")) {
       abort();
     }

@@ -42,7 +42,7 @@ static void expand_to(const char *path, const char *out) {
   sim_import_options o = {0, NULL, NULL};
   imp__init(&c, path, &o, err, sizeof err);
   xmlDoc *doc = imp__parse(&c);
-  if (!doc || imp__expand_includes(&c, doc) != 0 || imp__expand_composites(&c, doc, 1) != 0) {
+  if (!doc || imp__expand_includes(&c, doc) != 0 || imp__expand_composites(&c, doc) != 0) {
     fail_msg("%s: not expanded: %s", path, err);
   }
   assert_int_not_equal(xmlSaveFile(out, doc), -1);
