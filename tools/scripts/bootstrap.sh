@@ -46,7 +46,7 @@ packages=(
 # brings its own npm, which Debian's npm package would conflict with
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
-fuzz_seconds=${ACHILLES_FUZZ_SECONDS:-20} # per fuzz target in `test`
+fuzz_seconds=${ACHILLES_FUZZ_SECONDS:-15} # per fuzz target in `test` (nine targets, two at a time)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
