@@ -269,25 +269,17 @@ static void contact(sim_deriv *w, const sim_data *d, int c, const double *a, dou
   at_point(pv, sum, p);                                  /* J_p·v */
   double F[3] = {0};
   for (int e = 0; e < 4; e++) { /* the edges: n + μt₁, n − μt₁, n + μt₂, n − μt₂ */
-    int i = row + e;
-    const double *J = d->efc_J + (size_t)i * nv, *t = frame + 3 * (1 + e / 2);
-    double de[3], f = w->efc_f[i];
-    for (int q = 0; q < 3; q++) {
-      de[q] = nrm[q] + (e % 2 ? -k.mu : k.mu) * t[q];
-      F[q] += f * de[q];
-    }
-    if (d->efc_state[i] != SIM_CSTATE_QUADRATIC) {
+    const double *J = d->efc_J + (size_t)(row + e) * nv, sign = e % 2 ? -k.mu : k.mu;
+    double de[3];
+    sim_edge_column col = {.dist = dist};
+    if (!sim__edge_head(w, d, &k, row, e, nrm, frame, dofs, n, a, F, de, &col)) {
       continue;
     }
-    double D = d->efc_D[i], jar = -d->efc_aref[i];
-    for (int u = 0; u < n; u++) {
-      jar += J[dofs[u]] * a[dofs[u]];
-    }
     for (int u = 0; u < n; u++) { /* column dofs[u]: ∂fₑ/∂q and ∂fₑ/∂v, spread by Jₑᵀ */
-      const double *ddt = dt + 6 * u + 3 * (e / 2), sign = e % 2 ? -k.mu : k.mu;
-      const sim_edge_column col = {D, jar, dist, ddist[u],
-                                   sim_dot3(de, Ja + 3 * u) + sign * sim_dot3(ddt, pa),
-                                   sim_dot3(de, Jv + 3 * u) + sign * sim_dot3(ddt, pv)};
+      const double *ddt = dt + 6 * u + 3 * (e / 2);
+      col.ddist = ddist[u];
+      col.dJa = sim_dot3(de, Ja + 3 * u) + sign * sim_dot3(ddt, pa);
+      col.dJv = sim_dot3(de, Jv + 3 * u) + sign * sim_dot3(ddt, pv);
       sim__edge_column(w, &k, &col, J, dofs, n, u, Rc);
     }
   }

@@ -69,3 +69,24 @@ void sim__edge_column(const sim_deriv *w, const sim_contact_coefs *k, const sim_
     out[w->cv + dofs[u]] += J[dofs[s]] * dfv;
   }
 }
+
+int sim__edge_head(const sim_deriv *w, const sim_data *d, const sim_contact_coefs *k, int row,
+                   int e, const double nrm[3], const double *frame, const int *dofs, int n,
+                   const double *a, double F[3], double de[3], sim_edge_column *col) {
+  const int i = row + e;
+  const double *t = frame + 3 * (1 + e / 2), f = w->efc_f[i], sign = e % 2 ? -k->mu : k->mu;
+  for (int q = 0; q < 3; q++) {
+    de[q] = nrm[q] + sign * t[q];
+    F[q] += f * de[q];
+  }
+  if (d->efc_state[i] != SIM_CSTATE_QUADRATIC) {
+    return 0;
+  }
+  const double *J = d->efc_J + (size_t)i * w->nv;
+  col->D = d->efc_D[i];
+  col->jar = -d->efc_aref[i];
+  for (int u = 0; u < n; u++) {
+    col->jar += J[dofs[u]] * a[dofs[u]];
+  }
+  return 1;
+}

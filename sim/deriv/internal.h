@@ -169,6 +169,13 @@ typedef struct sim_edge_column {
 } sim_edge_column;
 void sim__edge_column(const sim_deriv *w, const sim_contact_coefs *k, const sim_edge_column *e,
                       const double *J, const int *dofs, int n, int u, double *Rc);
+/* Edge e of the pyramid contact whose first row is row (normal nrm, tangents frame[3..8]): its
+ * direction de = n ± μ·t, its force's share f·de added to F, and, when the row is quadratic
+ * (only then does its force move with the state), its D and jar = J·a − aref into col;
+ * returns whether it is (both contact files). */
+int sim__edge_head(const sim_deriv *w, const sim_data *d, const sim_contact_coefs *k, int row,
+                   int e, const double nrm[3], const double *frame, const int *dofs, int n,
+                   const double *a, double F[3], double de[3], sim_edge_column *col);
 
 /* integrate_deriv.c: the step's derivative X (nx × ncol) from the evaluations' Q. */
 void sim__integrate_deriv(sim_deriv *w, const sim_data *d, double *X);
